@@ -1,0 +1,43 @@
+# phptune — see README.md. `make demo` and `make test` do all the set-up on a
+# fresh Debian 12 machine (as root they apt-get what is missing).
+GO ?= go
+BIN := bin/phptune
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build setup demo test test-short vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/phptune
+
+# Installs the Debian packages the lab and the tests need (nginx, php-fpm,
+# MariaDB, WordPress, wrk, ab, Chromium for the report's browser test).
+setup: build
+	$(BIN) setup --with-test-tools
+
+demo: build
+	$(BIN) setup
+	$(BIN) demo
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+# The whole suite: unit tests (pure core under -race), fuzz seeds, and the
+# integration tests that start real nginx, php-fpm and MariaDB.
+test: setup vet
+	$(GO) test -race -count=1 ./internal/knob/... ./internal/results/... ./internal/stats/... ./internal/search/...
+	$(GO) test -count=1 -timeout 40m -p 1 ./...
+
+# Short fuzzing of every parser (not part of make test).
+fuzz:
+	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' internal | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$p/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$p $$f"; $(GO) test ./$$p -run=NONE -fuzz=^$$f$$ -fuzztime=20s || exit 1; done; done
+
+bench: build
+	bash bench/loadgen.sh
+
+clean:
+	rm -rf bin

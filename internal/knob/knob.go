@@ -1,0 +1,483 @@
+// Package knob is phptune's configuration model: every setting phptune can
+// change is a named Knob with a type, the distro's default and a valid range.
+// A Config is a complete assignment of values to knobs. The package does no
+// I/O; components (nginx, phpfpm, mariadb) render a Config in their own syntax.
+package knob
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kind is the type of a knob's value.
+type Kind int
+
+const (
+	// Int is a whole number within [Min, Max].
+	Int Kind = iota
+	// Enum is one of Values.
+	Enum
+	// Bool is on or off.
+	Bool
+	// Size is a byte size written like 128M; Min and Max are bytes.
+	Size
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Int:
+		return "int"
+	case Enum:
+		return "enum"
+	case Bool:
+		return "bool"
+	case Size:
+		return "size"
+	}
+	return "?"
+}
+
+// Component names the program a knob belongs to.
+const (
+	PHPFPM  = "php-fpm"
+	PHP     = "php"
+	Nginx   = "nginx"
+	MariaDB = "mariadb"
+)
+
+// Knob describes one setting.
+type Knob struct {
+	Name      string // phptune's name, e.g. "pm.max_children"
+	Component string // PHPFPM, PHP, Nginx or MariaDB
+	Kind      Kind
+	Default   string   // canonical form of the distro's default
+	Min, Max  int64    // for Int and Size
+	Values    []string // for Enum
+	Help      string   // one line
+	// Directive is the name in the component's own syntax when it differs
+	// from Name (e.g. nginx "worker_processes").
+	Directive string
+}
+
+// Range describes the valid values in words, for help and error messages.
+func (k Knob) Range() string {
+	switch k.Kind {
+	case Int:
+		return fmt.Sprintf("%d..%d", k.Min, k.Max)
+	case Size:
+		return FormatSize(k.Min) + ".." + FormatSize(k.Max)
+	case Bool:
+		return "on|off"
+	case Enum:
+		return strings.Join(k.Values, "|")
+	}
+	return ""
+}
+
+// Normalize checks v against the knob's type and range and returns its
+// canonical form ("On", "1", "true" become "on"; "128m" becomes "128M").
+func (k Knob) Normalize(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	switch k.Kind {
+	case Int:
+		if k.Name == "nginx.worker_processes" && v == "auto" {
+			return "auto", nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", &ValueError{Knob: k, Value: v, Reason: "not a whole number"}
+		}
+		if n < k.Min || n > k.Max {
+			return "", &ValueError{Knob: k, Value: v, Reason: "out of range"}
+		}
+		return strconv.FormatInt(n, 10), nil
+	case Size:
+		n, err := ParseSize(v)
+		if err != nil {
+			return "", &ValueError{Knob: k, Value: v, Reason: "not a size like 128M"}
+		}
+		if n < k.Min || n > k.Max {
+			return "", &ValueError{Knob: k, Value: v, Reason: "out of range"}
+		}
+		return FormatSize(n), nil
+	case Bool:
+		switch strings.ToLower(v) {
+		case "on", "1", "true", "yes":
+			return "on", nil
+		case "off", "0", "false", "no":
+			return "off", nil
+		}
+		return "", &ValueError{Knob: k, Value: v, Reason: "not on or off"}
+	case Enum:
+		for _, e := range k.Values {
+			if strings.EqualFold(e, v) {
+				return e, nil
+			}
+		}
+		return "", &ValueError{Knob: k, Value: v, Reason: "not one of the choices"}
+	}
+	return "", fmt.Errorf("knob %s: unknown kind", k.Name)
+}
+
+// ValueError is a value a knob does not accept.
+type ValueError struct {
+	Knob   Knob
+	Value  string
+	Reason string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("knob %s: value %q is %s; valid: %s (default %s)",
+		e.Knob.Name, e.Value, e.Reason, e.Knob.Range(), e.Knob.Default)
+}
+
+// ErrUnknownKnob is wrapped by errors about names that are not knobs.
+var ErrUnknownKnob = errors.New("unknown knob")
+
+const (
+	kib = int64(1) << 10
+	mib = int64(1) << 20
+	gib = int64(1) << 30
+)
+
+// registry lists every knob with the defaults that Debian 12's packages ship
+// (php8.2-fpm pool www.conf and php.ini, nginx.conf, MariaDB 10.11).
+var registry = []Knob{
+	// php-fpm pool
+	{Name: "pm", Component: PHPFPM, Kind: Enum, Default: "dynamic", Values: []string{"static", "dynamic", "ondemand"},
+		Help: "process manager: fixed worker count, spares between bounds, or spawn on demand"},
+	{Name: "pm.max_children", Component: PHPFPM, Kind: Int, Default: "5", Min: 1, Max: 4096,
+		Help: "most workers alive at once: the pool's concurrency limit"},
+	{Name: "pm.start_servers", Component: PHPFPM, Kind: Int, Default: "2", Min: 1, Max: 4096,
+		Help: "workers started with the pool (dynamic); must be within the spare bounds"},
+	{Name: "pm.min_spare_servers", Component: PHPFPM, Kind: Int, Default: "1", Min: 1, Max: 4096,
+		Help: "fewest idle workers kept (dynamic)"},
+	{Name: "pm.max_spare_servers", Component: PHPFPM, Kind: Int, Default: "3", Min: 1, Max: 4096,
+		Help: "most idle workers kept (dynamic); at most max_children"},
+	{Name: "pm.process_idle_timeout", Component: PHPFPM, Kind: Int, Default: "10", Min: 1, Max: 86400,
+		Help: "seconds an idle worker lives (ondemand)"},
+	{Name: "pm.max_requests", Component: PHPFPM, Kind: Int, Default: "0", Min: 0, Max: 1000000,
+		Help: "requests a worker serves before it is replaced; 0 never"},
+	{Name: "listen", Component: PHPFPM, Kind: Enum, Default: "unix", Values: []string{"unix", "tcp"},
+		Help: "php-fpm listens on a unix socket or on TCP loopback"},
+	{Name: "listen.backlog", Component: PHPFPM, Kind: Int, Default: "511", Min: 1, Max: 65535,
+		Help: "listen(2) backlog of the pool socket (capped by net.core.somaxconn)"},
+	// php.ini
+	{Name: "opcache.enable", Component: PHP, Kind: Bool, Default: "on",
+		Help: "opcode cache"},
+	{Name: "opcache.validate_timestamps", Component: PHP, Kind: Bool, Default: "on",
+		Help: "stat scripts to notice changes; off saves syscalls"},
+	{Name: "opcache.revalidate_freq", Component: PHP, Kind: Int, Default: "2", Min: 0, Max: 86400,
+		Help: "seconds between timestamp checks"},
+	{Name: "opcache.memory_consumption", Component: PHP, Kind: Int, Default: "128", Min: 8, Max: 4096,
+		Help: "shared memory for compiled scripts, MiB"},
+	{Name: "opcache.interned_strings_buffer", Component: PHP, Kind: Int, Default: "8", Min: 1, Max: 4095,
+		Help: "shared memory for interned strings, MiB"},
+	{Name: "opcache.max_accelerated_files", Component: PHP, Kind: Int, Default: "10000", Min: 200, Max: 1000000,
+		Help: "most scripts the cache holds"},
+	{Name: "opcache.jit", Component: PHP, Kind: Enum, Default: "tracing", Values: []string{"off", "tracing", "function"},
+		Help: "JIT mode; has no effect while jit_buffer_size is 0"},
+	{Name: "opcache.jit_buffer_size", Component: PHP, Kind: Size, Default: "0", Min: 0, Max: 1 * gib,
+		Help: "JIT code buffer; 0 disables the JIT (the distro default)"},
+	{Name: "realpath_cache_size", Component: PHP, Kind: Size, Default: "4M", Min: 16 * kib, Max: 256 * mib,
+		Help: "per-worker cache of resolved paths"},
+	{Name: "realpath_cache_ttl", Component: PHP, Kind: Int, Default: "120", Min: 1, Max: 86400,
+		Help: "seconds a resolved path is trusted"},
+	{Name: "memory_limit", Component: PHP, Kind: Size, Default: "128M", Min: 8 * mib, Max: 16 * gib,
+		Help: "per-request memory limit"},
+	// nginx
+	{Name: "nginx.worker_processes", Component: Nginx, Kind: Int, Default: "auto", Min: 1, Max: 256,
+		Directive: "worker_processes", Help: "nginx worker processes; auto is one per core"},
+	{Name: "nginx.worker_connections", Component: Nginx, Kind: Int, Default: "768", Min: 16, Max: 65535,
+		Directive: "worker_connections", Help: "connections per nginx worker (clients plus upstreams)"},
+	{Name: "nginx.listen_backlog", Component: Nginx, Kind: Int, Default: "511", Min: 1, Max: 65535,
+		Directive: "backlog", Help: "listen(2) backlog of nginx's HTTP socket"},
+	{Name: "nginx.keepalive_timeout", Component: Nginx, Kind: Int, Default: "65", Min: 0, Max: 3600,
+		Directive: "keepalive_timeout", Help: "seconds an idle client connection is kept; 0 disables keep-alive"},
+	{Name: "nginx.access_log", Component: Nginx, Kind: Bool, Default: "on",
+		Directive: "access_log", Help: "write an access log line per request"},
+	// MariaDB
+	{Name: "mariadb.innodb_buffer_pool_size", Component: MariaDB, Kind: Size, Default: "128M", Min: 8 * mib, Max: 64 * gib,
+		Directive: "innodb_buffer_pool_size", Help: "InnoDB page cache"},
+	{Name: "mariadb.max_connections", Component: MariaDB, Kind: Int, Default: "151", Min: 10, Max: 100000,
+		Directive: "max_connections", Help: "most client connections"},
+	{Name: "mariadb.innodb_flush_log_at_trx_commit", Component: MariaDB, Kind: Enum, Default: "1", Values: []string{"0", "1", "2"},
+		Directive: "innodb_flush_log_at_trx_commit", Help: "1 flushes the redo log at each commit (durable); 0/2 flush about once a second"},
+}
+
+var byName = func() map[string]Knob {
+	m := make(map[string]Knob, len(registry))
+	for _, k := range registry {
+		m[k.Name] = k
+	}
+	return m
+}()
+
+// All returns every knob, in a stable order (by component, then as listed).
+func All() []Knob {
+	out := append([]Knob(nil), registry...)
+	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3}
+	sort.SliceStable(out, func(i, j int) bool { return order[out[i].Component] < order[out[j].Component] })
+	return out
+}
+
+// Lookup returns the knob called name.
+func Lookup(name string) (Knob, error) {
+	k, ok := byName[name]
+	if !ok {
+		return Knob{}, fmt.Errorf("%w %q; list them with: phptune knobs%s", ErrUnknownKnob, name, suggest(name))
+	}
+	return k, nil
+}
+
+func suggest(name string) string {
+	var best string
+	for n := range byName {
+		if strings.HasSuffix(n, "."+name) || strings.HasSuffix(name, "."+n) || strings.Contains(n, name) && len(name) >= 4 {
+			if best == "" || n < best {
+				best = n
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// Config maps every knob name to its canonical value.
+type Config map[string]string
+
+// Defaults returns the distro's configuration.
+func Defaults() Config {
+	c := make(Config, len(registry))
+	for _, k := range registry {
+		c[k.Name] = k.Default
+	}
+	return c
+}
+
+// Clone returns a copy of c.
+func (c Config) Clone() Config {
+	out := make(Config, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+// Set validates and assigns one knob.
+func (c Config) Set(name, value string) error {
+	k, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	v, err := k.Normalize(value)
+	if err != nil {
+		return err
+	}
+	c[name] = v
+	return nil
+}
+
+// Apply parses assignments of the form knob=value (as given to --set) onto a
+// copy of c. It checks each value but not the cross-knob rules; call Validate.
+func (c Config) Apply(assignments []string) (Config, error) {
+	out := c.Clone()
+	for _, a := range assignments {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("--set %q: expected KNOB=VALUE, e.g. pm.max_children=16", a)
+		}
+		if err := out.Set(strings.TrimSpace(name), value); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Int returns an integer knob's value; "auto" and malformed values give 0.
+func (c Config) Int(name string) int64 {
+	n, _ := strconv.ParseInt(c[name], 10, 64)
+	return n
+}
+
+// Bytes returns a size knob's value in bytes.
+func (c Config) Bytes(name string) int64 {
+	n, _ := ParseSize(c[name])
+	return n
+}
+
+// On reports whether a bool knob is on.
+func (c Config) On(name string) bool { return c[name] == "on" }
+
+// Validate checks every value and the rules between knobs that the programs
+// themselves enforce (php-fpm refuses to start otherwise). All problems are
+// reported together.
+func (c Config) Validate() error {
+	var errs []error
+	for _, k := range registry {
+		v, ok := c[k.Name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("knob %s has no value", k.Name))
+			continue
+		}
+		if _, err := k.Normalize(v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name := range c {
+		if _, ok := byName[name]; !ok {
+			errs = append(errs, fmt.Errorf("%w %q", ErrUnknownKnob, name))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	maxc := c.Int("pm.max_children")
+	if c["pm"] == "dynamic" {
+		minS, maxS, start := c.Int("pm.min_spare_servers"), c.Int("pm.max_spare_servers"), c.Int("pm.start_servers")
+		if maxS > maxc {
+			errs = append(errs, fmt.Errorf("pm.max_spare_servers=%d is greater than pm.max_children=%d; php-fpm requires max_spare_servers <= max_children", maxS, maxc))
+		}
+		if minS > maxS {
+			errs = append(errs, fmt.Errorf("pm.min_spare_servers=%d is greater than pm.max_spare_servers=%d; php-fpm requires min_spare_servers <= max_spare_servers", minS, maxS))
+		}
+		if start < minS || start > maxS {
+			errs = append(errs, fmt.Errorf("pm.start_servers=%d is outside [pm.min_spare_servers=%d, pm.max_spare_servers=%d]; php-fpm requires it within", start, minS, maxS))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FitDynamic returns c with the dynamic pool's spare and start settings
+// brought inside php-fpm's rules for its max_children, keeping them where they
+// already fit. The tuner uses it when it changes max_children alone.
+func (c Config) FitDynamic() Config {
+	out := c.Clone()
+	maxc := out.Int("pm.max_children")
+	minS, maxS, start := out.Int("pm.min_spare_servers"), out.Int("pm.max_spare_servers"), out.Int("pm.start_servers")
+	if maxS > maxc {
+		maxS = maxc
+	}
+	if minS > maxS {
+		minS = maxS
+	}
+	if start < minS {
+		start = minS
+	}
+	if start > maxS {
+		start = maxS
+	}
+	out["pm.min_spare_servers"] = strconv.FormatInt(minS, 10)
+	out["pm.max_spare_servers"] = strconv.FormatInt(maxS, 10)
+	out["pm.start_servers"] = strconv.FormatInt(start, 10)
+	return out
+}
+
+// Change is one knob whose value differs between two configs.
+type Change struct {
+	Knob     string `json:"knob"`
+	From, To string
+}
+
+// Diff lists the knobs whose values differ from a to b, in registry order.
+func Diff(a, b Config) []Change {
+	var out []Change
+	for _, k := range All() {
+		if a[k.Name] != b[k.Name] {
+			out = append(out, Change{Knob: k.Name, From: a[k.Name], To: b[k.Name]})
+		}
+	}
+	return out
+}
+
+// Overrides returns the assignments (knob=value) that turn Defaults into c,
+// in registry order: the form --set and knob files take.
+func (c Config) Overrides() []string {
+	var out []string
+	for _, ch := range Diff(Defaults(), c) {
+		out = append(out, ch.Knob+"="+ch.To)
+	}
+	return out
+}
+
+// ParseSize reads sizes such as 512, 64K, 128M, 1G (powers of 1024, like
+// php.ini and my.cnf).
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("empty size")
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		mult = kib
+	case 'm', 'M':
+		mult = mib
+	case 'g', 'G':
+		mult = gib
+	}
+	if mult != 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want a number with an optional K, M or G", s)
+	}
+	if n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return n * mult, nil
+}
+
+// FormatSize writes n in the largest unit that divides it exactly.
+func FormatSize(n int64) string {
+	switch {
+	case n == 0:
+		return "0"
+	case n%gib == 0:
+		return strconv.FormatInt(n/gib, 10) + "G"
+	case n%mib == 0:
+		return strconv.FormatInt(n/mib, 10) + "M"
+	case n%kib == 0:
+		return strconv.FormatInt(n/kib, 10) + "K"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// ParseFile reads a knob file: one KNOB=VALUE per line; blank lines and lines
+// starting with # are ignored. It returns the assignments for Config.Apply,
+// or an error naming the first bad line.
+func ParseFile(text string) ([]string, error) {
+	var out []string
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("line %d: %q is not KNOB=VALUE", i+1, line)
+		}
+		out = append(out, line)
+	}
+	return out, nil
+}
+
+// FormatFile writes c's differences from the distro defaults as a knob file.
+func FormatFile(c Config, comment string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(comment), "\n") {
+		if l != "" {
+			b.WriteString("# " + l + "\n")
+		}
+	}
+	for _, a := range c.Overrides() {
+		b.WriteString(a + "\n")
+	}
+	return b.String()
+}

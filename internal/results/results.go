@@ -1,0 +1,316 @@
+// Package results holds phptune's result records: what a bench run measured,
+// what the observer sampled, and what a tune tried. They are plain data with
+// stable JSON names (units in the names) so that a report can always be
+// re-rendered from stored results. docs/results-schema.md documents them.
+//
+// Bump SchemaVersion when a field changes meaning or is removed; adding a
+// field does not need a bump.
+package results
+
+import "time"
+
+// SchemaVersion is the version of every JSON document phptune writes.
+const SchemaVersion = 1
+
+// Bench is one load-generator run against one target.
+type Bench struct {
+	SchemaVersion int       `json:"schema_version"`
+	ID            string    `json:"id"`
+	StartedAt     time.Time `json:"started_at"`
+	Command       string    `json:"command,omitempty"` // the command line that reproduces it
+	Target        string    `json:"target"`            // URL or fcgi:// address
+	Protocol      string    `json:"protocol"`          // "http" or "fcgi"
+	Model         string    `json:"model"`             // "closed" or "open"
+	Connections   int       `json:"connections"`
+	RateAskedRPS  float64   `json:"rate_asked_rps,omitempty"` // open model only
+	KeepAlive     bool      `json:"keep_alive"`
+	WarmupS       float64   `json:"warmup_s"`
+	DurationS     float64   `json:"duration_s"` // measured part only
+
+	Requests      int64   `json:"requests"` // completed in the measured part, errors included
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"` // successful responses per second
+	BytesRead     int64   `json:"bytes_read"`
+
+	Latency Latency `json:"latency"`
+	// LatencyDistribution is the HdrHistogram percentile distribution (the
+	// points of a percentile plot).
+	LatencyDistribution []PercentilePoint `json:"latency_distribution,omitempty"`
+	// StatusCodes counts responses by status code ("200", "502").
+	StatusCodes map[string]int64 `json:"status_codes,omitempty"`
+	// ErrorsByClass counts failed requests by class: connect_refused,
+	// connect_timeout, reset, read_timeout, status_4xx, status_5xx,
+	// length_mismatch, protocol, fcgi_stderr ...
+	ErrorsByClass map[string]int64 `json:"errors_by_class,omitempty"`
+	// Series has one entry per second of the measured part.
+	Series []Second `json:"series,omitempty"`
+
+	Generator   GeneratorCost `json:"generator"`
+	Observation *Observation  `json:"observation,omitempty"`
+	Environment *Environment  `json:"environment,omitempty"`
+	Warnings    []string      `json:"warnings,omitempty"`
+}
+
+// Latency summarises response times in milliseconds. For the open model they
+// are measured from each request's intended send time.
+type Latency struct {
+	MinMs  float64 `json:"latency_min_ms"`
+	MeanMs float64 `json:"latency_mean_ms"`
+	P50Ms  float64 `json:"latency_p50_ms"`
+	P90Ms  float64 `json:"latency_p90_ms"`
+	P99Ms  float64 `json:"latency_p99_ms"`
+	P999Ms float64 `json:"latency_p999_ms"`
+	MaxMs  float64 `json:"latency_max_ms"`
+}
+
+// PercentilePoint is one point of a latency percentile distribution.
+type PercentilePoint struct {
+	Percentile float64 `json:"percentile"`
+	ValueMs    float64 `json:"value_ms"`
+	Count      int64   `json:"count"` // requests at or below ValueMs
+}
+
+// Second is one second of a run.
+type Second struct {
+	TS       float64 `json:"t_s"` // seconds since the measured part began
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	P50Ms    float64 `json:"latency_p50_ms"`
+	P99Ms    float64 `json:"latency_p99_ms"`
+}
+
+// GeneratorCost is what the load generator itself used.
+type GeneratorCost struct {
+	CPUSeconds           float64 `json:"cpu_s"`
+	RequestsPerCPUSecond float64 `json:"requests_per_cpu_s"`
+	// Saturated is set when the generator used most of a core while the
+	// server still had idle CPU: the result measures the generator.
+	Saturated bool `json:"saturated"`
+}
+
+// Environment describes the machine and software a run measured.
+type Environment struct {
+	Hostname   string            `json:"hostname,omitempty"`
+	CPUModel   string            `json:"cpu_model"`
+	Cores      int               `json:"cores"`
+	MemoryB    int64             `json:"memory_bytes"`
+	Kernel     string            `json:"kernel"`
+	Versions   map[string]string `json:"versions"` // "nginx": "1.22.1", "php": "8.2.36", "phptune": ...
+	MaxStealPc float64           `json:"max_steal_pct"`
+}
+
+// Observation is what the observer sampled during a run.
+type Observation struct {
+	IntervalS float64  `json:"interval_s"`
+	Samples   []Sample `json:"samples"`
+	Derived   Derived  `json:"derived"`
+}
+
+// Sample is the state of the machine and the stack at one instant; counters
+// (CPU, requests) are turned into rates over the interval since the previous
+// sample.
+type Sample struct {
+	TS      float64        `json:"t_s"`
+	Machine MachineSample  `json:"machine"`
+	Groups  []GroupSample  `json:"groups"`
+	FPM     []FPMStatus    `json:"fpm,omitempty"` // one per pool
+	Nginx   *NginxStatus   `json:"nginx,omitempty"`
+	MariaDB *MariaDBStatus `json:"mariadb,omitempty"`
+	Queues  []ListenQueue  `json:"listen_queues,omitempty"`
+}
+
+// MachineSample is the whole machine over one interval, in percent of all
+// cores unless the name says otherwise.
+type MachineSample struct {
+	UserPct          float64 `json:"user_pct"`
+	SystemPct        float64 `json:"system_pct"`
+	SoftIRQPct       float64 `json:"softirq_pct"`
+	StealPct         float64 `json:"steal_pct"`
+	IdlePct          float64 `json:"idle_pct"`
+	RunQueue         int64   `json:"run_queue"`
+	ContextSwitchesS float64 `json:"context_switches_per_s"`
+	MemAvailableB    int64   `json:"mem_available_bytes"`
+	SwapUsedB        int64   `json:"swap_used_bytes"`
+	CgroupMemLimitB  int64   `json:"cgroup_memory_limit_bytes,omitempty"` // 0: none
+}
+
+// GroupSample is one process group of the stack ("php-fpm workers",
+// "nginx workers", "mariadbd", "generator").
+type GroupSample struct {
+	Name      string  `json:"name"`
+	Processes int     `json:"processes"`
+	UserPct   float64 `json:"cpu_user_pct"` // percent of one core
+	SystemPct float64 `json:"cpu_system_pct"`
+	RSSB      int64   `json:"rss_bytes"`
+	PSSB      int64   `json:"pss_bytes"`
+	USSB      int64   `json:"uss_bytes"`
+	// PerProcess is filled for php-fpm workers: each worker's PSS and CPU.
+	PerProcess []ProcessSample `json:"processes_detail,omitempty"`
+}
+
+// ProcessSample is one process at one instant.
+type ProcessSample struct {
+	PID    int     `json:"pid"`
+	CPUPct float64 `json:"cpu_pct"`
+	RSSB   int64   `json:"rss_bytes"`
+	PSSB   int64   `json:"pss_bytes"`
+	USSB   int64   `json:"uss_bytes"`
+}
+
+// FPMStatus is php-fpm's status page, read over FastCGI from the pool socket.
+type FPMStatus struct {
+	Pool               string         `json:"pool"`
+	ProcessManager     string         `json:"process_manager"`
+	AcceptedConn       int64          `json:"accepted_conn"`
+	ListenQueue        int64          `json:"listen_queue"`
+	MaxListenQueue     int64          `json:"max_listen_queue"`
+	ListenQueueLen     int64          `json:"listen_queue_len"`
+	IdleProcesses      int64          `json:"idle_processes"`
+	ActiveProcesses    int64          `json:"active_processes"`
+	TotalProcesses     int64          `json:"total_processes"`
+	MaxActiveProcesses int64          `json:"max_active_processes"`
+	MaxChildrenReached int64          `json:"max_children_reached"`
+	SlowRequests       int64          `json:"slow_requests"`
+	Workers            []FPMWorker    `json:"workers,omitempty"`
+	Error              string         `json:"error,omitempty"` // when the page could not be read
+	Extra              map[string]any `json:"extra,omitempty"`
+}
+
+// FPMWorker is one worker line of the full status page.
+type FPMWorker struct {
+	PID             int     `json:"pid"`
+	State           string  `json:"state"`
+	Requests        int64   `json:"requests"`
+	LastRequestCPU  float64 `json:"last_request_cpu_pct"`
+	LastRequestMemB int64   `json:"last_request_memory_bytes"`
+}
+
+// NginxStatus is nginx's stub_status.
+type NginxStatus struct {
+	Active   int64 `json:"active"`
+	Accepts  int64 `json:"accepts"`
+	Handled  int64 `json:"handled"`
+	Requests int64 `json:"requests"`
+	Reading  int64 `json:"reading"`
+	Writing  int64 `json:"writing"`
+	Waiting  int64 `json:"waiting"`
+}
+
+// MariaDBStatus is a subset of SHOW GLOBAL STATUS.
+type MariaDBStatus struct {
+	ThreadsConnected   int64 `json:"threads_connected"`
+	ThreadsRunning     int64 `json:"threads_running"`
+	Questions          int64 `json:"questions"`
+	SlowQueries        int64 `json:"slow_queries"`
+	InnodbRowLockWaits int64 `json:"innodb_row_lock_waits"`
+}
+
+// ListenQueue is a listening socket's accept queue as the kernel reports it.
+type ListenQueue struct {
+	Socket  string `json:"socket"` // path or 127.0.0.1:port
+	Owner   string `json:"owner"`  // "php-fpm", "nginx"
+	Queued  int64  `json:"queued"`
+	Backlog int64  `json:"backlog"`
+}
+
+// Derived holds the figures computed from a run's samples that the tuner and
+// the report use.
+type Derived struct {
+	// CPUSecondsPerRequest per group name.
+	CPUSecondsPerRequest map[string]float64 `json:"cpu_s_per_request,omitempty"`
+	// WorkerPSS percentiles across php-fpm workers after warm-up: the memory
+	// cost of one more worker.
+	WorkerPSSP50B int64 `json:"worker_pss_p50_bytes"`
+	WorkerPSSP95B int64 `json:"worker_pss_p95_bytes"`
+	WorkerPSSMaxB int64 `json:"worker_pss_max_bytes"`
+	// OtherPSSB is the PSS of everything in the stack but the fpm workers.
+	OtherPSSB int64 `json:"other_pss_bytes"`
+	// WorkerImbalance is the busiest worker's share of its pool's CPU (1/n is even).
+	WorkerImbalance float64  `json:"worker_imbalance"`
+	MaxStealPct     float64  `json:"max_steal_pct"`
+	Warnings        []string `json:"warnings,omitempty"`
+}
+
+// Tune is one tuning run.
+type Tune struct {
+	SchemaVersion int               `json:"schema_version"`
+	ID            string            `json:"id"`
+	StartedAt     time.Time         `json:"started_at"`
+	Command       string            `json:"command,omitempty"`
+	App           string            `json:"app"`
+	Workload      string            `json:"workload"`
+	Objective     string            `json:"objective"` // "throughput" or "latency"
+	Limits        Limits            `json:"limits"`
+	Start         map[string]string `json:"start_config"`
+	Recommended   map[string]string `json:"recommended_config"`
+	Trials        []Trial           `json:"trials"`
+	Changes       []Effect          `json:"changes"` // each changed knob's measured effect
+	Holdout       *Holdout          `json:"holdout,omitempty"`
+	Curves        []Curve           `json:"curves,omitempty"` // throughput vs concurrency
+	Files         map[string]string `json:"files,omitempty"`  // file name -> contents
+	Diff          string            `json:"diff,omitempty"`   // unified diff start -> recommended
+	PredictedMemB int64             `json:"predicted_memory_bytes"`
+	MeasuredMemB  int64             `json:"measured_memory_bytes"`
+	Environment   *Environment      `json:"environment,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"`
+	WallS         float64           `json:"wall_s"`
+}
+
+// Limits are the user's constraints.
+type Limits struct {
+	MemoryBudgetB int64   `json:"memory_budget_bytes,omitempty"`
+	MaxErrorRate  float64 `json:"max_error_rate"`
+	SLOP99Ms      float64 `json:"slo_p99_ms,omitempty"`
+}
+
+// Trial is one measurement of one configuration.
+type Trial struct {
+	N           int               `json:"n"`
+	Phase       string            `json:"phase"` // "knee", "workers", "categorical", "holdout", "drift" ...
+	Config      map[string]string `json:"config"`
+	Connections int               `json:"connections"`
+	Status      string            `json:"status"` // "ok", "failed", "violates"
+	FailReason  string            `json:"fail_reason,omitempty"`
+	Log         string            `json:"log,omitempty"`
+	Bench       *Bench            `json:"bench,omitempty"`
+}
+
+// Effect is the measured effect of one change, as a ratio recommended/start
+// with a confidence interval.
+type Effect struct {
+	Knob       string  `json:"knob"`
+	From       string  `json:"from"`
+	To         string  `json:"to"`
+	Ratio      float64 `json:"throughput_ratio"`
+	CILow      float64 `json:"ci_low"`
+	CIHigh     float64 `json:"ci_high"`
+	Confidence float64 `json:"confidence"` // e.g. 0.95
+	Verdict    string  `json:"verdict"`    // "better", "worse", "no significant difference"
+}
+
+// Holdout is the final start-vs-recommended re-measurement.
+type Holdout struct {
+	Rounds          int     `json:"rounds"`
+	ThroughputRatio float64 `json:"throughput_ratio"`
+	ThroughputCILow float64 `json:"throughput_ci_low"`
+	ThroughputCIHi  float64 `json:"throughput_ci_high"`
+	P99Ratio        float64 `json:"p99_ratio"`
+	StartRPS        float64 `json:"start_rps"`
+	RecommendedRPS  float64 `json:"recommended_rps"`
+	StartP99Ms      float64 `json:"start_p99_ms"`
+	RecommendedP99  float64 `json:"recommended_p99_ms"`
+}
+
+// Curve is throughput and p99 against concurrency for one configuration.
+type Curve struct {
+	Label  string       `json:"label"` // "start", "recommended"
+	Points []CurvePoint `json:"points"`
+}
+
+// CurvePoint is one concurrency level of a Curve.
+type CurvePoint struct {
+	Connections   int     `json:"connections"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P99Ms         float64 `json:"latency_p99_ms"`
+	ErrorRate     float64 `json:"error_rate"`
+}
