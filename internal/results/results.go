@@ -12,9 +12,16 @@ import "time"
 // SchemaVersion is the version of every JSON document phptune writes.
 const SchemaVersion = 1
 
+// Kinds of result document, in the "kind" field.
+const (
+	KindBench = "bench"
+	KindTune  = "tune"
+)
+
 // Bench is one load-generator run against one target.
 type Bench struct {
 	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind"` // always "bench"
 	ID            string    `json:"id"`
 	StartedAt     time.Time `json:"started_at"`
 	Command       string    `json:"command,omitempty"` // the command line that reproduces it
@@ -234,6 +241,7 @@ type Derived struct {
 // Tune is one tuning run.
 type Tune struct {
 	SchemaVersion int               `json:"schema_version"`
+	Kind          string            `json:"kind"` // always "tune"
 	ID            string            `json:"id"`
 	StartedAt     time.Time         `json:"started_at"`
 	Command       string            `json:"command,omitempty"`
