@@ -1,0 +1,3 @@
+<?php
+// phptune app "phpinfo": the page seed 000 measured.
+phpinfo();

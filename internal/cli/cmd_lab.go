@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+)
+
+func init() { register(newLabCmd) }
+
+func newLabCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Bring up, inspect and take down private PHP stacks",
+		Long: `A lab is nginx + php-fpm (+ MariaDB) + an app, started from the distro's
+packages with configuration rendered into a private directory (` + lab.Root() + `),
+on a free loopback port. Nothing under /etc is written and no system service
+is touched. Processes run as an unprivileged user.`,
+	}
+	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env))
+	return cmd
+}
+
+// knobAssignments merges --knobs FILE and --set flags (--set wins).
+func knobAssignments(file string, set []string) ([]string, error) {
+	var out []string
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usageErr("", "--knobs %s: %v", file, err)
+		}
+		a, err := knob.ParseFile(string(data))
+		if err != nil {
+			return nil, usageErr("", "--knobs %s: %v", file, err)
+		}
+		out = append(out, a...)
+	}
+	return append(out, set...), nil
+}
+
+func newLabUpCmd(env *Env) *cobra.Command {
+	var opt lab.Options
+	var knobsFile string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a lab and leave it running",
+		Example: `  phptune lab up --app wordpress
+  phptune lab up --name big --app io --set pm=static --set pm.max_children=48
+  phptune lab up --docroot ./public --knobs recommended.knobs`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			set, err := knobAssignments(knobsFile, opt.Set)
+			if err != nil {
+				return err
+			}
+			opt.Set = set
+			opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
+			l, err := lab.Up(env.Ctx, opt)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(env, l)
+			}
+			printLab(env, l)
+			fmt.Fprintf(env.Stdout, "\nTake it down with: phptune lab down %s\n", l.Name)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opt.Name, "name", "lab", "lab name (letters, digits, dashes)")
+	f.StringVar(&opt.App, "app", "hello", "built-in app: "+appNames())
+	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
+	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
+	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
+	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
+	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
+	return cmd
+}
+
+func appNames() string {
+	var n []string
+	for _, a := range apps.Catalog() {
+		n = append(n, a.Name)
+	}
+	return strings.Join(n, "|")
+}
+
+func printLab(env *Env, l *lab.Lab) {
+	w := env.Stdout
+	fmt.Fprintf(w, "lab:        %s (%s)\n", l.Name, l.App)
+	fmt.Fprintf(w, "url:        %s/\n", l.URL)
+	fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
+	fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through nginx from 127.0.0.1)\n", l.URL, l.FPMStatusPath)
+	fmt.Fprintf(w, "docroot:    %s\n", l.DocRoot)
+	if l.MariaDBSocket != "" {
+		fmt.Fprintf(w, "mariadb:    %s\n", l.MariaDBSocket)
+	}
+	fmt.Fprintf(w, "dir:        %s\n", l.Dir)
+	fmt.Fprintf(w, "runs as:    %s\n", l.User)
+	if o := l.Config.Overrides(); len(o) > 0 {
+		fmt.Fprintf(w, "knobs:      %s (the rest as the distro ships)\n", strings.Join(o, " "))
+	} else {
+		fmt.Fprintf(w, "knobs:      the distro's defaults\n")
+	}
+}
+
+func printJSON(env *Env, v any) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newLabDownCmd(env *Env) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "down [NAME]",
+		Short: "Stop every process of a lab and remove its directory",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if all {
+				hs, err := lab.List()
+				if err != nil {
+					return err
+				}
+				for _, h := range hs {
+					if strings.HasPrefix(h.Status, "cleaned") {
+						continue
+					}
+					if err := lab.Down(h.Lab.Name); err != nil {
+						return err
+					}
+					fmt.Fprintf(env.Stdout, "lab %s is down\n", h.Lab.Name)
+				}
+				return nil
+			}
+			name := "lab"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if err := lab.Down(name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "lab %s is down\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "take down every lab")
+	return cmd
+}
+
+func newLabStatusCmd(env *Env) *cobra.Command {
+	var asJSON, secrets bool
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "List labs and their health; dead labs are cleaned up",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			hs, err := lab.List()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				var keep []lab.Health
+				for _, h := range hs {
+					if h.Lab.Name == args[0] {
+						keep = append(keep, h)
+					}
+				}
+				if len(keep) == 0 {
+					_, err := lab.Open(args[0])
+					return err
+				}
+				hs = keep
+			}
+			if asJSON {
+				type entry struct {
+					*lab.Lab
+					Health  string       `json:"health"`
+					Secrets *lab.Secrets `json:"secrets,omitempty"`
+				}
+				var out []entry
+				for _, h := range hs {
+					e := entry{Lab: h.Lab, Health: h.Status}
+					if secrets {
+						e.Secrets, _ = h.Lab.ReadSecrets()
+					}
+					out = append(out, e)
+				}
+				if len(args) == 1 && len(out) == 1 {
+					return printJSON(env, out[0])
+				}
+				return printJSON(env, out)
+			}
+			if len(hs) == 0 {
+				fmt.Fprintln(env.Stdout, "no labs; start one with: phptune lab up")
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tAPP\tHEALTH\tURL\tFPM SOCKET")
+			for _, h := range hs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Lab.Name, h.Lab.App, h.Status, h.Lab.URL, h.Lab.FPMListen)
+			}
+			tw.Flush()
+			if secrets {
+				for _, h := range hs {
+					if s, err := h.Lab.ReadSecrets(); err == nil && (s.DBPassword != "" || s.MariaDBRootPassword != "") {
+						fmt.Fprintf(env.Stdout, "\n%s secrets:\n  mariadb root password: %s\n  db %s user %s password %s\n", h.Lab.Name, s.MariaDBRootPassword, s.DBName, s.DBUser, s.DBPassword)
+						if s.WPAdminPassword != "" {
+							fmt.Fprintf(env.Stdout, "  wordpress admin %s password %s\n", s.WPAdminUser, s.WPAdminPassword)
+						}
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&secrets, "secrets", false, "also print the lab's database and admin passwords")
+	return cmd
+}
+
+func newLabLogsCmd(env *Env) *cobra.Command {
+	var component string
+	var lines int
+	cmd := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print the end of a lab's logs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			l, err := lab.Open(args[0])
+			if err != nil {
+				return err
+			}
+			s, err := l.Logs(component, lines)
+			if err != nil {
+				return usageErr("", "%v", err)
+			}
+			fmt.Fprint(env.Stdout, s)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&component, "component", "", "only this component: "+strings.Join(lab.Components, "|"))
+	cmd.Flags().IntVarP(&lines, "lines", "n", 100, "lines from the end of each log")
+	return cmd
+}
+
+func newLabResetCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset NAME",
+		Short: "Restore a lab's database to its seeded state (WordPress)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			l, err := lab.Open(args[0])
+			if err != nil {
+				return err
+			}
+			if err := l.Reset(env.Ctx); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "lab %s: database restored to its seeded state\n", l.Name)
+			return nil
+		},
+	}
+}
+
+func newKnobsCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "knobs",
+		Short: "List every knob with its default, valid range and meaning",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if asJSON {
+				return printJSON(env, knob.All())
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KNOB\tCOMPONENT\tDEFAULT\tRANGE\tMEANING")
+			for _, k := range knob.All() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Component, k.Default, k.Range(), k.Help)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func init() { register(newKnobsCmd) }

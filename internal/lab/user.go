@@ -1,0 +1,90 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// StackUser is the account every process of a lab runs as. Run by root,
+// phptune uses a dedicated system account (created on first use) so that no
+// lab process holds root; run by anyone else, the stack runs as that user.
+const StackUser = "phptune"
+
+type account struct {
+	Name     string
+	UID, GID uint32
+	root     bool // phptune itself runs as root and must drop privileges
+}
+
+func stackAccount() (*account, error) {
+	if os.Geteuid() != 0 {
+		u, err := user.Current()
+		if err != nil {
+			return nil, err
+		}
+		return &account{Name: u.Username, UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}, nil
+	}
+	u, err := user.Lookup(StackUser)
+	if err != nil {
+		out, cerr := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+			"--shell", "/usr/sbin/nologin", "--user-group", StackUser).CombinedOutput()
+		if cerr != nil {
+			return nil, fmt.Errorf("creating the unprivileged account %q for lab processes: %v: %s", StackUser, cerr, out)
+		}
+		if u, err = user.Lookup(StackUser); err != nil {
+			return nil, err
+		}
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
+}
+
+// sysProcAttr starts a process as the stack account in a new session, so it
+// is the leader of its own process group (killed as one) and does not get
+// the terminal's Ctrl-C after `lab up` has returned.
+func (a *account) sysProcAttr() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setsid: true}
+	if a.root {
+		attr.Credential = &syscall.Credential{Uid: a.UID, Gid: a.GID, Groups: []uint32{}}
+	}
+	return attr
+}
+
+// chownTree gives everything under dir to the stack account.
+func (a *account) chownTree(dir string) error {
+	if !a.root {
+		return nil
+	}
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(a.UID), int(a.GID))
+	})
+}
+
+// checkReachable makes sure the stack account can traverse every directory
+// above dir; otherwise nginx and php-fpm fail later with a vague EACCES.
+func (a *account) checkReachable(dir string) error {
+	if !a.root {
+		return nil
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("the lab's unprivileged user %q cannot reach %s (mode %v); run: chmod o+x %s, or set PHPTUNE_HOME to a directory it can reach", a.Name, d, st.Mode().Perm(), d)
+		}
+		if d == "/" {
+			return nil
+		}
+	}
+}

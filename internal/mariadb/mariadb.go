@@ -1,0 +1,194 @@
+// Package mariadb renders a private MariaDB server's my.cnf from a
+// knob.Config, initialises its data directory, and talks to it over its unix
+// socket (no TCP: the lab's database is reachable only from inside the lab).
+package mariadb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// Binaries are the installed MariaDB programs.
+type Binaries struct {
+	Server    string // mariadbd
+	InstallDB string // mariadb-install-db
+	Client    string // mariadb
+	Dump      string // mariadb-dump
+}
+
+// Find locates MariaDB's programs or says how to install them.
+func Find() (*Binaries, error) {
+	b := &Binaries{}
+	for _, x := range []struct {
+		dst   *string
+		names []string
+	}{
+		{&b.Server, []string{"/usr/sbin/mariadbd", "mariadbd", "/usr/sbin/mysqld"}},
+		{&b.InstallDB, []string{"mariadb-install-db", "mysql_install_db"}},
+		{&b.Client, []string{"mariadb", "mysql"}},
+		{&b.Dump, []string{"mariadb-dump", "mysqldump"}},
+	} {
+		for _, n := range x.names {
+			if p, err := exec.LookPath(n); err == nil {
+				*x.dst = p
+				break
+			}
+		}
+		if *x.dst == "" {
+			return nil, fmt.Errorf("MariaDB program %s is not installed; run: phptune setup (or apt-get install mariadb-server mariadb-client)", x.names[0])
+		}
+	}
+	return b, nil
+}
+
+// Paths says where a lab's MariaDB keeps its files.
+type Paths struct {
+	DataDir string
+	Socket  string
+	PidFile string
+	Log     string
+	TmpDir  string
+}
+
+// Render returns my.cnf: Debian's 50-server.cnf settings (utf8mb4) with the
+// lab's paths, no networking, and the MariaDB knobs.
+func Render(cfg knob.Config, p Paths) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Rendered by phptune: Debian's 50-server.cnf with the lab's paths and phptune's knobs.")
+	w("[mysqld]")
+	w("datadir = %s", p.DataDir)
+	w("socket = %s", p.Socket)
+	w("pid-file = %s", p.PidFile)
+	w("log-error = %s", p.Log)
+	w("tmpdir = %s", p.TmpDir)
+	w("basedir = /usr")
+	w("skip-networking")
+	w("skip-name-resolve")
+	w("character-set-server = utf8mb4")
+	w("collation-server = utf8mb4_general_ci")
+	w("expire_logs_days = 10")
+	w("innodb_buffer_pool_size = %s", cfg["mariadb.innodb_buffer_pool_size"])
+	w("max_connections = %s", cfg["mariadb.max_connections"])
+	w("innodb_flush_log_at_trx_commit = %s", cfg["mariadb.innodb_flush_log_at_trx_commit"])
+	return b.String()
+}
+
+// RenderFragment returns the [mysqld] lines for the MariaDB knobs alone: the
+// my.cnf fragment a user drops into mariadb.conf.d/.
+func RenderFragment(cfg knob.Config) string {
+	return fmt.Sprintf("[mysqld]\ninnodb_buffer_pool_size = %s\nmax_connections = %s\ninnodb_flush_log_at_trx_commit = %s\n",
+		cfg["mariadb.innodb_buffer_pool_size"], cfg["mariadb.max_connections"], cfg["mariadb.innodb_flush_log_at_trx_commit"])
+}
+
+// InstallArgs initialise an empty data directory. Root gets ordinary password
+// authentication (set right after start) rather than unix_socket, because the
+// server runs as the lab's unprivileged user, not as root.
+func (b *Binaries) InstallArgs(dataDir string) []string {
+	return []string{"--no-defaults", "--datadir=" + dataDir, "--basedir=/usr",
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+}
+
+// ServerArgs start mariadbd with conf; --defaults-file must come first.
+func (b *Binaries) ServerArgs(conf string) []string {
+	return []string{"--defaults-file=" + conf}
+}
+
+// Password returns a random password for a lab account.
+func Password() string {
+	buf := make([]byte, 18)
+	if _, err := rand.Read(buf); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return hex.EncodeToString(buf)
+}
+
+// Open connects to the server on socket as user.
+func Open(socket, user, password, db string) (*sql.DB, error) {
+	c := mysql.NewConfig()
+	c.Net = "unix"
+	c.Addr = socket
+	c.User = user
+	c.Passwd = password
+	c.DBName = db
+	c.Timeout = 5 * time.Second
+	c.MultiStatements = false
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, err
+	}
+	d := sql.OpenDB(conn)
+	d.SetMaxOpenConns(2)
+	return d, nil
+}
+
+// WaitReady polls the server until it answers or ctx ends; alive reports
+// whether the server process still runs, so a crash fails fast.
+func WaitReady(ctx context.Context, socket, user, password string, alive func() bool) error {
+	var last error
+	for {
+		d, err := Open(socket, user, password, "")
+		if err == nil {
+			err = d.PingContext(ctx)
+			d.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		if !alive() {
+			return fmt.Errorf("mariadbd exited while starting: %v", last)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mariadbd did not answer: %v (%w)", last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Account is a database with a user that owns it.
+type Account struct {
+	DB, User, Password string
+}
+
+// Provision sets the root password and creates acct. It runs once, right
+// after the first start, while root still has no password.
+func Provision(ctx context.Context, socket, rootPassword string, acct Account) error {
+	d, err := Open(socket, "root", "", "")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	stmts := []string{
+		fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4", acct.DB),
+		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'localhost' IDENTIFIED BY '%s'", acct.User, acct.Password),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'localhost'", acct.DB, acct.User),
+		// The observer reads SHOW GLOBAL STATUS as the app user.
+		fmt.Sprintf("GRANT PROCESS ON *.* TO '%s'@'localhost'", acct.User),
+		fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s'", rootPassword),
+		"FLUSH PRIVILEGES",
+	}
+	for _, s := range stmts {
+		if _, err := d.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("provisioning MariaDB: %v", err)
+		}
+	}
+	return nil
+}
+
+// ClientConf is a [client] option file, so passwords never appear on a
+// command line (where ps would show them).
+func ClientConf(socket, user, password string) string {
+	return fmt.Sprintf("[client]\nsocket = %s\nuser = %s\npassword = %s\n", socket, user, password)
+}
