@@ -61,12 +61,12 @@ const (
 type layout struct{ dir string }
 
 func (y layout) p(parts ...string) string { return filepath.Join(append([]string{y.dir}, parts...)...) }
-func (y layout) run() string               { return y.p("run") }
-func (y layout) logs() string              { return y.p("log") }
-func (y layout) fpmSocket() string         { return y.p("run", "php-fpm.sock") }
-func (y layout) dbSocket() string          { return y.p("run", "mariadb.sock") }
-func (y layout) snapshot() string          { return y.p("db-snapshot.sql") }
-func (y layout) clientConf() string        { return y.p("client.cnf") }
+func (y layout) run() string              { return y.p("run") }
+func (y layout) logs() string             { return y.p("log") }
+func (y layout) fpmSocket() string        { return y.p("run", "php-fpm.sock") }
+func (y layout) dbSocket() string         { return y.p("run", "mariadb.sock") }
+func (y layout) snapshot() string         { return y.p("db-snapshot.sql") }
+func (y layout) clientConf() string       { return y.p("client.cnf") }
 
 // logFiles maps a component to its log files.
 func (y layout) logFiles(component string) []string {

@@ -80,7 +80,9 @@ func Prepare(docroot, siteURL, dbSocket string, acct mariadb.Account) error {
 // distort timings); DISABLE_WP_CRON keeps cron's loopback requests out of the
 // measurements.
 func Config(siteURL, dbSocket string, acct mariadb.Account) string {
-	q := func(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+	q := func(s string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	}
 	var b strings.Builder
 	b.WriteString("<?php\n// Rendered by phptune for a lab. Secrets here are random per lab.\n")
 	fmt.Fprintf(&b, "define('DB_NAME', %s);\n", q(acct.DB))
