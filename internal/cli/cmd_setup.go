@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/setup"
+)
+
+func init() { register(newSetupCmd) }
+
+func newSetupCmd(env *Env) *cobra.Command {
+	var testTools bool
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Install the Debian packages the lab needs (as root), or print the apt-get line",
+		Long: `setup installs what is missing of: nginx, php-fpm, php-cli, php-cgi, php-mysql,
+mariadb-server, wordpress and its default theme (and with --with-test-tools: wrk,
+ab and chromium, used by the tests and benchmarks). Run as root it calls
+apt-get; otherwise it prints the command to run.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return setup.Install(env.Ctx, testTools, env.Stderr)
+		},
+	}
+	cmd.Flags().BoolVar(&testTools, "with-test-tools", false, "also install wrk, ab and chromium")
+	return cmd
+}

@@ -1,0 +1,91 @@
+// Package setup installs the Debian packages phptune's lab and tests use.
+package setup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Packages are what a lab needs. nginx and php-fpm come before wordpress in
+// one apt transaction's list, but apt picks alternatives by what is already
+// installed, so Install installs them in two steps: WordPress then finds its
+// "httpd | apache2" and "php | libapache2-mod-php" dependencies satisfied and
+// does not pull in Apache.
+var Packages = [][]string{
+	{"nginx", "php-fpm", "php-cli", "php-cgi", "php-mysql", "php-mbstring", "php-xml", "php-gd", "php-curl",
+		"mariadb-server", "mariadb-client", "procps"},
+	{"wordpress", "wordpress-theme-twentytwentythree"},
+}
+
+// TestTools are what `make test` and the benchmarks add: the reference load
+// generators and a browser for the report's test.
+var TestTools = []string{"wrk", "apache2-utils", "chromium"}
+
+// Missing returns the packages of pkgs that dpkg does not list as installed.
+func Missing(ctx context.Context, pkgs []string) []string {
+	var out []string
+	for _, p := range pkgs {
+		o, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Status}", p).Output()
+		if err != nil || !strings.Contains(string(o), "install ok installed") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Install apt-gets what is missing when run as root, and otherwise returns
+// an error with the exact command to run.
+func Install(ctx context.Context, withTestTools bool, log io.Writer) error {
+	groups := append([][]string(nil), Packages...)
+	if withTestTools {
+		groups = append(groups, TestTools)
+	}
+	var missing [][]string
+	total := 0
+	for _, g := range groups {
+		m := Missing(ctx, g)
+		if len(m) > 0 {
+			missing = append(missing, m)
+			total += len(m)
+		}
+	}
+	if total == 0 {
+		fmt.Fprintln(log, "setup: every package is installed")
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		var lines []string
+		for _, m := range missing {
+			lines = append(lines, "sudo apt-get install -y --no-install-recommends "+strings.Join(m, " "))
+		}
+		return fmt.Errorf("missing packages; as root run:\n  sudo apt-get update\n  %s", strings.Join(lines, "\n  "))
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return fmt.Errorf("apt-get not found: phptune's lab needs a Debian-based system")
+	}
+	fmt.Fprintln(log, "setup: apt-get update")
+	if err := aptGet(ctx, log, "update", "-q"); err != nil {
+		return err
+	}
+	for _, m := range missing {
+		fmt.Fprintln(log, "setup: apt-get install", strings.Join(m, " "))
+		if err := aptGet(ctx, log, append([]string{"install", "-y", "-q", "--no-install-recommends"}, m...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func aptGet(ctx context.Context, log io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "apt-get", args...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("apt-get %s failed: %v", strings.Join(args, " "), err)
+	}
+	return nil
+}
