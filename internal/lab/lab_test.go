@@ -1,0 +1,320 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/mariadb"
+)
+
+// testHome points Root at a fresh directory the unprivileged stack user can
+// traverse (t.TempDir's parents are private to root).
+func testHome(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("/usr/sbin/nginx"); err != nil {
+		t.Skip("nginx is not installed; run: phptune setup")
+	}
+	dir, err := os.MkdirTemp("", "phptune-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PHPTUNE_HOME", dir)
+	t.Cleanup(func() {
+		if hs, _ := List(); len(hs) > 0 {
+			for _, h := range hs {
+				_ = Down(h.Lab.Name)
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+func get(t *testing.T, u string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func assertGone(t *testing.T, l *Lab) {
+	t.Helper()
+	var groups []int
+	for _, p := range l.Processes {
+		groups = append(groups, p.PID)
+	}
+	if left := labProcesses(l.Dir, groups); len(left) > 0 {
+		t.Errorf("processes of lab %s still running: %v", l.Name, left)
+	}
+	if _, err := os.Stat(l.Dir); !os.IsNotExist(err) {
+		t.Errorf("lab directory %s still exists (%v)", l.Dir, err)
+	}
+}
+
+func TestAppsServeTheirPages(t *testing.T) {
+	testHome(t)
+	ctx := context.Background()
+	for _, c := range []struct{ app, marker string }{
+		{"hello", "Hello, world!"},
+		{"phpinfo", "PHP Version"},
+		{"strings", "strings ok"},
+		{"io", "io ok answer=42"},
+	} {
+		t.Run(c.app, func(t *testing.T) {
+			l, err := Up(ctx, Options{Name: c.app, App: c.app})
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, body := get(t, l.URL+"/")
+			if code != 200 || !strings.Contains(body, c.marker) {
+				t.Errorf("GET / = %d, body lacks %q: %.200s", code, c.marker, body)
+			}
+			if code, body := get(t, l.URL+"/static.html"); code != 200 || !strings.Contains(body, "phptune static") {
+				t.Errorf("static file: %d %.100s", code, body)
+			}
+			if code, body := get(t, l.URL+"/fpm-status?json"); code != 200 || !strings.Contains(body, `"process manager":"dynamic"`) {
+				t.Errorf("fpm status: %d %.200s", code, body)
+			}
+			fi, err := os.Stat(l.Dir)
+			if err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("lab dir mode %v, want 0700 (%v)", fi.Mode().Perm(), err)
+			}
+			if os.Geteuid() == 0 {
+				for _, p := range l.Processes {
+					if uid := procUID(t, p.PID); uid == "0" {
+						t.Errorf("%s (pid %d) runs as root", p.Component, p.PID)
+					}
+				}
+			}
+			if err := Down(l.Name); err != nil {
+				t.Fatal(err)
+			}
+			assertGone(t, l)
+		})
+	}
+}
+
+func procUID(t *testing.T, pid int) string {
+	data, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "status"))
+	if err != nil {
+		t.Fatalf("reading status of %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "Uid:") {
+			return strings.Fields(line)[1]
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestWordPressFrontPageCommentAndReset(t *testing.T) {
+	testHome(t)
+	ctx := context.Background()
+	l, err := Up(ctx, Options{Name: "wp", App: "wordpress"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Down(l.Name)
+	code, body := get(t, l.URL+"/")
+	if code != 200 || !strings.Contains(body, "phptune lab") {
+		t.Fatalf("front page: %d %.300s", code, body)
+	}
+	if n := strings.Count(body, "wp-block-post-title"); n < 10 {
+		t.Errorf("front page shows %d post titles, want the 10 newest seeded posts", n)
+	}
+	if strings.Contains(body, "Hello world!") && strings.Count(body, "wp-block-post-title") < 2 {
+		t.Errorf("front page shows only WordPress's sample post")
+	}
+
+	s, err := l.ReadSecrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := mariadb.Open(l.MariaDBSocket, s.DBUser, s.DBPassword, s.DBName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func() int {
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM wp_comments").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var postID int
+	if err := db.QueryRow("SELECT MIN(ID) FROM wp_posts WHERE post_type='post' AND post_status='publish' AND comment_status='open'").Scan(&postID); err != nil {
+		t.Fatal(err)
+	}
+	before := count()
+	for i := 0; i < 3; i++ {
+		form := url.Values{"comment_post_ID": {itoa(postID)}, "author": {"Bench"}, "email": {"bench@example.invalid"}, "comment": {"the same comment, posted quickly"}}
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.PostForm(l.URL+"/wp-comments-post.php", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 302 {
+			t.Fatalf("comment %d: status %d (flood/duplicate checks should be off): %.300s", i, resp.StatusCode, b)
+		}
+	}
+	if got := count(); got != before+3 {
+		t.Fatalf("comments: %d before, %d after 3 posts", before, got)
+	}
+	if err := l.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != before {
+		t.Fatalf("after reset: %d comments, want the seeded %d", got, before)
+	}
+	// Secrets are not in the state file other tools read.
+	state, _ := os.ReadFile(filepath.Join(l.Dir, "state.json"))
+	if strings.Contains(string(state), s.DBPassword) || strings.Contains(string(state), s.MariaDBRootPassword) {
+		t.Error("state.json contains a password")
+	}
+}
+
+func TestTwoLabsSideBySideAndApply(t *testing.T) {
+	testHome(t)
+	ctx := context.Background()
+	a, err := Up(ctx, Options{Name: "a", App: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Up(ctx, Options{Name: "b", App: "hello", Set: []string{"pm=static", "pm.max_children=3", "listen=tcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.URL == b.URL || a.FPMListen == b.FPMListen {
+		t.Fatalf("labs share an address: %s %s", a.URL, b.URL)
+	}
+	for _, l := range []*Lab{a, b} {
+		if code, body := get(t, l.URL+"/"); code != 200 || !strings.Contains(body, "Hello") {
+			t.Errorf("lab %s: %d %s", l.Name, code, body)
+		}
+	}
+	if _, body := get(t, b.URL+"/fpm-status?json"); !strings.Contains(body, `"process manager":"static"`) || !strings.Contains(body, `"total processes":3`) {
+		t.Errorf("lab b status: %s", body)
+	}
+	// Apply a new config to b; a keeps running untouched.
+	cfg := b.Config.Clone()
+	cfg["pm.max_children"] = "5"
+	cfg["listen"] = "unix"
+	if err := b.Apply(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := get(t, b.URL+"/fpm-status?json"); !strings.Contains(body, `"total processes":5`) {
+		t.Errorf("after Apply: %s", body)
+	}
+	// An invalid config is refused before anything stops.
+	bad := b.Config.Clone()
+	bad["pm"] = "dynamic"
+	bad["pm.max_children"] = "2"
+	if err := b.Apply(ctx, bad); err == nil || !strings.Contains(err.Error(), "max_spare_servers") {
+		t.Errorf("invalid Apply not refused: %v", err)
+	}
+	if code, _ := get(t, b.URL+"/"); code != 200 {
+		t.Errorf("lab b stopped serving after a refused Apply")
+	}
+	if code, _ := get(t, a.URL+"/"); code != 200 {
+		t.Errorf("lab a disturbed by b's restart")
+	}
+	for _, l := range []*Lab{a, b} {
+		if err := Down(l.Name); err != nil {
+			t.Fatal(err)
+		}
+		assertGone(t, l)
+	}
+}
+
+func TestRefusedBeforeAnyProcessStarts(t *testing.T) {
+	home := testHome(t)
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "readme.txt"), []byte("no php"), 0o644)
+	if _, err := Up(ctx, Options{Name: "inuse", App: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"unknown knob", Options{Name: "x", Set: []string{"pm.turbo=1"}}, `unknown knob "pm.turbo"`},
+		{"bad pm", Options{Name: "x", Set: []string{"pm=fast"}}, `knob pm: value "fast"`},
+		{"zero children", Options{Name: "x", Set: []string{"pm.max_children=0"}}, "valid: 1..4096"},
+		{"spares over children", Options{Name: "x", Set: []string{"pm.max_children=2"}}, "max_spare_servers=3 is greater than pm.max_children=2"},
+		{"start outside spares", Options{Name: "x", Set: []string{"pm.start_servers=5", "pm.max_children=10"}}, "pm.start_servers=5 is outside"},
+		{"unknown app", Options{Name: "x", App: "drupal"}, `unknown app "drupal"`},
+		{"docroot without php", Options{Name: "x", DocRoot: empty}, "has no .php file"},
+		{"bad name", Options{Name: "../etc"}, "lab name"},
+		{"name in use", Options{Name: "inuse", App: "hello"}, `lab name "inuse" is already in use`},
+		{"port taken", Options{Name: "x", Port: taken}, "already in use"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Up(ctx, c.opt)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(home, "labs", "x")); !os.IsNotExist(err) {
+				t.Errorf("a lab directory was created for a refused lab")
+			}
+		})
+	}
+	// The lab that was in use is still intact.
+	l, err := Open("inuse")
+	if err != nil || healthOf(l) != "up" {
+		t.Fatalf("lab inuse damaged: %v %v", err, l)
+	}
+}
+
+func TestDeadLabIsCleanedByStatus(t *testing.T) {
+	testHome(t)
+	l, err := Up(context.Background(), Options{Name: "dead", App: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a crash of the stack: kill every process behind phptune's back.
+	var groups []int
+	for _, p := range l.Processes {
+		groups = append(groups, p.PID)
+	}
+	killAll("", groups, time.Second)
+	hs, err := List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || !strings.HasPrefix(hs[0].Status, "cleaned") {
+		t.Fatalf("status = %+v, want the dead lab cleaned", hs)
+	}
+	assertGone(t, l)
+}
