@@ -3,6 +3,8 @@
 GO ?= go
 BIN := bin/phptune
 export GOFLAGS := -buildvcs=false
+# The pure core (no I/O) runs again under the race detector.
+CORE_PKGS := $(foreach d,knob results stats search,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
 
 .PHONY: all build setup demo test test-short vet fuzz bench clean
 
@@ -27,7 +29,7 @@ vet:
 # The whole suite: unit tests (pure core under -race), fuzz seeds, and the
 # integration tests that start real nginx, php-fpm and MariaDB.
 test: setup vet
-	$(GO) test -race -count=1 ./internal/knob/... ./internal/results/... ./internal/stats/... ./internal/search/...
+	$(GO) test -race -count=1 $(CORE_PKGS)
 	$(GO) test -count=1 -timeout 40m -p 1 ./...
 
 # Short fuzzing of every parser (not part of make test).
