@@ -315,3 +315,30 @@ func TestDeadLabIsCleanedByStatus(t *testing.T) {
 	}
 	assertGone(t, l)
 }
+
+func TestUserDocRoot(t *testing.T) {
+	testHome(t)
+	dir, err := os.MkdirTemp("", "phptune-docroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php echo 'front controller saw ', $_SERVER['REQUEST_URI'];"), 0o644)
+	if os.Geteuid() == 0 {
+		// A private directory is refused with the fix in the message...
+		os.Chmod(dir, 0o700)
+		if _, err := Up(context.Background(), Options{Name: "own", DocRoot: dir}); err == nil || !strings.Contains(err.Error(), "chmod o+x") {
+			t.Fatalf("unreachable docroot not refused clearly: %v", err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+	l, err := Up(context.Background(), Options{Name: "own", DocRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Down(l.Name)
+	// ...and a reachable one is served, unknown paths through index.php.
+	if code, body := get(t, l.URL+"/some/pretty/path"); code != 200 || !strings.Contains(body, "front controller saw /some/pretty/path") {
+		t.Fatalf("GET through the front controller: %d %q", code, body)
+	}
+}
