@@ -61,8 +61,6 @@ const (
 type layout struct{ dir string }
 
 func (y layout) p(parts ...string) string { return filepath.Join(append([]string{y.dir}, parts...)...) }
-func (y layout) run() string              { return y.p("run") }
-func (y layout) logs() string             { return y.p("log") }
 func (y layout) fpmSocket() string        { return y.p("run", "php-fpm.sock") }
 func (y layout) dbSocket() string         { return y.p("run", "mariadb.sock") }
 func (y layout) snapshot() string         { return y.p("db-snapshot.sql") }
@@ -370,10 +368,9 @@ func (l *Lab) render(fpmBin *phpfpm.Binary) error {
 		StubStatusPath: nginxStatusPath,
 	})
 	files := map[string]string{
-		"php-fpm.conf":             fpmConf,
-		"php/99-phptune.ini":       phpfpm.RenderIni(l.Config),
-		"nginx.conf":               nginxConf,
-		filepath.Join("tmp", ".k"): "",
+		"php-fpm.conf":       fpmConf,
+		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
+		"nginx.conf":         nginxConf,
 	}
 	if l.MariaDBSocket != "" {
 		files["my.cnf"] = mariadb.Render(l.Config, mariadb.Paths{
