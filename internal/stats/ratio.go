@@ -134,33 +134,7 @@ func Compare(a, b []float64, o CompareOptions) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{CI: ci}
-	n := len(a)
-	switch {
-	case n < o.MinRounds:
-		d.Verdict = NeedMore
-	case o.Equivalence > 0 && ci.Low >= 1/(1+o.Equivalence) && ci.High <= 1+o.Equivalence:
-		// Checked first: a difference that is certain but smaller than
-		// the margin is not worth leaving the default for.
-		d.Verdict = NoDifference
-	case ci.Low > 1:
-		d.Verdict = BBetter
-	case ci.High < 1:
-		d.Verdict = ABetter
-	case n >= o.MaxRounds:
-		d.Verdict = NoDifference
-	default:
-		d.Verdict = NeedMore
-	}
-	if o.LowerIsBetter {
-		switch d.Verdict {
-		case ABetter:
-			d.Verdict = BBetter
-		case BBetter:
-			d.Verdict = ABetter
-		}
-	}
-	return d, nil
+	return Decision{CI: ci, Verdict: verdict(ci, len(a), o)}, nil
 }
 
 // DriftResult says whether a configuration measured at the end of a tune
@@ -330,4 +304,88 @@ func betaCF(a, b, x float64) float64 {
 		}
 	}
 	return h
+}
+
+// Pair is the paired rounds of one comparison: A[i] and B[i] were measured
+// in the same round.
+type Pair struct{ A, B []float64 }
+
+// ComparePooled decides several comparisons measured on the same machine in
+// the same rounds (challengers against one incumbent), with the spread of
+// the log ratios pooled over all of them. Each comparison alone has only
+// n-1 degrees of freedom, which with 3–4 rounds makes the t interval very
+// wide; the noise is the machine's, not the configuration's, so pooling is
+// a fair assumption and gives the interval sum(n_i - 1) degrees of freedom.
+// Rounds, budget and margins follow o as in Compare, per pair.
+func ComparePooled(pairs []Pair, o CompareOptions) ([]Decision, error) {
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = 0.95
+	}
+	if o.MinRounds < 2 {
+		o.MinRounds = 2
+	}
+	if o.MaxRounds < o.MinRounds {
+		o.MaxRounds = o.MinRounds
+	}
+	logs := make([][]float64, len(pairs))
+	ss, df := 0.0, 0
+	for i, p := range pairs {
+		if len(p.A) != len(p.B) {
+			return nil, fmt.Errorf("stats: pair %d has %d A and %d B values", i, len(p.A), len(p.B))
+		}
+		for j := range p.A {
+			if p.A[j] <= 0 || p.B[j] <= 0 {
+				return nil, fmt.Errorf("%w: pair %d round %d", ErrNotPositive, i, j+1)
+			}
+			logs[i] = append(logs[i], math.Log(p.B[j]/p.A[j]))
+		}
+		if n := len(logs[i]); n >= 2 {
+			s := StdDev(logs[i])
+			ss += s * s * float64(n-1)
+			df += n - 1
+		}
+	}
+	looks := float64(o.MaxRounds - o.MinRounds + 1)
+	perLook := 1 - (1-o.Confidence)/math.Pow(looks, 0.7)
+	out := make([]Decision, len(pairs))
+	for i, l := range logs {
+		n := len(l)
+		ci := RatioCI{Confidence: perLook, N: n, Low: 0, High: math.Inf(1)}
+		if n > 0 {
+			ci.Ratio = math.Exp(Mean(l))
+		}
+		if n >= 1 && df >= 1 {
+			half := TQuantile(0.5+perLook/2, float64(df)) * math.Sqrt(ss/float64(df)/float64(n))
+			m := Mean(l)
+			ci.Low, ci.High = math.Exp(m-half), math.Exp(m+half)
+		}
+		out[i] = Decision{CI: ci, Verdict: verdict(ci, n, o)}
+	}
+	return out, nil
+}
+
+func verdict(ci RatioCI, n int, o CompareOptions) Verdict {
+	v := NeedMore
+	switch {
+	case n < o.MinRounds:
+	case o.Equivalence > 0 && ci.Low >= 1/(1+o.Equivalence) && ci.High <= 1+o.Equivalence:
+		// Checked before "better": a difference that is certain but
+		// smaller than the margin is not worth leaving the default for.
+		v = NoDifference
+	case ci.Low > 1:
+		v = BBetter
+	case ci.High < 1:
+		v = ABetter
+	case n >= o.MaxRounds:
+		v = NoDifference
+	}
+	if o.LowerIsBetter {
+		switch v {
+		case ABetter:
+			v = BBetter
+		case BBetter:
+			v = ABetter
+		}
+	}
+	return v
 }

@@ -198,3 +198,71 @@ func TestDrift(t *testing.T) {
 		t.Errorf("two values accepted: %v", err)
 	}
 }
+
+func TestComparePooled(t *testing.T) {
+	o := CompareOptions{Confidence: 0.95, MinRounds: 3, MaxRounds: 4, Equivalence: 0.03}
+	tests := []struct {
+		name    string
+		ratios  []float64 // true B/A of each pair
+		cv      float64
+		want    []Verdict
+		minHit  float64 // share of simulations where every pair got want
+		perPair bool
+	}{
+		{"pure noise, four challengers", []float64{1, 1, 1, 1}, 0.06, []Verdict{NoDifference, NoDifference, NoDifference, NoDifference}, 0.8, false},
+		{"one real 15% gain among ties", []float64{1, 1.15, 1, 1}, 0.05, []Verdict{NoDifference, BBetter, NoDifference, NoDifference}, 0.75, false},
+	}
+	for _, tt := range tests {
+		r := rand.New(rand.NewPCG(3, 4))
+		const sims = 300
+		hit, falsePos, pairs := 0, 0, 0
+		for s := 0; s < sims; s++ {
+			var ps []Pair
+			for _, ratio := range tt.ratios {
+				a, b := noisy(r, o.MaxRounds, ratio, tt.cv)
+				ps = append(ps, Pair{A: a, B: b})
+			}
+			// Sequential: decide each pair at the first round it can.
+			final := make([]Verdict, len(ps))
+			for n := 1; n <= o.MaxRounds; n++ {
+				var cut []Pair
+				for _, p := range ps {
+					cut = append(cut, Pair{A: p.A[:n], B: p.B[:n]})
+				}
+				ds, err := ComparePooled(cut, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, d := range ds {
+					if final[i] == NeedMore {
+						final[i] = d.Verdict
+					}
+				}
+			}
+			all := true
+			for i, v := range final {
+				if v != tt.want[i] {
+					all = false
+				}
+				if tt.ratios[i] == 1 {
+					pairs++
+					if v == ABetter || v == BBetter {
+						falsePos++
+					}
+				}
+			}
+			if all {
+				hit++
+			}
+		}
+		if share := float64(hit) / sims; share < tt.minHit {
+			t.Errorf("%s: all verdicts right in %.0f%%, want >= %.0f%%", tt.name, 100*share, 100*tt.minHit)
+		}
+		if fp := float64(falsePos) / float64(pairs); fp > 0.06 {
+			t.Errorf("%s: false positives in %.1f%% of tied pairs", tt.name, 100*fp)
+		}
+	}
+	if _, err := ComparePooled([]Pair{{A: []float64{1}, B: nil}}, o); err == nil {
+		t.Error("unequal pair accepted")
+	}
+}

@@ -1,0 +1,524 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// coroutine turns a strategy written as straight-line code ("measure these,
+// then decide") into the ask/tell interface. iter.Pull runs the body as a
+// coroutine: it only runs inside Ask, so there is no concurrency to guard.
+type coroutine struct {
+	next     func() ([]Candidate, bool)
+	stop     func()
+	pending  []Candidate
+	outcomes map[int]Outcome
+	lastID   int
+	done     bool
+}
+
+// errStopped unwinds a body whose strategy was closed mid-way.
+var errStopped = errors.New("search: strategy closed")
+
+func newCoroutine(body func(measure func([]Candidate) []Outcome)) *coroutine {
+	c := &coroutine{outcomes: map[int]Outcome{}}
+	seq := func(yield func([]Candidate) bool) {
+		defer func() {
+			if r := recover(); r != nil && r != errStopped { //nolint:errorlint // sentinel identity
+				panic(r)
+			}
+		}()
+		body(func(batch []Candidate) []Outcome {
+			if len(batch) == 0 {
+				return nil
+			}
+			for i := range batch {
+				c.lastID++
+				batch[i].ID = c.lastID
+			}
+			if !yield(batch) {
+				panic(errStopped)
+			}
+			out := make([]Outcome, len(batch))
+			for i, cand := range batch {
+				o, ok := c.outcomes[cand.ID]
+				if !ok {
+					o = Outcome{Err: "not measured"}
+				}
+				out[i] = o
+				delete(c.outcomes, cand.ID)
+			}
+			return out
+		})
+	}
+	c.next, c.stop = iter.Pull(seq)
+	return c
+}
+
+func (c *coroutine) ask() []Candidate {
+	if c.done {
+		return nil
+	}
+	batch, ok := c.next()
+	if !ok {
+		c.done = true
+		c.pending = nil
+		return nil
+	}
+	c.pending = batch
+	return slices.Clone(batch)
+}
+
+func (c *coroutine) tell(cand Candidate, o Outcome) { c.outcomes[cand.ID] = o }
+
+func (c *coroutine) close() {
+	c.done = true
+	c.stop()
+}
+
+// Domain is phptune's strategy. In order:
+//
+//  1. baseline: the start configuration at the workload's concurrency,
+//     which also measures a worker's memory (PSS p95) and the rest of the
+//     stack's, so the budget can bound the pool before it is tried;
+//  2. knee: throughput against client connections (×3 steps from the core
+//     count) with a static pool as large as the budget and the
+//     connections allow, stopping at the plateau; the knee estimates how
+//     many requests can usefully be in flight: near the core count for
+//     CPU-bound pages, far beyond it for pages that wait;
+//  3. workers: static pools of knee, 1.25×knee and 1.5×knee workers at the
+//     workload's concurrency, within the memory budget; the smallest within
+//     3% of the best wins (fewer workers, less memory, same throughput);
+//  4. categorical: the sized static pool is the incumbent; each challenge
+//     (pm=dynamic, pm=ondemand, listen=tcp, JIT, …) is measured
+//     with it in interleaved rounds (order rotated each round) until the
+//     paired interval decides; "no significant difference" keeps the
+//     incumbent.
+//
+// Candidates that break a limit (error rate, p99 SLO) never win; every
+// proposed configuration passes knob validation and fits the memory budget
+// by prediction.
+type Domain struct {
+	opt Options
+	co  *coroutine
+	mem Memory
+	rec Recommendation
+}
+
+var _ Strategy = (*Domain)(nil)
+
+// NewDomain returns the domain strategy.
+func NewDomain(opt Options) (*Domain, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	d := &Domain{opt: opt}
+	d.rec = Recommendation{Config: opt.Start.Clone(), Conns: opt.Conns}
+	d.co = newCoroutine(d.run)
+	return d, nil
+}
+
+// Ask implements Strategy.
+func (d *Domain) Ask() []Candidate { return d.co.ask() }
+
+// Tell implements Strategy.
+func (d *Domain) Tell(c Candidate, o Outcome) { d.co.tell(c, o) }
+
+// Close implements Strategy.
+func (d *Domain) Close() { d.co.close() }
+
+// Recommend implements Strategy.
+func (d *Domain) Recommend() Recommendation {
+	r := d.rec
+	r.Config = r.Config.Clone()
+	r.Decisions = slices.Clone(r.Decisions)
+	r.Curve = slices.Clone(r.Curve)
+	r.Notes = slices.Clone(r.Notes)
+	r.Trials = d.co.lastID
+	if d.mem.Known() {
+		r.PredictedMemB = d.mem.Predict(r.Config)
+	}
+	return r
+}
+
+func (d *Domain) note(format string, args ...any) {
+	d.rec.Notes = append(d.rec.Notes, fmt.Sprintf(format, args...))
+}
+
+// usable returns the run's score, or 0 and why it can't be used.
+func (d *Domain) usable(o Outcome) (float64, string) {
+	if o.Bench == nil {
+		if o.Err == "" {
+			return 0, "no result"
+		}
+		return 0, o.Err
+	}
+	if v := Violation(d.opt.Limits, o.Bench); v != "" {
+		return 0, v
+	}
+	s := score(d.opt.Objective, o.Bench)
+	if s <= 0 {
+		return 0, "no successful requests"
+	}
+	return s, ""
+}
+
+// fits reports whether cfg's predicted memory is within the budget.
+func (d *Domain) fits(cfg knob.Config) bool {
+	b := d.opt.Limits.MemoryBudgetB
+	return b <= 0 || !d.mem.Known() || d.mem.Predict(cfg) <= b
+}
+
+func (d *Domain) run(measure func([]Candidate) []Outcome) {
+	o := d.opt
+	C := o.Conns
+
+	// 1. Baseline.
+	base := o.Baseline
+	if base == nil {
+		out := measure([]Candidate{{Phase: PhaseBaseline, Label: "start", Config: o.Start.Clone(), Conns: C}})
+		base = out[0].Bench
+		if base == nil {
+			d.note("the start configuration failed to run (%s); sizing without its memory figures", out[0].Err)
+		}
+	}
+	d.mem.Observe(o.Start, base)
+	if s, why := d.usable(Outcome{Bench: base}); s > 0 {
+		d.rec.Score, d.rec.ThroughputRPS = s, base.ThroughputRPS
+	} else if base != nil {
+		d.note("the start configuration breaks a limit: %s", why)
+	}
+
+	// 2. Knee scan with a pool that does not limit concurrency.
+	cap := min(C, o.MaxChildren)
+	probe, _ := Pool(o.Start, "static", cap)
+	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, probe); m > 0 {
+		d.rec.MemoryCap = m
+		if m < cap {
+			d.note("the memory budget allows at most %d workers (%s per worker p95, %s for the rest)", m, human(d.mem.WorkerB), human(d.mem.OtherB))
+			cap = m
+		}
+	}
+	probe, _ = Pool(o.Start, "static", cap)
+	var levels []int
+	for l := max(1, o.Cores); l < cap; l *= 3 {
+		levels = append(levels, l)
+	}
+	levels = append(levels, cap)
+	best := 0.0
+	var scanAtC *results.Bench
+	for i := 0; i < len(levels); i++ {
+		l := levels[i]
+		out := d.steady(measure, []Candidate{{Phase: PhaseKnee, Label: "conns=" + strconv.Itoa(l), Config: probe, Conns: l}})
+		b := out[0].Bench
+		if b == nil {
+			d.note("knee scan at %d connections with %d workers failed: %s", l, cap, out[0].Err)
+			if cap <= o.Cores || len(d.rec.Curve) > 0 {
+				continue
+			}
+			// The big pool itself may be what failed (fork or memory
+			// limits the budget did not know): halve it and try again.
+			cap = max(o.Cores, cap/2)
+			probe, _ = Pool(o.Start, "static", cap)
+			levels = levels[:0]
+			for l := max(1, o.Cores); l < cap; l *= 3 {
+				levels = append(levels, l)
+			}
+			levels = append(levels, cap)
+			i = -1
+			continue
+		}
+		d.mem.Observe(probe, b)
+		if l == C {
+			scanAtC = b
+		}
+		pt := results.CurvePoint{Connections: l, ThroughputRPS: b.ThroughputRPS, P99Ms: b.Latency.P99Ms}
+		if b.Requests > 0 {
+			pt.ErrorRate = float64(b.Errors) / float64(b.Requests)
+		}
+		d.rec.Curve = append(d.rec.Curve, pt)
+		// Three times the connections for under 10% more throughput: the
+		// stack is saturated, more levels would only confirm it.
+		if best > 0 && b.ThroughputRPS < 1.1*best {
+			break
+		}
+		best = math.Max(best, b.ThroughputRPS)
+	}
+	knee := KneeOf(d.rec.Curve)
+	d.rec.Knee = knee
+	if knee == 0 {
+		d.note("no usable knee scan; sizing the pool to the connections")
+		knee = cap
+	}
+
+	// 3. Pool size at the workload's concurrency.
+	var sizes []int
+	factors := []float64{1, 1.25, 1.5}
+	if float64(knee) >= 0.8*float64(cap) {
+		// The knee is at or near the bound (connections or memory): below
+		// the knee throughput grows with every worker, so the bound itself
+		// is the answer; a smaller pool could only win by noise.
+		factors = []float64{float64(cap) / float64(knee)}
+	}
+	for _, f := range factors {
+		n := min(max(1, int(math.Round(f*float64(knee)))), cap)
+		if !slices.Contains(sizes, n) {
+			sizes = append(sizes, n)
+		}
+	}
+	var batch, todo []Candidate
+	var outs []Outcome
+	for _, n := range sizes {
+		cfg, err := Pool(o.Start, "static", n)
+		if err != nil || !d.fits(cfg) {
+			continue
+		}
+		c := Candidate{Phase: PhaseWorkers, Label: "workers=" + strconv.Itoa(n), Config: cfg, Conns: C}
+		if n == cap && scanAtC != nil {
+			// The knee scan's last run was this very pool at the
+			// workload's concurrency: reuse it.
+			batch, outs = append(batch, c), append(outs, Outcome{Bench: scanAtC})
+			continue
+		}
+		todo = append(todo, c)
+	}
+	batch = append(batch, todo...)
+	outs = append(outs, d.steady(measure, todo)...)
+	scores := make([]float64, len(outs))
+	top := 0.0
+	for i, out := range outs {
+		d.mem.Observe(batch[i].Config, out.Bench)
+		s, why := d.usable(out)
+		if why != "" {
+			d.note("%s: %s", batch[i].Label, why)
+		}
+		scores[i] = s
+		top = math.Max(top, s)
+	}
+	// The best, unless a smaller pool is within 1%: beyond the knee more
+	// workers only cost memory, below it they cost throughput, and single
+	// runs are noisy, so thrift gets only a small margin.
+	workers := 0
+	for i, s := range scores {
+		if top > 0 && s >= 0.99*top {
+			n := int(batch[i].Config.Int("pm.max_children"))
+			if workers == 0 || n < workers {
+				workers = n
+				d.rec.Score, d.rec.ThroughputRPS = s, outs[i].Bench.ThroughputRPS
+			}
+		}
+	}
+	if workers == 0 {
+		d.note("no pool size met the limits; keeping the start configuration")
+		return
+	}
+	// Memory measured since may have grown the prediction; shrink to fit.
+	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, probe); m > 0 && workers > m {
+		d.note("pool reduced from %d to %d workers to stay within the memory budget", workers, m)
+		workers = m
+	}
+	inc, err := Pool(o.Start, "static", workers)
+	if err != nil {
+		d.note("sized pool invalid: %v", err)
+		return
+	}
+	d.rec.Config = inc
+
+	// 4. Categorical knobs against the incumbent (the static pool just
+	// measured), interleaved.
+	d.categorical(measure, inc)
+}
+
+// StealLimit is the steal time (percent) above which a single-shot run is
+// not trusted: a neighbour took the CPU, the run measured them.
+const StealLimit = 10.0
+
+func steal(b *results.Bench) float64 {
+	if b == nil || b.Observation == nil {
+		return 0
+	}
+	return b.Observation.Derived.MaxStealPct
+}
+
+// steady measures batch and measures again, once, each run whose steal
+// exceeded StealLimit, keeping the calmer of the two. The knee and pool
+// phases rest on single runs, where one disturbed run would mislead the
+// sizing; the paired rounds need no such care (both arms share a round).
+func (d *Domain) steady(measure func([]Candidate) []Outcome, batch []Candidate) []Outcome {
+	outs := measure(batch)
+	var again []Candidate
+	var at []int
+	for i, o := range outs {
+		if steal(o.Bench) > StealLimit {
+			c := batch[i]
+			c.Label += " (again: steal)"
+			again = append(again, c)
+			at = append(at, i)
+		}
+	}
+	if len(again) == 0 {
+		return outs
+	}
+	for j, o := range measure(again) {
+		i := at[j]
+		d.note("%s ran with %.0f%% steal; measured again (%.0f%% steal)", batch[i].Label, steal(outs[i].Bench), steal(o.Bench))
+		if o.Bench != nil && steal(o.Bench) < steal(outs[i].Bench) {
+			outs[i] = o
+		}
+	}
+	return outs
+}
+
+// arm is one configuration in the categorical rounds.
+type arm struct {
+	ch      Challenge
+	cfg     knob.Config
+	a, b    []float64 // paired scores incumbent, challenger
+	done    bool
+	dec     Decision
+	dropped string
+}
+
+func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Config) {
+	o := d.opt
+	var arms []*arm
+	for _, ch := range o.Challenges {
+		dec := Decision{Name: ch.Name}
+		cfg, err := inc.Apply(ch.Set)
+		if err == nil {
+			cfg = cfg.FitDynamic()
+			err = cfg.Validate()
+		}
+		dec.Changes = knob.Diff(inc, cfg)
+		switch {
+		case err != nil:
+			dec.Skipped = "invalid: " + err.Error()
+		case len(dec.Changes) == 0:
+			dec.Skipped = "already the incumbent's setting"
+		case !d.fits(cfg):
+			dec.Skipped = fmt.Sprintf("predicted memory %s exceeds the budget", human(d.mem.Predict(cfg)))
+		}
+		if dec.Skipped != "" {
+			d.rec.Decisions = append(d.rec.Decisions, dec)
+			continue
+		}
+		arms = append(arms, &arm{ch: ch, cfg: cfg, dec: dec})
+	}
+	cmp := o.Compare
+	if cmp.MaxRounds == 0 {
+		cmp.MaxRounds = max(cmp.MinRounds, o.CategoricalTrials/(len(arms)+1))
+	}
+	for round := 0; round < cmp.MaxRounds; round++ {
+		var active []*arm
+		for _, a := range arms {
+			if !a.done {
+				active = append(active, a)
+			}
+		}
+		if len(active) == 0 {
+			break
+		}
+		// The incumbent first, then the challengers; the whole order
+		// rotates each round so no arm always runs first or last.
+		batch := []Candidate{{Phase: PhaseCategorical, Label: fmt.Sprintf("incumbent r%d", round+1), Config: inc, Conns: o.Conns}}
+		for _, a := range active {
+			batch = append(batch, Candidate{Phase: PhaseCategorical, Label: fmt.Sprintf("%s r%d", a.ch.Name, round+1), Config: a.cfg, Conns: o.Conns})
+		}
+		rot := round % len(batch)
+		order := append(slices.Clone(batch[rot:]), batch[:rot]...)
+		outs := measure(order)
+		byLabel := map[string]Outcome{}
+		for i, c := range order {
+			byLabel[c.Label] = outs[i]
+			d.mem.Observe(c.Config, outs[i].Bench)
+		}
+		incScore, incWhy := d.usable(byLabel[batch[0].Label])
+		for i, a := range active {
+			out := byLabel[batch[i+1].Label]
+			s, why := d.usable(out)
+			if why != "" {
+				if out.Bench != nil && incWhy == "" {
+					// The incumbent met the limits in the same round and
+					// the challenger did not: it loses outright.
+					a.dec.Violated = true
+				}
+				a.done, a.dropped = true, why
+				continue
+			}
+			if incScore == 0 {
+				continue // no pair this round
+			}
+			a.a, a.b = append(a.a, incScore), append(a.b, s)
+		}
+		// Decide with the spread pooled over every arm (decided ones
+		// included: their rounds still describe the machine's noise).
+		var pairs []stats.Pair
+		var idx []*arm
+		for _, a := range arms {
+			if a.dropped == "" && len(a.a) > 0 {
+				pairs = append(pairs, stats.Pair{A: a.a, B: a.b})
+				idx = append(idx, a)
+			}
+		}
+		decs, err := stats.ComparePooled(pairs, cmp)
+		if err != nil {
+			continue
+		}
+		for i, a := range idx {
+			if a.done {
+				continue
+			}
+			a.dec.CI, a.dec.Rounds = decs[i].CI, len(a.a)
+			if v := decs[i].Verdict; v != stats.NeedMore {
+				a.done = true
+				a.dec.Verdict = v.String()
+				a.dec.Adopted = v == stats.BBetter
+			}
+		}
+	}
+	final := inc.Clone()
+	chosen := map[string]*arm{}
+	for _, a := range arms {
+		if a.dropped != "" {
+			a.dec.Verdict = "rejected: " + a.dropped
+		} else if a.dec.Verdict == "" {
+			a.dec.Verdict = stats.NoDifference.String()
+		}
+		if a.dec.Adopted {
+			if prev := chosen[a.ch.Group]; prev == nil || a.dec.CI.Ratio > prev.dec.CI.Ratio {
+				if prev != nil {
+					prev.dec.Adopted = false
+				}
+				chosen[a.ch.Group] = a
+			} else {
+				a.dec.Adopted = false
+			}
+		}
+	}
+	for _, a := range arms {
+		d.rec.Decisions = append(d.rec.Decisions, a.dec)
+		if a.dec.Adopted {
+			for _, ch := range a.dec.Changes {
+				final[ch.Knob] = ch.To
+			}
+		}
+	}
+	final = final.FitDynamic()
+	if err := final.Validate(); err != nil || !d.fits(final) {
+		d.note("the combined changes do not validate or fit the budget (%v); keeping the sized pool", err)
+		return
+	}
+	d.rec.Config = final
+}
+
+func human(b int64) string {
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}

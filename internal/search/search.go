@@ -1,0 +1,320 @@
+// Package search holds the tuner's strategies: pure code that proposes the
+// next configurations to measure and learns from the measurements, behind a
+// small ask/tell interface so that the orchestrator (package tune) stays the
+// same whatever the strategy. It does no I/O and reads no clock.
+//
+// Domain is phptune's strategy (concurrency knee, pool sizing against CPU,
+// waiting and the memory budget, paired comparisons for the categorical
+// knobs); Grid is the exhaustive baseline the benchmark compares it with.
+package search
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Phases a candidate belongs to; they end up in results.Trial.Phase.
+const (
+	PhaseBaseline    = "baseline"
+	PhaseKnee        = "knee"
+	PhaseWorkers     = "workers"
+	PhaseCategorical = "categorical"
+	PhaseGrid        = "grid"
+)
+
+// Candidate is one configuration to measure at one concurrency.
+type Candidate struct {
+	// ID numbers the candidates of one strategy run from 1, in the order
+	// they are asked for. A deterministic strategy asks for the same
+	// candidates in the same order when told the same outcomes, which is
+	// how a tune resumes: stored outcomes are told again by ID.
+	ID     int
+	Phase  string
+	Label  string // short, for progress lines: "workers=16", "pm=static r2"
+	Config knob.Config
+	Conns  int
+}
+
+// Outcome is the result of measuring a candidate: a Bench, or why there is
+// none (the stack did not start, the generator failed).
+type Outcome struct {
+	Bench *results.Bench
+	Err   string
+}
+
+// Strategy proposes candidates and learns from their outcomes.
+//
+// The orchestrator calls Ask, measures the returned candidates in the order
+// given (consecutive candidates of a batch are the interleaved arms of a
+// paired comparison, so the order matters), calls Tell once per candidate,
+// and asks again until Ask returns no candidates. Recommend may be called at
+// any time (e.g. when the time budget runs out) and gives the best
+// configuration known so far. Close releases the strategy.
+type Strategy interface {
+	Ask() []Candidate
+	Tell(Candidate, Outcome)
+	Recommend() Recommendation
+	Close()
+}
+
+// Decision is the outcome of one paired comparison of a challenger against
+// the incumbent configuration.
+type Decision struct {
+	Name     string        `json:"name"` // "pm=static"
+	Changes  []knob.Change `json:"changes"`
+	CI       stats.RatioCI `json:"ci"` // challenger/incumbent score
+	Verdict  string        `json:"verdict"`
+	Adopted  bool          `json:"adopted"`
+	Rounds   int           `json:"rounds"`
+	Skipped  string        `json:"skipped,omitempty"` // why it was not measured
+	Violated bool          `json:"violated,omitempty"`
+}
+
+// Recommendation is a strategy's answer with its evidence.
+type Recommendation struct {
+	Config        knob.Config
+	Conns         int
+	Knee          int     // estimated concurrency at which throughput saturates; 0 unknown
+	Score         float64 // best measured score of the recommended pool size
+	ThroughputRPS float64 // its throughput
+	PredictedMemB int64   // memory the recommended config is predicted to use
+	MemoryCap     int     // most workers the memory budget allows; 0 no budget or unknown
+	Decisions     []Decision
+	Curve         []results.CurvePoint // the knee scan
+	Notes         []string
+	Trials        int // candidates asked for
+}
+
+// Options configure a strategy.
+type Options struct {
+	Start knob.Config // the configuration being tuned (usually the distro's)
+	// Conns is the workload's concurrency (client connections).
+	Conns int
+	// Cores the stack runs on.
+	Cores  int
+	Limits results.Limits
+	// Objective is "throughput" (default) or "latency" (p99).
+	Objective string
+	// MaxChildren bounds every proposed pm.max_children (default 256).
+	MaxChildren int
+	// Compare configures the paired comparisons. Zero means
+	// stats.DefaultCompare with MaxRounds derived from CategoricalTrials.
+	Compare stats.CompareOptions
+	// CategoricalTrials is the budget of trials for the categorical rounds
+	// (default 16): with k challengers, up to 16/(k+1) rounds, at least
+	// Compare.MinRounds.
+	CategoricalTrials int
+	// Challenges to try against the sized pool; nil means DefaultChallenges.
+	Challenges []Challenge
+	// Baseline, if set, is Start already measured at Conns; the strategy
+	// then skips its own baseline trial.
+	Baseline *results.Bench
+}
+
+func (o *Options) defaults() error {
+	if o.Start == nil {
+		o.Start = knob.Defaults()
+	}
+	if err := o.Start.Validate(); err != nil {
+		return fmt.Errorf("search: start configuration: %w", err)
+	}
+	if o.Conns <= 0 {
+		return fmt.Errorf("search: Conns must be > 0 (the workload's client connections)")
+	}
+	if o.Cores <= 0 {
+		o.Cores = 1
+	}
+	if o.MaxChildren <= 0 {
+		o.MaxChildren = 256
+	}
+	if o.Compare.MinRounds == 0 {
+		o.Compare = stats.DefaultCompare
+		o.Compare.MaxRounds = 0
+	}
+	if o.CategoricalTrials <= 0 {
+		o.CategoricalTrials = 16
+	}
+	if o.Challenges == nil {
+		o.Challenges = DefaultChallenges
+	}
+	return nil
+}
+
+// Challenge is a categorical change tried against the incumbent.
+type Challenge struct {
+	Name  string   // shown in decisions: "pm=static"
+	Group string   // challenges in one group exclude each other (e.g. "pm")
+	Set   []string // knob=value assignments
+}
+
+// DefaultChallenges are the categorical knobs the domain strategy decides.
+// A tie keeps the incumbent, which holds the distro's values except for the
+// process manager: the pool was sized as a static pool, so static is what
+// the evidence is about, and a fixed pool spawns nothing during load (seed
+// 004 fixed its process counts for that reason).
+var DefaultChallenges = []Challenge{
+	{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
+	{Name: "pm=ondemand", Group: "pm", Set: []string{"pm=ondemand"}},
+	{Name: "listen=tcp", Group: "listen", Set: []string{"listen=tcp"}},
+	{Name: "opcache.validate_timestamps=off", Group: "validate_timestamps", Set: []string{"opcache.validate_timestamps=off"}},
+	{Name: "jit=tracing,64M", Group: "jit", Set: []string{"opcache.jit=tracing", "opcache.jit_buffer_size=64M"}},
+	{Name: "pm.max_requests=1000", Group: "max_requests", Set: []string{"pm.max_requests=1000"}},
+}
+
+// GridChallenges are the categorical knobs the exhaustive grid covers, for
+// comparing the two strategies on the same space.
+var GridChallenges = []Challenge{
+	{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
+	{Name: "pm=ondemand", Group: "pm", Set: []string{"pm=ondemand"}},
+	{Name: "opcache.validate_timestamps=off", Group: "validate_timestamps", Set: []string{"opcache.validate_timestamps=off"}},
+}
+
+// Pool returns base with the given process manager and max_children; for a
+// dynamic pool the spares scale with the pool (min 25%, max 75%, start in
+// between, as the common calculators do) so that a large pool does not
+// spend a loaded run spawning and reaping workers. The result is brought
+// within php-fpm's rules (FitDynamic) and validated.
+func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
+	c := base.Clone()
+	c["pm"] = pm
+	c["pm.max_children"] = strconv.Itoa(n)
+	if pm == "dynamic" {
+		minS := max(1, n/4)
+		maxS := max(minS, (3*n+3)/4)
+		c["pm.min_spare_servers"] = strconv.Itoa(minS)
+		c["pm.max_spare_servers"] = strconv.Itoa(maxS)
+		c["pm.start_servers"] = strconv.Itoa(minS + (maxS-minS)/2)
+	}
+	c = c.FitDynamic()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// TwoPerCore is the "2 × cores children" rule of thumb (seed 000) applied to
+// base with a static pool, for the benchmark's comparison.
+func TwoPerCore(base knob.Config, cores int) (knob.Config, error) {
+	return Pool(base, "static", max(1, 2*cores))
+}
+
+// Calculator is what the popular php-fpm calculators recommend:
+// max_children = 0.9 × available memory / average worker RSS, a dynamic
+// pool with 25%/75% spares. For the benchmark's comparison.
+func Calculator(base knob.Config, memAvailableB, avgWorkerRSSB int64) (knob.Config, error) {
+	if avgWorkerRSSB <= 0 {
+		return nil, fmt.Errorf("search: calculator needs the average worker RSS")
+	}
+	n := int(0.9 * float64(memAvailableB) / float64(avgWorkerRSSB))
+	n = min(max(n, 1), 4096)
+	return Pool(base, "dynamic", n)
+}
+
+// Memory predicts the stack's memory from measurements: per-worker PSS p95
+// and the PSS of everything else (nginx, master, MariaDB).
+type Memory struct {
+	WorkerB int64 `json:"worker_pss_p95_bytes"`
+	OtherB  int64 `json:"other_pss_bytes"`
+}
+
+// Known reports whether a worker's size has been measured.
+func (m Memory) Known() bool { return m.WorkerB > 0 }
+
+// Observe folds in one run's measurements, keeping the largest seen so a
+// prediction errs on the safe side. Runs with a JIT buffer are skipped for
+// OtherB, since the buffer is added to predictions explicitly.
+func (m *Memory) Observe(cfg knob.Config, b *results.Bench) {
+	if b == nil || b.Observation == nil {
+		return
+	}
+	d := b.Observation.Derived
+	m.WorkerB = max(m.WorkerB, d.WorkerPSSP95B)
+	if jitBuffer(cfg) == 0 {
+		m.OtherB = max(m.OtherB, d.OtherPSSB)
+	}
+}
+
+func jitBuffer(cfg knob.Config) int64 {
+	if cfg["opcache.jit"] == "off" || !cfg.On("opcache.enable") {
+		return 0
+	}
+	return cfg.Bytes("opcache.jit_buffer_size")
+}
+
+// Predict is the peak memory of cfg: every worker alive at its p95 size
+// plus everything else plus the JIT buffer.
+func (m Memory) Predict(cfg knob.Config) int64 {
+	return m.OtherB + cfg.Int("pm.max_children")*m.WorkerB + jitBuffer(cfg)
+}
+
+// MaxWorkers is the largest pool that fits budget with cfg's other
+// settings; 0 when unknown or no budget (callers then apply other bounds).
+func (m Memory) MaxWorkers(budget int64, cfg knob.Config) int {
+	if budget <= 0 || !m.Known() {
+		return 0
+	}
+	free := budget - m.OtherB - jitBuffer(cfg)
+	if free < m.WorkerB {
+		return 1 // the budget cannot hold even one: the smallest pool, noted by the caller
+	}
+	return int(free / m.WorkerB)
+}
+
+// score turns a run into "higher is better" for the objective; 0 means
+// unusable.
+func score(objective string, b *results.Bench) float64 {
+	if b == nil {
+		return 0
+	}
+	if objective == "latency" {
+		if b.Latency.P99Ms <= 0 {
+			return 0
+		}
+		return 1000 / b.Latency.P99Ms
+	}
+	return b.ThroughputRPS
+}
+
+// Violation says which limit a run breaks, or "".
+func Violation(l results.Limits, b *results.Bench) string {
+	if b == nil {
+		return ""
+	}
+	if b.Requests > 0 {
+		rate := float64(b.Errors) / float64(b.Requests)
+		if rate > l.MaxErrorRate {
+			return fmt.Sprintf("error rate %.2f%% above the limit %.2f%%", 100*rate, 100*l.MaxErrorRate)
+		}
+	} else if b.Errors > 0 {
+		return "only errors"
+	}
+	if l.SLOP99Ms > 0 && b.Latency.P99Ms > l.SLOP99Ms {
+		return fmt.Sprintf("p99 %.1f ms above the SLO %.1f ms", b.Latency.P99Ms, l.SLOP99Ms)
+	}
+	return ""
+}
+
+// KneeOf estimates the concurrency at which throughput stops growing from a
+// curve measured with a pool large enough not to limit it: the point where
+// the initial slope (requests/s per connection, from the lowest levels)
+// meets the plateau. By Little's law it is the number of requests the stack
+// can usefully have in flight, i.e. the workers the pool needs.
+func KneeOf(curve []results.CurvePoint) int {
+	var slope, peak float64
+	for _, p := range curve {
+		if p.Connections <= 0 || p.ThroughputRPS <= 0 {
+			continue
+		}
+		slope = math.Max(slope, p.ThroughputRPS/float64(p.Connections))
+		peak = math.Max(peak, p.ThroughputRPS)
+	}
+	if slope == 0 {
+		return 0
+	}
+	return max(1, int(math.Round(peak/slope)))
+}

@@ -1,0 +1,200 @@
+// Package sim is a deterministic model of a PHP stack for testing the
+// tuner without one: throughput against workers and connections for a page
+// that burns CPU and a page that waits, memory per worker, the effect of the
+// categorical knobs, and seeded noise including steal-like dips. Stack has
+// the methods package tune's Stack interface asks for.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+)
+
+const mib = int64(1) << 20
+
+// Workload describes the simulated page and machine.
+type Workload struct {
+	Name      string
+	Cores     int
+	CPUMs     float64 // PHP CPU time per request
+	WaitMs    float64 // time a request waits off-CPU (database, network)
+	WorkerB   int64   // PSS of one worker
+	OtherB    int64   // PSS of nginx, the fpm master, MariaDB
+	Noise     float64 // relative standard deviation of a run's throughput
+	StealProb float64 // chance a run loses 30% to a noisy neighbour
+	// Effects of the categorical knobs, as fractions of CPU per request.
+	VTOffGain  float64 // opcache.validate_timestamps=off saves this
+	JITGain    float64 // JIT on saves this
+	TCPCost    float64 // listen=tcp costs this
+	SwitchCost float64 // each worker beyond the cores costs this (cache, scheduler)
+	// FailAbove makes Apply fail, as an out-of-memory start would, when
+	// pm.max_children exceeds it (0: never).
+	FailAbove int
+}
+
+// CPUBound is a page like phpinfo: all CPU, knee at the core count.
+func CPUBound() Workload {
+	return Workload{Name: "cpu", Cores: 2, CPUMs: 0.9, WaitMs: 0.05, WorkerB: 14 * mib, OtherB: 180 * mib,
+		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.04, JITGain: 0.0, TCPCost: 0.06, SwitchCost: 0.004}
+}
+
+// IOWait is the io app: 1 ms of CPU and 20 ms waiting on MariaDB per request,
+// so the knee is near 2 × 21 / 1 = 42 workers: the distro's 5 children give
+// ~240 rps at 50 connections and a pool of ~48 about 8×, as measured here.
+func IOWait() Workload {
+	return Workload{Name: "io", Cores: 2, CPUMs: 1.0, WaitMs: 20, WorkerB: 12 * mib, OtherB: 220 * mib,
+		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.02, JITGain: 0.0, TCPCost: 0.03, SwitchCost: 0.001}
+}
+
+// alive is how many workers hold memory during a loaded run.
+func alive(cfg knob.Config, conns int) int {
+	n := int(cfg.Int("pm.max_children"))
+	if cfg["pm"] != "static" {
+		n = min(n, max(conns, int(cfg.Int("pm.start_servers"))))
+	}
+	return n
+}
+
+// True is the noise-free throughput of cfg at conns connections.
+func (w Workload) True(cfg knob.Config, conns int) float64 {
+	workers := int(cfg.Int("pm.max_children"))
+	s := w.CPUMs
+	if !cfg.On("opcache.validate_timestamps") {
+		s *= 1 - w.VTOffGain
+	}
+	if cfg["opcache.jit"] != "off" && cfg.Bytes("opcache.jit_buffer_size") > 0 {
+		s *= 1 - w.JITGain
+	}
+	if cfg["listen"] == "tcp" {
+		s *= 1 + w.TCPCost
+	}
+	inflight := min(workers, conns)
+	s *= 1 + w.SwitchCost*float64(max(0, inflight-w.Cores))
+	if mr := cfg.Int("pm.max_requests"); mr > 0 {
+		s += 8 / float64(mr) // a respawn costs ~8 ms of CPU
+	}
+	x := math.Min(float64(inflight)/(s+w.WaitMs), float64(w.Cores)/s) * 1000
+	switch cfg["pm"] {
+	case "dynamic":
+		x *= 0.99 // the manager's bookkeeping and the occasional reap/spawn
+	case "ondemand":
+		x *= 0.95 // workers spawned on the request path
+	}
+	return x
+}
+
+// Memory is the true peak PSS of cfg at conns connections.
+func (w Workload) Memory(cfg knob.Config, conns int) int64 {
+	m := w.OtherB + int64(alive(cfg, conns))*w.WorkerB
+	if cfg["opcache.jit"] != "off" {
+		m += cfg.Bytes("opcache.jit_buffer_size")
+	}
+	return m
+}
+
+// Stack simulates a lab running Workload. Not safe for concurrent use.
+type Stack struct {
+	W   Workload
+	rng *rand.Rand
+	cfg knob.Config
+	// Clock, when set, is advanced by every Apply and Measure as if the
+	// time had passed, so time budgets can be tested instantly.
+	Clock    *time.Time
+	Applies  int
+	Measures int
+	Resets   int
+}
+
+// New returns a simulated stack running the distro defaults.
+func New(w Workload, seed uint64) *Stack {
+	return &Stack{W: w, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), cfg: knob.Defaults()}
+}
+
+func (s *Stack) advance(d time.Duration) {
+	if s.Clock != nil {
+		*s.Clock = s.Clock.Add(d)
+	}
+}
+
+// Apply restarts the simulated stack with cfg.
+func (s *Stack) Apply(ctx context.Context, cfg knob.Config) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.Applies++
+	s.advance(2 * time.Second)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if s.W.FailAbove > 0 && int(cfg.Int("pm.max_children")) > s.W.FailAbove {
+		return &StartError{Log: fmt.Sprintf("php-fpm: ERROR: fork() failed: Cannot allocate memory (max_children=%s)", cfg["pm.max_children"])}
+	}
+	s.cfg = cfg.Clone()
+	return nil
+}
+
+// StartError is a simulated start failure carrying the component's log.
+type StartError struct{ Log string }
+
+func (e *StartError) Error() string { return "stack failed to start: " + e.Log }
+
+// ErrNoConfig is returned by Measure before any Apply succeeded.
+var ErrNoConfig = errors.New("sim: no configuration applied")
+
+// Measure runs the simulated load.
+func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.cfg == nil {
+		return nil, ErrNoConfig
+	}
+	s.Measures++
+	s.advance(d + warmup)
+	x := s.W.True(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*s.W.Noise)
+	steal := 2 + 3*s.rng.Float64()
+	if s.rng.Float64() < s.W.StealProb {
+		x *= 0.7
+		steal = 30 + 20*s.rng.Float64()
+	}
+	secs := d.Seconds()
+	if secs <= 0 {
+		secs = 1
+	}
+	reqs := int64(x * secs)
+	meanMs := float64(conns) / x * 1000
+	workers := alive(s.cfg, conns)
+	workerB := int64(float64(s.W.WorkerB) * (1 + 0.02*s.rng.Float64()))
+	b := &results.Bench{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindBench, Target: "sim://" + s.W.Name,
+		Protocol: "http", Model: "closed", Connections: conns, KeepAlive: true,
+		WarmupS: warmup.Seconds(), DurationS: secs, Requests: reqs, ThroughputRPS: x,
+		Latency: results.Latency{MeanMs: meanMs, P50Ms: meanMs * 0.9, P90Ms: meanMs * 1.4, P99Ms: meanMs*2 + s.W.CPUMs, MaxMs: meanMs * 4},
+		Observation: &results.Observation{
+			IntervalS: 1,
+			Samples: []results.Sample{{TS: secs, Machine: results.MachineSample{StealPct: steal}, Groups: []results.GroupSample{
+				{Name: "php-fpm workers", Processes: workers, PSSB: int64(workers) * workerB},
+				{Name: "other", Processes: 3, PSSB: s.W.OtherB},
+			}}},
+			Derived: results.Derived{WorkerPSSP50B: s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: steal},
+		},
+	}
+	if s.cfg["opcache.jit"] != "off" {
+		b.Observation.Samples[0].Groups[1].PSSB += s.cfg.Bytes("opcache.jit_buffer_size")
+	}
+	return b, nil
+}
+
+// Reset simulates restoring the database.
+func (s *Stack) Reset(ctx context.Context) error {
+	s.Resets++
+	s.advance(time.Second)
+	return ctx.Err()
+}
