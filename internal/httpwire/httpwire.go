@@ -1,0 +1,447 @@
+// Package httpwire is the load generator's HTTP/1.1 response parser: it is
+// fed bytes exactly as the socket returned them, in pieces of any size, keeps
+// only what it needs to find where a response ends (status, Content-Length,
+// chunked framing, Connection: close) and does not allocate once its head
+// buffer has grown to the size of the server's heads.
+//
+// It is not a general HTTP client: bodies are counted, not kept, and headers
+// other than the framing ones are skipped. Anything malformed becomes a
+// *ProtocolError, and a connection closed before the end of a response
+// becomes ErrTruncated, so the generator can classify every failure.
+package httpwire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// DefaultMaxHead bounds a response head; nginx's and PHP's heads are a few
+// hundred bytes, and a server that sends more without a blank line is
+// broken or hostile.
+const DefaultMaxHead = 64 << 10
+
+// maxLine bounds a chunk-size or trailer line.
+const maxLine = 4096
+
+// ProtocolError is a response that breaks HTTP/1.1 framing.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "http protocol error: " + e.Msg }
+
+func protoErr(format string, args ...any) error {
+	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrTruncated means the server closed the connection before the response
+// was complete (no response at all, or a body shorter than announced).
+var ErrTruncated = errors.New("connection closed before the response was complete")
+
+type state uint8
+
+const (
+	stHead state = iota
+	stBody
+	stChunkSize
+	stChunkData
+	stChunkCRLF
+	stTrailer
+	stUntilClose
+	stDone
+)
+
+// Parser parses one response at a time; Reset it between responses.
+type Parser struct {
+	// MaxHead bounds the head (DefaultMaxHead when 0).
+	MaxHead int
+	// NoBody is set for responses to HEAD requests.
+	NoBody bool
+
+	// Status is the status code, valid once the head is read.
+	Status int
+	// ContentLength is the announced length, -1 when absent.
+	ContentLength int64
+	// Chunked is set for Transfer-Encoding: chunked.
+	Chunked bool
+	// Close is set when the server will close the connection after this
+	// response (Connection: close, HTTP/1.0 without keep-alive, or a body
+	// delimited by the end of the connection).
+	Close bool
+	// BodyLen counts body bytes (chunk data without framing).
+	BodyLen int64
+
+	st       state
+	head     []byte
+	left     int64 // body or chunk bytes left
+	lineLen  int   // bytes of the current chunk-size/trailer line so far
+	lineVal  int64 // chunk size accumulated so far
+	lineSeen bool  // at least one hex digit in the chunk-size line
+	lineExt  bool  // inside a chunk extension
+	crlfLeft int   // bytes of the CRLF after chunk data still expected
+}
+
+// Reset prepares p for the next response, keeping its head buffer.
+func (p *Parser) Reset() {
+	*p = Parser{MaxHead: p.MaxHead, NoBody: p.NoBody, head: p.head[:0], ContentLength: -1}
+}
+
+// Done reports whether the response is complete.
+func (p *Parser) Done() bool { return p.st == stDone }
+
+// HeadDone reports whether the head has been read.
+func (p *Parser) HeadDone() bool { return p.st != stHead }
+
+// Feed consumes the bytes of b that belong to the current response and
+// returns how many. Bytes after the end of the response are left (a server
+// must not send them unasked; the caller decides). After an error, Reset
+// before feeding again.
+func (p *Parser) Feed(b []byte) (int, error) {
+	total := len(b)
+	for len(b) > 0 {
+		switch p.st {
+		case stDone:
+			return total - len(b), nil
+		case stHead:
+			n, err := p.feedHead(b)
+			if err != nil {
+				return total - len(b) + n, err
+			}
+			b = b[n:]
+		case stBody, stChunkData:
+			n := int64(len(b))
+			if n > p.left {
+				n = p.left
+			}
+			p.left -= n
+			p.BodyLen += n
+			b = b[n:]
+			if p.left == 0 {
+				if p.st == stBody {
+					p.st = stDone
+				} else {
+					p.st, p.crlfLeft = stChunkCRLF, 2
+				}
+			}
+		case stChunkCRLF:
+			// Accept "\r\n" or a bare "\n" after chunk data.
+			c := b[0]
+			b = b[1:]
+			switch {
+			case p.crlfLeft == 2 && c == '\r':
+				p.crlfLeft = 1
+			case c == '\n':
+				p.st = stChunkSize
+				p.lineLen, p.lineVal, p.lineSeen, p.lineExt = 0, 0, false, false
+			default:
+				return total - len(b), protoErr("chunk data not followed by CRLF (got %q)", c)
+			}
+		case stChunkSize:
+			n, err := p.feedChunkSize(b)
+			if err != nil {
+				return total - len(b) + n, err
+			}
+			b = b[n:]
+		case stTrailer:
+			n, err := p.feedTrailer(b)
+			if err != nil {
+				return total - len(b) + n, err
+			}
+			b = b[n:]
+		case stUntilClose:
+			p.BodyLen += int64(len(b))
+			b = b[len(b):]
+		}
+	}
+	if p.st == stBody && p.left == 0 {
+		p.st = stDone
+	}
+	return total, nil
+}
+
+// EOF tells the parser the server closed the connection. It returns nil when
+// that ends the response (a body delimited by the close), ErrTruncated
+// otherwise.
+func (p *Parser) EOF() error {
+	if p.st == stUntilClose {
+		p.st = stDone
+		return nil
+	}
+	if p.st == stDone {
+		return nil
+	}
+	return ErrTruncated
+}
+
+func (p *Parser) feedHead(b []byte) (int, error) {
+	max := p.MaxHead
+	if max <= 0 {
+		max = DefaultMaxHead
+	}
+	prev := len(p.head)
+	room := max - prev
+	take := b
+	if len(take) > room {
+		take = take[:room]
+	}
+	p.head = append(p.head, take...)
+	from := prev - 3
+	if from < 0 {
+		from = 0
+	}
+	end, next := headEnd(p.head, from)
+	if end < 0 {
+		if len(b) > room {
+			return len(take), protoErr("response head longer than %d bytes", max)
+		}
+		return len(take), nil
+	}
+	used := next - prev
+	if err := p.parseHead(p.head[:end]); err != nil {
+		return used, err
+	}
+	if p.Status >= 100 && p.Status < 200 {
+		if p.Status == 101 {
+			return used, protoErr("101 Switching Protocols is not supported")
+		}
+		// An interim response (100 Continue, 103 Early Hints): the real
+		// one follows.
+		p.head = p.head[:0]
+		p.ContentLength, p.Chunked, p.Close = -1, false, false
+		return used, nil
+	}
+	switch {
+	case p.NoBody || p.Status == 204 || p.Status == 304:
+		p.st = stDone
+	case p.Chunked:
+		p.st = stChunkSize
+	case p.ContentLength >= 0:
+		p.st, p.left = stBody, p.ContentLength
+		if p.left == 0 {
+			p.st = stDone
+		}
+	default:
+		p.st, p.Close = stUntilClose, true
+	}
+	return used, nil
+}
+
+// headEnd finds the blank line that ends a head in b, searching from from,
+// and returns the head length (without the blank line) and the offset of the
+// body, or -1, -1.
+func headEnd(b []byte, from int) (int, int) {
+	for {
+		i := bytes.IndexByte(b[from:], '\n')
+		if i < 0 {
+			return -1, -1
+		}
+		i += from
+		if i+1 < len(b) && b[i+1] == '\n' {
+			return i + 1, i + 2
+		}
+		if i+2 < len(b) && b[i+1] == '\r' && b[i+2] == '\n' {
+			return i + 1, i + 3
+		}
+		from = i + 1
+	}
+}
+
+func (p *Parser) parseHead(h []byte) error {
+	// Status line: HTTP/1.x SP 3DIGIT [SP reason].
+	i := bytes.IndexByte(h, '\n')
+	var line []byte
+	if i < 0 {
+		line, h = h, nil
+	} else {
+		line, h = h[:i], h[i+1:]
+	}
+	line = trimCR(line)
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
+		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || (len(line) > 12 && line[12] != ' ') {
+		return protoErr("bad status line %.80q", line)
+	}
+	http10 := line[7] == '0'
+	p.Status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	if p.Status < 100 {
+		return protoErr("bad status code in %.80q", line)
+	}
+	keepAlive10 := false
+	for len(h) > 0 {
+		i := bytes.IndexByte(h, '\n')
+		if i < 0 {
+			line, h = h, nil
+		} else {
+			line, h = h[:i], h[i+1:]
+		}
+		line = trimCR(line)
+		if len(line) == 0 {
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return protoErr("header line without a name: %.80q", line)
+		}
+		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		switch {
+		case equalFold(name, "content-length"):
+			n, ok := parseDec(value)
+			if !ok {
+				return protoErr("bad Content-Length %.40q", value)
+			}
+			if p.ContentLength >= 0 && p.ContentLength != n {
+				return protoErr("conflicting Content-Length headers (%d and %d)", p.ContentLength, n)
+			}
+			p.ContentLength = n
+		case equalFold(name, "transfer-encoding"):
+			// The last coding decides; anything but chunked last means
+			// the body runs to the close (RFC 9112, 6.3).
+			last := value
+			if j := bytes.LastIndexByte(value, ','); j >= 0 {
+				last = bytes.TrimSpace(value[j+1:])
+			}
+			p.Chunked = equalFold(last, "chunked")
+			if !p.Chunked {
+				p.Close = true
+			}
+		case equalFold(name, "connection"):
+			if containsTokenFold(value, "close") {
+				p.Close = true
+			}
+			if containsTokenFold(value, "keep-alive") {
+				keepAlive10 = true
+			}
+		}
+	}
+	if p.Chunked {
+		p.ContentLength = -1 // Transfer-Encoding overrides Content-Length
+	}
+	if http10 && !keepAlive10 {
+		p.Close = true
+	}
+	return nil
+}
+
+func (p *Parser) feedChunkSize(b []byte) (int, error) {
+	for i, c := range b {
+		p.lineLen++
+		if p.lineLen > maxLine {
+			return i + 1, protoErr("chunk-size line longer than %d bytes", maxLine)
+		}
+		switch {
+		case c == '\n':
+			if !p.lineSeen {
+				return i + 1, protoErr("chunk-size line without a size")
+			}
+			if p.lineVal == 0 {
+				p.st, p.lineLen = stTrailer, 0
+			} else {
+				p.st, p.left = stChunkData, p.lineVal
+			}
+			return i + 1, nil
+		case p.lineExt || c == '\r':
+		case c == ';' || c == ' ' || c == '\t':
+			p.lineExt = true
+		default:
+			v := hexVal(c)
+			if v < 0 {
+				return i + 1, protoErr("bad character %q in chunk size", c)
+			}
+			if p.lineVal >= 1<<58 {
+				return i + 1, protoErr("chunk size too large")
+			}
+			p.lineVal = p.lineVal<<4 | int64(v)
+			p.lineSeen = true
+		}
+	}
+	return len(b), nil
+}
+
+// feedTrailer skips trailer fields up to the blank line that ends the
+// response.
+func (p *Parser) feedTrailer(b []byte) (int, error) {
+	for i, c := range b {
+		switch c {
+		case '\n':
+			if p.lineLen == 0 {
+				p.st = stDone
+				return i + 1, nil
+			}
+			p.lineLen = 0
+		case '\r':
+		default:
+			p.lineLen++
+			if p.lineLen > maxLine {
+				return i + 1, protoErr("trailer line longer than %d bytes", maxLine)
+			}
+		}
+	}
+	return len(b), nil
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func hexVal(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+func parseDec(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// equalFold compares b with a lower-case ASCII string, ignoring case.
+func equalFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsTokenFold reports whether a comma-separated header value contains
+// token.
+func containsTokenFold(v []byte, token string) bool {
+	for len(v) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			t, v = v[:i], v[i+1:]
+		} else {
+			t, v = v, nil
+		}
+		if equalFold(bytes.TrimSpace(t), token) {
+			return true
+		}
+	}
+	return false
+}
