@@ -1,0 +1,326 @@
+// Package store is phptune's results database: an embedded SQLite file
+// (modernc.org/sqlite, no cgo) holding tune runs and their trials. Each
+// trial is written in its own transaction as soon as it finishes, so a tune
+// killed at any moment loses at most the trial in flight, and --resume
+// continues from what is stored. The file uses WAL journaling: a writer
+// killed mid-transaction leaves the database at its last commit.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/phptune/phptune/internal/results"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned for a run that is not in the database.
+var ErrNotFound = errors.New("not found")
+
+// Run statuses.
+const (
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+	StatusDone        = "done"
+	StatusFailed      = "failed"
+)
+
+// DB is an open results database.
+type DB struct {
+	db   *sql.DB
+	path string
+}
+
+// migrations create and evolve the schema; user_version records how many
+// have run. Append only: never edit one that has shipped.
+var migrations = []string{
+	`CREATE TABLE runs (
+		id          TEXT PRIMARY KEY,
+		created_at  TEXT NOT NULL,
+		updated_at  TEXT NOT NULL,
+		status      TEXT NOT NULL,
+		command     TEXT NOT NULL DEFAULT '',
+		app         TEXT NOT NULL DEFAULT '',
+		workload    TEXT NOT NULL DEFAULT '',
+		options     TEXT NOT NULL DEFAULT '{}', -- the orchestrator's inputs, JSON, for --resume
+		result      TEXT                        -- the final results.Tune, JSON
+	);
+	CREATE TABLE trials (
+		run_id      TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		n           INTEGER NOT NULL,
+		key         TEXT NOT NULL,             -- identity of the candidate, checked on resume
+		phase       TEXT NOT NULL,
+		label       TEXT NOT NULL DEFAULT '',
+		connections INTEGER NOT NULL,
+		status      TEXT NOT NULL,
+		config      TEXT NOT NULL,             -- JSON map
+		fail_reason TEXT NOT NULL DEFAULT '',
+		log         TEXT NOT NULL DEFAULT '',
+		bench       TEXT,                      -- raw results.Bench JSON incl. observer samples
+		started_at  TEXT NOT NULL,
+		finished_at TEXT NOT NULL,
+		PRIMARY KEY (run_id, n)
+	);`,
+}
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string) (*DB, error) {
+	q := url.Values{}
+	// busy_timeout: another phptune reading the file (a report) must not
+	// make a trial's write fail. synchronous(NORMAL) with WAL is durable
+	// against process kills; only a power loss may drop the last commits.
+	for _, p := range []string{"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("results database %s: %w", path, err)
+	}
+	// One connection: SQLite serialises writers anyway, and a single
+	// connection keeps the pragmas and avoids SQLITE_BUSY between our own.
+	db.SetMaxOpenConns(1)
+	s := &DB{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("results database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *DB) migrate(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this phptune understands (%d); use a newer phptune", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *DB) Path() string { return s.path }
+
+// Run is one tune run.
+type Run struct {
+	ID        string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Status    string
+	Command   string
+	App       string
+	Workload  string
+	// Options is the orchestrator's input, stored so --resume needs only
+	// the run's ID.
+	Options json.RawMessage
+	// Result is the final tune, once done.
+	Result *results.Tune
+}
+
+// Trial is one stored trial: results.Trial plus the candidate's identity
+// and timing.
+type Trial struct {
+	results.Trial
+	Key        string
+	Label      string
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+const timeFormat = time.RFC3339Nano
+
+// CreateRun stores a new run with status running.
+func (s *DB) CreateRun(ctx context.Context, r Run) error {
+	now := time.Now().UTC()
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	if len(r.Options) == 0 {
+		r.Options = json.RawMessage("{}")
+	}
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO runs (id, created_at, updated_at, status, command, app, workload, options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.CreatedAt.Format(timeFormat), now.Format(timeFormat), StatusRunning, r.Command, r.App, r.Workload, string(r.Options))
+	if err != nil {
+		return fmt.Errorf("storing run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// SetStatus records a run's status (e.g. interrupted, running again).
+func (s *DB) SetStatus(ctx context.Context, id, status string) error {
+	return s.update(ctx, id, `UPDATE runs SET status = ?, updated_at = ? WHERE id = ?`, status, time.Now().UTC().Format(timeFormat), id)
+}
+
+// Finish stores the final result and the status.
+func (s *DB) Finish(ctx context.Context, id, status string, t *results.Tune) error {
+	var res any
+	if t != nil {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		res = string(b)
+	}
+	return s.update(ctx, id, `UPDATE runs SET status = ?, result = ?, updated_at = ? WHERE id = ?`, status, res, time.Now().UTC().Format(timeFormat), id)
+}
+
+func (s *DB) update(ctx context.Context, id, q string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("updating run %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Run returns one run.
+func (s *DB) Run(ctx context.Context, id string) (*Run, error) {
+	rows, err := s.runs(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("run %q: %w; list runs with: phptune runs", id, ErrNotFound)
+	}
+	return &rows[0], nil
+}
+
+// Runs lists every run, newest first.
+func (s *DB) Runs(ctx context.Context) ([]Run, error) {
+	return s.runs(ctx, `ORDER BY created_at DESC`)
+}
+
+func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, created_at, updated_at, status, command, app, workload, options, result FROM runs `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var created, updated, opts string
+		var result sql.NullString
+		if err := rows.Scan(&r.ID, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result); err != nil {
+			return nil, err
+		}
+		r.CreatedAt, _ = time.Parse(timeFormat, created)
+		r.UpdatedAt, _ = time.Parse(timeFormat, updated)
+		r.Options = json.RawMessage(opts)
+		if result.Valid {
+			r.Result = &results.Tune{}
+			if err := json.Unmarshal([]byte(result.String), r.Result); err != nil {
+				return nil, fmt.Errorf("run %s: stored result: %w", r.ID, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SaveTrial stores a finished trial (replacing one with the same number,
+// which only a resumed run that re-measured it would write).
+func (s *DB) SaveTrial(ctx context.Context, runID string, t Trial) error {
+	cfg, err := json.Marshal(t.Config)
+	if err != nil {
+		return err
+	}
+	var bench any
+	if t.Bench != nil {
+		b, err := json.Marshal(t.Bench)
+		if err != nil {
+			return err
+		}
+		bench = string(b)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO trials
+		(run_id, n, key, phase, label, connections, status, config, fail_reason, log, bench, started_at, finished_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, t.N, t.Key, t.Phase, t.Label, t.Connections, t.Status, string(cfg), t.FailReason, t.Log, bench,
+		t.StartedAt.UTC().Format(timeFormat), t.FinishedAt.UTC().Format(timeFormat)); err != nil {
+		return fmt.Errorf("storing trial %d of run %s: %w", t.N, runID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET updated_at = ? WHERE id = ?`, time.Now().UTC().Format(timeFormat), runID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Trials returns a run's trials in order.
+func (s *DB) Trials(ctx context.Context, runID string) ([]Trial, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT n, key, phase, label, connections, status, config, fail_reason, log, bench, started_at, finished_at
+		FROM trials WHERE run_id = ? ORDER BY n`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Trial
+	for rows.Next() {
+		var t Trial
+		var cfg, started, finished string
+		var bench sql.NullString
+		if err := rows.Scan(&t.N, &t.Key, &t.Phase, &t.Label, &t.Connections, &t.Status, &cfg, &t.FailReason, &t.Log, &bench, &started, &finished); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(cfg), &t.Config); err != nil {
+			return nil, fmt.Errorf("trial %d: config: %w", t.N, err)
+		}
+		if bench.Valid {
+			t.Bench = &results.Bench{}
+			if err := json.Unmarshal([]byte(bench.String), t.Bench); err != nil {
+				return nil, fmt.Errorf("trial %d: bench: %w", t.N, err)
+			}
+		}
+		t.StartedAt, _ = time.Parse(timeFormat, started)
+		t.FinishedAt, _ = time.Parse(timeFormat, finished)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Check runs SQLite's integrity check.
+func (s *DB) Check(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
+		return err
+	}
+	if res != "ok" {
+		return fmt.Errorf("results database %s is damaged: %s", s.path, res)
+	}
+	return nil
+}

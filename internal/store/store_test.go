@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+func open(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func trial(n int, status string) Trial {
+	tr := Trial{Trial: results.Trial{N: n, Phase: "knee", Config: map[string]string{"pm": "static", "pm.max_children": strconv.Itoa(n)},
+		Connections: 50, Status: status}, Key: fmt.Sprintf("k%d", n), Label: "workers=" + strconv.Itoa(n),
+		StartedAt: time.Unix(1000, 0), FinishedAt: time.Unix(1012, 0)}
+	if status == "ok" {
+		tr.Bench = &results.Bench{Kind: results.KindBench, ThroughputRPS: 1000 + float64(n),
+			Observation: &results.Observation{Samples: []results.Sample{{TS: 1, Machine: results.MachineSample{StealPct: 3}}}}}
+	} else {
+		tr.FailReason, tr.Log = "stack failed to start", "php-fpm: ERROR: fork() failed"
+	}
+	return tr
+}
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db := open(t, path)
+	opts := json.RawMessage(`{"conns":50}`)
+	if err := db.CreateRun(ctx, Run{ID: "r1", Command: "phptune tune", App: "io", Workload: "front", Options: opts}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(ctx, Run{ID: "r1"}); err == nil {
+		t.Error("duplicate run accepted")
+	}
+	for _, tr := range []Trial{trial(1, "ok"), trial(2, "failed"), trial(3, "ok")} {
+		if err := db.SaveTrial(ctx, "r1", tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Re-saving a number replaces it.
+	again := trial(3, "ok")
+	again.Bench.ThroughputRPS = 5
+	if err := db.SaveTrial(ctx, "r1", again); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db = open(t, path) // reopen: nothing lost, no migration re-run
+	got, err := db.Trials(ctx, "r1")
+	if err != nil || len(got) != 3 {
+		t.Fatalf("trials: %d %v", len(got), err)
+	}
+	tests := []struct {
+		i      int
+		status string
+		rps    float64
+		log    string
+	}{{0, "ok", 1001, ""}, {1, "failed", 0, "php-fpm: ERROR: fork() failed"}, {2, "ok", 5, ""}}
+	for _, tt := range tests {
+		g := got[tt.i]
+		if g.Status != tt.status || g.Log != tt.log || g.Config["pm"] != "static" || g.Key != fmt.Sprintf("k%d", tt.i+1) {
+			t.Errorf("trial %d: %+v", tt.i+1, g)
+		}
+		if tt.rps > 0 && (g.Bench == nil || g.Bench.ThroughputRPS != tt.rps || len(g.Bench.Observation.Samples) != 1) {
+			t.Errorf("trial %d bench: %+v", tt.i+1, g.Bench)
+		}
+		if tt.rps == 0 && g.Bench != nil {
+			t.Errorf("trial %d: failed trial has a bench", tt.i+1)
+		}
+	}
+	r, err := db.Run(ctx, "r1")
+	if err != nil || r.Status != StatusRunning || string(r.Options) != `{"conns":50}` || r.Result != nil {
+		t.Fatalf("run: %+v %v", r, err)
+	}
+	if err := db.Finish(ctx, "r1", StatusDone, &results.Tune{ID: "r1", Kind: results.KindTune}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = db.Run(ctx, "r1")
+	if r.Status != StatusDone || r.Result == nil || r.Result.ID != "r1" {
+		t.Errorf("finished run: %+v", r)
+	}
+	if _, err := db.Run(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing run: %v", err)
+	}
+	if err := db.SetStatus(ctx, "nope", StatusDone); !errors.Is(err, ErrNotFound) {
+		t.Errorf("status of missing run: %v", err)
+	}
+	runs, _ := db.Runs(ctx)
+	if len(runs) != 1 {
+		t.Errorf("runs: %d", len(runs))
+	}
+	if err := db.SaveTrial(ctx, "nope", trial(1, "ok")); err == nil {
+		t.Error("trial of a missing run accepted (foreign keys off?)")
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db := open(t, path)
+	if _, err := db.db.ExecContext(ctx, "PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(ctx, path); err == nil {
+		t.Error("a newer schema was accepted")
+	}
+}
+
+// TestKilledMidWrite kills a process that writes trials as fast as it can
+// and checks the database afterwards: intact, and every stored trial whole.
+func TestKilledMidWrite(t *testing.T) {
+	if path := os.Getenv("PHPTUNE_STORE_WRITER"); path != "" {
+		writer(path)
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	path := filepath.Join(t.TempDir(), "results.db")
+	for round := 0; round < 3; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledMidWrite$")
+		cmd.Env = append(os.Environ(), "PHPTUNE_STORE_WRITER="+path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(300+200*round) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+
+		db, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatalf("round %d: reopening after kill: %v", round, err)
+		}
+		if err := db.Check(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		trials, err := db.Trials(context.Background(), "killed")
+		if err != nil {
+			t.Fatalf("round %d: reading trials: %v", round, err)
+		}
+		for i, tr := range trials {
+			if tr.N != i+1 || tr.Bench == nil && tr.Status == "ok" {
+				t.Fatalf("round %d: trial %d damaged: %+v", round, i, tr)
+			}
+		}
+		t.Logf("round %d: %d trials survived the kill", round, len(trials))
+		db.Close()
+	}
+}
+
+// writer appends trials forever (until killed), continuing numbering.
+func writer(path string) {
+	ctx := context.Background()
+	db, err := Open(ctx, path)
+	if err != nil {
+		panic(err)
+	}
+	_ = db.CreateRun(ctx, Run{ID: "killed"})
+	have, _ := db.Trials(ctx, "killed")
+	for n := len(have) + 1; ; n++ {
+		tr := trial(n, "ok")
+		// A big bench, like one with observer samples, so a kill lands
+		// mid-write now and then.
+		for i := 0; i < 200; i++ {
+			tr.Bench.Observation.Samples = append(tr.Bench.Observation.Samples, results.Sample{TS: float64(i)})
+		}
+		if err := db.SaveTrial(ctx, "killed", tr); err != nil {
+			panic(err)
+		}
+	}
+}
