@@ -1,0 +1,720 @@
+// Package tune runs a tune: it drives a search strategy against a stack,
+// records every trial in the results database as it finishes, resumes an
+// interrupted run, respects a time budget, and closes with the evidence a
+// recommendation needs: a drift check, a holdout (start against recommended
+// re-measured interleaved), each changed knob's effect with a confidence
+// interval and the memory prediction checked against what was measured.
+//
+// The outside world is behind Stack; package lab (with the generator and
+// the observer) implements it for real stacks, package search/sim for tests.
+package tune
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/store"
+)
+
+// Stack is the stack being tuned.
+type Stack interface {
+	// Apply restarts the stack with cfg. If the stack fails to start, the
+	// error should carry the components' log lines: the trial is recorded
+	// as failed with it and the tune goes on.
+	Apply(ctx context.Context, cfg knob.Config) error
+	// Measure loads the running stack with conns connections for warmup
+	// (not measured) and then d, and returns what the generator and the
+	// observer saw.
+	Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error)
+	// Reset restores the application's state (the database) so that a
+	// writing workload starts every trial alike.
+	Reset(ctx context.Context) error
+}
+
+// Phases the orchestrator adds to the strategy's.
+const (
+	PhaseDrift   = "drift"
+	PhaseHoldout = "holdout"
+)
+
+// Trial statuses.
+const (
+	StatusOK       = "ok"
+	StatusFailed   = "failed"
+	StatusViolates = "violates"
+)
+
+// Options are a tune's inputs. They are stored with the run, so --resume
+// needs only the run's ID; keep them JSON-serialisable.
+type Options struct {
+	ID        string      `json:"id"` // empty: made from the start time
+	Command   string      `json:"command,omitempty"`
+	App       string      `json:"app,omitempty"`
+	Workload  string      `json:"workload,omitempty"`
+	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
+	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
+	// Conns is the workload's concurrency (default 50).
+	Conns int `json:"conns,omitempty"`
+	// Cores of the machine under test (default runtime.NumCPU()).
+	Cores  int            `json:"cores,omitempty"`
+	Limits results.Limits `json:"limits"`
+	// TimeBudget bounds the whole tune (0: none). The search stops early
+	// to leave time for the holdout.
+	TimeBudget time.Duration `json:"time_budget_ns,omitempty"`
+	// Duration and Warmup of each trial (default 10 s and 3 s).
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Warmup   time.Duration `json:"warmup_ns,omitempty"`
+	// ResetBetween resets the stack's state before every measurement
+	// (writing workloads: seed 004's comments table).
+	ResetBetween bool `json:"reset_between,omitempty"`
+	// DriftRuns is how often the start configuration is measured before
+	// the search (default 2); the holdout re-measures it at the end.
+	DriftRuns int `json:"drift_runs,omitempty"`
+	// HoldoutRounds of start vs recommended (default 4).
+	HoldoutRounds int `json:"holdout_rounds,omitempty"`
+	// Strategy is "domain" (default) or "grid".
+	Strategy string `json:"strategy,omitempty"`
+	// Challenges names the categorical challenges to try, from
+	// search.DefaultChallenges; nil: all.
+	Challenges []string `json:"challenges,omitempty"`
+	// CategoricalTrials is the domain strategy's budget for the
+	// categorical rounds (0: its default).
+	CategoricalTrials int `json:"categorical_trials,omitempty"`
+}
+
+func (o *Options) defaults(now time.Time) error {
+	if o.Start == nil {
+		o.Start = knob.Defaults()
+	}
+	if err := o.Start.Validate(); err != nil {
+		return fmt.Errorf("start configuration: %w", err)
+	}
+	if o.ID == "" {
+		o.ID = now.UTC().Format("20060102-150405")
+	}
+	if o.Objective == "" {
+		o.Objective = "throughput"
+	}
+	if o.Objective != "throughput" && o.Objective != "latency" {
+		return fmt.Errorf("objective %q: want throughput or latency", o.Objective)
+	}
+	if o.Conns <= 0 {
+		o.Conns = 50
+	}
+	if o.Cores <= 0 {
+		o.Cores = runtime.NumCPU()
+	}
+	if o.Duration <= 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 3 * time.Second
+	}
+	if o.DriftRuns <= 0 {
+		o.DriftRuns = 2
+	}
+	if o.HoldoutRounds <= 0 {
+		o.HoldoutRounds = 4
+	}
+	if o.HoldoutRounds < 2 {
+		o.HoldoutRounds = 2
+	}
+	if o.Strategy == "" {
+		o.Strategy = "domain"
+	}
+	if o.Strategy != "domain" && o.Strategy != "grid" {
+		return fmt.Errorf("strategy %q: want domain or grid", o.Strategy)
+	}
+	for _, name := range o.Challenges {
+		if !slices.ContainsFunc(search.DefaultChallenges, func(c search.Challenge) bool { return c.Name == name }) {
+			var names []string
+			for _, c := range search.DefaultChallenges {
+				names = append(names, c.Name)
+			}
+			return fmt.Errorf("unknown challenge %q; known: %s", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// Progress is one update for a progress display.
+type Progress struct {
+	RunID     string
+	Phase     string
+	Trial     int // trials done so far, this one included
+	Total     int // estimate
+	Label     string
+	Reused    bool // taken from the database on resume, not measured
+	Status    string
+	RPS       float64
+	BestRPS   float64 // best usable throughput measured so far
+	BestLabel string
+	Elapsed   time.Duration
+	Left      time.Duration // of the time budget; 0 without one
+}
+
+// InterruptedError is returned when the context is cancelled mid-tune.
+// Every finished trial is stored; Resume continues the run.
+type InterruptedError struct {
+	RunID  string
+	Trials int
+	Cause  error
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("tune %s interrupted after %d trials (%v); every finished trial is saved, continue with: phptune tune --resume %s",
+		e.RunID, e.Trials, e.Cause, e.RunID)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Cause }
+
+// Tuner runs tunes against one stack, recording into one database.
+type Tuner struct {
+	Stack       Stack
+	Store       *store.DB
+	Progress    func(Progress)       // optional
+	Now         func() time.Time     // optional; tests pass a fake clock
+	Environment *results.Environment // optional, copied into the result
+}
+
+func (t *Tuner) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// Run starts a new tune.
+func (t *Tuner) Run(ctx context.Context, opt Options) (*results.Tune, error) {
+	if err := opt.defaults(t.now()); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Store.CreateRun(ctx, store.Run{ID: opt.ID, Command: opt.Command, App: opt.App, Workload: opt.Workload, Options: raw}); err != nil {
+		return nil, err
+	}
+	return t.run(ctx, opt, nil)
+}
+
+// Resume continues an interrupted tune from its stored trials: the
+// strategy is told their outcomes again (it is deterministic, so it asks
+// for the same candidates) and only the missing trials are measured.
+func (t *Tuner) Resume(ctx context.Context, id string) (*results.Tune, error) {
+	r, err := t.Store.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == store.StatusDone && r.Result != nil {
+		return r.Result, nil
+	}
+	var opt Options
+	if err := json.Unmarshal(r.Options, &opt); err != nil {
+		return nil, fmt.Errorf("run %s: stored options: %w", id, err)
+	}
+	if err := opt.defaults(r.CreatedAt); err != nil {
+		return nil, err
+	}
+	stored, err := t.Store.Trials(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Store.SetStatus(ctx, id, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return t.run(ctx, opt, stored)
+}
+
+// session is the state of one tune while it runs.
+type session struct {
+	t        *Tuner
+	opt      Options
+	stored   map[int]store.Trial
+	trials   []results.Trial
+	applied  knob.Config // what the stack runs now; nil unknown
+	started  time.Time
+	spent    time.Duration // measured time of stored trials (earlier sessions)
+	perTrial time.Duration // running mean of a trial's wall time
+	measured int
+	total    int
+	best     float64
+	bestLbl  string
+	warnings []string
+}
+
+func (s *session) elapsed() time.Duration { return s.spent + s.t.now().Sub(s.started) }
+
+func (s *session) left() time.Duration {
+	if s.opt.TimeBudget <= 0 {
+		return 0
+	}
+	return max(0, s.opt.TimeBudget-s.elapsed())
+}
+
+func (s *session) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if !slices.Contains(s.warnings, w) {
+		s.warnings = append(s.warnings, w)
+	}
+}
+
+// key identifies a candidate, so a resumed run can tell that the trial it
+// finds stored under a number is the one it is about to measure.
+func key(phase string, conns int, cfg knob.Config) string {
+	h := sha256.New()
+	for _, l := range KnobLines(cfg) {
+		h.Write([]byte(l + "\n"))
+	}
+	return fmt.Sprintf("%s/%d/%s", phase, conns, hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// ErrResumeMismatch means the stored trials do not match what the tune
+// asks for now (a different phptune version or edited database).
+var ErrResumeMismatch = errors.New("stored trials do not match this tune")
+
+// trial measures one candidate (or takes it from the database on resume)
+// and stores it. The returned error is only for interruption and storage;
+// a stack that fails is a failed trial, not an error.
+func (s *session) trial(ctx context.Context, c search.Candidate) (results.Trial, error) {
+	n := len(s.trials) + 1
+	k := key(c.Phase, c.Conns, c.Config)
+	if st, ok := s.stored[n]; ok {
+		if st.Key != k {
+			return results.Trial{}, fmt.Errorf("%w: trial %d was %s (%s), now %s; start a new run", ErrResumeMismatch, n, st.Label, st.Key, k)
+		}
+		s.trials = append(s.trials, st.Trial)
+		s.report(c, st.Trial, true)
+		return st.Trial, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return results.Trial{}, err
+	}
+	begin := s.t.now()
+	tr := results.Trial{N: n, Phase: c.Phase, Config: c.Config.Clone(), Connections: c.Conns, Status: StatusOK}
+	fail := func(reason string, err error) {
+		tr.Status, tr.FailReason, tr.Log = StatusFailed, reason, err.Error()
+	}
+	if err := c.Config.Validate(); err != nil {
+		fail("invalid configuration", err)
+	} else if s.applied == nil || !maps(s.applied, c.Config) {
+		s.applied = nil
+		if err := s.t.Stack.Apply(ctx, c.Config); err != nil {
+			if ctx.Err() != nil {
+				return results.Trial{}, ctx.Err()
+			}
+			fail("the stack did not start with this configuration", err)
+		} else {
+			s.applied = c.Config.Clone()
+		}
+	}
+	if tr.Status == StatusOK && s.opt.ResetBetween {
+		if err := s.t.Stack.Reset(ctx); err != nil {
+			if ctx.Err() != nil {
+				return results.Trial{}, ctx.Err()
+			}
+			fail("resetting the application's state failed", err)
+		}
+	}
+	if tr.Status == StatusOK {
+		b, err := s.t.Stack.Measure(ctx, c.Conns, s.opt.Duration, s.opt.Warmup)
+		switch {
+		case ctx.Err() != nil:
+			return results.Trial{}, ctx.Err()
+		case err != nil:
+			fail("the measurement failed", err)
+			s.applied = nil // the stack may be broken: restart next time
+		default:
+			tr.Bench = b
+			if v := search.Violation(s.opt.Limits, b); v != "" {
+				tr.Status, tr.FailReason = StatusViolates, v
+			}
+		}
+	}
+	end := s.t.now()
+	if err := s.t.Store.SaveTrial(ctx, s.opt.ID, store.Trial{Trial: tr, Key: k, Label: c.Label, StartedAt: begin, FinishedAt: end}); err != nil {
+		return results.Trial{}, err
+	}
+	s.measured++
+	d := end.Sub(begin)
+	s.perTrial += (d - s.perTrial) / time.Duration(s.measured)
+	s.trials = append(s.trials, tr)
+	s.report(c, tr, false)
+	return tr, nil
+}
+
+func maps(a, b knob.Config) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) report(c search.Candidate, tr results.Trial, reused bool) {
+	if tr.Bench != nil {
+		if st := maxSteal(tr.Bench); st > search.StealLimit {
+			s.warn("trial %d (%s) ran with %.0f%% CPU steal: a neighbour took the CPU; its figures are less trustworthy", tr.N, c.Label, st)
+		}
+		if tr.Bench.Generator.Saturated {
+			s.warn("trial %d (%s): the load generator was saturated; the figure measures the generator, not the stack", tr.N, c.Label)
+		}
+		if tr.Status == StatusOK && tr.Bench.ThroughputRPS > s.best && c.Phase != PhaseHoldout {
+			s.best, s.bestLbl = tr.Bench.ThroughputRPS, c.Label
+		}
+	}
+	if s.t.Progress == nil {
+		return
+	}
+	p := Progress{RunID: s.opt.ID, Phase: c.Phase, Trial: len(s.trials), Total: max(s.total, len(s.trials)), Label: c.Label,
+		Reused: reused, Status: tr.Status, BestRPS: s.best, BestLabel: s.bestLbl, Elapsed: s.elapsed(), Left: s.left()}
+	if tr.Bench != nil {
+		p.RPS = tr.Bench.ThroughputRPS
+	}
+	s.t.Progress(p)
+}
+
+func maxSteal(b *results.Bench) float64 {
+	st := 0.0
+	if b.Observation != nil {
+		st = b.Observation.Derived.MaxStealPct
+		for _, x := range b.Observation.Samples {
+			st = math.Max(st, x.Machine.StealPct)
+		}
+	}
+	if b.Environment != nil {
+		st = math.Max(st, b.Environment.MaxStealPc)
+	}
+	return st
+}
+
+func outcome(tr results.Trial) search.Outcome {
+	if tr.Bench == nil {
+		return search.Outcome{Err: strings.TrimSpace(tr.FailReason + ": " + firstLine(tr.Log))}
+	}
+	return search.Outcome{Bench: tr.Bench}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// budgetLeftFor reports whether n more trials fit in the time budget.
+func (s *session) budgetLeftFor(n int) bool {
+	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
+		return true
+	}
+	return s.left() >= time.Duration(n)*s.perTrial
+}
+
+func (t *Tuner) run(ctx context.Context, opt Options, stored []store.Trial) (*results.Tune, error) {
+	s := &session{t: t, opt: opt, stored: map[int]store.Trial{}, started: t.now()}
+	for _, st := range stored {
+		s.stored[st.N] = st
+		s.spent += st.FinishedAt.Sub(st.StartedAt)
+	}
+	tune, err := s.tune(ctx)
+	if err != nil {
+		status := store.StatusFailed
+		if ctx.Err() != nil {
+			status = store.StatusInterrupted
+			err = &InterruptedError{RunID: opt.ID, Trials: len(s.trials), Cause: context.Cause(ctx)}
+		}
+		// The run's status is best effort: ctx may be the cancelled one.
+		_ = t.Store.SetStatus(context.WithoutCancel(ctx), opt.ID, status)
+		return nil, err
+	}
+	if err := t.Store.Finish(ctx, opt.ID, store.StatusDone, tune); err != nil {
+		return nil, err
+	}
+	return tune, nil
+}
+
+func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error) {
+	o := s.opt
+	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.Objective,
+		CategoricalTrials: o.CategoricalTrials, Baseline: baseline}
+	if o.Challenges != nil {
+		so.Challenges = []search.Challenge{}
+		for _, name := range o.Challenges {
+			i := slices.IndexFunc(search.DefaultChallenges, func(c search.Challenge) bool { return c.Name == name })
+			if i < 0 {
+				return nil, 0, fmt.Errorf("unknown challenge %q", name)
+			}
+			so.Challenges = append(so.Challenges, search.DefaultChallenges[i])
+		}
+	}
+	if o.Strategy == "grid" {
+		g, err := search.NewGrid(search.GridOptions{Options: so})
+		if err != nil {
+			return nil, 0, err
+		}
+		return g, g.Size(), nil
+	}
+	d, err := search.NewDomain(so)
+	if err != nil {
+		return nil, 0, err
+	}
+	est := 8 + o.CategoricalTrials
+	if o.CategoricalTrials == 0 {
+		est = 8 + 16
+	}
+	return d, est, nil
+}
+
+func (s *session) tune(ctx context.Context) (*results.Tune, error) {
+	o := s.opt
+	start := o.Start.Clone()
+	s.total = o.DriftRuns + 24 + 2*o.HoldoutRounds
+
+	// Drift, part one: the start configuration before anything else. The
+	// first usable run doubles as the strategy's baseline.
+	var before []float64
+	var baseline *results.Bench
+	for i := 0; i < o.DriftRuns; i++ {
+		tr, err := s.trial(ctx, search.Candidate{Phase: PhaseDrift, Label: fmt.Sprintf("start %d/%d", i+1, o.DriftRuns), Config: start, Conns: o.Conns})
+		if err != nil {
+			return nil, err
+		}
+		if tr.Bench != nil && tr.Bench.ThroughputRPS > 0 {
+			before = append(before, tr.Bench.ThroughputRPS)
+			if baseline == nil {
+				baseline = tr.Bench
+			}
+		}
+	}
+	if baseline == nil {
+		s.warn("the start configuration did not run; there is nothing to compare with")
+	}
+
+	strat, est, err := s.strategy(baseline)
+	if err != nil {
+		return nil, err
+	}
+	defer strat.Close()
+	s.total = o.DriftRuns + est + 2*o.HoldoutRounds
+	stoppedEarly := false
+search:
+	for {
+		batch := strat.Ask()
+		if len(batch) == 0 {
+			break
+		}
+		for _, c := range batch {
+			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+2*o.HoldoutRounds) {
+				stoppedEarly = true
+				break search
+			}
+			tr, err := s.trial(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			strat.Tell(c, outcome(tr))
+		}
+	}
+	rec := strat.Recommend()
+	if stoppedEarly {
+		s.warn("the time budget ran out after %d search trials; the recommendation is the best found so far", rec.Trials)
+	}
+	recCfg := rec.Config
+
+	// Holdout: start and recommended alternately, in fresh processes
+	// (each trial restarts the stack since the configs alternate).
+	var sRPS, rRPS, sP99, rP99 []float64
+	var recBenches []*results.Bench
+	var after []float64
+	for r := 0; r < o.HoldoutRounds; r++ {
+		pair := []search.Candidate{
+			{Phase: PhaseHoldout, Label: fmt.Sprintf("start r%d", r+1), Config: start, Conns: o.Conns},
+			{Phase: PhaseHoldout, Label: fmt.Sprintf("recommended r%d", r+1), Config: recCfg, Conns: o.Conns},
+		}
+		if r%2 == 1 {
+			pair[0], pair[1] = pair[1], pair[0]
+		}
+		got := map[string]*results.Bench{}
+		for _, c := range pair {
+			tr, err := s.trial(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			got[strings.Fields(c.Label)[0]] = tr.Bench
+			if tr.Bench != nil && strings.HasPrefix(c.Label, "start") && tr.Bench.ThroughputRPS > 0 {
+				after = append(after, tr.Bench.ThroughputRPS)
+			}
+		}
+		sb, rb := got["start"], got["recommended"]
+		if rb != nil {
+			recBenches = append(recBenches, rb)
+		}
+		if sb == nil || rb == nil || sb.ThroughputRPS <= 0 || rb.ThroughputRPS <= 0 || sb.Latency.P99Ms <= 0 || rb.Latency.P99Ms <= 0 {
+			s.warn("holdout round %d is incomplete (a run failed); it is left out of the ratios", r+1)
+			continue
+		}
+		sRPS, rRPS = append(sRPS, sb.ThroughputRPS), append(rRPS, rb.ThroughputRPS)
+		sP99, rP99 = append(sP99, sb.Latency.P99Ms), append(rP99, rb.Latency.P99Ms)
+	}
+
+	tune := &results.Tune{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindTune, ID: o.ID, StartedAt: s.started,
+		Command: o.Command, App: o.App, Workload: o.Workload, Objective: o.Objective, Limits: o.Limits,
+		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
+	}
+	var holdCI stats.RatioCI
+	if len(sRPS) > 0 {
+		holdCI, _ = stats.PairedRatio(sRPS, rRPS, 0.95)
+		p99CI, _ := stats.PairedRatio(sP99, rP99, 0.95)
+		tune.Holdout = &results.Holdout{Rounds: len(sRPS), ThroughputRatio: holdCI.Ratio, ThroughputCILow: holdCI.Low, ThroughputCIHi: holdCI.High,
+			P99Ratio: p99CI.Ratio, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
+			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99)}
+		if holdCI.High < 1 {
+			s.warn("in the holdout the recommendation was slower than the start (%s): the search was misled, most likely by noise; keep the start configuration", holdCI)
+		}
+	} else {
+		s.warn("no complete holdout round: the recommendation is not validated")
+	}
+
+	// Drift: the start configuration at the beginning against the end.
+	if len(before) > 0 && len(after) > 0 {
+		if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
+			s.warn("the machine drifted during the tune: the start configuration ran at %.2f× its first speed at the end (%s); comparisons far apart in time are less reliable", d.CI.Ratio, d.CI)
+		}
+	}
+
+	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
+
+	// Memory: the prediction against what the recommended stack used.
+	for _, b := range recBenches {
+		tune.MeasuredMemB = max(tune.MeasuredMemB, measuredMemory(b, recCfg))
+	}
+	if tune.PredictedMemB > 0 && tune.MeasuredMemB > 0 {
+		if float64(tune.MeasuredMemB) > 1.1*float64(tune.PredictedMemB) {
+			s.warn("the recommended stack used %d MiB, more than the %d MiB predicted from the workers' PSS p95; leave more headroom", tune.MeasuredMemB>>20, tune.PredictedMemB>>20)
+		}
+	}
+	if b := o.Limits.MemoryBudgetB; b > 0 && tune.MeasuredMemB > b {
+		s.warn("the recommended stack used %d MiB, above the memory budget of %d MiB", tune.MeasuredMemB>>20, b>>20)
+	}
+
+	if len(rec.Curve) > 0 {
+		tune.Curves = append(tune.Curves, results.Curve{Label: fmt.Sprintf("knee scan (static pool), knee ≈ %d", rec.Knee), Points: rec.Curve})
+	}
+	comment := fmt.Sprintf("phptune tune %s: recommended for %s %s at %d connections", o.ID, o.App, o.Workload, o.Conns)
+	if tune.Holdout != nil {
+		comment += fmt.Sprintf("\nholdout: %.2f× the start's throughput [%.2f, %.2f], p99 %.2f×", holdCI.Ratio, holdCI.Low, holdCI.High, tune.Holdout.P99Ratio)
+	}
+	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
+	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment)}
+	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
+	tune.Trials = s.trials
+	for _, n := range rec.Notes {
+		s.warn("search: %s", n)
+	}
+	tune.Warnings = s.warnings
+	tune.WallS = s.elapsed().Seconds()
+	return tune, nil
+}
+
+// measuredMemory is the stack's peak PSS in a run: the largest sum over
+// the observer's groups (the generator excluded) in any sample, or, without
+// samples, the derived per-worker figure times the pool plus the rest.
+func measuredMemory(b *results.Bench, cfg knob.Config) int64 {
+	if b == nil || b.Observation == nil {
+		return 0
+	}
+	var peak int64
+	for _, smp := range b.Observation.Samples {
+		var sum int64
+		for _, g := range smp.Groups {
+			if !strings.Contains(strings.ToLower(g.Name), "generator") {
+				sum += g.PSSB
+			}
+		}
+		peak = max(peak, sum)
+	}
+	if peak == 0 {
+		d := b.Observation.Derived
+		peak = d.OtherPSSB + cfg.Int("pm.max_children")*d.WorkerPSSP95B
+	}
+	return peak
+}
+
+// effects gives each changed knob its measured effect. A knob set by an
+// adopted challenge gets that paired comparison's interval; a knob whose
+// challenge back to the start's value lost or tied gets the inverse of that
+// comparison; the rest (the pool size and its spares, which were sized
+// together) get the holdout's interval, which measures all changes at once.
+func effects(start, rec knob.Config, decs []search.Decision, hold stats.RatioCI, haveHold bool) []results.Effect {
+	var out []results.Effect
+	for _, ch := range knob.Diff(start, rec) {
+		e := results.Effect{Knob: ch.Knob, From: ch.From, To: ch.To}
+		var ci stats.RatioCI
+		found := false
+		for _, d := range decs {
+			if d.Rounds == 0 {
+				continue
+			}
+			for _, dc := range d.Changes {
+				if dc.Knob != ch.Knob {
+					continue
+				}
+				switch {
+				case d.Adopted && dc.To == ch.To:
+					ci, found = d.CI, true
+				case !d.Adopted && dc.From == ch.To && dc.To == ch.From:
+					ci, found = stats.RatioCI{Ratio: 1 / d.CI.Ratio, Low: 1 / d.CI.High, High: inv(d.CI.Low), Confidence: d.CI.Confidence, N: d.CI.N}, true
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			if !haveHold {
+				e.Verdict = "not measured"
+				out = append(out, e)
+				continue
+			}
+			ci = hold
+			e.Verdict = "(holdout, all changes together) "
+		}
+		e.Ratio, e.CILow, e.CIHigh, e.Confidence = ci.Ratio, ci.Low, ci.High, ci.Confidence
+		switch {
+		case ci.Low > 1:
+			e.Verdict += "better"
+		case ci.High < 1:
+			e.Verdict += "worse"
+		default:
+			e.Verdict += "no significant difference"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func inv(x float64) float64 {
+	if x == 0 {
+		return math.Inf(1)
+	}
+	return 1 / x
+}
