@@ -208,11 +208,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		}
 	}
 	probe, _ = Pool(o.Start, "static", cap)
-	var levels []int
-	for l := max(1, o.Cores); l < cap; l *= 3 {
-		levels = append(levels, l)
-	}
-	levels = append(levels, cap)
+	levels := kneeLevels(o.Cores, cap)
 	best := 0.0
 	var scanAtC *results.Bench
 	for i := 0; i < len(levels); i++ {
@@ -228,11 +224,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 			// limits the budget did not know): halve it and try again.
 			cap = max(o.Cores, cap/2)
 			probe, _ = Pool(o.Start, "static", cap)
-			levels = levels[:0]
-			for l := max(1, o.Cores); l < cap; l *= 3 {
-				levels = append(levels, l)
-			}
-			levels = append(levels, cap)
+			levels = kneeLevels(o.Cores, cap)
 			i = -1
 			continue
 		}
@@ -337,6 +329,20 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	d.categorical(measure, inc)
 }
 
+// kneeLevels are the connection counts of the knee scan: from the core
+// count up by ×3 to cap, the last step merged into cap when it would be
+// less than ×1.5 (two nearly equal levels tell nothing new).
+func kneeLevels(cores, cap int) []int {
+	var levels []int
+	for l := max(1, cores); l < cap; l *= 3 {
+		levels = append(levels, l)
+	}
+	if n := len(levels); n > 1 && float64(cap) < 1.5*float64(levels[n-1]) {
+		levels = levels[:n-1]
+	}
+	return append(levels, cap)
+}
+
 // StealLimit is the steal time (percent) above which a single-shot run is
 // not trusted: a neighbour took the CPU, the run measured them.
 const StealLimit = 10.0
@@ -349,9 +355,10 @@ func steal(b *results.Bench) float64 {
 }
 
 // steady measures batch and measures again, once, each run whose steal
-// exceeded StealLimit, keeping the calmer of the two. The knee and pool
-// phases rest on single runs, where one disturbed run would mislead the
-// sizing; the paired rounds need no such care (both arms share a round).
+// exceeded StealLimit, keeping the calmer of the two (Metis re-samples
+// outliers for the same reason). The knee and pool phases rest on single
+// runs, where one disturbed run would mislead the sizing; in the paired
+// rounds a disturbed run widens every interval, since the spread is pooled.
 func (d *Domain) steady(measure func([]Candidate) []Outcome, batch []Candidate) []Outcome {
 	outs := measure(batch)
 	var again []Candidate
@@ -434,7 +441,9 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 		}
 		rot := round % len(batch)
 		order := append(slices.Clone(batch[rot:]), batch[:rot]...)
-		outs := measure(order)
+		// Runs disturbed by steal are measured again: one such run
+		// inflates the pooled spread of every comparison.
+		outs := d.steady(measure, order)
 		byLabel := map[string]Outcome{}
 		for i, c := range order {
 			byLabel[c.Label] = outs[i]

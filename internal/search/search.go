@@ -106,7 +106,7 @@ type Options struct {
 	// stats.DefaultCompare with MaxRounds derived from CategoricalTrials.
 	Compare stats.CompareOptions
 	// CategoricalTrials is the budget of trials for the categorical rounds
-	// (default 16): with k challengers, up to 16/(k+1) rounds, at least
+	// (default 14): with k challengers, up to 14/(k+1) rounds, at least
 	// Compare.MinRounds.
 	CategoricalTrials int
 	// Challenges to try against the sized pool; nil means DefaultChallenges.
@@ -137,7 +137,7 @@ func (o *Options) defaults() error {
 		o.Compare.MaxRounds = 0
 	}
 	if o.CategoricalTrials <= 0 {
-		o.CategoricalTrials = 16
+		o.CategoricalTrials = 14
 	}
 	if o.Challenges == nil {
 		o.Challenges = DefaultChallenges

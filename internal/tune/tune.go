@@ -478,7 +478,7 @@ func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error
 	}
 	est := 8 + o.CategoricalTrials
 	if o.CategoricalTrials == 0 {
-		est = 8 + 16
+		est = 8 + 14
 	}
 	return d, est, nil
 }
@@ -624,9 +624,9 @@ search:
 		comment += fmt.Sprintf("\nholdout: %.2f× the start's throughput [%.2f, %.2f], p99 %.2f×", holdCI.Ratio, holdCI.Low, holdCI.High, tune.Holdout.P99Ratio)
 	}
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
-	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment)}
-	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
 	tune.Trials = s.trials
+	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune)}
+	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
 	for _, n := range rec.Notes {
 		s.warn("search: %s", n)
 	}
@@ -717,4 +717,49 @@ func inv(x float64) float64 {
 		return math.Inf(1)
 	}
 	return 1 / x
+}
+
+// evidence renders what the search decided and why, for people: the knee
+// scan, each categorical comparison with its interval (including the ones
+// that kept the default), and the holdout.
+func evidence(rec search.Recommendation, t *results.Tune) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tune %s: %d trials\n", t.ID, len(t.Trials))
+	if len(rec.Curve) > 0 {
+		fmt.Fprintf(&b, "\nknee scan (static pool): knee ≈ %d connections\n", rec.Knee)
+		for _, p := range rec.Curve {
+			fmt.Fprintf(&b, "  %5d conns  %9.1f rps  p99 %8.1f ms\n", p.Connections, p.ThroughputRPS, p.P99Ms)
+		}
+	}
+	if rec.MemoryCap > 0 {
+		fmt.Fprintf(&b, "\nmemory budget allows at most %d workers\n", rec.MemoryCap)
+	}
+	if len(rec.Decisions) > 0 {
+		b.WriteString("\npaired comparisons against the sized pool (challenger/incumbent):\n")
+		for _, d := range rec.Decisions {
+			switch {
+			case d.Skipped != "":
+				fmt.Fprintf(&b, "  %-34s skipped: %s\n", d.Name, d.Skipped)
+			case d.Rounds == 0:
+				fmt.Fprintf(&b, "  %-34s %s\n", d.Name, d.Verdict)
+			default:
+				adopted := "kept the incumbent"
+				if d.Adopted {
+					adopted = "adopted"
+				}
+				fmt.Fprintf(&b, "  %-34s %.3f× [%.3f, %.3f] over %d rounds: %s, %s\n", d.Name, d.CI.Ratio, d.CI.Low, d.CI.High, d.Rounds, d.Verdict, adopted)
+			}
+		}
+	}
+	if h := t.Holdout; h != nil {
+		fmt.Fprintf(&b, "\nholdout, %d interleaved rounds: throughput %.0f → %.0f rps, %.2f× [%.2f, %.2f]; p99 %.1f → %.1f ms, %.2f×\n",
+			h.Rounds, h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi, h.StartP99Ms, h.RecommendedP99, h.P99Ratio)
+	}
+	if t.PredictedMemB > 0 {
+		fmt.Fprintf(&b, "memory: predicted %d MiB, measured %d MiB\n", t.PredictedMemB>>20, t.MeasuredMemB>>20)
+	}
+	for _, n := range rec.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
 }

@@ -107,6 +107,10 @@ func TestTuneIO(t *testing.T) {
 	if last := f.progress[len(f.progress)-1]; last.BestRPS < 1500 {
 		t.Errorf("best so far %.0f", last.BestRPS)
 	}
+	if ev := tn.Files["evidence.txt"]; !strings.Contains(ev, "knee scan") || !strings.Contains(ev, "pm=dynamic") || !strings.Contains(ev, "holdout") {
+		t.Errorf("evidence:\n%s", ev)
+	}
+	t.Logf("evidence.txt:\n%s", tn.Files["evidence.txt"])
 	if len(tn.Curves) != 1 || len(tn.Curves[0].Points) < 3 {
 		t.Errorf("curves: %+v", tn.Curves)
 	}
@@ -323,3 +327,26 @@ func TestEffects(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestResumeMismatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	f := newFixture(t, sim.CPUBound(), 10, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.tuner.Progress = func(p Progress) {
+		if p.Trial == 4 {
+			cancel()
+		}
+	}
+	if _, err := f.tuner.Run(ctx, Options{ID: "x", Conns: 20, Cores: 2}); err == nil {
+		t.Fatal("not interrupted")
+	}
+	// Someone edited the stored trial 3: resuming must refuse, not mix runs.
+	trials, _ := f.db.Trials(context.Background(), "x")
+	trials[2].Key = "edited"
+	if err := f.db.SaveTrial(context.Background(), "x", trials[2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.tuner.Resume(context.Background(), "x"); !errors.Is(err, ErrResumeMismatch) {
+		t.Errorf("resume over a mismatching trial: %v", err)
+	}
+}
