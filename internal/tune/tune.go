@@ -313,7 +313,9 @@ func (s *session) trial(ctx context.Context, c search.Candidate) (results.Trial,
 	}
 	if err := c.Config.Validate(); err != nil {
 		fail("invalid configuration", err)
-	} else if s.applied == nil || !maps(s.applied, c.Config) {
+	} else if s.applied == nil || !maps(s.applied, c.Config) || c.Phase == PhaseHoldout {
+		// Same config as running: no restart (the knee scan only changes
+		// connections). The holdout always restarts: fresh processes.
 		s.applied = nil
 		if err := s.t.Stack.Apply(ctx, c.Config); err != nil {
 			if ctx.Err() != nil {
