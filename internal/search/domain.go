@@ -207,6 +207,9 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 			cap = m
 		}
 	}
+	if o.Limits.MemoryBudgetB > 0 && !d.mem.Known() {
+		d.note("no per-worker memory (PSS p95) was measured on the start configuration: the memory budget cannot bound the knee scan")
+	}
 	probe, _ = Pool(o.Start, "static", cap)
 	levels := kneeLevels(o.Cores, cap)
 	best := 0.0

@@ -383,3 +383,28 @@ func TestViolation(t *testing.T) {
 		}
 	}
 }
+
+func TestDomainLatencyObjective(t *testing.T) {
+	// Minimising p99 at 50 connections on the io page also wants the big
+	// pool: requests stop queueing for a worker.
+	w := sim.IOWait()
+	d := domain(t, search.Options{Conns: 50, Cores: 2, Objective: "latency", Challenges: search.GridChallenges})
+	drive(t, d, sim.New(w, 21))
+	rec := d.Recommend()
+	if n := rec.Config.Int("pm.max_children"); n < 30 {
+		t.Errorf("latency objective chose %d workers", n)
+	}
+	if rec.Score <= 0 || rec.Score == rec.ThroughputRPS {
+		t.Errorf("score %v should be the latency score, not throughput %v", rec.Score, rec.ThroughputRPS)
+	}
+}
+
+func TestDomainBudgetWithoutMemoryFigures(t *testing.T) {
+	d := domain(t, search.Options{Conns: 10, Cores: 2, Limits: results.Limits{MemoryBudgetB: 100 * mib}})
+	b := d.Ask()
+	d.Tell(b[0], search.Outcome{Bench: &results.Bench{ThroughputRPS: 100, Requests: 1000}})
+	d.Ask()
+	if !strings.Contains(strings.Join(d.Recommend().Notes, "\n"), "cannot bound") {
+		t.Errorf("notes: %q", d.Recommend().Notes)
+	}
+}
