@@ -17,6 +17,7 @@ type RatioCI struct {
 // Excludes1 reports whether the interval lies wholly above or below 1.
 func (r RatioCI) Excludes1() bool { return r.Low > 1 || r.High < 1 }
 
+// String formats the interval like 1.050× [1.010, 1.090] (95%, 4 rounds).
 func (r RatioCI) String() string {
 	return fmt.Sprintf("%.3f× [%.3f, %.3f] (%.0f%%, %d rounds)", r.Ratio, r.Low, r.High, 100*r.Confidence, r.N)
 }
@@ -71,6 +72,7 @@ const (
 	NoDifference
 )
 
+// String is the verdict in words, as reports print it.
 func (v Verdict) String() string {
 	switch v {
 	case NeedMore:

@@ -176,11 +176,13 @@ type InterruptedError struct {
 	Cause  error
 }
 
+// Error says how to resume.
 func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("tune %s interrupted after %d trials (%v); every finished trial is saved, continue with: phptune tune --resume %s",
 		e.RunID, e.Trials, e.Cause, e.RunID)
 }
 
+// Unwrap returns the cancellation's cause.
 func (e *InterruptedError) Unwrap() error { return e.Cause }
 
 // Tuner runs tunes against one stack, recording into one database.

@@ -143,6 +143,7 @@ func (s *Stack) Apply(ctx context.Context, cfg knob.Config) error {
 // StartError is a simulated start failure carrying the component's log.
 type StartError struct{ Log string }
 
+// Error includes the log, as the lab's start errors do.
 func (e *StartError) Error() string { return "stack failed to start: " + e.Log }
 
 // ErrNoConfig is returned by Measure before any Apply succeeded.
