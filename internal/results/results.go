@@ -30,14 +30,29 @@ type Bench struct {
 	Model         string    `json:"model"`             // "closed" or "open"
 	Connections   int       `json:"connections"`
 	RateAskedRPS  float64   `json:"rate_asked_rps,omitempty"` // open model only
-	KeepAlive     bool      `json:"keep_alive"`
-	WarmupS       float64   `json:"warmup_s"`
-	DurationS     float64   `json:"duration_s"` // measured part only
+	// RateAchievedRPS is the rate requests were actually answered at in the
+	// open model (answered requests / duration), beside the asked one.
+	RateAchievedRPS float64 `json:"rate_achieved_rps,omitempty"`
+	// RateSchedule is the --rate as given: "1000", "500..2000", "500,1000".
+	RateSchedule string `json:"rate_schedule,omitempty"`
+	// Threads is the number of generator event loops.
+	Threads   int     `json:"threads,omitempty"`
+	KeepAlive bool    `json:"keep_alive"`
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"` // measured part only
 
 	Requests      int64   `json:"requests"` // completed in the measured part, errors included
 	Errors        int64   `json:"errors"`
 	ThroughputRPS float64 `json:"throughput_rps"` // successful responses per second
 	BytesRead     int64   `json:"bytes_read"`
+	// RequestsSent counts every request written, warm-up and requests
+	// unanswered at the end included (what the server should have seen).
+	RequestsSent int64 `json:"requests_sent"`
+	// ConnectionsOpened counts sockets the generator connected.
+	ConnectionsOpened int64 `json:"connections_opened"`
+	// MachineIdlePct is the whole machine's idle CPU during the measured
+	// part (steal excluded), the other half of the saturation check.
+	MachineIdlePct float64 `json:"machine_idle_pct"`
 
 	Latency Latency `json:"latency"`
 	// LatencyDistribution is the HdrHistogram percentile distribution (the

@@ -1,0 +1,541 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/results"
+)
+
+func init() { register(newBenchCmd) }
+
+type benchFlags struct {
+	conns, threads         int
+	requests               int64
+	duration, warmup       time.Duration
+	timeout                time.Duration
+	rate                   string
+	noKeepAlive, keepConn  bool
+	method                 string
+	headers                []string
+	body, bodyFile         string
+	scenario               string
+	cpus                   string
+	checkLength            bool
+	failOnStderr           bool
+	allowRemote            bool
+	asJSON, quiet          bool
+	labName, appPath       string
+	labFCGI                bool
+	scriptFilename         string
+	durationSet, methodSet bool
+	cpuProfile             string
+}
+
+func newBenchCmd(env *Env) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench TARGET",
+		Short: "Load a web server or php-fpm over HTTP/1.1 or FastCGI and measure it",
+		Long: `bench sends requests to TARGET and reports throughput, latency percentiles
+(HdrHistogram), errors by class, and what the generator itself cost.
+
+TARGET is one of
+  http://127.0.0.1:PORT/path?query
+  fcgi://unix:/run/php/php-fpm.sock/srv/www/index.php   (socket path, then the script)
+  fcgi://127.0.0.1:9000/srv/www/index.php
+or --lab NAME (with --app-path and --fcgi to talk to the lab's php-fpm directly).
+FastCGI requests carry the parameters nginx's fastcgi_params would send.
+
+Closed model: -c connections each send a request as soon as the previous one
+is answered, for -d DURATION or -n REQUESTS. Open model: --rate sends requests
+at a fixed schedule whatever the server does ("1000", a ramp "500..2000" or
+steps "500,1000,2000" over -d), and latency counts from each request's
+intended send time, so queueing is not hidden (no coordinated omission).
+
+Errors are counted by class: connect_refused, connect_timeout,
+connect_backlog_full, reset, closed_early, read_timeout, protocol,
+fcgi_overloaded, fcgi_stderr, length_mismatch, status_4xx, status_5xx.
+
+Scenario files (--scenario) hold weighted requests, one per line:
+  # WEIGHT METHOD PATH [FORM BODY]
+  8 GET /index.php
+  1 POST /wp-comments-post.php comment=Hi&author=b&email=b%40example.com
+      X-Header: indented lines add headers to the request above
+
+Only loopback targets are allowed unless --allow-remote is given. --json
+writes the result record (docs/results-schema.md) to stdout; a progress line
+goes to stderr when it is a terminal.`,
+		Example: `  phptune bench -c 10 -d 10s http://127.0.0.1:8080/index.php
+  phptune bench -c 50 --rate 2000 -d 30s --warmup 5s http://127.0.0.1:8080/
+  phptune bench -c 8 -n 100000 fcgi://unix:/run/php/php8.2-fpm.sock/var/www/html/index.php
+  phptune bench --lab demo --fcgi --app-path /index.php -c 10 -d 10s --json
+  phptune bench --no-keepalive -c 10 -d 10s http://127.0.0.1:8080/index.php`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f.durationSet = c.Flags().Changed("duration")
+			f.methodSet = c.Flags().Changed("method")
+			opt, err := f.options(args, c.Flags().Changed("app-path"))
+			if err != nil {
+				return err
+			}
+			opt.Command = "phptune " + strings.Join(benchQuoteArgs(os.Args[1:]), " ")
+			if err := load.CheckFDLimit(opt.Connections); err != nil {
+				return usageErr("", "-c %d: %v", opt.Connections, err)
+			}
+			if f.cpus != "" {
+				cpus, err := load.ParseCPUList(f.cpus)
+				if err != nil {
+					return usageErr("Try: --cpus 0 or --cpus 1-3", "--cpus: %v", err)
+				}
+				if err := load.PinProcess(cpus); err != nil {
+					return usageErr("Try: --cpus 0 (see nproc)", "--cpus %s: %v", f.cpus, err)
+				}
+			}
+			if !f.quiet {
+				if fd, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
+					opt.Progress = func(p load.Progress) {
+						phase := ""
+						if p.Warmup {
+							phase = " (warm-up)"
+						}
+						fmt.Fprintf(env.Stderr, "\r\033[K%6.1fs%s  %8.0f req/s  %d requests  %d errors  p99 %.2f ms",
+							p.Elapsed.Seconds(), phase, p.RPS, p.Requests, p.Errors, p.P99LastMs)
+					}
+				}
+			}
+			if f.cpuProfile != "" {
+				pf, err := os.Create(f.cpuProfile)
+				if err != nil {
+					return usageErr("", "--cpuprofile: %v", err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			res, err := load.Run(env.Ctx, opt)
+			if opt.Progress != nil {
+				fmt.Fprint(env.Stderr, "\r\033[K")
+			}
+			if res == nil {
+				return err
+			}
+			if f.asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(res); jerr != nil {
+					return jerr
+				}
+			} else {
+				printBench(env.Stdout, res)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrent connections")
+	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after this many requests (closed model)")
+	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured duration (after --warmup)")
+	fl.DurationVar(&f.warmup, "warmup", 0, "run this long first and discard it")
+	fl.StringVar(&f.rate, "rate", "", `open model: requests/second ("1000", ramp "500..2000", steps "500,1000,2000")`)
+	fl.IntVarP(&f.threads, "threads", "t", 0, "event loops (OS threads); default: CPUs available, at most -c")
+	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "a new connection per request (HTTP Connection: close; FastCGI without FCGI_KEEP_CONN)")
+	fl.BoolVar(&f.keepConn, "fcgi-keep-conn", false, "FastCGI: keep connections open (FCGI_KEEP_CONN); php-fpm then ties a worker to each connection, so use -c <= pm.max_children")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "connect and response timeout per request")
+	fl.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value" (repeatable)`)
+	fl.StringVar(&f.body, "body", "", "request body; a form body is sent as application/x-www-form-urlencoded unless -H sets Content-Type (implies POST)")
+	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (implies POST)")
+	fl.StringVar(&f.scenario, "scenario", "", "file of weighted requests (see above)")
+	fl.StringVar(&f.cpus, "cpus", "", `pin the generator to these CPUs ("0", "2-3")`)
+	fl.BoolVar(&f.checkLength, "check-length", false, "count bodies whose length differs from the first response as length_mismatch errors")
+	fl.BoolVar(&f.failOnStderr, "fail-on-stderr", false, "count FastCGI responses with stderr output (PHP notices, errors) as errors")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a target that is not on loopback")
+	fl.BoolVar(&f.asJSON, "json", false, "write the result as JSON to stdout")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	fl.StringVar(&f.labName, "lab", "", "bench a running lab (phptune lab up) instead of TARGET")
+	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
+	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generator to this file (go tool pprof)")
+	fl.StringVar(&f.scriptFilename, "script-filename", "", "FastCGI: SCRIPT_FILENAME to send instead of the one derived from the target")
+	return cmd
+}
+
+// options turns the flags into load.Options, refusing anything invalid
+// before a single connection is made.
+func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, error) {
+	var o load.Options
+	help := "Try: phptune bench --help"
+	switch {
+	case f.labName != "" && len(args) > 0:
+		return o, usageErr(help, "give either TARGET or --lab, not both")
+	case f.labName == "" && len(args) == 0:
+		return o, usageErr("Try: phptune bench http://127.0.0.1:8080/ or phptune bench --lab NAME", "no target")
+	case f.labName == "" && (f.labFCGI || appPathSet):
+		return o, usageErr(help, "--fcgi and --app-path go with --lab NAME; for other targets put them in the URL (fcgi://...)")
+	}
+	if f.conns < 1 {
+		return o, usageErr("Try: -c 10", "-c %d: need at least one connection", f.conns)
+	}
+	if f.threads < 0 {
+		return o, usageErr("Try: -t 2", "--threads %d: must be positive", f.threads)
+	}
+	if f.requests < 0 {
+		return o, usageErr("Try: -n 10000", "-n %d: must be positive", f.requests)
+	}
+	if f.duration <= 0 || f.warmup < 0 || f.timeout <= 0 {
+		return o, usageErr("Try: -d 10s --warmup 2s --timeout 5s", "-d, --warmup and --timeout must be positive durations")
+	}
+	if f.requests > 0 && f.durationSet {
+		return o, usageErr("Try: -n 10000 or -d 10s", "give -n or -d, not both")
+	}
+	if f.requests > 0 && int64(f.conns) > f.requests {
+		return o, usageErr(fmt.Sprintf("Try: -c %d", f.requests), "-c %d is more than -n %d requests", f.conns, f.requests)
+	}
+	o.Connections, o.Threads, o.N, o.Warmup, o.Timeout = f.conns, f.threads, f.requests, f.warmup, f.timeout
+	if f.requests == 0 {
+		o.Duration = f.duration
+	}
+	if f.rate != "" {
+		if f.requests > 0 {
+			return o, usageErr("Try: --rate 1000 -d 30s", "--rate runs for a duration (-d), not -n requests")
+		}
+		p, err := load.ParseRate(f.rate, o.Duration)
+		if err != nil {
+			return o, usageErr(`Try: --rate 1000, --rate 500..2000 or --rate 500,1000,2000`, "--rate: %v", err)
+		}
+		o.Pacer = p
+	}
+	// HTTP keeps connections alive unless told; FastCGI does not unless
+	// told, like nginx (fastcgi_keep_conn off): php-fpm gives a kept
+	// connection its worker until the connection closes, so with more
+	// connections than workers the extra ones would starve.
+	o.KeepAlive = !f.noKeepAlive
+	if f.keepConn && f.noKeepAlive {
+		return o, usageErr(help, "--fcgi-keep-conn and --no-keepalive contradict each other")
+	}
+	o.CheckLength, o.FailOnStderr = f.checkLength, f.failOnStderr
+
+	// The request(s).
+	hdr := http.Header{}
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+			return o, usageErr(`Try: -H "Accept: text/html"`, "-H %q: want \"Name: value\"", h)
+		}
+		hdr.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	var body []byte
+	switch {
+	case f.body != "" && f.bodyFile != "":
+		return o, usageErr(help, "give --body or --body-file, not both")
+	case f.body != "":
+		body = []byte(f.body)
+	case f.bodyFile != "":
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			return o, usageErr("", "--body-file: %v", err)
+		}
+		body = b
+	}
+	method := strings.ToUpper(f.method)
+	if body != nil && !f.methodSet {
+		method = "POST"
+	}
+	if body != nil && hdr.Get("Content-Type") == "" {
+		hdr.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if method == "" || strings.IndexFunc(method, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+		return o, usageErr("Try: -m POST", "-m %q is not an HTTP method", f.method)
+	}
+
+	// The target.
+	var reqPath string
+	if f.labName != "" {
+		l, err := lab.Open(f.labName)
+		if err != nil {
+			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.labName, err)
+		}
+		if !strings.HasPrefix(f.appPath, "/") {
+			return o, usageErr("Try: --app-path /index.php", "--app-path %q must start with /", f.appPath)
+		}
+		reqPath = f.appPath
+		if f.labFCGI {
+			network, addr, ok := strings.Cut(l.FPMListen, ":")
+			if !ok || (network != "unix" && network != "tcp") {
+				return o, fmt.Errorf("lab %s records php-fpm's socket as %q, which is neither unix:PATH nor tcp:HOST:PORT", l.Name, l.FPMListen)
+			}
+			u, _ := url.Parse(l.URL)
+			host := "localhost"
+			if u != nil && u.Host != "" {
+				host = u.Host
+			}
+			o.Target = load.Target{Protocol: "fcgi", Network: network, Address: addr, Host: host, DocRoot: l.DocRoot,
+				Display: "fcgi://" + l.FPMListen + " (lab " + l.Name + ") " + reqPath}
+			p, _, _ := strings.Cut(reqPath, "?")
+			if f.scriptFilename == "" && !strings.HasSuffix(p, ".php") {
+				// Not a script path: the front controller serves it, as
+				// nginx's try_files would arrange.
+				f.scriptFilename = l.ScriptFilename
+			}
+		} else {
+			u, err := url.Parse(l.URL)
+			if err != nil || u.Host == "" {
+				return o, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
+			}
+			o.Target = load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host,
+				Display: strings.TrimSuffix(l.URL, "/") + reqPath}
+		}
+	} else {
+		t, p, err := parseTarget(args[0])
+		if err != nil {
+			return o, err
+		}
+		o.Target, reqPath = t, p
+	}
+	if o.Target.Protocol == "fcgi" {
+		o.KeepAlive = f.keepConn
+	} else if f.keepConn {
+		return o, usageErr(help, "--fcgi-keep-conn is for FastCGI targets")
+	}
+	if err := checkLoopback(o.Target, f.allowRemote); err != nil {
+		return o, err
+	}
+
+	if f.scenario != "" {
+		fh, err := os.Open(f.scenario)
+		if err != nil {
+			return o, usageErr("", "--scenario: %v", err)
+		}
+		reqs, err := load.ParseScenario(fh)
+		fh.Close()
+		if err != nil {
+			return o, usageErr("Each line: WEIGHT METHOD PATH [BODY], e.g. 1 GET /index.php", "--scenario %s: %v", f.scenario, err)
+		}
+		for i := range reqs {
+			for k, v := range hdr {
+				if reqs[i].Header == nil {
+					reqs[i].Header = http.Header{}
+				}
+				if reqs[i].Header.Get(k) == "" {
+					reqs[i].Header[k] = v
+				}
+			}
+			reqs[i].ScriptFilename = f.scriptFilename
+		}
+		o.Requests = reqs
+	} else {
+		o.Requests = []load.Request{{Method: method, Path: reqPath, Header: hdr, Body: body, ScriptFilename: f.scriptFilename}}
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErr(help, "%v", err)
+	}
+	return o, nil
+}
+
+// parseTarget reads http:// and fcgi:// targets.
+func parseTarget(s string) (load.Target, string, error) {
+	hint := "Try: http://127.0.0.1:8080/index.php, fcgi://unix:/run/php/php8.2-fpm.sock/var/www/html/index.php or fcgi://127.0.0.1:9000/var/www/html/index.php"
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return load.Target{}, "", usageErr(hint, "target %q has no scheme", s)
+	}
+	switch scheme {
+	case "http":
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			return load.Target{}, "", usageErr(hint, "target %q is not a URL", s)
+		}
+		host := u.Hostname()
+		port := u.Port()
+		if port == "" {
+			port = "80"
+		}
+		if host == "localhost" {
+			host = "127.0.0.1"
+		}
+		if net.ParseIP(host) == nil {
+			return load.Target{}, "", usageErr(hint, "target host %q: use an IP address (the generator does no DNS lookups)", u.Hostname())
+		}
+		p := u.RequestURI()
+		return load.Target{Protocol: "http", Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Display: s}, p, nil
+	case "https":
+		return load.Target{}, "", usageErr(hint, "https is not supported: bench the server's plain HTTP port or php-fpm directly")
+	case "fcgi":
+		script, query, _ := strings.Cut(rest, "?")
+		var network, addr string
+		if after, ok := strings.CutPrefix(script, "unix:"); ok {
+			sock, sc, err := splitSocket(after)
+			if err != nil {
+				return load.Target{}, "", usageErr(hint, "target %q: %v", s, err)
+			}
+			network, addr, script = "unix", sock, sc
+		} else {
+			i := strings.IndexByte(script, '/')
+			if i < 0 {
+				return load.Target{}, "", usageErr(hint, "target %q: no script path after the address", s)
+			}
+			network, addr, script = "tcp", script[:i], script[i:]
+			h, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return load.Target{}, "", usageErr(hint, "target %q: %q is not HOST:PORT", s, addr)
+			}
+			if h == "localhost" {
+				addr = strings.Replace(addr, "localhost", "127.0.0.1", 1)
+			}
+		}
+		if !path.IsAbs(script) || path.Clean(script) != script || strings.HasSuffix(script, "/") {
+			return load.Target{}, "", usageErr(hint, "target %q: the script %q must be an absolute file path", s, script)
+		}
+		reqPath := "/" + path.Base(script)
+		if query != "" {
+			reqPath += "?" + query
+		}
+		return load.Target{Protocol: "fcgi", Network: network, Address: addr, DocRoot: path.Dir(script), Display: s}, reqPath, nil
+	default:
+		return load.Target{}, "", usageErr(hint, "target %q: scheme %q is not http or fcgi", s, scheme)
+	}
+}
+
+// splitSocket separates "/run/php/fpm.sock/var/www/index.php" into the
+// socket and the script: the socket is the longest existing prefix that is a
+// socket, or failing that, the prefix ending in ".sock".
+func splitSocket(p string) (string, string, error) {
+	parts := strings.Split(p, "/")
+	for i := len(parts) - 1; i > 1; i-- {
+		cand := strings.Join(parts[:i], "/")
+		if st, err := os.Stat(cand); err == nil && st.Mode()&os.ModeSocket != 0 {
+			return cand, "/" + strings.Join(parts[i:], "/"), nil
+		}
+	}
+	for i := 2; i < len(parts); i++ {
+		if strings.HasSuffix(parts[i-1], ".sock") {
+			return strings.Join(parts[:i], "/"), "/" + strings.Join(parts[i:], "/"), nil
+		}
+	}
+	return "", "", fmt.Errorf("cannot tell the socket from the script in %q: no prefix is an existing socket (is php-fpm running?)", p)
+}
+
+func checkLoopback(t load.Target, allow bool) error {
+	if t.Network == "unix" || allow {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(t.Address)
+	if err != nil {
+		return usageErr("", "target address %q: %v", t.Address, err)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usageErr("Add --allow-remote if you mean it (and own that server).", "target %s is not on loopback: phptune refuses to load other machines by default", t.Address)
+}
+
+func benchQuoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \t\"'$&;|<>*?") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// printBench writes the result the way ab and wrk users read them.
+func printBench(w io.Writer, b *results.Bench) {
+	var buf bytes.Buffer
+	ka := "keep-alive"
+	if !b.KeepAlive {
+		ka = "new connection per request"
+	}
+	fmt.Fprintf(&buf, "phptune bench %s\n", b.Target)
+	model := fmt.Sprintf("closed model, %d connections", b.Connections)
+	if b.Model == "open" {
+		model = fmt.Sprintf("open model, rate %s req/s (mean asked %.0f), %d connections", b.RateSchedule, b.RateAskedRPS, b.Connections)
+	}
+	warm := ""
+	if b.WarmupS > 0 {
+		warm = fmt.Sprintf(" after %.1fs warm-up", b.WarmupS)
+	}
+	fmt.Fprintf(&buf, "  %s, %d threads, %s, %s, %.2fs measured%s\n\n", model, b.Threads, b.Protocol, ka, b.DurationS, warm)
+	fmt.Fprintf(&buf, "  Requests     %d  (%d errors, %.2f%%)\n", b.Requests, b.Errors, benchPct(b.Errors, b.Requests))
+	fmt.Fprintf(&buf, "  Throughput   %.1f req/s (successful)", b.ThroughputRPS)
+	if b.Model == "open" {
+		fmt.Fprintf(&buf, ", achieved rate %.1f of %.1f asked", b.RateAchievedRPS, b.RateAskedRPS)
+	}
+	fmt.Fprintln(&buf)
+	mbs := 0.0
+	if b.DurationS > 0 {
+		mbs = float64(b.BytesRead) / b.DurationS / 1e6
+	}
+	fmt.Fprintf(&buf, "  Transfer     %.2f MB read, %.2f MB/s\n", float64(b.BytesRead)/1e6, mbs)
+	l := b.Latency
+	from := ""
+	if b.Model == "open" {
+		from = " (from intended send time)"
+	}
+	fmt.Fprintf(&buf, "  Latency ms   min %.3f  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%s\n",
+		l.MinMs, l.MeanMs, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs, from)
+	if len(b.StatusCodes) > 0 {
+		var s []string
+		for _, k := range benchSortedKeys(b.StatusCodes) {
+			s = append(s, fmt.Sprintf("%s: %d", k, b.StatusCodes[k]))
+		}
+		fmt.Fprintf(&buf, "  Status       %s\n", strings.Join(s, ", "))
+	}
+	if len(b.ErrorsByClass) > 0 {
+		var s []string
+		for _, k := range benchSortedKeys(b.ErrorsByClass) {
+			s = append(s, fmt.Sprintf("%s %d", k, b.ErrorsByClass[k]))
+		}
+		fmt.Fprintf(&buf, "  Errors       %s\n", strings.Join(s, ", "))
+	}
+	g := b.Generator
+	cores := 0.0
+	if b.DurationS > 0 {
+		cores = g.CPUSeconds / b.DurationS
+	}
+	fmt.Fprintf(&buf, "  Generator    %.2f CPU-s (%.2f cores), %.0f requests per CPU-second, %d connections opened; machine %.0f%% idle\n",
+		g.CPUSeconds, cores, g.RequestsPerCPUSecond, b.ConnectionsOpened, b.MachineIdlePct)
+	for _, wmsg := range b.Warnings {
+		fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+func benchPct(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+func benchSortedKeys(m map[string]int64) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	for i := 1; i < len(k); i++ {
+		for j := i; j > 0 && k[j] < k[j-1]; j-- {
+			k[j], k[j-1] = k[j-1], k[j]
+		}
+	}
+	return k
+}

@@ -1,0 +1,211 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Raw non-blocking syscalls for the hot path. They never block, so they
+// need not tell the Go scheduler (RawSyscall skips entersyscall/exitsyscall,
+// which is a measurable share of a 2-syscall request).
+
+func rawRead(fd int, b []byte) (int, syscall.Errno) {
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), e
+}
+
+func rawWrite(fd int, b []byte) (int, syscall.Errno) {
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), e
+}
+
+// epollWait waits for events with a nanosecond timeout (epoll_pwait2,
+// Linux 5.11; older kernels fall back to epoll_wait's milliseconds, rounded
+// up). timeoutNs < 0 blocks until an event.
+//
+// It is a raw syscall even though it blocks: telling the scheduler about
+// every wait (entersyscall) made the runtime's sysmon hand the P to another
+// thread and back, costing futex wake-ups and more CPU than the requests
+// themselves. Run gives the loops one P each plus one spare
+// (GOMAXPROCS = threads + 1), so the rest of the program keeps running, and
+// the runtime's preemption signal interrupts the wait (EINTR) when it needs
+// the loop to stop for a garbage collection.
+func epollWait(epfd int, events []unix.EpollEvent, timeoutNs int64, pwait2 *bool) (int, error) {
+	if *pwait2 {
+		var ts *unix.Timespec
+		if timeoutNs >= 0 {
+			t := unix.NsecToTimespec(timeoutNs)
+			ts = &t
+		}
+		n, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+		if e != unix.ENOSYS {
+			if e != 0 {
+				return 0, e
+			}
+			return int(n), nil
+		}
+		*pwait2 = false
+	}
+	ms := -1
+	if timeoutNs >= 0 {
+		ms = int((timeoutNs + 999999) / 1000000)
+	}
+	n, _, e := unix.Syscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(ms), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// CPUTime is the CPU time (user + system) this process has used, in seconds.
+func CPUTime() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// usableCPUs is the number of CPUs the process may run on (its affinity
+// mask), which is what --cpus restricts.
+func usableCPUs() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
+		return set.Count()
+	}
+	return 1
+}
+
+// ParseCPUList reads a CPU list as taskset and /sys write it: "0", "1,3",
+// "0-2,5".
+func ParseCPUList(s string) ([]int, error) {
+	var cpus []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number (want e.g. 0,2-3)", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("CPU list %q: bad range %q (want e.g. 2-3)", s, part)
+			}
+		}
+		if b >= 1024 {
+			return nil, fmt.Errorf("CPU list %q: CPU %d is out of range", s, b)
+		}
+		for c := a; c <= b; c++ {
+			if !seen[c] {
+				seen[c] = true
+				cpus = append(cpus, c)
+			}
+		}
+	}
+	return cpus, nil
+}
+
+// PinProcess restricts every thread of this process (and so every thread it
+// creates later, which inherits its creator's mask) to cpus. Go has no
+// process-wide affinity call: sched_setaffinity applies to one thread, so
+// each thread in /proc/self/task is pinned.
+func PinProcess(cpus []int) error {
+	var set unix.CPUSet
+	online := onlineCPUs()
+	for _, c := range cpus {
+		if online > 0 && c >= online {
+			return fmt.Errorf("CPU %d does not exist (this machine has CPUs 0-%d)", c, online-1)
+		}
+		set.Set(c)
+	}
+	tasks, err := filepath.Glob("/proc/self/task/*")
+	if err != nil || len(tasks) == 0 {
+		return unix.SchedSetaffinity(0, &set)
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(t))
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("pin thread %d to CPUs %v: %w", tid, cpus, err)
+		}
+	}
+	return nil
+}
+
+func onlineCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	cpus, err := ParseCPUList(strings.TrimSpace(string(b)))
+	if err != nil || len(cpus) == 0 {
+		return 0
+	}
+	return cpus[len(cpus)-1] + 1
+}
+
+// CheckFDLimit makes sure connections sockets fit under RLIMIT_NOFILE,
+// raising the soft limit to the hard one if that is enough, and says what to
+// do when it is not.
+func CheckFDLimit(connections int) error {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return nil
+	}
+	need := uint64(connections) + 64 // stdio, epoll, the runtime, /proc reads
+	if rl.Cur >= need {
+		return nil
+	}
+	if rl.Max >= need {
+		rl.Cur = rl.Max
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &rl); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%d connections need about %d file descriptors but the limit is %d (hard limit %d); raise it with: ulimit -n %d (as root, or in /etc/security/limits.conf), or use fewer connections",
+		connections, need, rl.Cur, rl.Max, need)
+}
+
+// cpuTimes reads the machine's total and idle jiffies from /proc/stat.
+func cpuTimes() (total, idle uint64) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return 0, 0
+	}
+	fields := bytes.Fields(sc.Bytes())
+	if len(fields) < 5 || string(fields[0]) != "cpu" {
+		return 0, 0
+	}
+	for i, v := range fields[1:] {
+		n, _ := strconv.ParseUint(string(v), 10, 64)
+		if i == 7 { // steal: time another VM had, not ours to use
+			continue
+		}
+		if i >= 8 { // guest time is already counted in user
+			break
+		}
+		total += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	return total, idle
+}
