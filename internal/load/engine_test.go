@@ -1,0 +1,427 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/fcgi"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// rawServer accepts connections and runs handle on each; it counts
+// requests as handle reports them.
+type rawServer struct {
+	ln    net.Listener
+	count atomic.Int64
+	wg    sync.WaitGroup
+}
+
+func newRawServer(t *testing.T, handle func(s *rawServer, c net.Conn)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{ln: ln}
+	var conns sync.Map
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Store(c, true)
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer c.Close()
+				handle(s, c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		conns.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
+		s.wg.Wait()
+	})
+	return s
+}
+
+// readRequest reads one request head (and a Content-Length body).
+func readRequest(br *bufio.Reader) (string, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return "", err
+	}
+	io.Copy(io.Discard, req.Body)
+	return req.Header.Get("Connection"), nil
+}
+
+// okServer answers every request with a small 200, honouring
+// Connection: close.
+func okServer(t *testing.T, body string) *rawServer {
+	return newRawServer(t, func(s *rawServer, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			conn, err := readRequest(br)
+			if err != nil {
+				return
+			}
+			s.count.Add(1)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			if conn == "close" {
+				return
+			}
+		}
+	})
+}
+
+func httpOpts(s *rawServer) Options {
+	addr := s.ln.Addr().String()
+	return Options{
+		Target:   Target{Protocol: "http", Network: "tcp", Address: addr},
+		Requests: []Request{{Path: "/"}},
+		Timeout:  2 * time.Second,
+	}
+}
+
+func TestClosedModelCountsMatchServer(t *testing.T) {
+	for _, ka := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keepalive=%v", ka), func(t *testing.T) {
+			s := okServer(t, "hello")
+			o := httpOpts(s)
+			o.Connections, o.N, o.KeepAlive = 4, 2000, ka
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != 2000 || res.Errors != 0 || res.StatusCodes["200"] != 2000 {
+				t.Fatalf("requests %d errors %d codes %v classes %v", res.Requests, res.Errors, res.StatusCodes, res.ErrorsByClass)
+			}
+			if got := s.count.Load(); got != res.RequestsSent || got != 2000 {
+				t.Fatalf("server saw %d, generator sent %d", got, res.RequestsSent)
+			}
+			if !ka && res.ConnectionsOpened != 2000 {
+				t.Fatalf("opened %d connections without keep-alive", res.ConnectionsOpened)
+			}
+			if res.Latency.P99Ms <= 0 || res.Generator.CPUSeconds <= 0 || len(res.LatencyDistribution) == 0 {
+				t.Fatalf("missing latency or cost: %+v %+v", res.Latency, res.Generator)
+			}
+		})
+	}
+}
+
+func TestDurationWarmupAndSeries(t *testing.T) {
+	s := okServer(t, "x")
+	o := httpOpts(s)
+	o.Connections, o.Duration, o.Warmup, o.KeepAlive = 2, 1500*time.Millisecond, 300*time.Millisecond, true
+	var progress atomic.Int32
+	o.Progress = func(Progress) { progress.Add(1) }
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Series) != 2 {
+		t.Fatalf("%d seconds in the series, want 2", len(res.Series))
+	}
+	var sum int64
+	for _, s := range res.Series {
+		sum += s.Requests
+	}
+	if sum != res.Requests || res.Requests == 0 {
+		t.Fatalf("series sum %d != requests %d", sum, res.Requests)
+	}
+	// The warm-up's requests reached the server but not the result.
+	if s.count.Load() <= res.Requests {
+		t.Fatalf("server %d, measured %d: warm-up not excluded?", s.count.Load(), res.Requests)
+	}
+	if progress.Load() == 0 {
+		t.Fatal("no progress callback")
+	}
+}
+
+// TestMisbehavingServers: each failure mode ends as its error class, within
+// the timeout, without hanging the run.
+func TestMisbehavingServers(t *testing.T) {
+	tests := []struct {
+		name   string
+		handle func(s *rawServer, c net.Conn)
+		class  string
+	}{
+		{"closes mid-response", func(s *rawServer, c net.Conn) {
+			br := bufio.NewReader(c)
+			if _, err := readRequest(br); err == nil {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"))
+			}
+		}, ClassClosed},
+		{"closes before answering", func(s *rawServer, c net.Conn) {
+			readRequest(bufio.NewReader(c))
+		}, ClassClosed},
+		{"stalls", func(s *rawServer, c net.Conn) {
+			readRequest(bufio.NewReader(c))
+			time.Sleep(3 * time.Second)
+		}, ClassReadTimeout},
+		{"oversized headers", func(s *rawServer, c net.Conn) {
+			if _, err := readRequest(bufio.NewReader(c)); err == nil {
+				c.Write([]byte("HTTP/1.1 200 OK\r\n"))
+				big := "X-Big: " + strings.Repeat("a", 1000) + "\r\n"
+				for i := 0; i < 100; i++ {
+					if _, err := c.Write([]byte(big)); err != nil {
+						return
+					}
+				}
+			}
+		}, ClassProtocol},
+		{"content-length too short", func(s *rawServer, c net.Conn) {
+			if _, err := readRequest(bufio.NewReader(c)); err == nil {
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\ntoo long"))
+				time.Sleep(200 * time.Millisecond)
+			}
+		}, ClassProtocol},
+		{"garbage", func(s *rawServer, c net.Conn) {
+			if _, err := readRequest(bufio.NewReader(c)); err == nil {
+				c.Write([]byte("SSH-2.0-OpenSSH\r\n\r\n"))
+			}
+		}, ClassProtocol},
+		{"resets", func(s *rawServer, c net.Conn) {
+			if _, err := readRequest(bufio.NewReader(c)); err == nil {
+				c.(*net.TCPConn).SetLinger(0)
+			}
+		}, ClassReset},
+		{"500", func(s *rawServer, c net.Conn) {
+			if _, err := readRequest(bufio.NewReader(c)); err == nil {
+				c.Write([]byte("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			}
+		}, ClassStatus5xx},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRawServer(t, tc.handle)
+			o := httpOpts(s)
+			o.Connections, o.N, o.KeepAlive, o.Timeout = 2, 6, true, 500*time.Millisecond
+			start := time.Now()
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if el := time.Since(start); el > 8*time.Second {
+				t.Fatalf("took %v", el)
+			}
+			if res.Errors != 6 || res.ErrorsByClass[tc.class] != 6 {
+				t.Fatalf("errors %d by class %v, want 6 %s", res.Errors, res.ErrorsByClass, tc.class)
+			}
+		})
+	}
+}
+
+func TestConnectRefused(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	o := Options{Target: Target{Protocol: "http", Network: "tcp", Address: addr}, Requests: []Request{{Path: "/"}},
+		Connections: 2, Duration: 300 * time.Millisecond}
+	res, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v", err)
+	}
+	if res == nil || res.ErrorsByClass[ClassConnectRefused] == 0 {
+		t.Fatalf("no connect_refused in %+v", res)
+	}
+}
+
+func TestOpenModelAvoidsCoordinatedOmission(t *testing.T) {
+	// A server that takes 50 ms per request on one connection, asked for
+	// 100 requests/second: requests queue behind each other, and their
+	// latency from the intended send time must show that queueing.
+	s := newRawServer(t, func(s *rawServer, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, err := readRequest(br); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+			s.count.Add(1)
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		}
+	})
+	o := httpOpts(s)
+	o.Connections, o.Duration, o.KeepAlive, o.Pacer = 1, time.Second, true, ConstantPacer{Rate: 100}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model != "open" || res.RateAskedRPS < 99 || res.RateAskedRPS > 101 {
+		t.Fatalf("model %s asked %v", res.Model, res.RateAskedRPS)
+	}
+	// About 20 answered per second, far below the asked 100.
+	if res.RateAchievedRPS > 40 {
+		t.Fatalf("achieved %v", res.RateAchievedRPS)
+	}
+	// The last requests waited most of the second: p99 far above 50 ms.
+	if res.Latency.MaxMs < 400 {
+		t.Fatalf("max latency %v ms: queueing hidden", res.Latency.MaxMs)
+	}
+	if len(res.Warnings) == 0 {
+		t.Fatal("no warning about unsent requests")
+	}
+}
+
+func TestOpenModelRate(t *testing.T) {
+	s := okServer(t, "ok")
+	o := httpOpts(s)
+	o.Connections, o.Duration, o.KeepAlive, o.Pacer = 4, time.Second, true, ConstantPacer{Rate: 500}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 450 || res.Requests > 520 {
+		t.Fatalf("%d requests at 500/s for 1s", res.Requests)
+	}
+}
+
+func TestWeightedRequestsAndPost(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s := newRawServer(t, func(s *rawServer, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(req.Body)
+			mu.Lock()
+			seen[req.Method+" "+req.URL.Path+" "+string(b)]++
+			mu.Unlock()
+			c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"))
+		}
+	})
+	reqs, err := ParseScenario(strings.NewReader("# test\n3 GET /a\n1 POST /b x=1&y=2\n    X-Test: yes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := httpOpts(s)
+	o.Requests, o.Connections, o.N, o.KeepAlive = reqs, 2, 4000, true
+	res, err := Run(context.Background(), o)
+	if err != nil || res.Errors != 0 {
+		t.Fatalf("%v %v", err, res.ErrorsByClass)
+	}
+	a, b := seen["GET /a "], seen["POST /b x=1&y=2"]
+	if a+b != 4000 || b < 800 || b > 1200 {
+		t.Fatalf("seen %v", seen)
+	}
+}
+
+func TestFastCGIAgainstGoServer(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "fpm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var n atomic.Int64
+	go fcgi.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		if fcgi.ProcessEnv(r)["SCRIPT_FILENAME"] != "/srv/www/index.php" {
+			w.WriteHeader(404)
+		}
+		io.WriteString(w, "Hello, world!\n")
+	}))
+	for _, ka := range []bool{false, true} {
+		n.Store(0)
+		o := Options{Target: Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: "/srv/www"},
+			Requests: []Request{{Path: "/index.php"}}, Connections: 3, N: 1500, KeepAlive: ka, Timeout: 2 * time.Second}
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests != 1500 || res.Errors != 0 || n.Load() != 1500 {
+			t.Fatalf("keepalive=%v: requests %d errors %v server %d", ka, res.Requests, res.ErrorsByClass, n.Load())
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Options{Target: Target{Protocol: "http", Network: "tcp", Address: "127.0.0.1:1"}, Requests: []Request{{Path: "/"}}, Duration: time.Second}
+	tests := []struct {
+		name string
+		mod  func(o *Options)
+	}{
+		{"protocol", func(o *Options) { o.Target.Protocol = "ftp" }},
+		{"no requests", func(o *Options) { o.Requests = nil }},
+		{"relative path", func(o *Options) { o.Requests = []Request{{Path: "x"}} }},
+		{"no stop", func(o *Options) { o.Duration = 0 }},
+		{"rate with n", func(o *Options) { o.Pacer = ConstantPacer{Rate: 1}; o.N = 5 }},
+		{"fcgi without script", func(o *Options) { o.Target.Protocol = "fcgi" }},
+		{"negative", func(o *Options) { o.Connections = -1 }},
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		o := good
+		tc.mod(&o)
+		if err := o.Validate(); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+}
+
+func TestPacers(t *testing.T) {
+	tests := []struct {
+		spec string
+		mean float64
+	}{
+		{"100", 100}, {"100..300", 200}, {"100,300", 200},
+	}
+	for _, tc := range tests {
+		p, err := ParseRate(tc.spec, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := MeanRate(p, 10*time.Second); m < tc.mean*0.99 || m > tc.mean*1.01 {
+			t.Errorf("%s: mean %v", tc.spec, m)
+		}
+		prev := time.Duration(-1)
+		for k := int64(0); k < 5000; k++ {
+			at := p.Intended(k)
+			if at < prev {
+				t.Fatalf("%s: not monotonic at %d", tc.spec, k)
+			}
+			prev = at
+		}
+	}
+	for _, bad := range []string{"", "0", "-5", "a..b", "1,,2", "NaN"} {
+		if _, err := ParseRate(bad, time.Second); err == nil {
+			t.Errorf("rate %q accepted", bad)
+		}
+	}
+}
+
+func TestParseScenarioErrors(t *testing.T) {
+	for _, bad := range []string{"", "GET /", "0 GET /", "1 G3T /", "1 GET x", "  X: y\n1 GET /", "1 GET /\n  bad header"} {
+		if _, err := ParseScenario(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	got, err := ParseCPUList("0,2-3,3")
+	if err != nil || fmt.Sprint(got) != "[0 2 3]" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"", "a", "3-1", "-1", "5000"} {
+		if _, err := ParseCPUList(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
