@@ -205,6 +205,11 @@ type FPMWorker struct {
 	Requests        int64   `json:"requests"`
 	LastRequestCPU  float64 `json:"last_request_cpu_pct"`
 	LastRequestMemB int64   `json:"last_request_memory_bytes"`
+	// RequestDurationUs is the current (state Running) or last request's
+	// duration in microseconds; RequestURI and Script name that request.
+	RequestDurationUs int64  `json:"request_duration_us,omitempty"`
+	RequestURI        string `json:"request_uri,omitempty"`
+	Script            string `json:"script,omitempty"`
 }
 
 // NginxStatus is nginx's stub_status.

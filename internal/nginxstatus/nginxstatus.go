@@ -1,0 +1,135 @@
+// Package nginxstatus reads nginx's stub_status page.
+package nginxstatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// ErrNotStatus is returned for a body that is not a stub_status page.
+var ErrNotStatus = errors.New("not an nginx stub_status page")
+
+// Parse parses stub_status output:
+//
+//	Active connections: 1
+//	server accepts handled requests
+//	 4 4 4
+//	Reading: 0 Writing: 1 Waiting: 0
+func Parse(b []byte) (*results.NginxStatus, error) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 4 {
+		return nil, fmt.Errorf("%w: %d lines", ErrNotStatus, len(lines))
+	}
+	var st results.NginxStatus
+	a, ok := strings.CutPrefix(strings.TrimSpace(lines[0]), "Active connections:")
+	if !ok {
+		return nil, fmt.Errorf("%w: first line %.60q", ErrNotStatus, lines[0])
+	}
+	var err error
+	if st.Active, err = num(a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(lines[1]) != "server accepts handled requests" {
+		return nil, fmt.Errorf("%w: second line %.60q", ErrNotStatus, lines[1])
+	}
+	f := strings.Fields(lines[2])
+	if len(f) != 3 {
+		return nil, fmt.Errorf("%w: counters line %.60q", ErrNotStatus, lines[2])
+	}
+	for i, dst := range []*int64{&st.Accepts, &st.Handled, &st.Requests} {
+		if *dst, err = num(f[i]); err != nil {
+			return nil, err
+		}
+	}
+	f = strings.Fields(lines[3])
+	if len(f) != 6 || f[0] != "Reading:" || f[2] != "Writing:" || f[4] != "Waiting:" {
+		return nil, fmt.Errorf("%w: last line %.60q", ErrNotStatus, lines[3])
+	}
+	for i, dst := range []*int64{&st.Reading, &st.Writing, &st.Waiting} {
+		if *dst, err = num(f[2*i+1]); err != nil {
+			return nil, err
+		}
+	}
+	return &st, nil
+}
+
+func num(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: %q is not a count", ErrNotStatus, s)
+	}
+	return n, nil
+}
+
+// Client fetches stub_status from a loopback URL over one kept-alive
+// connection.
+type Client struct {
+	url  string
+	http *http.Client
+}
+
+// NewClient returns a client for a stub_status URL. Only loopback hosts are
+// accepted: phptune measures stacks on this machine and sends nothing
+// elsewhere.
+func NewClient(rawURL string) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("nginx status URL %q: want http://127.0.0.1:PORT/PATH", rawURL)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("nginx status URL %q is not on loopback; phptune only reads status pages on this machine", rawURL)
+	}
+	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
+	return &Client{url: rawURL, http: &http.Client{Transport: tr}}, nil
+}
+
+// Fetch reads and parses the page. nginx counts the status request itself
+// as one active, writing connection; Fetch subtracts it so an idle server
+// reads 0.
+func (c *Client) Fetch(ctx context.Context) (*results.NginxStatus, error) {
+	b, err := c.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	st.Active = max(0, st.Active-1)
+	st.Writing = max(0, st.Writing-1)
+	return st, nil
+}
+
+// Get returns the raw page.
+func (c *Client) Get(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching nginx status %s: %w", c.url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("fetching nginx status %s: %w", c.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("nginx status %s answered %s; is stub_status enabled at that location?", c.url, resp.Status)
+	}
+	return b, nil
+}
+
+// Close releases the kept-alive connection.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
