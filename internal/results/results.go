@@ -123,27 +123,42 @@ type Environment struct {
 
 // Observation is what the observer sampled during a run.
 type Observation struct {
-	IntervalS float64  `json:"interval_s"`
-	Samples   []Sample `json:"samples"`
-	Derived   Derived  `json:"derived"`
+	// StartedAt is when the observer took its baseline; sample times (t_s)
+	// count from it.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	IntervalS float64   `json:"interval_s"`
+	Samples   []Sample  `json:"samples"`
+	Derived   Derived   `json:"derived"`
 }
 
 // Sample is the state of the machine and the stack at one instant; counters
 // (CPU, requests) are turned into rates over the interval since the previous
 // sample.
 type Sample struct {
-	TS      float64        `json:"t_s"`
+	TS float64 `json:"t_s"`
+	// DTS is the length of the interval the rates cover (the time since
+	// the previous sample, or since the baseline).
+	DTS     float64        `json:"dt_s,omitempty"`
 	Machine MachineSample  `json:"machine"`
 	Groups  []GroupSample  `json:"groups"`
 	FPM     []FPMStatus    `json:"fpm,omitempty"` // one per pool
 	Nginx   *NginxStatus   `json:"nginx,omitempty"`
 	MariaDB *MariaDBStatus `json:"mariadb,omitempty"`
 	Queues  []ListenQueue  `json:"listen_queues,omitempty"`
+	// SamplerCPUPct is the observer's own CPU while taking this sample, in
+	// percent of one core over the interval.
+	SamplerCPUPct float64 `json:"sampler_cpu_pct,omitempty"`
+	// Errors lists what could not be read this time (a status page that
+	// did not answer, a root process that is gone); figures that could not
+	// be read are left out rather than reported as zero.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // MachineSample is the whole machine over one interval, in percent of all
 // cores unless the name says otherwise.
 type MachineSample struct {
+	// Cores is the number of CPUs the percentages are shared over.
+	Cores            int     `json:"cores,omitempty"`
 	UserPct          float64 `json:"user_pct"`
 	SystemPct        float64 `json:"system_pct"`
 	SoftIRQPct       float64 `json:"softirq_pct"`
@@ -253,9 +268,11 @@ type Derived struct {
 	// OtherPSSB is the PSS of everything in the stack but the fpm workers.
 	OtherPSSB int64 `json:"other_pss_bytes"`
 	// WorkerImbalance is the busiest worker's share of its pool's CPU (1/n is even).
-	WorkerImbalance float64  `json:"worker_imbalance"`
-	MaxStealPct     float64  `json:"max_steal_pct"`
-	Warnings        []string `json:"warnings,omitempty"`
+	WorkerImbalance float64 `json:"worker_imbalance"`
+	MaxStealPct     float64 `json:"max_steal_pct"`
+	// SamplerCPUPct is the observer's mean cost in percent of one core.
+	SamplerCPUPct float64  `json:"sampler_cpu_pct,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // Tune is one tuning run.

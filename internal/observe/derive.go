@@ -1,0 +1,221 @@
+package observe
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Thresholds of the warnings Derive writes.
+const (
+	// StealWarnPct: above this share of CPU stolen by the hypervisor, a
+	// run's figures are unreliable (CONTEXT: up to 50% seen here).
+	StealWarnPct = 10.0
+	// GeneratorBoundPct: a generator using this much of one core is
+	// probably limiting the load itself.
+	GeneratorBoundPct = 90.0
+	// SamplerWarnPct: the observer's own budget, in percent of one core.
+	SamplerWarnPct = 1.0
+)
+
+// Window selects the samples Derive uses, in seconds since the baseline
+// (Observer.Elapsed gives the clock), and the number of requests completed
+// in it. ToS 0 means to the end; Requests 0 leaves out CPU per request.
+type Window struct {
+	FromS, ToS float64
+	Requests   int64
+}
+
+// Derive computes obs.Derived from the samples in w. A sample belongs to the
+// window when the middle of its interval does.
+func Derive(obs *results.Observation, w Window) {
+	var in []results.Sample
+	for _, s := range obs.Samples {
+		mid := s.TS - s.DTS/2
+		if mid >= w.FromS && (w.ToS <= 0 || mid <= w.ToS) {
+			in = append(in, s)
+		}
+	}
+	d := results.Derived{}
+	defer func() { obs.Derived = d }()
+	if len(in) == 0 {
+		if len(obs.Samples) > 0 {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("no observer sample fell in the measured window %.1f-%.1fs; derived figures are empty", w.FromS, w.ToS))
+		}
+		return
+	}
+
+	// CPU seconds per group over the window.
+	cpuS := map[string]float64{}
+	var stealSum, idleSum, samplerSum, dtSum float64
+	var maxSwap int64
+	for _, s := range in {
+		for _, g := range s.Groups {
+			cpuS[g.Name] += (g.UserPct + g.SystemPct) / 100 * s.DTS
+		}
+		d.MaxStealPct = math.Max(d.MaxStealPct, s.Machine.StealPct)
+		stealSum += s.Machine.StealPct * s.DTS
+		idleSum += s.Machine.IdlePct * s.DTS
+		samplerSum += s.SamplerCPUPct * s.DTS
+		dtSum += s.DTS
+		maxSwap = max(maxSwap, s.Machine.SwapUsedB)
+	}
+	if dtSum <= 0 {
+		return
+	}
+	d.SamplerCPUPct = samplerSum / dtSum
+	if w.Requests > 0 {
+		d.CPUSecondsPerRequest = map[string]float64{}
+		stack := 0.0
+		for name, c := range cpuS {
+			d.CPUSecondsPerRequest[name] = c / float64(w.Requests)
+			if name != GroupGenerator && name != GroupOther {
+				stack += c
+			}
+		}
+		// "stack" is every group but the generator and the rest of the
+		// machine: what one request costs the server side.
+		d.CPUSecondsPerRequest["stack"] = stack / float64(w.Requests)
+	}
+
+	// Memory: each worker's peak PSS in the window, percentiles across
+	// workers; the rest of the stack at its peak.
+	peak := map[int]int64{}
+	workerCPU := map[string]map[int]float64{}
+	for _, s := range in {
+		var other int64
+		for _, g := range s.Groups {
+			switch {
+			case IsFPMWorkers(g.Name):
+				for _, p := range g.PerProcess {
+					peak[p.PID] = max(peak[p.PID], p.PSSB)
+					if workerCPU[g.Name] == nil {
+						workerCPU[g.Name] = map[int]float64{}
+					}
+					workerCPU[g.Name][p.PID] += p.CPUPct * s.DTS
+				}
+			case g.Name == GroupGenerator || g.Name == GroupOther:
+			default:
+				other += g.PSSB
+			}
+		}
+		d.OtherPSSB = max(d.OtherPSSB, other)
+	}
+	if len(peak) > 0 {
+		ps := make([]int64, 0, len(peak))
+		for _, v := range peak {
+			ps = append(ps, v)
+		}
+		slices.Sort(ps)
+		d.WorkerPSSP50B = percentile(ps, 50)
+		d.WorkerPSSP95B = percentile(ps, 95)
+		d.WorkerPSSMaxB = ps[len(ps)-1]
+	}
+	for _, byPID := range workerCPU {
+		var total, top float64
+		for _, c := range byPID {
+			total += c
+			top = max(top, c)
+		}
+		if total > 0 {
+			d.WorkerImbalance = max(d.WorkerImbalance, top/total)
+		}
+	}
+
+	// Warnings.
+	if d.MaxStealPct > StealWarnPct {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("CPU steal reached %.0f%% (mean %.0f%%): the hypervisor gave this machine's CPU to a neighbour; throughput and CPU figures of this run are unreliable, repeat it", d.MaxStealPct, stealSum/dtSum))
+	}
+	if c, ok := cpuS[GroupGenerator]; ok {
+		genPct := c / dtSum * 100
+		if genPct >= GeneratorBoundPct {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("the load generator used %.0f%% of a core: it may be the bottleneck rather than the stack (use more generator threads, or a lighter request mix)", genPct))
+		}
+		idle := idleSum / dtSum
+		busy := 0.0
+		for name, v := range cpuS {
+			if name != GroupOther {
+				busy += v
+			}
+		}
+		if idle < 5 && busy > 0 && c/busy >= 0.25 {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("the machine had %.0f%% idle CPU and the generator took %.0f%% of what the stack and generator used: they compete for the cores, so the stack's figures are lower than on a machine of its own", idle, c/busy*100))
+		}
+	}
+	if maxSwap > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("swap in use (%.0f MiB): paging disturbs latency and memory figures; free memory or lower the worker count", float64(maxSwap)/(1<<20)))
+	}
+	for _, msg := range poolWarnings(in) {
+		d.Warnings = append(d.Warnings, msg)
+	}
+	if d.SamplerCPUPct > SamplerWarnPct {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
+	}
+}
+
+// poolWarnings says when a pool ran out of workers: php-fpm's "max children
+// reached" grew (dynamic and ondemand pools), the page showed every worker
+// active (the status request itself counts as one), or the kernel held
+// connections in the fpm socket's accept queue.
+func poolWarnings(in []results.Sample) []string {
+	type st struct {
+		firstMCR, lastMCR int64
+		seen              bool
+		full              int
+		maxActive, total  int64
+		maxQueue          int64
+	}
+	pools := map[string]*st{}
+	var names []string
+	var fpmQueue int64
+	for _, s := range in {
+		for _, f := range s.FPM {
+			if f.Error != "" {
+				continue
+			}
+			p := pools[f.Pool]
+			if p == nil {
+				p = &st{firstMCR: f.MaxChildrenReached}
+				pools[f.Pool] = p
+				names = append(names, f.Pool)
+			}
+			p.lastMCR = f.MaxChildrenReached
+			p.maxActive = max(p.maxActive, f.ActiveProcesses)
+			p.total = max(p.total, f.TotalProcesses)
+			if f.IdleProcesses == 0 && f.ActiveProcesses > 0 {
+				p.full++
+			}
+			p.maxQueue = max(p.maxQueue, f.ListenQueue)
+		}
+		for _, q := range s.Queues {
+			if q.Owner == ComponentFPM {
+				fpmQueue = max(fpmQueue, q.Queued)
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		p := pools[n]
+		switch {
+		case p.lastMCR > p.firstMCR:
+			out = append(out, fmt.Sprintf("pool %s reached pm.max_children %d times: requests waited for a worker", n, p.lastMCR-p.firstMCR))
+		case p.full > 0 && fpmQueue > 0:
+			out = append(out, fmt.Sprintf("pool %s ran with every worker busy (%d of %d) in %d samples and up to %d connections waited in the kernel's queue: the pool is at pm.max_children", n, p.maxActive, p.total, p.full, fpmQueue))
+		}
+	}
+	if len(names) == 0 && fpmQueue > 0 {
+		out = append(out, fmt.Sprintf("up to %d connections waited in php-fpm's accept queue: every worker was busy", fpmQueue))
+	}
+	return out
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
