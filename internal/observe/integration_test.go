@@ -277,4 +277,3 @@ func TestRealFPM(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-

@@ -92,4 +92,3 @@ func hostPort(h string) string {
 	}
 	return h
 }
-
