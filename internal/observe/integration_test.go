@@ -29,7 +29,7 @@ type fpmPool struct {
 // every maxRequests requests, a 50 ms sleeping script and a CPU-burning
 // one. As root the workers run as www-data, so the directories are made
 // traversable.
-func startFPM(t *testing.T, maxRequests int) *fpmPool {
+func startFPM(t testing.TB, maxRequests int) *fpmPool {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts php-fpm; skipped with -short")
@@ -154,7 +154,7 @@ func (p *fpmPool) load(t *testing.T, script string, conns int, d time.Duration) 
 	return ok
 }
 
-func (p *fpmPool) observer(t *testing.T, interval time.Duration) *Observer {
+func (p *fpmPool) observer(t testing.TB, interval time.Duration) *Observer {
 	t.Helper()
 	o, err := New(Config{
 		Interval: interval,

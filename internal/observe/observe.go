@@ -111,6 +111,13 @@ type Config struct {
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
 	Sockets []Socket
+	// MemoryBudgetPct caps the CPU spent reading smaps_rollup, in percent
+	// of one core (0.4 when zero). The kernel computes PSS by walking every
+	// page table of the process, about 0.5-1 ms for a php-fpm worker with
+	// opcache mapped, so with many workers not every process's memory is
+	// read every interval: new processes first, then the oldest readings.
+	// Memory changes slowly; CPU is still read for every process.
+	MemoryBudgetPct float64
 	// Warmup is left out of the derived figures that Stop computes.
 	Warmup time.Duration
 	// ProcRoot and SysRoot default to /proc and /sys.
@@ -123,6 +130,12 @@ type Config struct {
 type pkey struct {
 	pid   int
 	start uint64
+}
+
+// memEntry is a process's last memory reading.
+type memEntry struct {
+	mem proc.Memory
+	at  time.Time
 }
 
 type procInfo struct {
@@ -148,6 +161,8 @@ type Observer struct {
 	limit     proc.MemoryLimit
 	nLimit    int
 	groups    []string // every group name seen, in first-seen order
+	mem       map[pkey]memEntry
+	memCost   time.Duration // running mean CPU cost of one smaps_rollup read
 
 	mu      sync.Mutex
 	samples []results.Sample
@@ -174,7 +189,7 @@ func New(cfg Config) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{cfg: cfg, fs: fs, sq: sockq.Reader{ProcRoot: cfg.ProcRoot}, pools: map[pkey]string{}}
+	o := &Observer{cfg: cfg, fs: fs, sq: sockq.Reader{ProcRoot: cfg.ProcRoot}, pools: map[pkey]string{}, mem: map[pkey]memEntry{}}
 	for _, s := range cfg.Sockets {
 		a, err := sockq.ParseAddr(s.Addr)
 		if err != nil {
@@ -586,6 +601,7 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		}
 	}
 	slices.Sort(pids)
+	o.refreshMemory(cur, pids, dt, errs)
 	for _, pid := range pids {
 		p := cur[pid]
 		a := get(p.group)
@@ -600,13 +616,11 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		if p.group == GroupOther {
 			continue
 		}
-		mem, err := o.fs.ReadMemory(pid)
-		if err != nil {
-			if !errors.Is(err, proc.ErrGone) {
-				*errs = append(*errs, err.Error())
-			}
+		me, ok := o.mem[pkey{pid, p.stat.StartTime}]
+		if !ok {
 			continue
 		}
+		mem := me.mem
 		a.g.RSSB += mem.RSS
 		a.g.PSSB += mem.PSS
 		a.g.USSB += mem.USS
@@ -675,6 +689,67 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		out = append(out, a.g)
 	}
 	return out
+}
+
+// refreshMemory re-reads smaps_rollup for as many stack processes as the
+// budget allows: never-read processes first, then the stalest readings.
+func (o *Observer) refreshMemory(cur map[int]procInfo, pids []int, dt float64, errs *[]string) {
+	live := make(map[pkey]bool, len(pids))
+	var todo []pkey
+	for _, pid := range pids {
+		p := cur[pid]
+		if p.group == GroupOther {
+			continue
+		}
+		k := pkey{pid, p.stat.StartTime}
+		live[k] = true
+		todo = append(todo, k)
+	}
+	for k := range o.mem {
+		if !live[k] {
+			delete(o.mem, k)
+		}
+	}
+	slices.SortStableFunc(todo, func(a, b pkey) int {
+		return o.mem[a].at.Compare(o.mem[b].at) // zero time (never read) first
+	})
+	budget := o.cfg.MemoryBudgetPct
+	if budget <= 0 {
+		budget = 0.4
+	}
+	n := len(todo)
+	if o.memCost > 0 && dt > 0 {
+		n = int(budget / 100 * dt / o.memCost.Seconds())
+	}
+	n = max(n, 2)
+	var ru0, ru1 unix.Rusage
+	now := time.Now()
+	read := 0
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
+	for _, k := range todo {
+		if read >= n {
+			break
+		}
+		m, err := o.fs.ReadMemory(k.pid)
+		read++
+		if err != nil {
+			if !errors.Is(err, proc.ErrGone) && len(*errs) < 10 {
+				*errs = append(*errs, err.Error())
+			}
+			continue
+		}
+		o.mem[k] = memEntry{mem: m, at: now}
+	}
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
+	if read > 0 {
+		c := (tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)) / time.Duration(read)
+		if o.memCost == 0 {
+			o.memCost = c
+		} else {
+			o.memCost = (o.memCost*3 + c) / 4
+		}
+		o.memCost = max(o.memCost, 10*time.Microsecond)
+	}
 }
 
 func sub(a, b uint64) uint64 {
