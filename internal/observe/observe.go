@@ -112,7 +112,7 @@ type Config struct {
 	DB      *sql.DB
 	Sockets []Socket
 	// MemoryBudgetPct caps the CPU spent reading smaps_rollup, in percent
-	// of one core (0.4 when zero). The kernel computes PSS by walking every
+	// of one core (0.2 when zero). The kernel computes PSS by walking every
 	// page table of the process, about 0.5-1 ms for a php-fpm worker with
 	// opcache mapped, so with many workers not every process's memory is
 	// read every interval: new processes first, then the oldest readings.
@@ -442,6 +442,9 @@ func (o *Observer) fetchAll(ctx context.Context) *fetched {
 // baseline). Nothing it cannot read is an error: the sample records what
 // failed in Errors and leaves the figure out.
 func (o *Observer) Sample(ctx context.Context) results.Sample {
+	// RUSAGE_THREAD only measures the sampler if it stays on one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var ru0 unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
 	if o.prev == nil {
@@ -578,7 +581,7 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 	for _, r := range o.cfg.Roots {
 		rg, cg := groupsOf(r.Component)
 		get(rg)
-		if cg != GroupFPMWorkers {
+		if cg != GroupFPMWorkers || len(o.poolNames) <= 1 {
 			get(cg)
 		}
 		if _, ok := cur[r.PID]; !ok {
@@ -679,6 +682,7 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		get(group).tail += sub(grew, seen)
 	}
 	out := make([]results.GroupSample, 0, len(byName))
+	slices.SortStableFunc(o.groups, func(a, b string) int { return groupRank(a) - groupRank(b) })
 	for _, name := range o.groups {
 		a, ok := byName[name]
 		if !ok {
@@ -715,13 +719,13 @@ func (o *Observer) refreshMemory(cur map[int]procInfo, pids []int, dt float64, e
 	})
 	budget := o.cfg.MemoryBudgetPct
 	if budget <= 0 {
-		budget = 0.4
+		budget = 0.2
 	}
 	n := len(todo)
 	if o.memCost > 0 && dt > 0 {
 		n = int(budget / 100 * dt / o.memCost.Seconds())
 	}
-	n = max(n, 2)
+	n = max(n, 1)
 	var ru0, ru1 unix.Rusage
 	now := time.Now()
 	read := 0
@@ -750,6 +754,28 @@ func (o *Observer) refreshMemory(cur map[int]procInfo, pids []int, dt float64, e
 		}
 		o.memCost = max(o.memCost, 10*time.Microsecond)
 	}
+}
+
+// groupRank orders groups the way the stack is layered: web server, PHP,
+// database, then anything else, the generator and the rest of the machine.
+func groupRank(name string) int {
+	switch {
+	case name == GroupNginxMaster:
+		return 0
+	case name == GroupNginxWorkers:
+		return 1
+	case name == GroupFPMMaster:
+		return 2
+	case IsFPMWorkers(name):
+		return 3
+	case name == GroupMariaDB:
+		return 4
+	case name == GroupGenerator:
+		return 6
+	case name == GroupOther:
+		return 7
+	}
+	return 5
 }
 
 func sub(a, b uint64) uint64 {
