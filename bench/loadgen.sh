@@ -7,8 +7,11 @@
 #   fcgi     PHP "hello" straight to php-fpm over FastCGI (phptune only; no
 #            other tool speaks FastCGI)
 # For every run it prints requests/second and requests per CPU-second of the
-# generator (user+sys of the whole generator process from /usr/bin/time), and
-# the ratios the issue's bars are about:
+# generator process (user+sys of all its threads, read from /proc when it
+# exits), the same including the child processes it ran and waited for (what
+# /usr/bin/time reports: phptune bench runs php -v, nginx -v, ... after the
+# load to record the environment; wrk and ab run none), and the ratios the
+# issue's bars are about, per round and as medians over the rounds:
 #   phptune req/CPU-s >= 1.0 x wrk's on keep-alive HTTP
 #   without keep-alive >= 1.0 x the better of ab and wrk
 #   FastCGI direct rps >= 1.2 x through nginx
@@ -16,6 +19,7 @@
 # Usage: bash bench/loadgen.sh            (CONNS=10 DUR=10 ROUNDS=1 by default)
 #        CONNS=50 DUR=20 ROUNDS=3 bash bench/loadgen.sh
 #        bash bench/loadgen.sh --fallback  (start nginx + php-fpm here, no lab)
+#        PHPTUNE=/tmp/phptune-old bash bench/loadgen.sh  (measure another build)
 #
 # Target: `bin/phptune lab up --name loadgen --app hello`. With --fallback, or
 # when the lab cannot start, the script renders its own nginx + php-fpm (pool
@@ -28,11 +32,12 @@ CONNS=${CONNS:-10}
 DUR=${DUR:-10}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-1}
+PHPTUNE=${PHPTUNE:-bin/phptune} # the phptune that generates load (labs use bin/phptune)
 FALLBACK=0
 [[ "${1:-}" == "--fallback" ]] && FALLBACK=1
 
-for b in wrk ab /usr/bin/time; do
-  command -v "$b" >/dev/null || { echo "loadgen.sh: $b is missing: apt-get install wrk apache2-utils time" >&2; exit 1; }
+for b in wrk ab python3; do
+  command -v "$b" >/dev/null || { echo "loadgen.sh: $b is missing: apt-get install wrk apache2-utils python3" >&2; exit 1; }
 done
 [[ -x bin/phptune ]] || go build -o bin/phptune ./cmd/phptune
 
@@ -46,6 +51,29 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+
+# cputime OUT CMD...: runs CMD and writes "user sys children_user children_sys"
+# (seconds) to OUT, read from /proc/PID/stat once CMD has exited but before it
+# is reaped, so the process's own CPU and its children's can be told apart.
+cat >"$TMP/cputime.py" <<'EOF'
+import os, sys
+out, argv = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+with open("/proc/%d/stat" % pid) as f:
+    st = f.read().rsplit(")", 1)[1].split()
+tck = float(os.sysconf("SC_CLK_TCK"))
+times = [int(x) / tck for x in st[11:15]]  # utime stime cutime cstime
+_, status = os.waitpid(pid, 0)
+with open(out, "w") as f:
+    f.write("%.2f %.2f %.2f %.2f\n" % tuple(times))
+sys.exit(os.waitstatus_to_exitcode(status))
+EOF
 
 start_fallback() {
   local port sock user=""
@@ -115,13 +143,14 @@ else
   start_fallback
 fi
 
-# run TOOL LABEL CMD... : runs CMD under /usr/bin/time, prints "requests cpu_s rps".
+# measure TOOL CMD... : runs CMD, prints "requests cpu_s rps cpu_s_with_children".
 measure() {
   local tool=$1; shift
   local out=$TMP/out.$$ tf=$TMP/time.$$
-  /usr/bin/time -o "$tf" -f "%U %S" "$@" >"$out" 2>&1 || { echo "FAILED: $*" >&2; cat "$out" >&2; echo "0 0 0"; return; }
-  local cpu req rps
+  python3 "$TMP/cputime.py" "$tf" "$@" >"$out" 2>&1 || { echo "FAILED: $*" >&2; cat "$out" >&2; echo "0 0 0 0"; return; }
+  local cpu all req rps
   cpu=$(awk 'END{print $1+$2}' "$tf")
+  all=$(awk 'END{print $1+$2+$3+$4}' "$tf")
   case $tool in
     wrk) req=$(awk '/requests in/{print $1}' "$out"); rps=$(awk '/Requests\/sec/{print $2}' "$out")
          local errs; errs=$(awk '/Non-2xx|Socket errors/{print}' "$out"); [[ -n "$errs" ]] && echo "  wrk: $errs" >&2 ;;
@@ -130,39 +159,57 @@ measure() {
     phptune) req=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"])' "$out")
              rps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["throughput_rps"],1)); e=d["errors"]; e and print("  phptune errors:", d.get("errors_by_class"), file=sys.stderr)' "$out" | head -1) ;;
   esac
-  echo "$req $cpu $rps"
+  echo "$req $cpu $rps $all"
 }
 
 declare -A RES
-row() { # key tool req cpu rps
-  local per
+row() { # key tool req cpu rps cpu_with_children
+  local per perall
   per=$(awk -v r="$3" -v c="$4" 'BEGIN{ if (c>0) printf "%.0f", r/c; else print 0 }')
-  RES[$1/$2]="$5 $per"
-  printf "  %-22s %-8s %10s rps %9s req %7s cpu-s %9s req/cpu-s\n" "$1" "$2" "$5" "$3" "$4" "$per"
+  perall=$(awk -v r="$3" -v c="$6" 'BEGIN{ if (c>0) printf "%.0f", r/c; else print 0 }')
+  RES[$1/$2]="$5 $per $perall"
+  printf "  %-22s %-8s %10s rps %9s req %7s cpu-s %9s req/cpu-s  (%s with children)\n" "$1" "$2" "$5" "$3" "$4" "$per" "$perall"
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
+per() { echo "${RES[$1]}" | awk '{print $2}'; }
+perall() { echo "${RES[$1]}" | awk '{print $3}'; }
+rps() { echo "${RES[$1]}" | awk '{print $1}'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END{ if (NR==0) print "n/a"; else if (NR%2) print v[(NR+1)/2]; else printf "%.2f", (v[NR/2]+v[NR/2+1])/2 }'; }
+declare -A ALL # ratio name -> the rounds' values
 
 AB_N=100000000
 for round in $(seq "$ROUNDS"); do
   echo "== round $round: -c $CONNS, ${DUR}s, wrk/phptune $THREADS threads"
   for t in static php; do
     path=/static.html; [[ $t == php ]] && path=/index.php
-    read -r q c r < <(measure wrk wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" "$URL$path"); row "$t keep-alive" wrk "$q" "$c" "$r"
-    read -r q c r < <(measure ab ab -q -k -c"$CONNS" -t"$DUR" -n $AB_N "$URL$path"); row "$t keep-alive" ab "$q" "$c" "$r"
-    read -r q c r < <(measure phptune bin/phptune bench -q --json -t "$THREADS" -c "$CONNS" -d "${DUR}s" "$URL$path"); row "$t keep-alive" phptune "$q" "$c" "$r"
+    read -r q c r a < <(measure wrk wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" "$URL$path"); row "$t keep-alive" wrk "$q" "$c" "$r" "$a"
+    read -r q c r a < <(measure ab ab -q -k -c"$CONNS" -t"$DUR" -n $AB_N "$URL$path"); row "$t keep-alive" ab "$q" "$c" "$r" "$a"
+    read -r q c r a < <(measure phptune "$PHPTUNE" bench -q --json --no-save -t "$THREADS" -c "$CONNS" -d "${DUR}s" "$URL$path"); row "$t keep-alive" phptune "$q" "$c" "$r" "$a"
   done
   t="php close"
-  read -r q c r < <(measure wrk wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" -H 'Connection: close' "$URL/index.php"); row "$t" wrk "$q" "$c" "$r"
-  read -r q c r < <(measure ab ab -q -c"$CONNS" -t"$DUR" -n $AB_N "$URL/index.php"); row "$t" ab "$q" "$c" "$r"
-  read -r q c r < <(measure phptune bin/phptune bench -q --json --no-keepalive -t "$THREADS" -c "$CONNS" -d "${DUR}s" "$URL/index.php"); row "$t" phptune "$q" "$c" "$r"
-  read -r q c r < <(measure phptune bin/phptune bench -q --json -t "$THREADS" -c "$CONNS" -d "${DUR}s" "fcgi://unix:$FPM$DOCROOT/index.php"); row "php fcgi-direct" phptune "$q" "$c" "$r"
+  read -r q c r a < <(measure wrk wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" -H 'Connection: close' "$URL/index.php"); row "$t" wrk "$q" "$c" "$r" "$a"
+  read -r q c r a < <(measure ab ab -q -c"$CONNS" -t"$DUR" -n $AB_N "$URL/index.php"); row "$t" ab "$q" "$c" "$r" "$a"
+  read -r q c r a < <(measure phptune "$PHPTUNE" bench -q --json --no-save --no-keepalive -t "$THREADS" -c "$CONNS" -d "${DUR}s" "$URL/index.php"); row "$t" phptune "$q" "$c" "$r" "$a"
+  read -r q c r a < <(measure phptune "$PHPTUNE" bench -q --json --no-save -t "$THREADS" -c "$CONNS" -d "${DUR}s" "fcgi://unix:$FPM$DOCROOT/index.php"); row "php fcgi-direct" phptune "$q" "$c" "$r" "$a"
 
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
-  per() { echo "${RES[$1]}" | awk '{print $2}'; }
-  rps() { echo "${RES[$1]}" | awk '{print $1}'; }
-  echo "-- ratios (round $round)"
-  echo "  static keep-alive: phptune/wrk req/cpu-s $(ratio "$(per 'static keep-alive/phptune')" "$(per 'static keep-alive/wrk')")  (bar >= 1.0); phptune/ab $(ratio "$(per 'static keep-alive/phptune')" "$(per 'static keep-alive/ab')")"
-  echo "  php keep-alive:    phptune/wrk req/cpu-s $(ratio "$(per 'php keep-alive/phptune')" "$(per 'php keep-alive/wrk')")  (bar >= 1.0); phptune/ab $(ratio "$(per 'php keep-alive/phptune')" "$(per 'php keep-alive/ab')")"
   best=$(awk -v a="$(per 'php close/wrk')" -v b="$(per 'php close/ab')" 'BEGIN{print (a>b)?a:b}')
-  echo "  php close:         phptune/best(ab,wrk) req/cpu-s $(ratio "$(per 'php close/phptune')" "$best")  (bar >= 1.0)"
-  echo "  fcgi direct / through nginx rps (phptune, both -c $CONNS): $(ratio "$(rps 'php fcgi-direct/phptune')" "$(rps 'php keep-alive/phptune')")  (bar >= 1.2)"
+  bestall=$(awk -v a="$(perall 'php close/wrk')" -v b="$(perall 'php close/ab')" 'BEGIN{print (a>b)?a:b}')
+  r1=$(ratio "$(per 'static keep-alive/phptune')" "$(per 'static keep-alive/wrk')"); r1a=$(ratio "$(perall 'static keep-alive/phptune')" "$(perall 'static keep-alive/wrk')")
+  r2=$(ratio "$(per 'php keep-alive/phptune')" "$(per 'php keep-alive/wrk')"); r2a=$(ratio "$(perall 'php keep-alive/phptune')" "$(perall 'php keep-alive/wrk')")
+  r3=$(ratio "$(per 'php close/phptune')" "$best"); r3a=$(ratio "$(perall 'php close/phptune')" "$bestall")
+  r4=$(ratio "$(rps 'php fcgi-direct/phptune')" "$(rps 'php keep-alive/phptune')")
+  ALL[static]+=" $r1"; ALL[statica]+=" $r1a"; ALL[php]+=" $r2"; ALL[phpa]+=" $r2a"
+  ALL[close]+=" $r3"; ALL[closea]+=" $r3a"; ALL[fcgi]+=" $r4"
+  echo "-- ratios (round $round; req/cpu-s of the process, and with its children)"
+  echo "  static keep-alive: phptune/wrk $r1 ($r1a)  (bar >= 1.0); phptune/ab $(ratio "$(per 'static keep-alive/phptune')" "$(per 'static keep-alive/ab')")"
+  echo "  php keep-alive:    phptune/wrk $r2 ($r2a)  (bar >= 1.0); phptune/ab $(ratio "$(per 'php keep-alive/phptune')" "$(per 'php keep-alive/ab')")"
+  echo "  php close:         phptune/best(ab,wrk) $r3 ($r3a)  (bar >= 1.0)"
+  echo "  fcgi direct / through nginx rps (phptune, both -c $CONNS): $r4  (bar >= 1.2)"
 done
+if [[ $ROUNDS -gt 1 ]]; then
+  echo "== medians over $ROUNDS rounds (req/cpu-s of the process; with its children in brackets)"
+  echo "  static keep-alive phptune/wrk:   $(median <<<"${ALL[static]}") ($(median <<<"${ALL[statica]}"))  (bar >= 1.0)  rounds:${ALL[static]}"
+  echo "  php keep-alive phptune/wrk:      $(median <<<"${ALL[php]}") ($(median <<<"${ALL[phpa]}"))  (bar >= 1.0)  rounds:${ALL[php]}"
+  echo "  php close phptune/best(ab,wrk):  $(median <<<"${ALL[close]}") ($(median <<<"${ALL[closea]}"))  (bar >= 1.0)  rounds:${ALL[close]}"
+  echo "  fcgi direct / through nginx rps: $(median <<<"${ALL[fcgi]}")  (bar >= 1.2)  rounds:${ALL[fcgi]}"
+fi

@@ -179,6 +179,18 @@ func (p *Parser) feedHead(b []byte) (int, error) {
 	}
 	prev := len(p.head)
 	room := max - prev
+	if prev == 0 {
+		// Usually the whole head arrives in one read: parse it where it
+		// is, in one pass, without copying it.
+		in := b
+		if len(in) > room {
+			in = in[:room]
+		}
+		if next, err := p.scanHead(in); next >= 0 {
+			return next, p.headParsed(err)
+		}
+		p.Status, p.ContentLength, p.Chunked, p.Close = 0, -1, false, false
+	}
 	take := b
 	if len(take) > room {
 		take = take[:room]
@@ -188,26 +200,31 @@ func (p *Parser) feedHead(b []byte) (int, error) {
 	if from < 0 {
 		from = 0
 	}
-	end, next := headEnd(p.head, from)
-	if end < 0 {
+	next := headEnd(p.head, from)
+	if next < 0 {
 		if len(b) > room {
 			return len(take), protoErr("response head longer than %d bytes", max)
 		}
 		return len(take), nil
 	}
-	used := next - prev
-	if err := p.parseHead(p.head[:end]); err != nil {
-		return used, err
+	_, err := p.scanHead(p.head[:next])
+	return next - prev, p.headParsed(err)
+}
+
+// headParsed moves on once a head is parsed (err is scanHead's).
+func (p *Parser) headParsed(err error) error {
+	if err != nil {
+		return err
 	}
 	if p.Status >= 100 && p.Status < 200 {
 		if p.Status == 101 {
-			return used, protoErr("101 Switching Protocols is not supported")
+			return protoErr("101 Switching Protocols is not supported")
 		}
 		// An interim response (100 Continue, 103 Early Hints): the real
 		// one follows.
 		p.head = p.head[:0]
 		p.ContentLength, p.Chunked, p.Close = -1, false, false
-		return used, nil
+		return nil
 	}
 	switch {
 	case p.NoBody || p.Status == 204 || p.Status == 304:
@@ -222,75 +239,88 @@ func (p *Parser) feedHead(b []byte) (int, error) {
 	default:
 		p.st, p.Close = stUntilClose, true
 	}
-	return used, nil
+	return nil
 }
 
 // headEnd finds the blank line that ends a head in b, searching from from,
-// and returns the head length (without the blank line) and the offset of the
-// body, or -1, -1.
-func headEnd(b []byte, from int) (int, int) {
+// and returns the offset of the body, or -1.
+func headEnd(b []byte, from int) int {
 	for {
 		i := bytes.IndexByte(b[from:], '\n')
 		if i < 0 {
-			return -1, -1
+			return -1
 		}
 		i += from
 		if i+1 < len(b) && b[i+1] == '\n' {
-			return i + 1, i + 2
+			return i + 2
 		}
 		if i+2 < len(b) && b[i+1] == '\r' && b[i+2] == '\n' {
-			return i + 1, i + 3
+			return i + 3
 		}
 		from = i + 1
 	}
 }
 
-func (p *Parser) parseHead(h []byte) error {
+// scanHead parses the head at the start of b line by line, up to the blank
+// line that ends it, and returns the offset of the body, or -1 when b does
+// not hold a whole head (the fields set so far are then meaningless). A
+// malformed head is reported only once it is whole.
+func (p *Parser) scanHead(b []byte) (int, error) {
 	// Status line: HTTP/1.x SP 3DIGIT [SP reason].
-	i := bytes.IndexByte(h, '\n')
-	var line []byte
+	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
-		line, h = h, nil
-	} else {
-		line, h = h[:i], h[i+1:]
+		return -1, nil
 	}
-	line = trimCR(line)
+	var err error
+	line := trimCR(b[:i])
+	pos := i + 1
+	http10 := false
 	if len(line) < 12 || string(line[:7]) != "HTTP/1." || (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
 		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || (len(line) > 12 && line[12] != ' ') {
-		return protoErr("bad status line %.80q", line)
-	}
-	http10 := line[7] == '0'
-	p.Status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
-	if p.Status < 100 {
-		return protoErr("bad status code in %.80q", line)
+		err = protoErr("bad status line %.80q", line)
+	} else {
+		http10 = line[7] == '0'
+		p.Status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+		if p.Status < 100 {
+			err = protoErr("bad status code in %.80q", line)
+		}
 	}
 	keepAlive10 := false
-	for len(h) > 0 {
-		i := bytes.IndexByte(h, '\n')
+	for {
+		i := bytes.IndexByte(b[pos:], '\n')
 		if i < 0 {
-			line, h = h, nil
-		} else {
-			line, h = h[:i], h[i+1:]
+			return -1, nil
 		}
-		line = trimCR(line)
+		line := trimCR(b[pos : pos+i])
+		pos += i + 1
 		if len(line) == 0 {
-			continue
+			break
+		}
+		if err != nil {
+			continue // look for the end of the head only
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
-			return protoErr("header line without a name: %.80q", line)
+			err = protoErr("header line without a name: %.80q", line)
+			continue
+		}
+		// Only Content-Length, Transfer-Encoding and Connection matter:
+		// every other header is skipped by its first letter.
+		if c := line[0] | 0x20; c != 'c' && c != 't' {
+			continue
 		}
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
 		case equalFold(name, "content-length"):
 			n, ok := parseDec(value)
-			if !ok {
-				return protoErr("bad Content-Length %.40q", value)
+			switch {
+			case !ok:
+				err = protoErr("bad Content-Length %.40q", value)
+			case p.ContentLength >= 0 && p.ContentLength != n:
+				err = protoErr("conflicting Content-Length headers (%d and %d)", p.ContentLength, n)
+			default:
+				p.ContentLength = n
 			}
-			if p.ContentLength >= 0 && p.ContentLength != n {
-				return protoErr("conflicting Content-Length headers (%d and %d)", p.ContentLength, n)
-			}
-			p.ContentLength = n
 		case equalFold(name, "transfer-encoding"):
 			// The last coding decides; anything but chunked last means
 			// the body runs to the close (RFC 9112, 6.3).
@@ -311,13 +341,16 @@ func (p *Parser) parseHead(h []byte) error {
 			}
 		}
 	}
+	if err != nil {
+		return pos, err
+	}
 	if p.Chunked {
 		p.ContentLength = -1 // Transfer-Encoding overrides Content-Length
 	}
 	if http10 && !keepAlive10 {
 		p.Close = true
 	}
-	return nil
+	return pos, nil
 }
 
 func (p *Parser) feedChunkSize(b []byte) (int, error) {
