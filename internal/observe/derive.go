@@ -23,9 +23,17 @@ const (
 // Window selects the samples Derive uses, in seconds since the baseline
 // (Observer.Elapsed gives the clock), and the number of requests completed
 // in it. ToS 0 means to the end; Requests 0 leaves out CPU per request.
+//
+// DurationS, when set, is how long those requests took to complete (the
+// load's measured duration): CPU per request is then the groups' mean CPU
+// rate over the window's samples times DurationS over Requests, which does
+// not depend on how much of the window the samples cover (the interval cut
+// short by Stop is not sampled). Without it the samples' CPU is divided by
+// Requests as it is.
 type Window struct {
 	FromS, ToS float64
 	Requests   int64
+	DurationS  float64
 }
 
 // Derive computes obs.Derived from the samples in w. A sample belongs to the
@@ -68,8 +76,13 @@ func Derive(obs *results.Observation, w Window) {
 	d.SamplerCPUPct = samplerSum / dtSum
 	if w.Requests > 0 {
 		d.CPUSecondsPerRequest = map[string]float64{}
+		scale := 1.0
+		if w.DurationS > 0 {
+			scale = w.DurationS / dtSum
+		}
 		stack := 0.0
 		for name, c := range cpuS {
+			c *= scale
 			d.CPUSecondsPerRequest[name] = c / float64(w.Requests)
 			if name != GroupGenerator && name != GroupOther {
 				stack += c

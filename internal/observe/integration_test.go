@@ -247,7 +247,7 @@ func TestRealFPM(t *testing.T) {
 
 	// Per-group CPU (the stack, this test process and every other
 	// process) against the machine's user+system time, over the CPU phase.
-	var groups, machine, fpm float64
+	var groups, machine, fpm, other float64
 	for _, s := range obs.Samples {
 		if s.TS-s.DTS/2 < tSat+0.5 {
 			continue
@@ -257,6 +257,9 @@ func TestRealFPM(t *testing.T) {
 			groups += c
 			if g.Name == GroupFPMWorkers || g.Name == GroupFPMMaster {
 				fpm += c
+			}
+			if g.Name == GroupOther {
+				other += c
 			}
 		}
 		machine += (s.Machine.UserPct + s.Machine.SystemPct) / 100 * float64(s.Machine.Cores) * s.DTS
@@ -268,8 +271,10 @@ func TestRealFPM(t *testing.T) {
 	if r := groups / machine; r < 0.9 || r > 1.1 {
 		t.Errorf("groups add up to %.0f%% of the machine's CPU, want within 10%%", r*100)
 	}
-	if fpm < 0.5*machine {
-		t.Errorf("php-fpm %.2f CPU-s of %.2f: the load did not reach the workers' group", fpm, machine)
+	// Against what this test's processes used: on a shared machine other
+	// work ("other") may take most of the CPU.
+	if own := groups - other; fpm < 0.5*own {
+		t.Errorf("php-fpm %.2f CPU-s of the %.2f this test's processes used: the load did not reach the workers' group", fpm, own)
 	}
 	if c := obs.Derived.CPUSecondsPerRequest[GroupFPMWorkers]; c <= 0 || c > 1 {
 		t.Errorf("CPU seconds per request of the workers: %v", c)

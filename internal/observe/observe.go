@@ -138,6 +138,11 @@ type memEntry struct {
 	at  time.Time
 }
 
+type owedCPU struct {
+	ticks uint64
+	group string
+}
+
 type procInfo struct {
 	stat  proc.Stat
 	group string
@@ -162,7 +167,12 @@ type Observer struct {
 	nLimit    int
 	groups    []string // every group name seen, in first-seen order
 	mem       map[pkey]memEntry
-	memCost   time.Duration // running mean CPU cost of one smaps_rollup read
+	// owed is, per parent, CPU of gone children already counted (seen)
+	// that the parent's cutime did not yet show: the scan read the parent
+	// before it reaped them. It is subtracted from the parent's growth in
+	// the next interval only.
+	owed    map[pkey]owedCPU
+	memCost time.Duration // running mean CPU cost of one smaps_rollup read
 
 	mu      sync.Mutex
 	samples []results.Sample
@@ -477,7 +487,7 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 	}
 	o.nLimit++
 	s.Machine.CgroupMemLimitB = o.limit.Bytes
-	s.Groups = o.groupSamples(cur, s.DTS, &s.Errors)
+	s.Groups = o.groupSamples(cur, s.DTS, busyTicks(o.prevM, m), &s.Errors)
 	s.Queues = o.queues(&s.Errors)
 
 	f := <-fch
@@ -554,8 +564,17 @@ func machineSample(a, b proc.Machine, dt float64) results.MachineSample {
 	return ms
 }
 
-// groupSamples turns two scans into per-group CPU and memory.
-func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string) []results.GroupSample {
+// busyTicks is the machine's CPU time spent other than idle, waiting or
+// stolen between two readings, in UserHZ ticks.
+func busyTicks(a, b proc.Machine) float64 {
+	busy := func(c proc.CPUTimes) float64 { return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ }
+	return max(0, busy(b.CPU)-busy(a.CPU)) * proc.UserHZ
+}
+
+// groupSamples turns two scans into per-group CPU and memory. busy is the
+// machine's busy CPU in the interval in ticks (0: unknown), the ceiling of
+// the CPU credited to processes that were not seen.
+func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]string) []results.GroupSample {
 	type acc struct {
 		g        results.GroupSample
 		user     uint64
@@ -640,30 +659,51 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		seen  uint64
 		group string
 	}
-	vanished := map[int]*reaped{}
+	// Processes gone since the previous sample, and the CPU last seen of
+	// each one's subtree of gone processes: a gone process's own time and
+	// its cutime then, plus that of gone children it reaped in between
+	// (a php-fpm master stopped with its workers), which the parent's
+	// cutime now also includes.
+	gone := map[int]procInfo{}
+	kids := map[int][]int{}
 	for pid, old := range o.prev {
 		if p, ok := cur[pid]; ok && p.stat.StartTime == old.stat.StartTime {
 			continue
 		}
-		if old.group == "" {
-			continue
+		gone[pid] = old
+		kids[old.stat.PPID] = append(kids[old.stat.PPID], pid)
+	}
+	var subtree func(pid, depth int) uint64
+	subtree = func(pid, depth int) uint64 {
+		old := gone[pid]
+		n := old.stat.CPUTicks() + old.stat.CUTime + old.stat.CSTime
+		if depth < 64 {
+			for _, k := range kids[pid] {
+				n += subtree(k, depth+1)
+			}
+		}
+		return n
+	}
+	vanished := map[int]*reaped{}
+	for pid, old := range gone {
+		if _, parentGone := gone[old.stat.PPID]; parentGone || old.group == "" {
+			continue // counted in its gone parent's subtree
 		}
 		r := vanished[old.stat.PPID]
 		if r == nil {
 			r = &reaped{group: old.group}
 			vanished[old.stat.PPID] = r
 		}
-		r.seen += old.stat.CPUTicks()
+		r.seen += subtree(pid, 0)
 	}
+	owed := map[pkey]owedCPU{}
 	for ppid, p := range cur {
 		old, ok := o.prev[ppid]
 		if !ok || old.stat.StartTime != p.stat.StartTime || p.group == "" {
 			continue
 		}
+		k := pkey{ppid, p.stat.StartTime}
 		grew := sub(p.stat.CUTime+p.stat.CSTime, old.stat.CUTime+old.stat.CSTime)
-		if grew == 0 {
-			continue
-		}
 		// Children nobody saw (born and reaped within the interval)
 		// belong to the parent's worker group.
 		group := p.group
@@ -673,13 +713,53 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt float64, errs *[]string
 		case GroupNginxMaster:
 			group = GroupNginxWorkers
 		}
-		var seen uint64
+		var seen, seenNow uint64
 		if r := vanished[ppid]; r != nil {
-			seen, group = r.seen, r.group
+			seenNow, group = r.seen, r.group
+		}
+		prevOwed := o.owed[k]
+		if prevOwed.ticks > 0 && seenNow == 0 {
+			group = prevOwed.group
+		}
+		seen = seenNow + prevOwed.ticks
+		if grew < seen {
+			// The parent was read before it reaped children seen
+			// gone: their time shows in its cutime next interval.
+			// Only this interval's debt is carried, once.
+			if left := min(seen-grew, seenNow); left > 0 {
+				owed[k] = owedCPU{ticks: left, group: group}
+			}
+			continue
 		}
 		// Split between user and system is unknown here; it is
 		// counted as user time.
-		get(group).tail += sub(grew, seen)
+		get(group).tail += grew - seen
+	}
+	o.owed = owed
+	// The unseen CPU cannot exceed what the machine spent beyond what the
+	// processes' own counters show. When it does, a parent was read after
+	// it reaped a child that the same scan still read alive, and its
+	// cutime growth repeats the child's whole life: scale the tails down.
+	// The machine's tick counts and the processes' times differ by a few
+	// percent, hence the margin.
+	if busy > 0 {
+		var direct, tails float64
+		for pid, p := range cur {
+			c := p.stat.CPUTicks()
+			if old, ok := o.prev[pid]; ok && old.stat.StartTime == p.stat.StartTime {
+				c = sub(c, old.stat.CPUTicks())
+			}
+			direct += float64(c)
+		}
+		for _, a := range byName {
+			tails += float64(a.tail)
+		}
+		if room := 1.1*busy + 2 - direct; tails > max(room, 0) {
+			f := max(room, 0) / tails
+			for _, a := range byName {
+				a.tail = uint64(float64(a.tail) * f)
+			}
+		}
 	}
 	out := make([]results.GroupSample, 0, len(byName))
 	slices.SortStableFunc(o.groups, func(a, b string) int { return groupRank(a) - groupRank(b) })

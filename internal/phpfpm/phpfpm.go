@@ -113,7 +113,13 @@ func RenderPool(cfg knob.Config, p Paths) string {
 		w("group = %s", p.User)
 	}
 	w("listen = %s", p.Listen)
-	if cfg["listen"] == "unix" {
+	if cfg["listen"] == "unix" && p.AsRoot {
+		// A master running as root would own the socket itself; Debian
+		// hands it to the web server's group.
+		w("listen.owner = %s", p.User)
+		w("listen.group = %s", p.User)
+		w("listen.mode = 0660")
+	} else if cfg["listen"] == "unix" {
 		w("listen.mode = 0600")
 	} else {
 		w("listen.allowed_clients = 127.0.0.1")
