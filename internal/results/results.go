@@ -290,6 +290,9 @@ type Tune struct {
 	Recommended   map[string]string `json:"recommended_config"`
 	Trials        []Trial           `json:"trials"`
 	Changes       []Effect          `json:"changes"` // each changed knob's measured effect
+	// Decisions are the categorical comparisons the search made (adopted
+	// or not), each with its confidence interval.
+	Decisions     []Decision        `json:"decisions,omitempty"`
 	Holdout       *Holdout          `json:"holdout,omitempty"`
 	Curves        []Curve           `json:"curves,omitempty"` // throughput vs concurrency
 	Files         map[string]string `json:"files,omitempty"`  // file name -> contents
@@ -333,6 +336,20 @@ type Effect struct {
 	Verdict    string  `json:"verdict"`    // "better", "worse", "no significant difference"
 }
 
+// Decision is one paired comparison of a challenger (a categorical change
+// such as pm=static) against the incumbent configuration.
+type Decision struct {
+	Name    string  `json:"name"`    // "pm=static"
+	Changes string  `json:"changes"` // "pm: dynamic -> static"
+	Ratio   float64 `json:"score_ratio"`
+	CILow   float64 `json:"ci_low"`
+	CIHigh  float64 `json:"ci_high"`
+	Verdict string  `json:"verdict"`
+	Adopted bool    `json:"adopted"`
+	Rounds  int     `json:"rounds"`
+	Skipped string  `json:"skipped,omitempty"` // why it was not measured
+}
+
 // Holdout is the final start-vs-recommended re-measurement.
 type Holdout struct {
 	Rounds          int     `json:"rounds"`
@@ -340,6 +357,8 @@ type Holdout struct {
 	ThroughputCILow float64 `json:"throughput_ci_low"`
 	ThroughputCIHi  float64 `json:"throughput_ci_high"`
 	P99Ratio        float64 `json:"p99_ratio"`
+	P99CILow        float64 `json:"p99_ci_low"`
+	P99CIHigh       float64 `json:"p99_ci_high"`
 	StartRPS        float64 `json:"start_rps"`
 	RecommendedRPS  float64 `json:"recommended_rps"`
 	StartP99Ms      float64 `json:"start_p99_ms"`

@@ -1,0 +1,252 @@
+// Package report renders a stored bench or tune run for people: one
+// self-contained HTML file with charts that works offline (the chart
+// library is embedded, the page makes no network request), the stable JSON
+// of package results, and a text summary for the terminal. A report is a
+// pure function of the stored result, so it can always be rendered again.
+//
+// Everything that came from the server under test (trial logs, error
+// bodies, page titles) is escaped in HTML, and strings that look like
+// credentials are redacted in every format (see Redact).
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Run is what a report shows: exactly one of Tune or Bench is set.
+type Run struct {
+	Tune  *results.Tune
+	Bench *results.Bench
+	// Commands reproduce the run (the result's own command is added).
+	Commands []string
+	// Secrets are literal values (the labs' database passwords) removed
+	// wherever they occur, beside the redaction of anything shaped like a
+	// credential (see Redact).
+	Secrets []string
+}
+
+// Formats Render knows.
+var Formats = []string{"html", "json", "text"}
+
+// Render writes the report in format "html", "json" or "text".
+func Render(w io.Writer, format string, r Run) error {
+	if (r.Tune == nil) == (r.Bench == nil) {
+		return errors.New("report: a run is either a tune or a bench")
+	}
+	r = redactRun(r)
+	switch format {
+	case "json":
+		var v any = r.Tune
+		if r.Bench != nil {
+			v = r.Bench
+		}
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(v)
+	case "text":
+		if r.Tune != nil {
+			return TuneText(w, r.Tune)
+		}
+		return BenchText(w, r.Bench)
+	case "html":
+		return renderHTML(w, r)
+	}
+	return fmt.Errorf("report format %q: choose html, json or text", format)
+}
+
+// WriteAll writes report.html, result.json and summary.txt into dir and
+// returns their paths by format.
+func WriteAll(dir string, r Run) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for format, name := range map[string]string{"html": "report.html", "json": "result.json", "text": "summary.txt"} {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return out, err
+		}
+		err = Render(f, format, r)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return out, fmt.Errorf("writing %s: %w", p, err)
+		}
+		out[format] = p
+	}
+	return out, nil
+}
+
+// Credentials in the shapes they take in configuration files, logs and
+// command lines: define('DB_PASSWORD', '...'), password = ..., --password=...,
+// "db_password": "...", mysql://user:pass@host, and the Authorization and
+// Cookie headers of a bench's -H.
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)(define\(\s*['"][A-Z_]*(?:PASSWORD|SECRET|KEY|SALT|TOKEN)['"]\s*,\s*['"])([^'"]*)(['"])`),
+	regexp.MustCompile(`(?i)("[a-z_]*(?:password|passwd|secret|token)[a-z_]*"\s*:\s*")([^"]*)(")`),
+	regexp.MustCompile(`(?i)((?:^|[\s;,&?])-{0,2}[a-z_.]*(?:password|passwd|pwd|secret|token)[a-z_.]*\s*[=:]\s*)([^\s;,&'"]+)()`),
+	regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://[^:/\s@]+:)([^@\s]+)(@)`),
+	regexp.MustCompile(`(?i)((?:authorization|proxy-authorization)\s*:\s*(?:basic|bearer|digest|token)?\s*)([^\s'"]+)()`),
+	regexp.MustCompile(`(?i)((?:^|[\s'"])(?:cookie|set-cookie)\s*:\s*)([^'"\n]+)()`),
+}
+
+// Redacted replaces a secret's value.
+const Redacted = "[redacted]"
+
+// Redact replaces the values of anything that looks like a credential.
+func Redact(s string) string {
+	for _, re := range secretPatterns {
+		s = re.ReplaceAllString(s, "${1}"+Redacted+"${3}")
+	}
+	return s
+}
+
+// secretName matches the names of keys whose values are credentials (in a
+// knob map, php-fpm's extra status fields ...).
+var secretName = regexp.MustCompile(`(?i)(password|passwd|pwd|secret|token|api_?key|auth_?key|salt|credential|private_?key)`)
+
+// redactRun returns a deep copy of r in which every string (every field,
+// slice element and map value of the results, at any depth) is redacted,
+// values of map keys named like credentials are replaced whole, and the
+// literal secrets of r.Secrets are removed wherever they occur. The caller's
+// values are not changed.
+func redactRun(r Run) Run {
+	out := Run{Commands: append([]string(nil), r.Commands...)}
+	var literal []string
+	for _, s := range r.Secrets {
+		if len(strings.TrimSpace(s)) >= 4 { // shorter ones would blank ordinary words
+			literal = append(literal, s)
+		}
+	}
+	// Longest first, so a secret that contains another goes whole.
+	sort.Slice(literal, func(i, j int) bool { return len(literal[i]) > len(literal[j]) })
+	red := func(s string) string {
+		for _, l := range literal {
+			s = strings.ReplaceAll(s, l, Redacted)
+		}
+		return Redact(s)
+	}
+	if r.Tune != nil {
+		out.Tune = deepCopy(r.Tune)
+		redactValue(reflect.ValueOf(out.Tune).Elem(), red)
+	}
+	if r.Bench != nil {
+		out.Bench = deepCopy(r.Bench)
+		redactValue(reflect.ValueOf(out.Bench).Elem(), red)
+	}
+	for i, c := range out.Commands {
+		out.Commands[i] = red(c)
+	}
+	return out
+}
+
+// deepCopy copies a result through its JSON form, which is all of it.
+func deepCopy[T any](v *T) *T {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("report: copying a result: %v", err)) // plain data always marshals
+	}
+	c := new(T)
+	if err := json.Unmarshal(data, c); err != nil {
+		panic(fmt.Sprintf("report: copying a result: %v", err))
+	}
+	return c
+}
+
+// redactValue redacts every string reachable from v in place.
+func redactValue(v reflect.Value, red func(string) string) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(red(v.String()))
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			redactValue(v.Elem(), red)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				redactValue(v.Field(i), red)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			redactValue(v.Index(i), red)
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		iter := v.MapRange()
+		type kv struct{ k, v reflect.Value }
+		var set []kv
+		for iter.Next() {
+			k := iter.Key()
+			val := reflect.New(v.Type().Elem()).Elem()
+			val.Set(iter.Value()) // a settable copy
+			ek := v.Type().Elem().Kind()
+			if secretName.MatchString(k.String()) && !val.IsZero() && (ek == reflect.String || ek == reflect.Interface) {
+				val = reflect.ValueOf(Redacted).Convert(v.Type().Elem())
+			} else {
+				if val.Kind() == reflect.Interface && !val.IsNil() {
+					// The dynamic value of an any is not settable: copy it.
+					inner := reflect.New(val.Elem().Type()).Elem()
+					inner.Set(val.Elem())
+					redactValue(inner, red)
+					val.Set(inner)
+				} else {
+					redactValue(val, red)
+				}
+			}
+			set = append(set, kv{k, val})
+		}
+		for _, e := range set {
+			v.SetMapIndex(e.k, e.v)
+		}
+	}
+}
+
+// title names a run in one line.
+func title(r Run) string {
+	if t := r.Tune; t != nil {
+		return fmt.Sprintf("phptune tune %s — %s, workload %s", t.ID, t.App, t.Workload)
+	}
+	return fmt.Sprintf("phptune bench %s — %s", r.Bench.ID, r.Bench.Target)
+}
+
+// commands lists the commands that reproduce the run, without repeats.
+func commands(r Run) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		c = strings.TrimSpace(c)
+		if c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	if r.Tune != nil {
+		add(r.Tune.Command)
+	}
+	if r.Bench != nil {
+		add(r.Bench.Command)
+	}
+	for _, c := range r.Commands {
+		add(c)
+	}
+	return out
+}

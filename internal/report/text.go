@@ -1,0 +1,205 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// holdoutFigures averages the holdout trials of one configuration.
+func holdoutFigures(res *results.Tune, cfg map[string]string) (errRate float64, memB int64) {
+	n := 0
+	for _, tr := range res.Trials {
+		if tr.Phase != "holdout" || tr.Bench == nil || !sameConfig(tr.Config, cfg) {
+			continue
+		}
+		if tr.Bench.Requests > 0 {
+			errRate += float64(tr.Bench.Errors) / float64(tr.Bench.Requests)
+		}
+		if o := tr.Bench.Observation; o != nil {
+			memB = max(memB, stackPSS(o))
+		}
+		n++
+	}
+	if n > 0 {
+		errRate /= float64(n)
+	}
+	return errRate, memB
+}
+
+// stackPSS is the stack's peak PSS over the samples (generator and
+// unrelated processes left out).
+func stackPSS(o *results.Observation) int64 {
+	var peak int64
+	for _, s := range o.Samples {
+		var sum int64
+		for _, g := range s.Groups {
+			if g.Name == "generator" || g.Name == "other" {
+				continue
+			}
+			sum += g.PSSB
+		}
+		peak = max(peak, sum)
+	}
+	return peak
+}
+
+func sameConfig(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TuneText writes the tune summary: the before/after table of the holdout,
+// the changes with their measured effects, the decisions and the warnings.
+func TuneText(w io.Writer, res *results.Tune) error {
+	fmt.Fprintf(w, "phptune tune %s: %s, workload %s, %d trials in %s\n", res.ID, res.App, res.Workload, len(res.Trials), (time.Duration(res.WallS) * time.Second).String())
+	if h := res.Holdout; h != nil {
+		se, sm := holdoutFigures(res, res.Start)
+		re, rm := holdoutFigures(res, res.Recommended)
+		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio (95% CI)")
+		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "throughput rps", h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
+		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "latency p99 ms", h.StartP99Ms, h.RecommendedP99, h.P99Ratio, h.P99CILow, h.P99CIHigh)
+		fmt.Fprintf(w, "%-16s %13.2f%% %13.2f%%\n", "errors", 100*se, 100*re)
+		if sm > 0 || rm > 0 {
+			fmt.Fprintf(w, "%-16s %14s %14s  (peak PSS of the stack)\n", "memory", mib(sm), mib(rm))
+		}
+		fmt.Fprintf(w, "(%d rounds, start and recommended alternated, each in fresh processes)\n", h.Rounds)
+		switch {
+		case h.ThroughputCILow > 1:
+			fmt.Fprintf(w, "verdict: the recommendation is faster than the start (%.2f×, the interval lies above 1)\n", h.ThroughputRatio)
+		case h.ThroughputCIHi < 1:
+			fmt.Fprintln(w, "verdict: the recommendation was slower than the start in the holdout; keep the start")
+		default:
+			fmt.Fprintln(w, "verdict: no significant difference from the start in the holdout (the interval includes 1)")
+		}
+	} else {
+		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
+	}
+	if len(res.Changes) == 0 {
+		fmt.Fprintln(w, "\nrecommended: keep the starting configuration (no change measured better)")
+	} else {
+		fmt.Fprintln(w, "\nchanges:")
+		for _, c := range res.Changes {
+			fmt.Fprintf(w, "  %-34s %s -> %s", c.Knob, c.From, c.To)
+			if c.Ratio > 0 {
+				fmt.Fprintf(w, "   %.2f× [%.2f, %.2f] %s", c.Ratio, c.CILow, c.CIHigh, c.Verdict)
+			} else if c.Verdict != "" {
+				fmt.Fprintf(w, "   %s", c.Verdict)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if res.Limits.MemoryBudgetB > 0 {
+		fmt.Fprintf(w, "\nmemory: budget %s, predicted %s, measured %s (PSS of the stack)\n", mib(res.Limits.MemoryBudgetB), mib(res.PredictedMemB), mib(res.MeasuredMemB))
+	}
+	if len(res.Decisions) > 0 {
+		fmt.Fprintln(w, "\ndecisions (paired comparisons against the incumbent, score ratio with 95% CI):")
+		for _, d := range res.Decisions {
+			switch {
+			case d.Skipped != "":
+				fmt.Fprintf(w, "  %-34s skipped: %s\n", d.Name, d.Skipped)
+			default:
+				adopted := "kept the incumbent"
+				if d.Adopted {
+					adopted = "adopted"
+				}
+				fmt.Fprintf(w, "  %-34s %.2f× [%.2f, %.2f] after %d rounds: %s, %s\n", d.Name, d.Ratio, d.CILow, d.CIHigh, d.Rounds, d.Verdict, adopted)
+			}
+		}
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+// mib formats bytes for people: "38.0 MiB", "18.5 GiB".
+func mib(b int64) string {
+	switch {
+	case b <= 0:
+		return "-"
+	case b >= 10<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+}
+
+// BenchText writes a bench summary that ab and wrk users read at a glance.
+func BenchText(w io.Writer, b *results.Bench) error {
+	model := fmt.Sprintf("%d connections", b.Connections)
+	if b.Model == "open" {
+		model = fmt.Sprintf("open model at %s rps (achieved %.1f)", b.RateSchedule, b.RateAchievedRPS)
+	}
+	ka := "new connection per request"
+	if b.KeepAlive {
+		ka = "keep-alive"
+	}
+	fmt.Fprintf(w, "phptune bench %s: %s (%s)\n", b.ID, b.Target, b.Protocol)
+	fmt.Fprintf(w, "%s, %s, %.1fs measured after %.1fs warm-up\n\n", model, ka, b.DurationS, b.WarmupS)
+	fmt.Fprintf(w, "requests      %d (%d errors)\n", b.Requests, b.Errors)
+	fmt.Fprintf(w, "throughput    %.1f rps\n", b.ThroughputRPS)
+	fmt.Fprintf(w, "transfer      %s\n", mib(b.BytesRead))
+	l := b.Latency
+	fmt.Fprintf(w, "latency ms    min %.2f  mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.MinMs, l.MeanMs, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs)
+	if len(b.StatusCodes) > 0 {
+		fmt.Fprintf(w, "status codes  %s\n", counts(b.StatusCodes))
+	}
+	if len(b.ErrorsByClass) > 0 {
+		fmt.Fprintf(w, "errors        %s\n", counts(b.ErrorsByClass))
+	}
+	g := b.Generator
+	fmt.Fprintf(w, "generator     %.2f CPU-s, %.0f requests per CPU-second", g.CPUSeconds, g.RequestsPerCPUSecond)
+	if g.Saturated {
+		fmt.Fprint(w, " — SATURATED: the generator, not the server, may be the limit")
+	}
+	fmt.Fprintln(w)
+	if o := b.Observation; o != nil {
+		d := o.Derived
+		var parts []string
+		for _, name := range sortedKeys(d.CPUSecondsPerRequest) {
+			parts = append(parts, fmt.Sprintf("%s %.2f ms", name, 1000*d.CPUSecondsPerRequest[name]))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "CPU/request   %s\n", strings.Join(parts, ", "))
+		}
+		if d.WorkerPSSP50B > 0 {
+			fmt.Fprintf(w, "worker PSS    p50 %s, p95 %s, max %s (the memory of one more worker)\n", mib(d.WorkerPSSP50B), mib(d.WorkerPSSP95B), mib(d.WorkerPSSMaxB))
+		}
+		for _, warn := range d.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+	}
+	for _, warn := range b.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+func counts(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,269 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// estimate is a figure with its 95% confidence interval.
+type estimate struct {
+	V  float64 `json:"v"`
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// meanCI is the mean of xs with a Student t interval (a point interval
+// for fewer than two values).
+func meanCI(xs []float64) estimate {
+	m := stats.Mean(xs)
+	if len(xs) < 2 {
+		return estimate{m, m, m}
+	}
+	h := stats.TQuantile(0.975, float64(len(xs)-1)) * stats.StdDev(xs) / math.Sqrt(float64(len(xs)))
+	return estimate{m, m - h, m + h}
+}
+
+// trialObjective is a trial's objective figure with a 95% interval from the
+// spread of its seconds: throughput (successful responses per second) or,
+// for the latency objective, p99 in milliseconds. Seconds are correlated,
+// so the interval is a within-run indication, narrower than the
+// run-to-run spread the repeated trials show.
+func trialObjective(b *results.Bench, objective string) estimate {
+	var xs []float64
+	for _, s := range b.Series {
+		if objective == "latency" {
+			if s.Requests > 0 {
+				xs = append(xs, s.P99Ms)
+			}
+		} else {
+			xs = append(xs, float64(s.Requests-s.Errors))
+		}
+	}
+	e := meanCI(xs)
+	v := b.ThroughputRPS
+	if objective == "latency" {
+		v = b.Latency.P99Ms
+	}
+	if len(xs) == 0 {
+		return estimate{v, v, v}
+	}
+	// Centre the interval on the run's own figure.
+	return estimate{v, v - (e.V - e.Lo), v + (e.Hi - e.V)}
+}
+
+// knobChart is one knob's values against the objective, each trial a point.
+type knobChart struct {
+	Knob   string      `json:"knob"`
+	Values []string    `json:"values"` // x categories, in order
+	Start  string      `json:"start"`  // the starting value
+	Rec    string      `json:"recommended"`
+	Points []knobPoint `json:"points"`
+}
+
+type knobPoint struct {
+	X      int      `json:"x"` // index into Values
+	Y      estimate `json:"y"`
+	N      int      `json:"n"`
+	Phase  string   `json:"phase"`
+	Label  string   `json:"label"`
+	Status string   `json:"status"`
+}
+
+// tunedConnections is the concurrency the tune compared configurations at:
+// that of its holdout, else the most common among its trials.
+func tunedConnections(t *results.Tune) int {
+	count := map[int]int{}
+	best := 0
+	for _, tr := range t.Trials {
+		if tr.Phase == "holdout" {
+			return tr.Connections
+		}
+		count[tr.Connections]++
+		if count[tr.Connections] > count[best] {
+			best = tr.Connections
+		}
+	}
+	return best
+}
+
+// knobCharts has one chart for each knob that took more than one value
+// among the measured trials at the tuned concurrency.
+func knobCharts(t *results.Tune) []knobChart {
+	conns := tunedConnections(t)
+	values := map[string]map[string]bool{}
+	var trials []results.Trial
+	for _, tr := range t.Trials {
+		if tr.Bench == nil || tr.Connections != conns {
+			continue
+		}
+		trials = append(trials, tr)
+		for k, v := range tr.Config {
+			if values[k] == nil {
+				values[k] = map[string]bool{}
+			}
+			values[k][v] = true
+		}
+	}
+	var out []knobChart
+	for _, k := range sortedKeys(values) {
+		if len(values[k]) < 2 {
+			continue
+		}
+		c := knobChart{Knob: k, Values: orderValues(sortedKeys(values[k])), Start: t.Start[k], Rec: t.Recommended[k]}
+		index := map[string]int{}
+		for i, v := range c.Values {
+			index[v] = i
+		}
+		for _, tr := range trials {
+			v, ok := tr.Config[k]
+			if !ok {
+				continue
+			}
+			c.Points = append(c.Points, knobPoint{X: index[v], Y: trialObjective(tr.Bench, t.Objective), N: tr.N, Phase: tr.Phase,
+				Label: configLabel(tr.Config, t.Start), Status: tr.Status})
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// orderValues sorts knob values numerically when they all are numbers or
+// sizes (64M, 1G), else keeps them in name order.
+func orderValues(vs []string) []string {
+	nums := make(map[string]float64, len(vs))
+	for _, v := range vs {
+		n, ok := sizeValue(v)
+		if !ok {
+			return vs
+		}
+		nums[v] = n
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return nums[vs[i]] < nums[vs[j]] })
+	return vs
+}
+
+func sizeValue(v string) (float64, bool) {
+	mult := 1.0
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return 0, false
+	}
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		mult, s = 1<<10, s[:len(s)-1]
+	case 'm', 'M':
+		mult, s = 1<<20, s[:len(s)-1]
+	case 'g', 'G':
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	return n * mult, err == nil
+}
+
+// configCurve is throughput and p99 against concurrency for one
+// configuration, from every trial that measured exactly it.
+type configCurve struct {
+	Label  string       `json:"label"`
+	Points []curvePoint `json:"points"`
+}
+
+type curvePoint struct {
+	Connections int      `json:"connections"`
+	RPS         estimate `json:"rps"`
+	P99Ms       estimate `json:"p99_ms"`
+	Trials      []int    `json:"trials"`
+}
+
+// configCurves groups the trials of the starting and the recommended
+// configurations by concurrency: the mean over repeated trials with a 95%
+// interval from their spread (one trial: its within-run interval).
+func configCurves(t *results.Tune) []configCurve {
+	var out []configCurve
+	for _, which := range []struct {
+		label string
+		cfg   map[string]string
+	}{{"start", t.Start}, {"recommended", t.Recommended}} {
+		if which.label == "recommended" && sameConfig(t.Start, t.Recommended) {
+			break
+		}
+		byConns := map[int][]results.Trial{}
+		for _, tr := range t.Trials {
+			if tr.Bench != nil && tr.Status == "ok" && sameConfig(tr.Config, which.cfg) {
+				byConns[tr.Connections] = append(byConns[tr.Connections], tr)
+			}
+		}
+		c := configCurve{Label: which.label}
+		var levels []int
+		for n := range byConns {
+			levels = append(levels, n)
+		}
+		sort.Ints(levels)
+		for _, n := range levels {
+			trs := byConns[n]
+			p := curvePoint{Connections: n}
+			if len(trs) == 1 {
+				p.RPS = trialObjective(trs[0].Bench, "throughput")
+				p.P99Ms = trialObjective(trs[0].Bench, "latency")
+			} else {
+				var rps, p99 []float64
+				for _, tr := range trs {
+					rps = append(rps, tr.Bench.ThroughputRPS)
+					p99 = append(p99, tr.Bench.Latency.P99Ms)
+				}
+				p.RPS, p.P99Ms = meanCI(rps), meanCI(p99)
+			}
+			for _, tr := range trs {
+				p.Trials = append(p.Trials, tr.N)
+			}
+			c.Points = append(c.Points, p)
+		}
+		if len(c.Points) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// trialWarnings are the warnings of the trials' own runs (generator
+// saturation, steal, observer trouble) folded into one line each.
+func trialWarnings(t *results.Tune) []string {
+	var saturated []string
+	seen := map[string][]string{}
+	var order []string
+	for _, tr := range t.Trials {
+		if tr.Bench == nil {
+			continue
+		}
+		n := strconv.Itoa(tr.N)
+		if tr.Bench.Generator.Saturated {
+			saturated = append(saturated, n)
+		}
+		ws := append([]string(nil), tr.Bench.Warnings...)
+		if o := tr.Bench.Observation; o != nil {
+			ws = append(ws, o.Derived.Warnings...)
+		}
+		for _, w := range ws {
+			if _, ok := seen[w]; !ok {
+				order = append(order, w)
+			}
+			seen[w] = append(seen[w], n)
+		}
+	}
+	var out []string
+	if len(saturated) > 0 {
+		out = append(out, "the load generator was saturated in trials "+strings.Join(saturated, ", ")+": their throughput may be the generator's, not the server's")
+	}
+	for _, w := range order {
+		if len(seen[w]) == 1 {
+			out = append(out, "trial "+seen[w][0]+": "+w)
+		} else {
+			out = append(out, "trials "+strings.Join(seen[w], ", ")+": "+w)
+		}
+	}
+	return out
+}
