@@ -311,6 +311,24 @@ func (c Config) Bytes(name string) int64 {
 	return n
 }
 
+// Relevant reports whether knob name has any effect in c: the spare
+// settings only matter to a dynamic pool, the idle timeout to an ondemand
+// one, the JIT mode only with a JIT buffer, the revalidation period only
+// while timestamps are validated.
+func (c Config) Relevant(name string) bool {
+	switch name {
+	case "pm.start_servers", "pm.min_spare_servers", "pm.max_spare_servers":
+		return c["pm"] == "dynamic"
+	case "pm.process_idle_timeout":
+		return c["pm"] == "ondemand"
+	case "opcache.jit":
+		return c.Bytes("opcache.jit_buffer_size") > 0
+	case "opcache.revalidate_freq":
+		return c.On("opcache.validate_timestamps")
+	}
+	return true
+}
+
 // On reports whether a bool knob is on.
 func (c Config) On(name string) bool { return c[name] == "on" }
 

@@ -166,3 +166,30 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+func TestRelevant(t *testing.T) {
+	c := Defaults()
+	cases := []struct {
+		set  []string
+		knob string
+		want bool
+	}{
+		{nil, "pm.max_spare_servers", true},
+		{[]string{"pm=static"}, "pm.max_spare_servers", false},
+		{[]string{"pm=ondemand"}, "pm.process_idle_timeout", true},
+		{nil, "pm.process_idle_timeout", false},
+		{nil, "opcache.jit", false},
+		{[]string{"opcache.jit_buffer_size=64M"}, "opcache.jit", true},
+		{[]string{"opcache.validate_timestamps=off"}, "opcache.revalidate_freq", false},
+		{nil, "pm.max_children", true},
+	}
+	for _, tc := range cases {
+		cfg, err := c.Apply(tc.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Relevant(tc.knob); got != tc.want {
+			t.Errorf("%v: Relevant(%s) = %v, want %v", tc.set, tc.knob, got, tc.want)
+		}
+	}
+}

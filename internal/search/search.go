@@ -292,6 +292,8 @@ func Violation(l results.Limits, b *results.Bench) string {
 		}
 	} else if b.Errors > 0 {
 		return "only errors"
+	} else {
+		return "no request completed in the measured part: the trial is shorter than the page's latency under this load (lengthen --trial-duration)"
 	}
 	if l.SLOP99Ms > 0 && b.Latency.P99Ms > l.SLOP99Ms {
 		return fmt.Sprintf("p99 %.1f ms above the SLO %.1f ms", b.Latency.P99Ms, l.SLOP99Ms)

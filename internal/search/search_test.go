@@ -374,6 +374,7 @@ func TestViolation(t *testing.T) {
 		{&results.Bench{Requests: 10000, Errors: 50, Latency: results.Latency{P99Ms: 50}}, "error rate"},
 		{&results.Bench{Requests: 10000, Latency: results.Latency{P99Ms: 150}}, "SLO"},
 		{&results.Bench{Errors: 3}, "only errors"},
+		{&results.Bench{}, "no request completed"},
 		{nil, ""},
 	}
 	for i, tt := range tests {

@@ -67,6 +67,9 @@ var migrations = []string{
 		finished_at TEXT NOT NULL,
 		PRIMARY KEY (run_id, n)
 	);`,
+	// Bench runs: kind tells them apart, bench holds the results.Bench.
+	`ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'tune';
+	ALTER TABLE runs ADD COLUMN bench TEXT;`,
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -128,9 +131,16 @@ func (s *DB) Close() error { return s.db.Close() }
 // Path is the database file.
 func (s *DB) Path() string { return s.path }
 
-// Run is one tune run.
+// Run kinds.
+const (
+	KindTune  = "tune"
+	KindBench = "bench"
+)
+
+// Run is one tune or bench run.
 type Run struct {
 	ID        string
+	Kind      string // KindTune or KindBench
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Status    string
@@ -142,6 +152,8 @@ type Run struct {
 	Options json.RawMessage
 	// Result is the final tune, once done.
 	Result *results.Tune
+	// Bench is a bench run's result.
+	Bench *results.Bench
 }
 
 // Trial is one stored trial: results.Trial plus the candidate's identity
@@ -210,7 +222,7 @@ func (s *DB) Run(ctx context.Context, id string) (*Run, error) {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("run %q: %w; list runs with: phptune runs", id, ErrNotFound)
+		return nil, fmt.Errorf("run %q: %w; list runs with: phptune report --list", id, ErrNotFound)
 	}
 	return &rows[0], nil
 }
@@ -221,7 +233,7 @@ func (s *DB) Runs(ctx context.Context) ([]Run, error) {
 }
 
 func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, created_at, updated_at, status, command, app, workload, options, result FROM runs `+where, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench FROM runs `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -230,8 +242,8 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 	for rows.Next() {
 		var r Run
 		var created, updated, opts string
-		var result sql.NullString
-		if err := rows.Scan(&r.ID, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result); err != nil {
+		var result, bench sql.NullString
+		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench); err != nil {
 			return nil, err
 		}
 		r.CreatedAt, _ = time.Parse(timeFormat, created)
@@ -241,6 +253,12 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 			r.Result = &results.Tune{}
 			if err := json.Unmarshal([]byte(result.String), r.Result); err != nil {
 				return nil, fmt.Errorf("run %s: stored result: %w", r.ID, err)
+			}
+		}
+		if bench.Valid {
+			r.Bench = &results.Bench{}
+			if err := json.Unmarshal([]byte(bench.String), r.Bench); err != nil {
+				return nil, fmt.Errorf("run %s: stored bench: %w", r.ID, err)
 			}
 		}
 		out = append(out, r)
@@ -321,6 +339,25 @@ func (s *DB) Check(ctx context.Context) error {
 	}
 	if res != "ok" {
 		return fmt.Errorf("results database %s is damaged: %s", s.path, res)
+	}
+	return nil
+}
+
+// SaveBench stores a finished bench run under b.ID.
+func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload string) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(timeFormat)
+	created := now
+	if !b.StartedAt.IsZero() {
+		created = b.StartedAt.UTC().Format(timeFormat)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, bench) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		b.ID, KindBench, created, now, StatusDone, b.Command, app, workload, string(data))
+	if err != nil {
+		return fmt.Errorf("storing bench %s: %w", b.ID, err)
 	}
 	return nil
 }

@@ -188,3 +188,36 @@ func writer(path string) {
 		}
 	}
 }
+
+func TestBenchRuns(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := &results.Bench{SchemaVersion: results.SchemaVersion, Kind: results.KindBench, ID: "bench-1", Command: "phptune bench --lab x",
+		StartedAt: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), ThroughputRPS: 123.5, Requests: 1000}
+	if err := db.SaveBench(ctx, b, "hello", "/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveBench(ctx, b, "hello", "/"); err == nil {
+		t.Error("a second bench with the same ID was stored")
+	}
+	r, err := db.Run(ctx, "bench-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != KindBench || r.Bench == nil || r.Bench.ThroughputRPS != 123.5 || r.Result != nil || r.Status != StatusDone || r.App != "hello" {
+		t.Errorf("stored bench read back as %+v (bench %+v)", r, r.Bench)
+	}
+	if !r.CreatedAt.Equal(b.StartedAt) {
+		t.Errorf("created %v, want the bench's start %v", r.CreatedAt, b.StartedAt)
+	}
+	if err := db.CreateRun(ctx, Run{ID: "tune-1", App: "io"}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := db.Run(ctx, "tune-1"); tr.Kind != KindTune {
+		t.Errorf("tune run has kind %q", tr.Kind)
+	}
+}

@@ -60,10 +60,15 @@ const (
 // Options are a tune's inputs. They are stored with the run, so --resume
 // needs only the run's ID; keep them JSON-serialisable.
 type Options struct {
-	ID        string      `json:"id"` // empty: made from the start time
-	Command   string      `json:"command,omitempty"`
-	App       string      `json:"app,omitempty"`
-	Workload  string      `json:"workload,omitempty"`
+	ID       string `json:"id"` // empty: made from the start time
+	Command  string `json:"command,omitempty"`
+	App      string `json:"app,omitempty"`
+	Workload string `json:"workload,omitempty"`
+	// Lab and DocRoot record how the caller built the stack (a lab the
+	// user runs, or a lab of its own for App or DocRoot), so --resume can
+	// build it again. The tuner does not read them.
+	Lab       string      `json:"lab,omitempty"`
+	DocRoot   string      `json:"docroot,omitempty"`
 	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
 	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
 	// Conns is the workload's concurrency (default 50).
@@ -192,6 +197,9 @@ type Tuner struct {
 	Progress    func(Progress)       // optional
 	Now         func() time.Time     // optional; tests pass a fake clock
 	Environment *results.Environment // optional, copied into the result
+	// RenderFiles, when set, adds files to the result for the recommended
+	// configuration (the components' own syntax); optional.
+	RenderFiles func(start, rec knob.Config) map[string]string
 }
 
 func (t *Tuner) now() time.Time {
@@ -589,7 +597,7 @@ search:
 		holdCI, _ = stats.PairedRatio(sRPS, rRPS, 0.95)
 		p99CI, _ := stats.PairedRatio(sP99, rP99, 0.95)
 		tune.Holdout = &results.Holdout{Rounds: len(sRPS), ThroughputRatio: holdCI.Ratio, ThroughputCILow: holdCI.Low, ThroughputCIHi: holdCI.High,
-			P99Ratio: p99CI.Ratio, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
+			P99Ratio: p99CI.Ratio, P99CILow: p99CI.Low, P99CIHigh: p99CI.High, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
 			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99)}
 		if holdCI.High < 1 {
 			s.warn("in the holdout the recommendation was slower than the start (%s): the search was misled, most likely by noise; keep the start configuration", holdCI)
@@ -606,6 +614,14 @@ search:
 	}
 
 	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
+	for _, d := range rec.Decisions {
+		var ch []string
+		for _, c := range d.Changes {
+			ch = append(ch, fmt.Sprintf("%s: %s -> %s", c.Knob, c.From, c.To))
+		}
+		tune.Decisions = append(tune.Decisions, results.Decision{Name: d.Name, Changes: strings.Join(ch, ", "),
+			Ratio: d.CI.Ratio, CILow: d.CI.Low, CIHigh: d.CI.High, Verdict: d.Verdict, Adopted: d.Adopted, Rounds: d.Rounds, Skipped: d.Skipped})
+	}
 
 	// Memory: the prediction against what the recommended stack used.
 	for _, b := range recBenches {
@@ -630,6 +646,11 @@ search:
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
 	tune.Trials = s.trials
 	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune)}
+	if s.t.RenderFiles != nil {
+		for name, text := range s.t.RenderFiles(start, recCfg) {
+			tune.Files[name] = text
+		}
+	}
 	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
 	for _, n := range rec.Notes {
 		s.warn("search: %s", n)
@@ -671,6 +692,9 @@ func measuredMemory(b *results.Bench, cfg knob.Config) int64 {
 func effects(start, rec knob.Config, decs []search.Decision, hold stats.RatioCI, haveHold bool) []results.Effect {
 	var out []results.Effect
 	for _, ch := range knob.Diff(start, rec) {
+		if !rec.Relevant(ch.Knob) {
+			continue // e.g. spare settings of a pool that became static
+		}
 		e := results.Effect{Knob: ch.Knob, From: ch.From, To: ch.To}
 		var ci stats.RatioCI
 		found := false

@@ -1,0 +1,164 @@
+// Package hostinfo describes the machine and the software a run measured:
+// CPU model, cores, memory, kernel, and the versions of nginx, PHP, MariaDB,
+// WordPress and phptune, for the report's environment section.
+package hostinfo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Collect reads the environment. Programs that are missing are left out of
+// Versions; nothing here fails a run.
+func Collect(ctx context.Context) *results.Environment {
+	env := &results.Environment{Cores: runtime.NumCPU(), Versions: map[string]string{}}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		env.CPUModel = CPUModel(b)
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		env.MemoryB = MemTotal(b)
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		env.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for name, cmd := range map[string][]string{
+		"nginx":   {"nginx", "-v"},
+		"php":     {"php", "-v"},
+		"mariadb": {"mariadbd", "--version"},
+	} {
+		if v := Version(name, output(ctx, cmd...)); v != "" {
+			env.Versions[name] = v
+		}
+	}
+	if fpm := findFPM(); fpm != "" {
+		if v := Version("php", output(ctx, fpm, "-v")); v != "" {
+			env.Versions["php-fpm"] = v
+		}
+	}
+	if b, err := os.ReadFile("/usr/share/wordpress/wp-includes/version.php"); err == nil {
+		if v := WordPressVersion(b); v != "" {
+			env.Versions["wordpress"] = v
+		}
+	}
+	env.Versions["phptune"] = Self()
+	return env
+}
+
+// Self is phptune's own version: the module version, or the VCS revision
+// the binary was built from.
+func Self() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return rev + dirty
+}
+
+func findFPM() string {
+	for _, v := range []string{"8.4", "8.3", "8.2", "8.1", "8.0", "7.4"} {
+		p := "/usr/sbin/php-fpm" + v
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func output(ctx context.Context, args ...string) string {
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return ""
+	}
+	return string(out)
+}
+
+// CPUModel returns the first "model name" of /proc/cpuinfo.
+func CPUModel(cpuinfo []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// MemTotal returns MemTotal of /proc/meminfo in bytes.
+func MemTotal(meminfo []byte) int64 {
+	sc := bufio.NewScanner(bytes.NewReader(meminfo))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil && n > 0 && n < 1<<50 {
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
+
+var versionRE = map[string]*regexp.Regexp{
+	"nginx":   regexp.MustCompile(`nginx/(\d+\.\d+\.\d+)`),
+	"php":     regexp.MustCompile(`PHP (\d+\.\d+\.\d+)`),
+	"mariadb": regexp.MustCompile(`Ver (\d+\.\d+\.\d+-MariaDB)`),
+}
+
+// Version extracts a program's version from what its version flag prints.
+func Version(program, out string) string {
+	re := versionRE[program]
+	if re == nil {
+		return ""
+	}
+	if m := re.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var wpVersionRE = regexp.MustCompile(`\$wp_version\s*=\s*'([0-9][0-9A-Za-z.\-]{0,31})'`)
+
+// WordPressVersion reads $wp_version from wp-includes/version.php.
+func WordPressVersion(versionPHP []byte) string {
+	if m := wpVersionRE.FindSubmatch(versionPHP); m != nil {
+		return string(m[1])
+	}
+	return ""
+}

@@ -1,0 +1,62 @@
+package hostinfo
+
+import (
+	"context"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	tests := []struct{ program, out, want string }{
+		{"nginx", "nginx version: nginx/1.22.1\n", "1.22.1"},
+		{"php", "PHP 8.2.36 (cli) (built: Nov 18 2026 20:02:04) (NTS)\nCopyright", "8.2.36"},
+		{"php", "PHP 8.2.36 (fpm-fcgi) (built: Nov 18 2026)", "8.2.36"},
+		{"mariadb", "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)", "10.11.19-MariaDB"},
+		{"nginx", "command not found", ""},
+		{"unknown", "x 1.2.3", ""},
+	}
+	for _, tc := range tests {
+		if got := Version(tc.program, tc.out); got != tc.want {
+			t.Errorf("Version(%s, %q) = %q, want %q", tc.program, tc.out, got, tc.want)
+		}
+	}
+}
+
+func TestProcParsers(t *testing.T) {
+	if got := CPUModel([]byte("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags: x\n")); got != "AMD EPYC 7B13" {
+		t.Errorf("CPUModel = %q", got)
+	}
+	if got := MemTotal([]byte("MemTotal:       24570060 kB\nMemFree: 1 kB\n")); got != 24570060*1024 {
+		t.Errorf("MemTotal = %d", got)
+	}
+	if got := MemTotal([]byte("MemTotal: lots kB\n")); got != 0 {
+		t.Errorf("MemTotal of garbage = %d", got)
+	}
+	if got := WordPressVersion([]byte("<?php\n$wp_version = '6.1.9';\n")); got != "6.1.9" {
+		t.Errorf("WordPressVersion = %q", got)
+	}
+}
+
+func FuzzParsers(f *testing.F) {
+	f.Add([]byte("model name\t: AMD EPYC\nMemTotal: 100 kB\n$wp_version = '6.1';"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = CPUModel(b)
+		if MemTotal(b) < 0 {
+			t.Fatal("negative memory")
+		}
+		_ = WordPressVersion(b)
+		for p := range versionRE {
+			_ = Version(p, string(b))
+		}
+	})
+}
+
+func TestCollect(t *testing.T) {
+	env := Collect(context.Background())
+	if env.Cores < 1 || env.MemoryB <= 0 || env.Kernel == "" {
+		t.Fatalf("environment incomplete: %+v", env)
+	}
+	if env.Versions["phptune"] == "" {
+		t.Error("no phptune version")
+	}
+	t.Logf("%+v", env)
+}

@@ -1,0 +1,208 @@
+// Package labstack is the tuner's real stack: a lab (package lab) loaded by
+// phptune's generator (package load) and watched by the observer (package
+// observe). It implements tune.Stack, and turns a workload name (front,
+// comment, a path, a scenario file) into requests for a lab.
+package labstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// Workload is what a tune loads the stack with.
+type Workload struct {
+	// Name as the user gave it: "front", "comment", "/path" or a file.
+	Name     string
+	Requests []load.Request
+	// Writes is set for workloads that change the app's data; the tuner
+	// resets the database before every measurement.
+	Writes bool
+}
+
+// Workload names with a built-in meaning.
+const (
+	WorkloadFront   = "front"
+	WorkloadComment = "comment"
+)
+
+// ParseWorkload turns a workload spec into requests for lab l: "front" (GET
+// /), "comment" (WordPress comment form POSTs, which write), a path starting
+// with "/" (GET it), or a scenario file (see load.ParseScenario).
+func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
+	switch {
+	case spec == "" || spec == WorkloadFront:
+		return Workload{Name: WorkloadFront, Requests: []load.Request{{Method: "GET", Path: "/"}}}, nil
+	case spec == WorkloadComment:
+		if l.App != "wordpress" {
+			return Workload{}, fmt.Errorf("workload comment posts WordPress comments, but lab %s runs %s; use --app wordpress or another workload", l.Name, l.App)
+		}
+		id, err := commentablePost(ctx, l)
+		if err != nil {
+			return Workload{}, err
+		}
+		form := url.Values{
+			"comment_post_ID": {fmt.Sprint(id)},
+			"author":          {"phptune"},
+			"email":           {"load@phptune.invalid"},
+			"comment":         {"A comment posted by phptune's comment workload, as a reader would."},
+		}
+		h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
+		return Workload{Name: WorkloadComment, Writes: true,
+			Requests: []load.Request{{Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode())}}}, nil
+	case strings.HasPrefix(spec, "/"):
+		return Workload{Name: spec, Requests: []load.Request{{Method: "GET", Path: spec}}}, nil
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return Workload{}, fmt.Errorf("workload %q is not front, comment, a path starting with / or a readable scenario file: %w", spec, err)
+	}
+	defer f.Close()
+	reqs, err := load.ParseScenario(f)
+	if err != nil {
+		return Workload{}, fmt.Errorf("scenario %s: %w (each line: WEIGHT METHOD PATH [BODY])", spec, err)
+	}
+	w := Workload{Name: spec, Requests: reqs}
+	for _, r := range reqs {
+		if r.Method != "GET" && r.Method != "HEAD" {
+			w.Writes = true // a POST may write; reset to be safe
+		}
+	}
+	return w, nil
+}
+
+// commentablePost finds the first published post open to comments.
+func commentablePost(ctx context.Context, l *lab.Lab) (int64, error) {
+	sec, err := l.ReadSecrets()
+	if err != nil {
+		return 0, err
+	}
+	db, err := mariadb.Open(l.MariaDBSocket, sec.DBUser, sec.DBPassword, sec.DBName)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var id int64
+	err = db.QueryRowContext(ctx, "SELECT MIN(ID) FROM wp_posts WHERE post_type='post' AND post_status='publish' AND comment_status='open'").Scan(&id)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("lab %s has no post open to comments (%v); try: phptune lab reset %s", l.Name, err, l.Name)
+	}
+	return id, nil
+}
+
+// Stack is a lab under phptune's generator and observer.
+type Stack struct {
+	Lab      *lab.Lab
+	Workload Workload
+	// ObserveInterval between observer samples (default 1 s).
+	ObserveInterval time.Duration
+	// KeepAlive reuses connections (browsers do); default true via New.
+	KeepAlive bool
+}
+
+// New returns the stack for l and w.
+func New(l *lab.Lab, w Workload) *Stack {
+	return &Stack{Lab: l, Workload: w, ObserveInterval: time.Second, KeepAlive: true}
+}
+
+// Apply restarts the lab with cfg. When the stack fails to start, the error
+// carries the end of the components' logs.
+func (s *Stack) Apply(ctx context.Context, cfg knob.Config) error {
+	err := s.Lab.Apply(ctx, cfg)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	logs, _ := s.Lab.Logs("", 15)
+	return &StartError{Err: err, Logs: logs}
+}
+
+// StartError is a configuration the stack refused or failed to start with.
+type StartError struct {
+	Err  error
+	Logs string
+}
+
+func (e *StartError) Error() string {
+	if e.Logs == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + "\n" + e.Logs
+}
+
+// Unwrap returns the cause.
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Reset restores the lab's database to its seeded state.
+func (s *Stack) Reset(ctx context.Context) error { return s.Lab.Reset(ctx) }
+
+// Target is the lab's web server as a load target.
+func Target(l *lab.Lab) (load.Target, error) {
+	u, err := url.Parse(l.URL)
+	if err != nil || u.Host == "" {
+		return load.Target{}, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
+	}
+	return load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host, Display: strings.TrimSuffix(l.URL, "/")}, nil
+}
+
+// Measure loads the running lab with conns connections for warmup and then
+// d, observing every process of the stack and the generator, and returns
+// the generator's result with the observation attached (derived figures
+// over the measured part only).
+func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
+	target, err := Target(s.Lab)
+	if err != nil {
+		return nil, err
+	}
+	cfg, closeDB, err := observe.ForLab(s.Lab)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
+	cfg.Others = true
+	cfg.Interval = s.ObserveInterval
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	cfg.Warmup = warmup
+	o, err := observe.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Start(ctx); err != nil {
+		return nil, err
+	}
+	b, err := load.Run(ctx, load.Options{
+		Target:      target,
+		Requests:    s.Workload.Requests,
+		Connections: conns,
+		Duration:    d,
+		Warmup:      warmup,
+		KeepAlive:   s.KeepAlive,
+		Command:     fmt.Sprintf("phptune bench --lab %s --app-path %s -c %d -d %s --warmup %s", s.Lab.Name, s.Workload.Requests[0].Path, conns, d, warmup),
+	})
+	obs := o.Stop()
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, errors.New("the generator returned no result")
+	}
+	observe.Derive(obs, observe.Window{FromS: warmup.Seconds(), Requests: b.Requests})
+	b.Observation = obs
+	return b, nil
+}
+
+var _ tune.Stack = (*Stack)(nil)

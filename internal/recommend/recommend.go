@@ -1,0 +1,179 @@
+// Package recommend turns a recommended knob configuration into the files a
+// user installs on a live Debian host, each in its component's own syntax: a
+// php-fpm pool fragment, php.ini overrides, an nginx snippet and a my.cnf
+// fragment. Lines whose value differs from the starting configuration are
+// marked with the value they replace. The package does no I/O.
+package recommend
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/phpfpm"
+)
+
+// Target describes the host the files are for.
+type Target struct {
+	// PHPVersion is the distro's PHP branch, e.g. "8.2" (Debian 12).
+	PHPVersion string
+	// UsesDB adds my.cnf for apps that use MariaDB.
+	UsesDB bool
+}
+
+// File names in the map Files returns.
+const (
+	PoolFile  = "php-fpm-pool.conf"
+	IniFile   = "php.ini"
+	NginxFile = "nginx.conf"
+	MyCnfFile = "my.cnf"
+)
+
+// Files renders rec for t. start is the configuration the tune began from;
+// changed values carry a comment with the value they replace.
+func Files(start, rec knob.Config, t Target) map[string]string {
+	if t.PHPVersion == "" {
+		t.PHPVersion = "8.2"
+	}
+	out := map[string]string{
+		PoolFile:  pool(start, rec, t),
+		IniFile:   ini(start, rec, t),
+		NginxFile: nginxSnippet(start, rec, t),
+	}
+	if t.UsesDB {
+		out[MyCnfFile] = myCnf(start, rec)
+	}
+	return out
+}
+
+// fpmSocket is where Debian's pool listens.
+func fpmSocket(cfg knob.Config, t Target) string {
+	if cfg["listen"] == "tcp" {
+		return "127.0.0.1:9000"
+	}
+	return "/run/php/php" + t.PHPVersion + "-fpm.sock"
+}
+
+// was returns the end-of-line comment for a changed knob.
+func was(start, rec knob.Config, name, comment string) string {
+	if start[name] == rec[name] {
+		return ""
+	}
+	return fmt.Sprintf("  %s phptune: was %s", comment, start[name])
+}
+
+// annotate appends was-comments to the lines of a rendered fragment whose
+// directive belongs to a changed knob. directive maps a line's directive to
+// its knob name.
+func annotate(text string, directive map[string]string, start, rec knob.Config, comment string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line == "" {
+			continue
+		}
+		body := strings.TrimRight(line, "\n")
+		key, _, ok := strings.Cut(strings.TrimSpace(body), "=")
+		if name, known := directive[strings.TrimSpace(key)]; ok && known {
+			body += was(start, rec, name, comment)
+		}
+		b.WriteString(body + "\n")
+	}
+	return b.String()
+}
+
+func pool(start, rec knob.Config, t Target) string {
+	frag := phpfpm.RenderPool(rec, phpfpm.Paths{
+		Listen: fpmSocket(rec, t), StatusPath: "/fpm-status", AsRoot: true, User: "www-data", PoolName: "www",
+	})
+	dirs := map[string]string{}
+	for _, k := range knob.All() {
+		if k.Component == knob.PHPFPM {
+			dirs[k.Name] = k.Name
+		}
+	}
+	dirs["listen"] = "listen"
+	var b strings.Builder
+	fmt.Fprintf(&b, "; phptune recommendation: php-fpm pool settings.\n")
+	fmt.Fprintf(&b, "; Set these in /etc/php/%s/fpm/pool.d/www.conf (replacing the same directives),\n", t.PHPVersion)
+	fmt.Fprintf(&b, "; then check and reload: php-fpm%s -t && systemctl reload php%s-fpm\n", t.PHPVersion, t.PHPVersion)
+	if rec["listen"] != start["listen"] {
+		fmt.Fprintf(&b, "; The socket changed: point nginx's fastcgi_pass at the new listen address (see nginx.conf).\n")
+	}
+	b.WriteString("; pm.status_path is what phptune observes; keep it reachable from loopback only.\n")
+	b.WriteString(annotate(frag, dirs, start, rec, ";"))
+	return b.String()
+}
+
+func ini(start, rec knob.Config, t Target) string {
+	frag := phpfpm.RenderIni(rec)
+	dirs := map[string]string{}
+	for _, k := range knob.All() {
+		if k.Component == knob.PHP {
+			dirs[k.Name] = k.Name
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for php-fpm.\n")
+	fmt.Fprintf(&b, "; Save as /etc/php/%s/fpm/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
+	fmt.Fprintf(&b, "; then: systemctl reload php%s-fpm\n", t.PHPVersion)
+	if rec["opcache.validate_timestamps"] == "off" {
+		b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, reload php-fpm\n; (or call opcache_reset()) or the old code keeps running.\n")
+	}
+	_, rest, _ := strings.Cut(frag, "\n") // drop the lab's own header line
+	b.WriteString(annotate(rest, dirs, start, rec, ";"))
+	return b.String()
+}
+
+func nginxSnippet(start, rec knob.Config, t Target) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	c := func(name string) string { return was(start, rec, name, "#") }
+	w("# phptune recommendation: nginx settings, in nginx's own syntax.")
+	w("# Merge into /etc/nginx/nginx.conf and the PHP site's server block,")
+	w("# then check and reload: nginx -t && systemctl reload nginx")
+	w("worker_processes %s;%s", rec["nginx.worker_processes"], c("nginx.worker_processes"))
+	w("events {")
+	w("    worker_connections %s;%s", rec["nginx.worker_connections"], c("nginx.worker_connections"))
+	w("}")
+	w("http {")
+	w("    keepalive_timeout %s;%s", rec["nginx.keepalive_timeout"], c("nginx.keepalive_timeout"))
+	if rec.On("nginx.access_log") {
+		w("    # access_log: keep your own access_log line (phptune measured with logging on).%s", c("nginx.access_log"))
+	} else {
+		w("    access_log off;%s", c("nginx.access_log"))
+	}
+	w("    server {")
+	w("        listen 80 backlog=%s;%s", rec["nginx.listen_backlog"], c("nginx.listen_backlog"))
+	w("        location ~ \\.php$ {")
+	pass := "unix:" + fpmSocket(rec, t)
+	if rec["listen"] == "tcp" {
+		pass = fpmSocket(rec, t)
+	}
+	w("            fastcgi_pass %s;%s", pass, c("listen"))
+	w("        }")
+	w("    }")
+	w("}")
+	if n := rec.Int("nginx.listen_backlog"); n > 4096 {
+		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d.", n)
+	}
+	return b.String()
+}
+
+func myCnf(start, rec knob.Config) string {
+	dirs := map[string]string{}
+	for _, k := range knob.All() {
+		if k.Component == knob.MariaDB {
+			d := k.Directive
+			if d == "" {
+				d = strings.TrimPrefix(k.Name, "mariadb.")
+			}
+			dirs[d] = k.Name
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# phptune recommendation: MariaDB server settings.\n")
+	b.WriteString("# Save as /etc/mysql/mariadb.conf.d/99-phptune.cnf, then: systemctl restart mariadb\n")
+	b.WriteString(annotate(mariadb.RenderFragment(rec), dirs, start, rec, "#"))
+	return b.String()
+}
