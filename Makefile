@@ -4,9 +4,9 @@ GO ?= go
 BIN := bin/phptune
 export GOFLAGS := -buildvcs=false
 # The pure core (no I/O) runs again under the race detector.
-CORE_PKGS := $(foreach d,knob results stats search,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
+CORE_PKGS := $(foreach d,knob results stats search tune recommend,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
 
-.PHONY: all build setup demo test test-short vet fuzz bench clean
+.PHONY: all build setup demo test test-short vet fuzz bench bench-tune clean
 
 all: build
 
@@ -40,6 +40,11 @@ fuzz:
 
 bench: build
 	bash bench/loadgen.sh
+
+# The tuner against the grid, the calculator formula and the 2 x cores rule (hours;
+# WORKLOADS="io hello" BUDGET=8m for a shorter run).
+bench-tune: build
+	bash bench/tune.sh
 
 clean:
 	rm -rf bin

@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/lab"
 )
 
 // Env is what every subcommand gets: the context (cancelled on Ctrl-C or
@@ -112,4 +115,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		return 1
 	}
+}
+
+// resultsDBPath is the results database every bench and tune run is stored
+// in: beside the labs ($PHPTUNE_HOME/results.db, /var/lib/phptune/results.db
+// for root).
+func resultsDBPath() string {
+	return filepath.Join(filepath.Dir(lab.Root()), "results.db")
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +18,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/phptune/phptune/internal/hostinfo"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -45,6 +48,9 @@ type benchFlags struct {
 	scriptFilename         string
 	durationSet, methodSet bool
 	cpuProfile             string
+	noObserve, noSave      bool
+	observeInterval        time.Duration
+	reportFile             string
 }
 
 func newBenchCmd(env *Env) *cobra.Command {
@@ -130,12 +136,40 @@ goes to stderr when it is a terminal.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			res, err := load.Run(env.Ctx, opt)
+			// The observer watches a lab's processes (and this one, the
+			// generator) while the load runs; its derived figures cover
+			// the measured part, warm-up excluded.
+			run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
+			var res *results.Bench
+			if f.labName != "" && !f.noObserve {
+				l, lerr := lab.Open(f.labName)
+				if lerr != nil {
+					return lerr
+				}
+				res, err = observe.Measure(env.Ctx, l, f.observeInterval, run)
+			} else {
+				res, err = run(env.Ctx)
+			}
 			if opt.Progress != nil {
 				fmt.Fprint(env.Stderr, "\r\033[K")
 			}
 			if res == nil {
 				return err
+			}
+			res.Environment = hostinfo.Collect(env.Ctx)
+			if !f.noSave {
+				app := ""
+				if f.labName != "" {
+					if l, lerr := lab.Open(f.labName); lerr == nil {
+						app = l.App
+					}
+				}
+				path, serr := saveBenchRun(context.WithoutCancel(env.Ctx), res, app, f.appPath, f.reportFile)
+				if serr != nil {
+					fmt.Fprintf(env.Stderr, "bench: saving the result: %v\n", serr)
+				} else {
+					fmt.Fprintf(env.Stderr, "bench: stored as run %s; report: %s\n", res.ID, path)
+				}
 			}
 			if f.asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -174,6 +208,10 @@ goes to stderr when it is a terminal.`,
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
 	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generator to this file (go tool pprof)")
+	fl.BoolVar(&f.noObserve, "no-observe", false, "with --lab: do not sample the lab's processes, fpm status and queues")
+	fl.DurationVar(&f.observeInterval, "observe-interval", time.Second, "with --lab: time between observer samples")
+	fl.BoolVar(&f.noSave, "no-save", false, "do not store the result in the results database nor write the HTML report")
+	fl.StringVar(&f.reportFile, "report", "", "HTML report file (default ./phptune-report-RUN.html)")
 	fl.StringVar(&f.scriptFilename, "script-filename", "", "FastCGI: SCRIPT_FILENAME to send instead of the one derived from the target")
 	return cmd
 }
@@ -202,6 +240,9 @@ func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, erro
 	}
 	if f.duration <= 0 || f.warmup < 0 || f.timeout <= 0 {
 		return o, usageErr("Try: -d 10s --warmup 2s --timeout 5s", "-d, --warmup and --timeout must be positive durations")
+	}
+	if f.labName != "" && !f.noObserve && f.observeInterval < 50*time.Millisecond {
+		return o, usageErr("Try: --observe-interval 1s (or --no-observe)", "--observe-interval %v: below 50ms /proc CPU times (10 ms ticks) only measure noise", f.observeInterval)
 	}
 	if f.requests > 0 && f.durationSet {
 		return o, usageErr("Try: -n 10000 or -d 10s", "give -n or -d, not both")
@@ -514,6 +555,23 @@ func printBench(w io.Writer, b *results.Bench) {
 	}
 	fmt.Fprintf(&buf, "  Generator    %.2f CPU-s (%.2f cores), %.0f requests per CPU-second, %d connections opened; machine %.0f%% idle\n",
 		g.CPUSeconds, cores, g.RequestsPerCPUSecond, b.ConnectionsOpened, b.MachineIdlePct)
+	if o := b.Observation; o != nil {
+		d := o.Derived
+		var parts []string
+		for _, name := range []string{"nginx workers", "php-fpm workers", "mariadbd", "generator", "stack"} {
+			if v, ok := d.CPUSecondsPerRequest[name]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.3f", name, 1000*v))
+			}
+		}
+		fmt.Fprintf(&buf, "  Observer     %d samples every %.1fs; CPU ms per request: %s\n", len(o.Samples), o.IntervalS, strings.Join(parts, ", "))
+		if d.WorkerPSSP50B > 0 {
+			fmt.Fprintf(&buf, "  Worker PSS   p50 %.1f MiB, p95 %.1f MiB, max %.1f MiB (memory of one more worker); rest of the stack %.1f MiB; busiest worker %.0f%% of the pool's CPU\n",
+				float64(d.WorkerPSSP50B)/(1<<20), float64(d.WorkerPSSP95B)/(1<<20), float64(d.WorkerPSSMaxB)/(1<<20), float64(d.OtherPSSB)/(1<<20), 100*d.WorkerImbalance)
+		}
+		for _, wmsg := range d.Warnings {
+			fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
+		}
+	}
 	for _, wmsg := range b.Warnings {
 		fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
 	}

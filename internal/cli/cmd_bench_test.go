@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/results"
 )
 
 // TestBenchRefusesBadFlagsBeforeConnecting: every invalid command line is a
 // usage error naming the flag, and no connection reaches the server.
 func TestBenchRefusesBadFlagsBeforeConnecting(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +77,8 @@ func TestBenchRefusesBadFlagsBeforeConnecting(t *testing.T) {
 }
 
 func TestBenchJSONAndText(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	t.Chdir(t.TempDir()) // the HTML report goes to the working directory
 	var hits atomic.Int64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -97,8 +103,14 @@ func TestBenchJSONAndText(t *testing.T) {
 	if b.Kind != results.KindBench || b.SchemaVersion != results.SchemaVersion || b.Requests != 500 || b.Errors != 0 || b.Protocol != "http" {
 		t.Fatalf("%+v", b)
 	}
-	if errb.Len() != 0 {
+	if strings.Contains(errb.String(), "\r") || strings.Contains(errb.String(), "req/s") {
 		t.Fatalf("progress written to a non-terminal stderr: %q", errb.String())
+	}
+	if !strings.Contains(errb.String(), "stored as run "+b.ID) {
+		t.Errorf("the run was not stored: %q", errb.String())
+	}
+	if _, err := os.Stat("phptune-report-" + b.ID + ".html"); err != nil {
+		t.Errorf("no report written: %v", err)
 	}
 	out.Reset()
 	if err := Run(context.Background(), []string{"bench", "-c", "2", "-d", "500ms", url}, &out, &errb); err != nil {
@@ -108,5 +120,58 @@ func TestBenchJSONAndText(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("text output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestPrintBenchObserverSummary: the text output summarises the observation
+// (CPU per request by component, worker PSS, warnings).
+func TestPrintBenchObserverSummary(t *testing.T) {
+	b := &results.Bench{Target: "http://127.0.0.1:1/", Requests: 100, DurationS: 1,
+		Observation: &results.Observation{IntervalS: 1, Samples: make([]results.Sample, 3), Derived: results.Derived{
+			CPUSecondsPerRequest: map[string]float64{"php-fpm workers": 0.002, "nginx workers": 0.0001, "generator": 0.00005, "stack": 0.0021},
+			WorkerPSSP50B:        10 << 20, WorkerPSSP95B: 12 << 20, WorkerPSSMaxB: 13 << 20, OtherPSSB: 40 << 20, WorkerImbalance: 0.5,
+			Warnings: []string{"CPU steal reached 30%"},
+		}}}
+	var out bytes.Buffer
+	printBench(&out, b)
+	for _, want := range []string{"Observer     3 samples every 1.0s", "php-fpm workers 2.000", "nginx workers 0.100", "generator 0.050", "stack 2.100",
+		"p50 10.0 MiB, p95 12.0 MiB, max 13.0 MiB", "rest of the stack 40.0 MiB", "busiest worker 50%", "WARNING: CPU steal reached 30%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestBenchLabObserverFlags: bench --lab observes by default (text summary),
+// not with --no-observe, and refuses a uselessly short interval.
+func TestBenchLabObserverFlags(t *testing.T) {
+	stackHome(t)
+	t.Chdir(t.TempDir())
+	if _, errs, code := runCLI(t, "lab", "up", "--name", "obsflags", "--app", "hello"); code != 0 {
+		t.Fatalf("lab up: %s", errs)
+	}
+	defer lab.Down("obsflags")
+	if _, errs, code := runCLI(t, "bench", "--lab", "obsflags", "--observe-interval", "10ms", "-d", "1s"); code != 2 || !strings.Contains(errs, "--observe-interval") {
+		t.Errorf("--observe-interval 10ms: exit %d, %s", code, errs)
+	}
+	out, errs, code := runCLI(t, "bench", "--lab", "obsflags", "--no-save", "-c", "4", "-d", "2s", "--warmup", "1s", "--observe-interval", "500ms")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"Observer ", "CPU ms per request", "php-fpm workers ", "generator ", "Worker PSS   p50 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errs, code = runCLI(t, "bench", "--lab", "obsflags", "--no-save", "--no-observe", "-c", "2", "-d", "500ms", "--json")
+	if code != 0 {
+		t.Fatalf("bench --no-observe: exit %d\n%s", code, errs)
+	}
+	var b results.Bench
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Observation != nil || b.Requests == 0 {
+		t.Errorf("--no-observe: %d requests, observation %+v", b.Requests, b.Observation)
 	}
 }

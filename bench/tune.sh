@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# bench/tune.sh — phptune's tuner against its yardsticks, each workload in one run:
+#
+#   tuned       what `phptune tune` recommends (domain strategy, time budget $BUDGET)
+#   tuned-gridspace  the same, deciding only the grid's knobs (`--challenges grid`)
+#   grid        the best point of the exhaustive grid pm × max_children × validate_timestamps
+#               (`phptune tune --strategy grid`, no time budget)
+#   calculator  the popular formula: max_children = 0.9 × MemAvailable / average worker RSS
+#               (RSS measured under load at the distro default), dynamic pm, 25%/75% spares
+#   2xcores     the "2 × cores" rule: a static pool of 2 × cores workers
+#   default     the distro's configuration
+#
+# The five are then measured side by side by `phptune compare` (interleaved rounds, each
+# in fresh processes) and the script prints ratios: tuned/default (throughput and p99),
+# tuned/grid with the share of the grid's trials the tune used, tuned against the
+# calculator and the 2×cores rule, the machine's PHP ceiling (cores ÷ php-fpm CPU-seconds
+# per request, measured by the observer) and the tuned stack's share of it, and the wall
+# time of each tune.
+#
+# Usage: bash bench/tune.sh                       # every workload, the issue's settings (hours)
+#        WORKLOADS="io hello" BUDGET=8m bash bench/tune.sh
+# Settings (environment): WORKLOADS (app or app:workload), CONNS (50), BUDGET (15m),
+# TRIAL/WARM (10s/3s, tune and compare), GRID_TRIAL/GRID_WARM (5s/2s), ROUNDS (3),
+# SKIP_GRID=1, OUT (bench/out/tune-DATE).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WORKLOADS=${WORKLOADS:-"hello phpinfo strings io wordpress:front wordpress:comment"}
+CONNS=${CONNS:-50}
+BUDGET=${BUDGET:-15m}
+TRIAL=${TRIAL:-10s}
+WARM=${WARM:-3s}
+GRID_TRIAL=${GRID_TRIAL:-5s}
+GRID_WARM=${GRID_WARM:-2s}
+ROUNDS=${ROUNDS:-3}
+SKIP_GRID=${SKIP_GRID:-0}
+OUT=${OUT:-bench/out/tune-$(date +%Y%m%d-%H%M%S)}
+BIN=bin/phptune
+
+command -v python3 >/dev/null || { echo "bench/tune.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
+go build -o "$BIN" ./cmd/phptune
+if [[ -z "${PHPTUNE_HOME:-}" ]]; then
+	PHPTUNE_HOME=$(mktemp -d /tmp/phptune-bench-XXXX)
+	chmod 755 "$PHPTUNE_HOME"
+	export PHPTUNE_HOME
+fi
+mkdir -p "$OUT"
+cores=$(nproc)
+echo "bench/tune.sh: $(date -u +%FT%TZ), $cores cores, workloads: $WORKLOADS, -c $CONNS, budget $BUDGET, trials $TRIAL+$WARM, out $OUT"
+
+for w in $WORKLOADS; do
+	app=${w%%:*}
+	wl=front
+	[[ $w == *:* ]] && wl=${w#*:}
+	d=$OUT/$app-$wl
+	mkdir -p "$d"
+	echo "== $app $wl"
+
+	t0=$(date +%s)
+	"$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --time-budget "$BUDGET" \
+		--trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune" >"$d/tune.txt" 2>"$d/tune.log" ||
+		{ echo "tune failed, see $d/tune.log" >&2; tail -5 "$d/tune.log" >&2; continue; }
+	echo $(($(date +%s) - t0)) >"$d/tune.wall"
+
+	configs=(default=default "tuned=$d/tune/recommended.knobs")
+	if [[ $SKIP_GRID != 1 ]]; then
+		# The same tune restricted to the grid's own space (pm, max_children,
+		# validate_timestamps): the like-for-like count of trials.
+		if "$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --time-budget "$BUDGET" --challenges grid \
+			--trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune-gridspace" >"$d/tune-gridspace.txt" 2>"$d/tune-gridspace.log"; then
+			configs+=("tuned-gridspace=$d/tune-gridspace/recommended.knobs")
+		fi
+		t0=$(date +%s)
+		if "$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --strategy grid --time-budget 0 \
+			--trial-duration "$GRID_TRIAL" --trial-warmup "$GRID_WARM" --memory-budget none -o "$d/grid" >"$d/grid.txt" 2>"$d/grid.log"; then
+			echo $(($(date +%s) - t0)) >"$d/grid.wall"
+			configs+=("grid=$d/grid/recommended.knobs")
+		else
+			echo "grid failed, see $d/grid.log" >&2
+		fi
+	fi
+
+	# The calculator's and the 2×cores rule's configurations, from the tune's own
+	# measurements of the distro default (its drift trials).
+	python3 - "$d" "$cores" <<'EOF'
+import json, sys
+d, cores = sys.argv[1], int(sys.argv[2])
+res = json.load(open(f"{d}/tune/result.json"))
+rss = []
+for t in res["trials"]:
+    if t["phase"] != "drift" or not t.get("bench") or not t["bench"].get("observation"):
+        continue
+    for s in t["bench"]["observation"]["samples"][1:]:
+        for g in s["groups"]:
+            if g["name"].startswith("php-fpm workers") and g.get("processes"):
+                rss.append(g["rss_bytes"] / g["processes"])
+avail = 0
+for line in open("/proc/meminfo"):
+    if line.startswith("MemAvailable:"):
+        avail = int(line.split()[1]) * 1024
+if not rss:
+    sys.exit("no worker RSS measured in the drift trials")
+avg = sum(rss) / len(rss)
+n = max(1, min(4096, int(0.9 * avail / avg)))
+lo = max(1, n // 4)
+hi = max(lo, n * 3 // 4)
+start = lo + (hi - lo) // 2
+open(f"{d}/calculator.knobs", "w").write(
+    f"# 0.9 x MemAvailable {avail>>20} MiB / average worker RSS {avg/2**20:.1f} MiB\n"
+    f"pm=dynamic\npm.max_children={n}\npm.min_spare_servers={lo}\npm.max_spare_servers={hi}\npm.start_servers={start}\n")
+open(f"{d}/2xcores.knobs", "w").write(f"pm=static\npm.max_children={2*cores}\n")
+EOF
+	configs+=("calculator=$d/calculator.knobs" "2xcores=$d/2xcores.knobs")
+
+	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
+		"${configs[@]}" >"$d/compare.json" 2>"$d/compare.log" || echo "compare reported failures, see $d/compare.log" >&2
+done
+
+python3 - "$OUT" "$cores" <<'EOF'
+import json, os, sys
+out, cores = sys.argv[1], int(sys.argv[2])
+print()
+print("workload           tuned/default  p99 ratio  tuned/grid  trials tune/grid  gridspace/grid  trials gridspace/grid  tuned/calc  tuned/2xcores  PHP ceiling rps  share  tune wall")
+for d in sorted(os.listdir(out)):
+    p = os.path.join(out, d)
+    try:
+        cmp = json.load(open(f"{p}/compare.json"))
+    except Exception:
+        print(f"{d:18s} (no comparison)")
+        continue
+    rows = {r["label"]: r for r in cmp["summary"]}
+    cfgs = {c["label"]: c for c in cmp["configs"]}
+    t = rows.get("tuned", {})
+    def ratio(other):
+        o = rows.get(other)
+        if not o or not o["throughput_rps_median"] or not t.get("throughput_rps_median"):
+            return "-"
+        return f"{t['throughput_rps_median'] / o['throughput_rps_median']:.2f}x"
+    trials = "-"
+    try:
+        nt = len(json.load(open(f"{p}/tune/result.json"))["trials"])
+        ng = len(json.load(open(f"{p}/grid/result.json"))["trials"])
+        trials = f"{nt}/{ng} ({100*nt/ng:.0f}%)"
+    except Exception:
+        pass
+    gs, gst = "-", "-"
+    g, gsr = rows.get("grid"), rows.get("tuned-gridspace")
+    if g and gsr and g["throughput_rps_median"]:
+        gs = f"{gsr['throughput_rps_median'] / g['throughput_rps_median']:.2f}x"
+    try:
+        n1 = len(json.load(open(f"{p}/tune-gridspace/result.json"))["trials"])
+        n2 = len(json.load(open(f"{p}/grid/result.json"))["trials"])
+        gst = f"{n1}/{n2} ({100*n1/n2:.0f}%)"
+    except Exception:
+        pass
+    cpu = sorted(x for x in cfgs.get("tuned", {}).get("fpm_cpu_s_per_request_by_round", []) if x > 0)
+    ceiling = cores / cpu[len(cpu)//2] if cpu else 0
+    share = f"{100*t['throughput_rps_median']/ceiling:.0f}%" if ceiling and t.get("throughput_rps_median") else "-"
+    p99 = f"{t['p99_ratio']:.2f}x" if t.get("p99_ratio") else "-"
+    def ci(r):
+        return f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]" if r.get("throughput_ratio") else "-"
+    wall = open(f"{p}/tune.wall").read().strip() + " s" if os.path.exists(f"{p}/tune.wall") else "-"
+    print(f"{d:18s} {ci(t):>22s} {p99:>9s} {ratio('grid'):>10s} {trials:>17s} {gs:>15s} {gst:>22s} {ratio('calculator'):>10s} {ratio('2xcores'):>13s} {ceiling:15.0f} {share:>6s} {wall:>9s}")
+print()
+print("tuned/default is the paired ratio from the interleaved comparison (95% CI); the others are ratios of medians.")
+EOF

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/store"
+)
+
+func init() { register(newReportCmd) }
+
+func newReportCmd(env *Env) *cobra.Command {
+	var format, out string
+	var list bool
+	cmd := &cobra.Command{
+		Use:   "report [RUN|latest]",
+		Short: "Render a stored bench or tune run as HTML, JSON or text",
+		Long: `phptune report renders any run stored in the results database again, from
+its raw results: an HTML file that works offline (charts embedded, no network
+request), the JSON result (schema: docs/results-schema.md), or a text summary.
+
+Without -o, html goes to ./phptune-report-RUN.html and json and text to the
+terminal. --list shows the stored runs.`,
+		Example: `  phptune report --list
+  phptune report latest
+  phptune report 20261123-071502 --format text
+  phptune report 20261123-071502 --format json -o run.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if format != "html" && format != "json" && format != "text" {
+				return usageErr("Try: --format html", "--format %q: choose html, json or text", format)
+			}
+			if !list && len(args) == 0 {
+				return usageErr("Try: phptune report --list, then phptune report RUN", "name the run to render (or latest)")
+			}
+			if _, err := os.Stat(resultsDBPath()); err != nil {
+				return fmt.Errorf("no results database at %s yet: run phptune bench or phptune tune first", resultsDBPath())
+			}
+			db, err := store.Open(env.Ctx, resultsDBPath())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if list {
+				return listRuns(env, db)
+			}
+			run, err := findRun(env.Ctx, db, args[0])
+			if err != nil {
+				return err
+			}
+			r := report.Run{Tune: run.Result, Bench: run.Bench, Secrets: labPasswords()}
+			if r.Tune == nil && r.Bench == nil {
+				return fmt.Errorf("run %s has no result yet (status %s); continue it with: phptune tune --resume %s", run.ID, run.Status, run.ID)
+			}
+			if out == "" && format == "html" {
+				out = "phptune-report-" + run.ID + ".html"
+			}
+			if out == "" {
+				return report.Render(env.Stdout, format, r)
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return usageErr("Try: -o FILE in a directory you can write", "-o %s: %v", out, err)
+			}
+			if err := report.Render(f, format, r); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(out)
+			fmt.Fprintln(env.Stdout, abs)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "html", "html, json or text")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: ./phptune-report-RUN.html for html, the terminal otherwise)")
+	cmd.Flags().BoolVar(&list, "list", false, "list the stored runs")
+	return cmd
+}
+
+// findRun returns a run by ID, or for "latest" the newest run that has a
+// result.
+func findRun(ctx context.Context, db *store.DB, id string) (*store.Run, error) {
+	if id == "latest" {
+		runs, err := db.Runs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs { // newest first; skip runs still going or interrupted
+			if runs[i].Result != nil || runs[i].Bench != nil {
+				return &runs[i], nil
+			}
+		}
+		if len(runs) > 0 {
+			return nil, fmt.Errorf("no stored run has a result yet (%s is %s): see phptune report --list", runs[0].ID, runs[0].Status)
+		}
+		return nil, errors.New("no runs stored yet: run phptune bench or phptune tune first")
+	}
+	r, err := db.Run(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, usageErr("See the stored runs with: phptune report --list", "no stored run %q", id)
+	}
+	return r, err
+}
+
+func listRuns(env *Env, db *store.DB) error {
+	runs, err := db.Runs(env.Ctx)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(env.Stdout, "no runs stored yet")
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%-28s %-6s %-12s %-10s %-14s %s\n", "RUN", "KIND", "STATUS", "APP", "WORKLOAD", "RESULT")
+	for _, r := range runs {
+		res := ""
+		switch {
+		case r.Result != nil && r.Result.Holdout != nil:
+			h := r.Result.Holdout
+			res = fmt.Sprintf("%.2f× throughput [%.2f, %.2f]", h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
+		case r.Bench != nil:
+			res = fmt.Sprintf("%.1f rps, p99 %.1f ms", r.Bench.ThroughputRPS, r.Bench.Latency.P99Ms)
+		}
+		fmt.Fprintf(env.Stdout, "%-28s %-6s %-12s %-10s %-14s %s\n", r.ID, r.Kind, r.Status, r.App, trim(r.Workload, 14), res)
+	}
+	return nil
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+// saveBenchRun stores a bench result in the results database and writes
+// its report next to the working directory; it returns the report's path.
+func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(resultsDBPath()), 0o755); err != nil {
+		return "", err
+	}
+	db, err := store.Open(ctx, resultsDBPath())
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if err := db.SaveBench(ctx, b, app, path); err != nil {
+		return "", err
+	}
+	if out == "" {
+		out = "phptune-report-" + strings.ReplaceAll(b.ID, "/", "-") + ".html"
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	err = report.Render(f, "html", report.Run{Bench: b, Secrets: labPasswords()})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(out)
+}
+
+// labPasswords returns the passwords of the labs that exist now (from each
+// lab's secrets.json), for a report to remove wherever they appear.
+// Results never store them; this catches one echoed in a log or an error.
+func labPasswords() []string {
+	files, _ := filepath.Glob(filepath.Join(lab.Root(), "*", "secrets.json"))
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var s lab.Secrets
+		if json.Unmarshal(data, &s) != nil {
+			continue
+		}
+		for _, p := range []string{s.MariaDBRootPassword, s.DBPassword, s.WPAdminPassword} {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

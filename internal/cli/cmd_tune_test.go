@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// stackHome points PHPTUNE_HOME at a directory the lab's unprivileged user
+// can traverse.
+func stackHome(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
+		t.Skip("nginx is not installed; run: make setup")
+	}
+	dir, err := os.MkdirTemp("", "phptune-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PHPTUNE_HOME", dir)
+	t.Cleanup(func() {
+		if hs, _ := lab.List(); len(hs) > 0 {
+			for _, h := range hs {
+				_ = lab.Down(h.Lab.Name)
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PHPTUNE_HOME", home)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune"}, "give exactly one of --lab, --app and --docroot"},
+		{[]string{"tune", "--app", "hello", "--lab", "x"}, "give exactly one"},
+		{[]string{"tune", "--app", "nope"}, `--app "nope" is not a built-in app`},
+		{[]string{"tune", "--app", "hello", "--set", "pm=fast"}, `knob pm: value "fast"`},
+		{[]string{"tune", "--app", "hello", "--set", "pm.max_children=2"}, "max_spare_servers <= max_children"},
+		{[]string{"tune", "--app", "hello", "--slo", "p50<3ms"}, "--slo"},
+		{[]string{"tune", "--app", "hello", "--max-errors", "150%"}, "--max-errors"},
+		{[]string{"tune", "--app", "hello", "--memory-budget", "lots"}, "--memory-budget"},
+		{[]string{"tune", "--app", "hello", "--objective", "fast"}, "--objective"},
+		{[]string{"tune", "--app", "hello", "--workload", "comment"}, "--workload comment"},
+		{[]string{"tune", "--app", "hello", "-c", "0"}, "--connections"},
+		{[]string{"tune", "--app", "hello", "--trial-duration", "10ms"}, "--trial-duration"},
+		{[]string{"tune", "--app", "hello", "--holdout-rounds", "1"}, "--holdout-rounds"},
+		{[]string{"tune", "--resume", "x", "--app", "hello"}, "--resume continues a run"},
+		{[]string{"tune", "--app", "hello", "--challenges", "pm=fast"}, `--challenges: unknown challenge "pm=fast"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, c.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (usage); stderr: %s", code, errs)
+			}
+			if !strings.Contains(errs, c.want) {
+				t.Errorf("stderr lacks %q:\n%s", c.want, errs)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(filepath.Join(home, "labs")); len(entries) != 0 {
+		t.Errorf("refused tunes left labs behind: %v", entries)
+	}
+	if _, err := os.Stat(filepath.Join(home, "results.db")); err == nil {
+		t.Errorf("a refused tune created the results database")
+	}
+}
+
+// TestTuneHelloEndToEnd runs a small real tune of the hello app: it is
+// interrupted part-way (as Ctrl-C would), leaves nothing running, resumes
+// from the stored trials, and writes a recommendation that lab up accepts.
+func TestTuneHelloEndToEnd(t *testing.T) {
+	home := stackHome(t)
+	out := filepath.Join(home, "out")
+	args := []string{"tune", "--app", "hello", "-c", "8", "--time-budget", "40s",
+		"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "-o", out}
+
+	// Interrupted after a few trials.
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	progress := &lockedWriter{}
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && strings.Count(progress.String(), "trial ") < 3 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		cancel()
+	}()
+	err := Run(ctx, args, &stdout, progress)
+	var ie *tune.InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("interrupted tune returned %v, want an InterruptedError; stderr:\n%s", err, progress.String())
+	}
+	if !strings.Contains(err.Error(), "phptune tune --resume "+ie.RunID) {
+		t.Errorf("the error does not say how to resume: %v", err)
+	}
+	if hs, _ := lab.List(); len(hs) != 0 {
+		t.Fatalf("the interrupted tune left labs running: %+v", hs)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(home, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := db.Trials(context.Background(), ie.RunID)
+	db.Close()
+	if len(done) == 0 {
+		t.Fatalf("no trial was stored before the interruption")
+	}
+
+	// Resumed to the end.
+	stdout.Reset()
+	stderr.Reset()
+	if err := Run(context.Background(), []string{"tune", "--resume", ie.RunID, "-o", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "(stored)"); n < len(done) {
+		t.Errorf("resume re-measured stored trials: %d reused, %d were stored\n%s", n, len(done), stderr.String())
+	}
+	for _, want := range []string{"holdout", "throughput rps", "latency p99 ms", "verdict:", "files in " + out} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, f := range []string{"recommended.knobs", "php-fpm-pool.conf", "php.ini", "nginx.conf", "result.json", "summary.txt", "evidence.txt"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing output file: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "my.cnf")); err == nil {
+		t.Errorf("my.cnf written for hello, which has no database")
+	}
+	var res results.Tune
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Holdout == nil || res.Holdout.Rounds < 1 || res.Holdout.StartRPS <= 0 {
+		t.Errorf("no holdout in the result: %+v", res.Holdout)
+	}
+	observed := 0
+	for _, tr := range res.Trials {
+		if tr.Bench != nil && tr.Bench.Observation != nil && len(tr.Bench.Observation.Samples) > 0 {
+			observed++
+		}
+	}
+	if observed == 0 {
+		t.Errorf("no trial carries observer samples")
+	}
+	if res.Environment == nil || res.Environment.Versions["php"] == "" {
+		t.Errorf("environment missing: %+v", res.Environment)
+	}
+	if hs, _ := lab.List(); len(hs) != 0 {
+		t.Fatalf("the tune left labs running: %+v", hs)
+	}
+
+	// The knob file brings up the recommended stack.
+	if _, errs, code := runCLI(t, "lab", "up", "--name", "rec", "--app", "hello", "--knobs", filepath.Join(out, "recommended.knobs")); code != 0 {
+		t.Fatalf("lab up --knobs recommended.knobs: exit %d\n%s", code, errs)
+	}
+	l, err := lab.Open("rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := knob.Diff(l.Config, knob.Config(res.Recommended)); len(diff) != 0 {
+		t.Errorf("lab up --knobs runs %v, not the recommendation", diff)
+	}
+	if err := lab.Down("rec"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockedWriter is a buffer safe to read while the command writes to it.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func TestCompare(t *testing.T) {
+	home := stackHome(t)
+	for _, bad := range [][]string{
+		{"compare"},
+		{"compare", "--app", "nope", "default"},
+		{"compare", "--rounds", "0", "default"},
+		{"compare", "/nonexistent.knobs"},
+		{"compare", "--workload", "comment", "default"},
+	} {
+		if _, errs, code := runCLI(t, bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)\n%s", bad, code, errs)
+		}
+	}
+	knobs := filepath.Join(home, "static4.knobs")
+	if err := os.WriteFile(knobs, []byte("pm=static\npm.max_children=4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCLI(t, "compare", "--app", "hello", "-c", "4", "-d", "1s", "--warmup", "200ms", "--rounds", "2", "--json", "default", "s4="+knobs)
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s", code, errs)
+	}
+	var res compareResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("compare --json: %v\n%s", err, out)
+	}
+	if len(res.Summary) != 2 || res.Summary[1].Label != "s4" || res.Summary[1].MedianRPS <= 0 || res.Summary[0].RatioRPS != 1 {
+		t.Errorf("summary: %+v", res.Summary)
+	}
+	if len(res.Configs[1].RPS) != 2 || res.Configs[1].Config["pm"] != "static" {
+		t.Errorf("config s4 measured %d rounds with pm=%s", len(res.Configs[1].RPS), res.Configs[1].Config["pm"])
+	}
+	if hs, _ := lab.List(); len(hs) != 0 {
+		t.Errorf("compare left labs running: %+v", hs)
+	}
+}
+
+// TestBenchLabObservedStoredReported: bench --lab carries the observer's
+// samples, is stored, and report renders it again.
+func TestBenchLabObservedStoredReported(t *testing.T) {
+	stackHome(t)
+	t.Chdir(t.TempDir())
+	if _, errs, code := runCLI(t, "lab", "up", "--name", "obs", "--app", "hello", "--set", "pm=static", "--set", "pm.max_children=2"); code != 0 {
+		t.Fatalf("lab up: %s", errs)
+	}
+	defer lab.Down("obs")
+	out, errs, code := runCLI(t, "bench", "--lab", "obs", "-c", "6", "-d", "2s", "--warmup", "500ms", "--observe-interval", "500ms", "--json")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s", code, errs)
+	}
+	var b results.Bench
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	o := b.Observation
+	if o == nil || len(o.Samples) < 3 {
+		t.Fatalf("bench --lab carries no observation: %+v", o)
+	}
+	groups := map[string]bool{}
+	for _, g := range o.Samples[len(o.Samples)-1].Groups {
+		groups[g.Name] = true
+	}
+	for _, g := range []string{"nginx workers", "php-fpm workers", "php-fpm master", "generator"} {
+		if !groups[g] {
+			t.Errorf("no %q group in the samples: %v", g, groups)
+		}
+	}
+	if o.Derived.CPUSecondsPerRequest["php-fpm workers"] <= 0 || o.Derived.WorkerPSSP95B <= 0 {
+		t.Errorf("derived figures missing: %+v", o.Derived)
+	}
+	if b.Environment == nil || b.Environment.Versions["nginx"] == "" {
+		t.Errorf("no environment: %+v", b.Environment)
+	}
+	if !strings.Contains(errs, "stored as run "+b.ID) {
+		t.Fatalf("not stored: %s", errs)
+	}
+	list, _, _ := runCLI(t, "report", "--list")
+	if !strings.Contains(list, b.ID) {
+		t.Errorf("report --list lacks %s:\n%s", b.ID, list)
+	}
+	text, errs, code := runCLI(t, "report", b.ID, "--format", "text")
+	if code != 0 || !strings.Contains(text, "throughput") || !strings.Contains(text, "worker PSS") {
+		t.Errorf("report --format text: exit %d\n%s\n%s", code, text, errs)
+	}
+	if _, errs, code := runCLI(t, "report", "nope"); code != 2 || !strings.Contains(errs, "phptune report --list") {
+		t.Errorf("unknown run: exit %d, %s", code, errs)
+	}
+	htmlPath, errs, code := runCLI(t, "report", "latest", "-o", "again.html")
+	if code != 0 || !strings.HasSuffix(strings.TrimSpace(htmlPath), "again.html") {
+		t.Errorf("report latest -o: exit %d %q %s", code, htmlPath, errs)
+	}
+}
