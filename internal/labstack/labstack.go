@@ -6,7 +6,6 @@ package labstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -165,43 +164,24 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	cfg, closeDB, err := observe.ForLab(s.Lab)
-	if err != nil {
-		return nil, err
+	interval := s.ObserveInterval
+	if interval <= 0 {
+		interval = time.Second
 	}
-	defer closeDB()
-	cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
-	cfg.Others = true
-	cfg.Interval = s.ObserveInterval
-	if cfg.Interval <= 0 {
-		cfg.Interval = time.Second
-	}
-	cfg.Warmup = warmup
-	o, err := observe.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.Start(ctx); err != nil {
-		return nil, err
-	}
-	b, err := load.Run(ctx, load.Options{
-		Target:      target,
-		Requests:    s.Workload.Requests,
-		Connections: conns,
-		Duration:    d,
-		Warmup:      warmup,
-		KeepAlive:   s.KeepAlive,
-		Command:     fmt.Sprintf("phptune bench --lab %s --app-path %s -c %d -d %s --warmup %s", s.Lab.Name, s.Workload.Requests[0].Path, conns, d, warmup),
+	b, err := observe.Measure(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
+		return load.Run(ctx, load.Options{
+			Target:      target,
+			Requests:    s.Workload.Requests,
+			Connections: conns,
+			Duration:    d,
+			Warmup:      warmup,
+			KeepAlive:   s.KeepAlive,
+			Command:     fmt.Sprintf("phptune bench --lab %s --app-path %s -c %d -d %s --warmup %s", s.Lab.Name, s.Workload.Requests[0].Path, conns, d, warmup),
+		})
 	})
-	obs := o.Stop()
 	if err != nil {
 		return nil, err
 	}
-	if b == nil {
-		return nil, errors.New("the generator returned no result")
-	}
-	observe.Derive(obs, observe.Window{FromS: warmup.Seconds(), Requests: b.Requests})
-	b.Observation = obs
 	return b, nil
 }
 
