@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type tuneFlags struct {
 	knobsFile             string
 	set                   []string
 	challenges            string
+	curve                 string
 }
 
 func newTuneCmd(env *Env) *cobra.Command {
@@ -92,13 +94,14 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")
 	fl.StringVar(&f.memoryBudget, "memory-budget", "", "memory the stack may use, e.g. 2G; default 80% of MemAvailable at the start; 'none' for no limit")
-	fl.DurationVar(&f.timeBudget, "time-budget", 15*time.Minute, "time for the whole tune, holdout included")
+	fl.DurationVar(&f.timeBudget, "time-budget", 15*time.Minute, "time for the whole tune, holdout and curve included")
 	fl.IntVarP(&f.conns, "connections", "c", 50, "concurrency of the workload (the traffic you tune for)")
 	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each trial")
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
 	fl.StringVar(&f.challenges, "challenges", "", "categorical changes to decide, comma-separated (default all: "+challengeNames(search.DefaultChallenges)+"); 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+")")
+	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); gets only what the time budget leaves")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
 	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
@@ -299,6 +302,24 @@ func planTune(f *tuneFlags, command string) (*tunePlan, error) {
 				return nil, usageErr("Choose from: "+challengeNames(search.DefaultChallenges)+", or grid", "--challenges: unknown challenge %q", name)
 			}
 			p.opt.Challenges = append(p.opt.Challenges, name)
+		}
+	}
+	switch f.curve {
+	case "":
+	case "none":
+		p.opt.NoCurve = true
+	default:
+		for _, v := range strings.Split(f.curve, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n <= 0 || n > 100000 {
+				return nil, usageErr("Give connection counts such as --curve 5,10,100, or --curve none.", "--curve: %q is not a number of connections", v)
+			}
+			if n != f.conns && !slices.Contains(p.opt.CurveConns, n) {
+				p.opt.CurveConns = append(p.opt.CurveConns, n)
+			}
+		}
+		if len(p.opt.CurveConns) == 0 {
+			p.opt.NoCurve = true
 		}
 	}
 	p.outDir = f.outDir

@@ -67,6 +67,7 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--holdout-rounds", "1"}, "--holdout-rounds"},
 		{[]string{"tune", "--resume", "x", "--app", "hello"}, "--resume continues a run"},
 		{[]string{"tune", "--app", "hello", "--challenges", "pm=fast"}, `--challenges: unknown challenge "pm=fast"`},
+		{[]string{"tune", "--app", "hello", "--curve", "5,lots"}, `--curve: "lots" is not a number of connections`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 	home := stackHome(t)
 	out := filepath.Join(home, "out")
 	args := []string{"tune", "--app", "hello", "-c", "8", "--time-budget", "40s",
-		"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "-o", out}
+		"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "--curve", "4,16", "-o", out}
 
 	// Interrupted after a few trials.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -161,6 +162,23 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 	if res.Holdout == nil || res.Holdout.Rounds < 1 || res.Holdout.StartRPS <= 0 {
 		t.Errorf("no holdout in the result: %+v", res.Holdout)
 	}
+	// The curve: start and recommended at 4 and 16 connections, or the
+	// warning that the time budget left them out.
+	curve := map[int]int{}
+	for _, tr := range res.Trials {
+		if tr.Phase == tune.PhaseCurve {
+			curve[tr.Connections]++
+		}
+	}
+	if len(curve) == 0 && !strings.Contains(strings.Join(res.Warnings, "\n"), "curve trials") {
+		t.Errorf("neither curve trials nor a warning about them: %q", res.Warnings)
+	}
+	for n := range curve {
+		if n != 4 && n != 16 {
+			t.Errorf("curve trial at %d connections, asked for 4 and 16", n)
+		}
+	}
+	t.Logf("curve trials by connections: %v", curve)
 	observed := 0
 	for _, tr := range res.Trials {
 		if tr.Bench != nil && tr.Bench.Observation != nil && len(tr.Bench.Observation.Samples) > 0 {

@@ -86,6 +86,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 	} else {
 		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
 	}
+	concurrencyTable(w, res)
 	if len(res.Changes) == 0 {
 		fmt.Fprintln(w, "\nrecommended: keep the starting configuration (no change measured better)")
 	} else {
@@ -122,6 +123,47 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	return nil
+}
+
+// concurrencyTable writes throughput and p99 of the start and the
+// recommended configuration at each concurrency they were measured at (the
+// holdout and the curve phase), when there is more than one.
+func concurrencyTable(w io.Writer, res *results.Tune) {
+	curves := configCurves(res)
+	byConns := map[int]map[string]curvePoint{}
+	for _, c := range curves {
+		for _, p := range c.Points {
+			if byConns[p.Connections] == nil {
+				byConns[p.Connections] = map[string]curvePoint{}
+			}
+			byConns[p.Connections][c.Label] = p
+		}
+	}
+	if len(byConns) < 2 {
+		return
+	}
+	var levels []int
+	for n := range byConns {
+		levels = append(levels, n)
+	}
+	sort.Ints(levels)
+	fmt.Fprintf(w, "\n%-16s %14s %10s %16s %10s\n", "connections", "start rps", "p99 ms", "recommended rps", "p99 ms")
+	cell := func(p curvePoint, ok bool) (string, string) {
+		if !ok {
+			return "-", "-"
+		}
+		return fmt.Sprintf("%.1f", p.RPS.V), fmt.Sprintf("%.1f", p.P99Ms.V)
+	}
+	for _, n := range levels {
+		sp, sok := byConns[n]["start"]
+		rp, rok := byConns[n]["recommended"]
+		if len(curves) == 1 { // the recommendation is the start
+			rp, rok = sp, sok
+		}
+		srps, sp99 := cell(sp, sok)
+		rrps, rp99 := cell(rp, rok)
+		fmt.Fprintf(w, "%-16d %14s %10s %16s %10s\n", n, srps, sp99, rrps, rp99)
+	}
 }
 
 // mib formats bytes for people: "38.0 MiB", "18.5 GiB".

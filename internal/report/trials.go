@@ -193,7 +193,7 @@ func configCurves(t *results.Tune) []configCurve {
 		}
 		byConns := map[int][]results.Trial{}
 		for _, tr := range t.Trials {
-			if tr.Bench != nil && tr.Status == "ok" && sameConfig(tr.Config, which.cfg) {
+			if tr.Bench != nil && (tr.Status == "ok" || tr.Status == "violates") && sameConfig(tr.Config, which.cfg) {
 				byConns[tr.Connections] = append(byConns[tr.Connections], tr)
 			}
 		}

@@ -66,3 +66,50 @@ func TestKnobChartsAndCurves(t *testing.T) {
 		t.Errorf("trial warnings %q", w)
 	}
 }
+
+// TestConcurrencyTable: curve-phase trials (start and recommended at other
+// concurrencies) become points of the curves and rows of the text table.
+func TestConcurrencyTable(t *testing.T) {
+	tn := loadTune(t)
+	var hold results.Trial
+	for _, tr := range tn.Trials {
+		if tr.Phase == "holdout" && tr.Bench != nil {
+			hold = tr
+			break
+		}
+	}
+	if hold.Bench == nil {
+		t.Fatal("the fixture has no holdout trial")
+	}
+	add := func(cfg map[string]string, conns int, rps float64, status string) {
+		b := *hold.Bench
+		b.ThroughputRPS = rps
+		tn.Trials = append(tn.Trials, results.Trial{N: len(tn.Trials) + 1, Phase: "curve", Config: cfg, Connections: conns, Status: status, Bench: &b})
+	}
+	add(tn.Start, 100, 1111, "ok")
+	add(tn.Recommended, 100, 2222, "violates") // past the SLO: still a point of the curve
+	add(tn.Start, 2, 333, "ok")
+	add(tn.Recommended, 2, 444, "failed")
+	for _, c := range configCurves(tn) {
+		var conns []int
+		for _, p := range c.Points {
+			conns = append(conns, p.Connections)
+		}
+		if !slices.Contains(conns, 100) || (c.Label == "start") != slices.Contains(conns, 2) {
+			t.Errorf("%s curve at %v", c.Label, conns)
+		}
+	}
+	var b strings.Builder
+	if err := TuneText(&b, tn); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"connections", "1111.0", "2222.0", "333.0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "444.0") {
+		t.Errorf("a failed trial made it into the table:\n%s", text)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Stack interface {
 const (
 	PhaseDrift   = "drift"
 	PhaseHoldout = "holdout"
+	// PhaseCurve measures the start and the recommended configuration at
+	// other concurrencies than the tuned one, after the holdout: the
+	// throughput and p99 curves the report draws (seed 000's table).
+	PhaseCurve = "curve"
 )
 
 // Trial statuses.
@@ -98,6 +103,24 @@ type Options struct {
 	// CategoricalTrials is the domain strategy's budget for the
 	// categorical rounds (0: its default).
 	CategoricalTrials int `json:"categorical_trials,omitempty"`
+	// CurveConns are the concurrencies, besides Conns, at which the start
+	// and the recommended configuration are measured once each at the end
+	// (nil: Conns/4, Conns/2 and 2×Conns). NoCurve skips that phase.
+	CurveConns []int `json:"curve_conns,omitempty"`
+	NoCurve    bool  `json:"no_curve,omitempty"`
+}
+
+// DefaultCurveConns are the concurrencies of the curve phase for a
+// workload at conns: a quarter, a half and twice, without conns itself
+// (the holdout measured it) and without duplicates.
+func DefaultCurveConns(conns int) []int {
+	var out []int
+	for _, n := range []int{max(1, conns/4), max(1, conns/2), 2 * conns} {
+		if n != conns && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (o *Options) defaults(now time.Time) error {
@@ -138,6 +161,16 @@ func (o *Options) defaults(now time.Time) error {
 	}
 	if o.HoldoutRounds < 2 {
 		o.HoldoutRounds = 2
+	}
+	if o.NoCurve {
+		o.CurveConns = nil
+	} else if o.CurveConns == nil {
+		o.CurveConns = DefaultCurveConns(o.Conns)
+	}
+	for _, n := range o.CurveConns {
+		if n <= 0 {
+			return fmt.Errorf("curve concurrency %d: want connections > 0", n)
+		}
 	}
 	if o.Strategy == "" {
 		o.Strategy = "domain"
@@ -433,6 +466,22 @@ func firstLine(s string) string {
 }
 
 // budgetLeftFor reports whether n more trials fit in the time budget.
+// curveReserve is how many trials the search leaves for the curve: all of
+// them when the work after the search (drift, holdout, curve) takes at
+// most a third of the time budget, else none (the curve then gets what is
+// left: the search comes first).
+func (s *session) curveReserve() int {
+	o := s.opt
+	n := 2 * len(o.CurveConns)
+	if o.TimeBudget <= 0 || s.perTrial == 0 {
+		return n
+	}
+	if time.Duration(o.DriftRuns+2*o.HoldoutRounds+n)*s.perTrial*3 > o.TimeBudget {
+		return 0
+	}
+	return n
+}
+
 func (s *session) budgetLeftFor(n int) bool {
 	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
 		return true
@@ -498,7 +547,10 @@ func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error
 func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	o := s.opt
 	start := o.Start.Clone()
-	s.total = o.DriftRuns + 24 + 2*o.HoldoutRounds
+	// Trials kept for after the search: the holdout, and the curve when
+	// the budget is large enough (curveReserve).
+	reserve := 2 * o.HoldoutRounds
+	s.total = o.DriftRuns + 24 + reserve + 2*len(o.CurveConns)
 
 	// Drift, part one: the start configuration before anything else. The
 	// first usable run doubles as the strategy's baseline.
@@ -525,7 +577,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		return nil, err
 	}
 	defer strat.Close()
-	s.total = o.DriftRuns + est + 2*o.HoldoutRounds
+	s.total = o.DriftRuns + est + reserve + 2*len(o.CurveConns)
 	stoppedEarly := false
 search:
 	for {
@@ -534,7 +586,7 @@ search:
 			break
 		}
 		for _, c := range batch {
-			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+2*o.HoldoutRounds) {
+			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+reserve+s.curveReserve()) {
 				stoppedEarly = true
 				break search
 			}
@@ -585,6 +637,34 @@ search:
 		}
 		sRPS, rRPS = append(sRPS, sb.ThroughputRPS), append(rRPS, rb.ThroughputRPS)
 		sP99, rP99 = append(sP99, sb.Latency.P99Ms), append(rP99, rb.Latency.P99Ms)
+	}
+
+	// Curve: start and recommended at the other concurrencies, one trial
+	// each, twice the tuned concurrency first (how each behaves past it),
+	// a pair per level so that a curve the time budget cuts short still
+	// compares like with like. It gets only what the budget left.
+	curve := []knob.Config{start}
+	if !maps(start, recCfg) {
+		curve = append(curve, recCfg)
+	}
+	levels := slices.Clone(o.CurveConns)
+	sort.Sort(sort.Reverse(sort.IntSlice(levels)))
+	cut := 0
+curveLoop:
+	for j, n := range levels {
+		for i, cfg := range curve {
+			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1) {
+				cut = (len(levels)-j)*len(curve) - i
+				break curveLoop
+			}
+			label := []string{"start", "recommended"}[i]
+			if _, err := s.trial(ctx, search.Candidate{Phase: PhaseCurve, Label: fmt.Sprintf("%s c=%d", label, n), Config: cfg, Conns: n}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cut > 0 {
+		s.warn("the time budget left out %d of the %d curve trials (start and recommended at other concurrencies than %d)", cut, len(levels)*len(curve), o.Conns)
 	}
 
 	tune := &results.Tune{

@@ -3,7 +3,9 @@ package tune
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,7 +279,7 @@ func TestGridStrategy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tn.Trials) != 1+len(search.DefaultGridChildren)*6+4 {
+	if len(tn.Trials) != 1+len(search.DefaultGridChildren)*6+4+2*len(DefaultCurveConns(20)) {
 		t.Errorf("%d trials", len(tn.Trials))
 	}
 }
@@ -348,5 +350,64 @@ func TestResumeMismatch(t *testing.T) {
 	}
 	if _, err := f.tuner.Resume(context.Background(), "x"); !errors.Is(err, ErrResumeMismatch) {
 		t.Errorf("resume over a mismatching trial: %v", err)
+	}
+}
+
+func TestCurve(t *testing.T) {
+	for _, tc := range []struct {
+		conns int
+		want  []int
+	}{{50, []int{12, 25, 100}}, {20, []int{5, 10, 40}}, {2, []int{1, 4}}, {1, []int{2}}} {
+		if got := DefaultCurveConns(tc.conns); !slices.Equal(got, tc.want) {
+			t.Errorf("DefaultCurveConns(%d) = %v, want %v", tc.conns, got, tc.want)
+		}
+	}
+
+	// Without a time budget: start and recommended at each level, in
+	// pairs, from the highest concurrency down, after the holdout.
+	f := newFixture(t, sim.IOWait(), 11, "")
+	tn, err := f.tuner.Run(context.Background(), Options{ID: "c", Conns: 20, Cores: 2, Challenges: []string{"pm=dynamic"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range tn.Trials {
+		if tr.Phase != PhaseCurve {
+			if got != nil {
+				t.Errorf("trial %d (%s) after the curve", tr.N, tr.Phase)
+			}
+			continue
+		}
+		which := "start"
+		if maps(tr.Config, tn.Recommended) {
+			which = "recommended"
+		} else if !maps(tr.Config, tn.Start) {
+			t.Errorf("curve trial %d measured neither start nor recommended", tr.N)
+		}
+		got = append(got, fmt.Sprintf("%s@%d", which, tr.Connections))
+	}
+	want := []string{"start@40", "recommended@40", "start@10", "recommended@10", "start@5", "recommended@5"}
+	if !slices.Equal(got, want) {
+		t.Errorf("curve trials %v, want %v", got, want)
+	}
+
+	// NoCurve skips it; a time budget that is spent cuts it with a warning.
+	f = newFixture(t, sim.IOWait(), 12, "")
+	tn, err = f.tuner.Run(context.Background(), Options{ID: "n", Conns: 20, Cores: 2, NoCurve: true, Challenges: []string{"pm=dynamic"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range tn.Trials {
+		if tr.Phase == PhaseCurve {
+			t.Fatalf("NoCurve ran curve trial %d", tr.N)
+		}
+	}
+	f = newFixture(t, sim.IOWait(), 13, "")
+	tn, err = f.tuner.Run(context.Background(), Options{ID: "b", Conns: 50, Cores: 2, TimeBudget: 4 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(tn.Warnings, "\n"), "curve trials") {
+		t.Errorf("no warning about the curve cut short: %q", tn.Warnings)
 	}
 }
