@@ -100,7 +100,7 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
-	fl.StringVar(&f.challenges, "challenges", "", "categorical changes to decide, comma-separated (default all: "+challengeNames(search.DefaultChallenges)+"); 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+")")
+	fl.StringVar(&f.challenges, "challenges", "", "categorical changes to decide, comma-separated (default all: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+"); 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+")")
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); gets only what the time budget leaves")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
 	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
@@ -295,11 +295,11 @@ func planTune(f *tuneFlags, command string) (*tunePlan, error) {
 		for _, name := range strings.Split(f.challenges, ",") {
 			name = strings.TrimSpace(name)
 			known := false
-			for _, c := range search.DefaultChallenges {
+			for _, c := range search.KnownChallenges() {
 				known = known || c.Name == name
 			}
 			if !known {
-				return nil, usageErr("Choose from: "+challengeNames(search.DefaultChallenges)+", or grid", "--challenges: unknown challenge %q", name)
+				return nil, usageErr("Choose from: "+challengeNames(search.KnownChallenges())+", or grid", "--challenges: unknown challenge %q", name)
 			}
 			p.opt.Challenges = append(p.opt.Challenges, name)
 		}

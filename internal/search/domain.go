@@ -197,9 +197,12 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		d.note("the start configuration breaks a limit: %s", why)
 	}
 
-	// 2. Knee scan with a pool that does not limit concurrency.
+	// 2. Knee scan with a pool that does not limit concurrency. From here
+	// on every candidate can hold the workload's connections (backlogs,
+	// worker_connections; MariaDB's max_connections follows the pool).
+	fitted := FitConnections(o.Start, C)
 	cap := min(C, o.MaxChildren)
-	probe, _ := Pool(o.Start, "static", cap)
+	probe, _ := Pool(fitted, "static", cap)
 	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, probe); m > 0 {
 		d.rec.MemoryCap = m
 		if m < cap {
@@ -210,7 +213,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	if o.Limits.MemoryBudgetB > 0 && !d.mem.Known() {
 		d.note("no per-worker memory (PSS p95) was measured on the start configuration: the memory budget cannot bound the knee scan")
 	}
-	probe, _ = Pool(o.Start, "static", cap)
+	probe, _ = Pool(fitted, "static", cap)
 	levels := kneeLevels(o.Cores, cap)
 	best := 0.0
 	var scanAtC *results.Bench
@@ -226,7 +229,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 			// The big pool itself may be what failed (fork or memory
 			// limits the budget did not know): halve it and try again.
 			cap = max(o.Cores, cap/2)
-			probe, _ = Pool(o.Start, "static", cap)
+			probe, _ = Pool(fitted, "static", cap)
 			levels = kneeLevels(o.Cores, cap)
 			i = -1
 			continue
@@ -272,7 +275,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	var batch, todo []Candidate
 	var outs []Outcome
 	for _, n := range sizes {
-		cfg, err := Pool(o.Start, "static", n)
+		cfg, err := Pool(fitted, "static", n)
 		if err != nil || !d.fits(cfg) {
 			continue
 		}
@@ -320,7 +323,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		d.note("pool reduced from %d to %d workers to stay within the memory budget", workers, m)
 		workers = m
 	}
-	inc, err := Pool(o.Start, "static", workers)
+	inc, err := Pool(fitted, "static", workers)
 	if err != nil {
 		d.note("sized pool invalid: %v", err)
 		return

@@ -48,7 +48,7 @@ func NewGrid(opt GridOptions) (*Grid, error) {
 	for _, pm := range opt.PMs {
 		for _, n := range opt.Children {
 			for _, vt := range opt.ValidateTimestamps {
-				base := opt.Start.Clone()
+				base := FitConnections(opt.Start, opt.Conns)
 				base["opcache.validate_timestamps"] = vt
 				cfg, err := Pool(base, pm, n)
 				if err != nil {

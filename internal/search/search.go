@@ -11,6 +11,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -111,6 +112,9 @@ type Options struct {
 	CategoricalTrials int
 	// Challenges to try against the sized pool; nil means DefaultChallenges.
 	Challenges []Challenge
+	// Writes says the workload writes to the database (WordPress
+	// comments): WriteChallenges join the default challenges.
+	Writes bool
 	// Baseline, if set, is Start already measured at Conns; the strategy
 	// then skips its own baseline trial.
 	Baseline *results.Bench
@@ -141,6 +145,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Challenges == nil {
 		o.Challenges = DefaultChallenges
+		if o.Writes {
+			o.Challenges = slices.Concat(DefaultChallenges, WriteChallenges)
+		}
 	}
 	return nil
 }
@@ -166,6 +173,19 @@ var DefaultChallenges = []Challenge{
 	{Name: "pm.max_requests=1000", Group: "max_requests", Set: []string{"pm.max_requests=1000"}},
 }
 
+// WriteChallenges are decided too when the workload writes to the
+// database: with a commit per comment, flushing InnoDB's log to disk at
+// every commit (the default, 1) can be what the page waits for; 2 writes
+// it at each commit but syncs once a second, so a crash of the OS (not of
+// MariaDB) can lose the last second of comments. The report's evidence
+// shows the trade when it is adopted.
+var WriteChallenges = []Challenge{
+	{Name: "innodb_flush_log_at_trx_commit=2", Group: "flush_log", Set: []string{"mariadb.innodb_flush_log_at_trx_commit=2"}},
+}
+
+// KnownChallenges are all challenges a tune may name.
+func KnownChallenges() []Challenge { return slices.Concat(DefaultChallenges, WriteChallenges) }
+
 // GridChallenges are the categorical knobs the exhaustive grid covers, for
 // comparing the two strategies on the same space.
 var GridChallenges = []Challenge{
@@ -179,10 +199,20 @@ var GridChallenges = []Challenge{
 // between, as the common calculators do) so that a large pool does not
 // spend a loaded run spawning and reaping workers. The result is brought
 // within php-fpm's rules (FitDynamic) and validated.
+//
+// MariaDB's max_connections is raised, if needed, to the pool size plus 10
+// (a worker holds at most one connection; the 10 are for the tool and an
+// administrator), so that a large pool does not fail on "Too many
+// connections" (seed 004 sized it to the benchmark).
 func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 	c := base.Clone()
 	c["pm"] = pm
 	c["pm.max_children"] = strconv.Itoa(n)
+	if v, ok := c["mariadb.max_connections"]; ok {
+		if cur, err := strconv.Atoi(v); err == nil && cur < n+10 {
+			c["mariadb.max_connections"] = strconv.Itoa(n + 10)
+		}
+	}
 	if pm == "dynamic" {
 		minS := max(1, n/4)
 		maxS := max(minS, (3*n+3)/4)
@@ -195,6 +225,37 @@ func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// FitConnections raises, where needed, the settings that bound how many
+// client connections the stack can hold at once to what conns needs: the
+// accept queues of php-fpm and nginx (listen.backlog, nginx.listen_backlog),
+// when shorter than conns, to the next power of two at or above it, and nginx's
+// worker_connections to 2 × conns + 64 (each client connection may need an
+// upstream one, and all may land on one worker). Nothing is lowered; the
+// kernel still caps a backlog at net.core.somaxconn.
+func FitConnections(base knob.Config, conns int) knob.Config {
+	c := base.Clone()
+	// raise sets name to want when it holds less than need.
+	raise := func(name string, need, want int) {
+		v, ok := c[name]
+		if !ok {
+			return
+		}
+		if cur, err := strconv.Atoi(v); err == nil && cur < need {
+			c[name] = strconv.Itoa(want)
+		}
+	}
+	backlog := 1
+	for backlog < conns {
+		backlog *= 2
+	}
+	backlog = min(backlog, 65535)
+	raise("listen.backlog", conns, backlog)
+	raise("nginx.listen_backlog", conns, backlog)
+	wc := min(2*conns+64, 65535)
+	raise("nginx.worker_connections", wc, wc)
+	return c
 }
 
 // TwoPerCore is the "2 × cores children" rule of thumb (seed 000) applied to

@@ -2,6 +2,8 @@ package search_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -407,5 +409,73 @@ func TestDomainBudgetWithoutMemoryFigures(t *testing.T) {
 	d.Ask()
 	if !strings.Contains(strings.Join(d.Recommend().Notes, "\n"), "cannot bound") {
 		t.Errorf("notes: %q", d.Recommend().Notes)
+	}
+}
+
+func TestPoolRaisesMaxConnections(t *testing.T) {
+	for _, tt := range []struct {
+		start, n int
+		want     string
+	}{{151, 5, "151"}, {151, 141, "151"}, {151, 142, "152"}, {151, 300, "310"}, {1000, 300, "1000"}} {
+		base := knob.Defaults()
+		base["mariadb.max_connections"] = strconv.Itoa(tt.start)
+		c, err := search.Pool(base, "static", tt.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c["mariadb.max_connections"]; got != tt.want {
+			t.Errorf("max_connections %d with %d workers: got %s, want %s", tt.start, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestFitConnections(t *testing.T) {
+	for _, tt := range []struct {
+		conns                 int
+		backlog, nginxBacklog string
+		workerConns           string
+	}{
+		{1, "511", "511", "768"},
+		{50, "511", "511", "768"},
+		{511, "511", "511", "1086"},
+		{512, "512", "512", "1088"},
+		{1000, "1024", "1024", "2064"},
+		{10000, "16384", "16384", "20064"},
+		{100000, "65535", "65535", "65535"},
+	} {
+		c := search.FitConnections(knob.Defaults(), tt.conns)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%d connections: %v", tt.conns, err)
+		}
+		if c["listen.backlog"] != tt.backlog || c["nginx.listen_backlog"] != tt.nginxBacklog || c["nginx.worker_connections"] != tt.workerConns {
+			t.Errorf("%d connections: backlog %s, nginx backlog %s, worker_connections %s; want %s %s %s", tt.conns,
+				c["listen.backlog"], c["nginx.listen_backlog"], c["nginx.worker_connections"], tt.backlog, tt.nginxBacklog, tt.workerConns)
+		}
+	}
+	// Nothing is lowered.
+	base := knob.Defaults()
+	base["listen.backlog"] = "4096"
+	if c := search.FitConnections(base, 10); c["listen.backlog"] != "4096" {
+		t.Errorf("lowered a backlog to %s", c["listen.backlog"])
+	}
+}
+
+func TestWriteChallenges(t *testing.T) {
+	names := func(o search.Options) []string {
+		d := domain(t, o)
+		st := sim.New(sim.CPUBound(), 3)
+		drive(t, d, st)
+		var out []string
+		for _, dec := range d.Recommend().Decisions {
+			out = append(out, dec.Name)
+		}
+		return out
+	}
+	const flush = "innodb_flush_log_at_trx_commit=2"
+	if got := names(search.Options{Conns: 10, Cores: 2}); slices.Contains(got, flush) {
+		t.Errorf("a read-only workload decided %s: %v", flush, got)
+	}
+	if got := names(search.Options{Conns: 10, Cores: 2, Writes: true}); !slices.Contains(got, flush) {
+		t.Errorf("a writing workload did not decide %s: %v", flush, got)
 	}
 }

@@ -98,7 +98,8 @@ type Options struct {
 	// Strategy is "domain" (default) or "grid".
 	Strategy string `json:"strategy,omitempty"`
 	// Challenges names the categorical challenges to try, from
-	// search.DefaultChallenges; nil: all.
+	// search.KnownChallenges; nil: the defaults (with the write
+	// challenges when ResetBetween says the workload writes).
 	Challenges []string `json:"challenges,omitempty"`
 	// CategoricalTrials is the domain strategy's budget for the
 	// categorical rounds (0: its default).
@@ -179,9 +180,9 @@ func (o *Options) defaults(now time.Time) error {
 		return fmt.Errorf("strategy %q: want domain or grid", o.Strategy)
 	}
 	for _, name := range o.Challenges {
-		if !slices.ContainsFunc(search.DefaultChallenges, func(c search.Challenge) bool { return c.Name == name }) {
+		if !slices.ContainsFunc(search.KnownChallenges(), func(c search.Challenge) bool { return c.Name == name }) {
 			var names []string
-			for _, c := range search.DefaultChallenges {
+			for _, c := range search.KnownChallenges() {
 				names = append(names, c.Name)
 			}
 			return fmt.Errorf("unknown challenge %q; known: %s", name, strings.Join(names, ", "))
@@ -515,15 +516,16 @@ func (t *Tuner) run(ctx context.Context, opt Options, stored []store.Trial) (*re
 func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error) {
 	o := s.opt
 	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.Objective,
-		CategoricalTrials: o.CategoricalTrials, Baseline: baseline}
+		CategoricalTrials: o.CategoricalTrials, Baseline: baseline, Writes: o.ResetBetween}
 	if o.Challenges != nil {
 		so.Challenges = []search.Challenge{}
 		for _, name := range o.Challenges {
-			i := slices.IndexFunc(search.DefaultChallenges, func(c search.Challenge) bool { return c.Name == name })
+			known := search.KnownChallenges()
+			i := slices.IndexFunc(known, func(c search.Challenge) bool { return c.Name == name })
 			if i < 0 {
 				return nil, 0, fmt.Errorf("unknown challenge %q", name)
 			}
-			so.Challenges = append(so.Challenges, search.DefaultChallenges[i])
+			so.Challenges = append(so.Challenges, known[i])
 		}
 	}
 	if o.Strategy == "grid" {
