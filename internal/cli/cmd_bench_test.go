@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -145,7 +146,7 @@ func TestPrintBenchObserverSummary(t *testing.T) {
 // TestBenchLabObserverFlags: bench --lab observes by default (text summary),
 // not with --no-observe, and refuses a uselessly short interval.
 func TestBenchLabObserverFlags(t *testing.T) {
-	stackHome(t)
+	labtest.Home(t)
 	t.Chdir(t.TempDir())
 	if _, errs, code := runCLI(t, "lab", "up", "--name", "obsflags", "--app", "hello"); code != 0 {
 		t.Fatalf("lab up: %s", errs)

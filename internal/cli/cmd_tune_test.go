@@ -14,36 +14,11 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
 )
-
-// stackHome points PHPTUNE_HOME at a directory the lab's unprivileged user
-// can traverse.
-func stackHome(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
-		t.Skip("nginx is not installed; run: make setup")
-	}
-	dir, err := os.MkdirTemp("", "phptune-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PHPTUNE_HOME", dir)
-	t.Cleanup(func() {
-		if hs, _ := lab.List(); len(hs) > 0 {
-			for _, h := range hs {
-				_ = lab.Down(h.Lab.Name)
-			}
-		}
-		os.RemoveAll(dir)
-	})
-	return dir
-}
 
 func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 	home := t.TempDir()
@@ -92,7 +67,7 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 // interrupted part-way (as Ctrl-C would), leaves nothing running, resumes
 // from the stored trials, and writes a recommendation that lab up accepts.
 func TestTuneHelloEndToEnd(t *testing.T) {
-	home := stackHome(t)
+	home := labtest.Home(t)
 	out := filepath.Join(home, "out")
 	args := []string{"tune", "--app", "hello", "-c", "8", "--time-budget", "40s",
 		"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "--curve", "4,16", "-o", out}
@@ -230,7 +205,7 @@ func (w *lockedWriter) String() string {
 }
 
 func TestCompare(t *testing.T) {
-	home := stackHome(t)
+	home := labtest.Home(t)
 	for _, bad := range [][]string{
 		{"compare"},
 		{"compare", "--app", "nope", "default"},
@@ -268,7 +243,7 @@ func TestCompare(t *testing.T) {
 // TestBenchLabObservedStoredReported: bench --lab carries the observer's
 // samples, is stored, and report renders it again.
 func TestBenchLabObservedStoredReported(t *testing.T) {
-	stackHome(t)
+	labtest.Home(t)
 	t.Chdir(t.TempDir())
 	if _, errs, code := runCLI(t, "lab", "up", "--name", "obs", "--app", "hello", "--set", "pm=static", "--set", "pm.max_children=2"); code != 0 {
 		t.Fatalf("lab up: %s", errs)

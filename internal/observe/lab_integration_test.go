@@ -10,39 +10,11 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
 )
-
-// labHome points PHPTUNE_HOME at a fresh directory the lab's unprivileged
-// user can traverse, and takes down every lab in it at the end.
-func labHome(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a lab; skipped with -short")
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
-		t.Skip("nginx is not installed; run: phptune setup")
-	}
-	dir, err := os.MkdirTemp("", "phptune-observe-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PHPTUNE_HOME", dir)
-	t.Cleanup(func() {
-		hs, _ := lab.List()
-		for _, h := range hs {
-			if err := lab.Down(h.Lab.Name); err != nil {
-				t.Errorf("lab down %s: %v", h.Lab.Name, err)
-			}
-		}
-		os.RemoveAll(dir)
-	})
-}
 
 // treeCPU is the CPU in clock ticks ever used by the process trees of the
 // given roots as the kernel counts it: every live process's own time plus
@@ -108,7 +80,7 @@ func labLoad(t *testing.T, l *lab.Lab, conns int, d, warmup time.Duration) func(
 // workers every 5 requests and checks the samples have no errors and no
 // holes.
 func TestLabUnderLoad(t *testing.T) {
-	labHome(t)
+	labtest.Home(t)
 	ctx := context.Background()
 	l, err := lab.Up(ctx, lab.Options{Name: "obs", App: "strings", Set: []string{"pm=static", "pm.max_children=2"}})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 
@@ -240,12 +241,12 @@ func tuneData(t *results.Tune) chartData {
 	}{{"recommended", t.Recommended}, {"start", t.Start}} {
 		for i := len(t.Trials) - 1; i >= 0; i-- {
 			tr := t.Trials[i]
-			if tr.Phase == "holdout" && tr.Bench != nil && tr.Bench.Observation != nil && sameConfig(tr.Config, which.cfg) {
+			if tr.Phase == "holdout" && tr.Bench != nil && tr.Bench.Observation != nil && maps.Equal(tr.Config, which.cfg) {
 				d.Timelines = append(d.Timelines, timelineOf(which.label+fmt.Sprintf(" (trial %d)", tr.N), tr.Bench.Observation))
 				break
 			}
 		}
-		if sameConfig(t.Recommended, t.Start) {
+		if maps.Equal(t.Recommended, t.Start) {
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 func holdoutFigures(res *results.Tune, cfg map[string]string) (errRate float64, memB int64) {
 	n := 0
 	for _, tr := range res.Trials {
-		if tr.Phase != "holdout" || tr.Bench == nil || !sameConfig(tr.Config, cfg) {
+		if tr.Phase != "holdout" || tr.Bench == nil || !maps.Equal(tr.Config, cfg) {
 			continue
 		}
 		if tr.Bench.Requests > 0 {
@@ -46,18 +47,6 @@ func stackPSS(o *results.Observation) int64 {
 		peak = max(peak, sum)
 	}
 	return peak
-}
-
-func sameConfig(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TuneText writes the tune summary: the before/after table of the holdout,

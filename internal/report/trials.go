@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -188,12 +189,12 @@ func configCurves(t *results.Tune) []configCurve {
 		label string
 		cfg   map[string]string
 	}{{"start", t.Start}, {"recommended", t.Recommended}} {
-		if which.label == "recommended" && sameConfig(t.Start, t.Recommended) {
+		if which.label == "recommended" && maps.Equal(t.Start, t.Recommended) {
 			break
 		}
 		byConns := map[int][]results.Trial{}
 		for _, tr := range t.Trials {
-			if tr.Bench != nil && (tr.Status == "ok" || tr.Status == "violates") && sameConfig(tr.Config, which.cfg) {
+			if tr.Bench != nil && (tr.Status == "ok" || tr.Status == "violates") && maps.Equal(tr.Config, which.cfg) {
 				byConns[tr.Connections] = append(byConns[tr.Connections], tr)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -357,7 +358,7 @@ func (s *session) trial(ctx context.Context, c search.Candidate) (results.Trial,
 	}
 	if err := c.Config.Validate(); err != nil {
 		fail("invalid configuration", err)
-	} else if s.applied == nil || !maps(s.applied, c.Config) || c.Phase == PhaseHoldout {
+	} else if s.applied == nil || !maps.Equal(s.applied, c.Config) || c.Phase == PhaseHoldout {
 		// Same config as running: no restart (the knee scan only changes
 		// connections). The holdout always restarts: fresh processes.
 		s.applied = nil
@@ -403,18 +404,6 @@ func (s *session) trial(ctx context.Context, c search.Candidate) (results.Trial,
 	s.trials = append(s.trials, tr)
 	s.report(c, tr, false)
 	return tr, nil
-}
-
-func maps(a, b knob.Config) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *session) report(c search.Candidate, tr results.Trial, reused bool) {
@@ -646,7 +635,7 @@ search:
 	// a pair per level so that a curve the time budget cuts short still
 	// compares like with like. It gets only what the budget left.
 	curve := []knob.Config{start}
-	if !maps(start, recCfg) {
+	if !maps.Equal(start, recCfg) {
 		curve = append(curve, recCfg)
 	}
 	levels := slices.Clone(o.CurveConns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -379,9 +380,9 @@ func TestCurve(t *testing.T) {
 			continue
 		}
 		which := "start"
-		if maps(tr.Config, tn.Recommended) {
+		if maps.Equal(tr.Config, tn.Recommended) {
 			which = "recommended"
-		} else if !maps(tr.Config, tn.Start) {
+		} else if !maps.Equal(tr.Config, tn.Start) {
 			t.Errorf("curve trial %d measured neither start nor recommended", tr.N)
 		}
 		got = append(got, fmt.Sprintf("%s@%d", which, tr.Connections))

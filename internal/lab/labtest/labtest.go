@@ -1,0 +1,42 @@
+// Package labtest is for tests in other packages that start real labs.
+package labtest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/phptune/phptune/internal/lab"
+)
+
+// Home points PHPTUNE_HOME at a fresh directory that the lab's
+// unprivileged stack user can traverse (t.TempDir's parents are private to
+// root) and, when the test ends, takes down every lab left in it and
+// removes it. Without nginx installed, or with -short, the test is
+// skipped: it would start real servers.
+func Home(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a lab; skipped with -short")
+	}
+	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
+		t.Skip("nginx is not installed; run: make setup")
+	}
+	dir, err := os.MkdirTemp("", "phptune-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PHPTUNE_HOME", dir)
+	t.Cleanup(func() {
+		hs, _ := lab.List()
+		for _, h := range hs {
+			if err := lab.Down(h.Lab.Name); err != nil {
+				t.Errorf("lab down %s: %v", h.Lab.Name, err)
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
