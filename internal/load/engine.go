@@ -39,6 +39,7 @@ type conn struct {
 	state   uint8
 	reused  bool // the socket already carried a response (a silent close is then not an error)
 	retried bool
+	out     bool // EPOLLOUT is in the socket's epoll mask
 	got     bool // response bytes arrived
 	measure bool // the request belongs to the measured part
 	req     int  // index into run.reqs
@@ -651,7 +652,12 @@ func (l *loop) dial(i int32) {
 	c.reused = false
 	c.ioAt = l.now
 	l.opened++
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: i, Pad: c.gen}
+	// No EPOLLOUT yet: a request fits the send buffer, and with it
+	// registered every freed send buffer (the handshake, each ACK) would
+	// wake the loop for nothing. A write that cannot finish asks for it
+	// (wantOut).
+	c.out = false
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET, Fd: i, Pad: c.gen}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.fail(i, cConnectOther)
 		return
@@ -688,16 +694,20 @@ func (l *loop) write(i int32) {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			if c.state != stConnecting {
+			if c.state != stConnecting || c.written > 0 {
+				// Bytes went out: the connection is up, whatever
+				// state the dial left.
 				c.state = stWriting
 			}
 			if c.written == 0 && c.state != stConnecting {
 				c.ioAt = l.now
 			}
+			l.wantOut(i)
 			return // EPOLLOUT (edge) resumes
 		case unix.ENOTCONN:
 			// Still connecting; EPOLLOUT will tell.
 			c.state = stConnecting
+			l.wantOut(i)
 			return
 		case unix.ECONNREFUSED:
 			l.fail(i, cConnectRefused)
@@ -708,6 +718,22 @@ func (l *loop) write(i int32) {
 	}
 	c.state = stReading
 	c.ioAt = l.now
+}
+
+// wantOut adds EPOLLOUT to slot i's epoll mask, once per socket. Modifying
+// the mask re-checks readiness, so a socket that became writable in
+// between still reports it.
+func (l *loop) wantOut(i int32) {
+	c := &l.conns[i]
+	if c.out {
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: i, Pad: c.gen}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil {
+		l.fail(i, cConnectOther)
+		return
+	}
+	c.out = true
 }
 
 // event handles epoll events for slot i.

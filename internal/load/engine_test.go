@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -422,6 +423,54 @@ func TestParseCPUList(t *testing.T) {
 	for _, bad := range []string{"", "a", "3-1", "-1", "5000"} {
 		if _, err := ParseCPUList(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestLargeBodiesToASlowReader: a request larger than the socket buffers
+// to a server that reads it slowly cannot be written at once; the
+// generator must resume writing when the socket drains (EPOLLOUT is only
+// asked for then), with and without keep-alive.
+func TestLargeBodiesToASlowReader(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 4<<20)
+	s := newRawServer(t, func(s *rawServer, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 64<<10)
+			var n int64
+			for {
+				time.Sleep(time.Millisecond) // a slow reader
+				k, err := req.Body.Read(buf)
+				n += int64(k)
+				if err != nil {
+					break
+				}
+			}
+			if n != int64(len(body)) {
+				return
+			}
+			s.count.Add(1)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			if req.Header.Get("Connection") == "close" {
+				return
+			}
+		}
+	})
+	for _, ka := range []bool{true, false} {
+		before := s.count.Load()
+		o := httpOpts(s)
+		o.Requests = []Request{{Method: "POST", Path: "/upload", Body: body}}
+		o.Connections, o.N, o.KeepAlive, o.Timeout = 2, 6, ka, 20*time.Second
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests != 6 || res.Errors != 0 || s.count.Load()-before != 6 {
+			t.Errorf("keep-alive %v: %d requests, %d errors %v, server saw %d", ka, res.Requests, res.Errors, res.ErrorsByClass, s.count.Load()-before)
 		}
 	}
 }
