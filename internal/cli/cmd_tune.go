@@ -101,7 +101,7 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
 	fl.StringVar(&f.challenges, "challenges", "", "categorical changes to decide, comma-separated (default all: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+"); 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+")")
-	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); gets only what the time budget leaves")
+	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
 	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
