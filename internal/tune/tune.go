@@ -414,7 +414,7 @@ func (s *session) report(c search.Candidate, tr results.Trial, reused bool) {
 		if tr.Bench.Generator.Saturated {
 			s.warn("trial %d (%s): the load generator was saturated; the figure measures the generator, not the stack", tr.N, c.Label)
 		}
-		if tr.Status == StatusOK && tr.Bench.ThroughputRPS > s.best && c.Phase != PhaseHoldout {
+		if tr.Status == StatusOK && tr.Bench.ThroughputRPS > s.best && c.Phase != PhaseHoldout && c.Phase != PhaseCurve {
 			s.best, s.bestLbl = tr.Bench.ThroughputRPS, c.Label
 		}
 	}
