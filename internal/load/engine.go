@@ -55,6 +55,7 @@ type run struct {
 	o        Options
 	fcgi     bool
 	family   int
+	rawSA    rawAddr // sa, encoded for the raw connect
 	sa       unix.Sockaddr
 	reqs     [][]byte
 	noBody   []bool
@@ -322,6 +323,13 @@ func (r *run) prepare() error {
 			r.family, r.sa = unix.AF_INET6, sa
 		}
 	}
+	if r.sa != nil {
+		a, err := newRawAddr(r.sa)
+		if err != nil {
+			return fmt.Errorf("target address %q: %w", o.Target.Address, err)
+		}
+		r.rawSA = a
+	}
 	r.lenRef = make([]atomic.Int64, len(o.Requests))
 	for i, q := range o.Requests {
 		r.lenRef[i].Store(-1)
@@ -527,7 +535,7 @@ func (l *loop) run() {
 			l.unfin++
 		}
 		if c.fd >= 0 {
-			unix.Close(c.fd)
+			rawClose(c.fd)
 			c.fd = -1
 		}
 	}
@@ -607,7 +615,7 @@ func (l *loop) send(i int32) {
 func (l *loop) park(i int32) {
 	c := &l.conns[i]
 	if c.fd >= 0 && (l.r.pacer == nil || !l.r.o.KeepAlive) {
-		unix.Close(c.fd)
+		rawClose(c.fd)
 		c.fd = -1
 	}
 	if c.fd >= 0 {
@@ -641,8 +649,8 @@ func (l *loop) begin(i int32) {
 
 func (l *loop) dial(i int32) {
 	c := &l.conns[i]
-	fd, err := unix.Socket(l.r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
+	fd, errno := rawSocket(l.r.family)
+	if errno != 0 {
 		// Out of fds or ports: the same class as a failed connect.
 		l.fail(i, cConnectOther)
 		return
@@ -658,17 +666,17 @@ func (l *loop) dial(i int32) {
 	// (wantOut).
 	c.out = false
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET, Fd: i, Pad: c.gen}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if rawEpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev) != 0 {
 		l.fail(i, cConnectOther)
 		return
 	}
-	err = unix.Connect(fd, l.r.sa)
-	switch err {
-	case nil:
+	switch rawConnect(fd, l.r.rawSA) {
+	case 0:
 		l.write(i)
-	case unix.EINPROGRESS:
+	case unix.EINPROGRESS, unix.EINTR:
 		// On loopback the handshake has usually completed by now: try to
-		// write at once and save a trip through epoll.
+		// write at once and save a trip through epoll. (A signal that
+		// interrupts a non-blocking connect leaves it in progress.)
 		c.state = stConnecting
 		l.write(i)
 	case unix.EAGAIN: // unix socket: listen queue full
@@ -729,7 +737,7 @@ func (l *loop) wantOut(i int32) {
 		return
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: i, Pad: c.gen}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil {
+	if rawEpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev) != 0 {
 		l.fail(i, cConnectOther)
 		return
 	}
@@ -776,7 +784,7 @@ func (l *loop) event(i int32, ev uint32) {
 		// The server closed (or wrote on) a kept-alive idle connection.
 		// EPOLLOUT alone is the send buffer draining: ignore it.
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			unix.Close(c.fd)
+			rawClose(c.fd)
 			c.fd = -1
 			c.state = stClosed
 		}
@@ -846,7 +854,7 @@ func (l *loop) eof(i int32) {
 // latency still counts from the first send.
 func (l *loop) retry(i int32) {
 	c := &l.conns[i]
-	unix.Close(c.fd)
+	rawClose(c.fd)
 	c.fd = -1
 	c.retried = true
 	l.st.retried++
@@ -896,7 +904,7 @@ func (l *loop) scanTimeouts() {
 func (l *loop) fail(i int32, cl class) {
 	c := &l.conns[i]
 	if c.fd >= 0 {
-		unix.Close(c.fd)
+		rawClose(c.fd)
 		c.fd = -1
 	}
 	c.state = stClosed
@@ -953,7 +961,7 @@ func (l *loop) complete(i int32) {
 		l.st.status[status]++
 	}
 	if closeConn {
-		unix.Close(c.fd)
+		rawClose(c.fd)
 		c.fd = -1
 		c.state = stClosed
 	} else {

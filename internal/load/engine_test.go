@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"net/http"
@@ -472,5 +473,28 @@ func TestLargeBodiesToASlowReader(t *testing.T) {
 		if res.Requests != 6 || res.Errors != 0 || s.count.Load()-before != 6 {
 			t.Errorf("keep-alive %v: %d requests, %d errors %v, server saw %d", ka, res.Requests, res.Errors, res.ErrorsByClass, s.count.Load()-before)
 		}
+	}
+}
+
+func TestRawAddr(t *testing.T) {
+	for _, tt := range []struct {
+		sa   unix.Sockaddr
+		want []byte
+	}{
+		{&unix.SockaddrInet4{Port: 8080, Addr: [4]byte{127, 0, 0, 1}}, []byte{2, 0, 0x1f, 0x90, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{&unix.SockaddrUnix{Name: "/run/a.sock"}, append([]byte{1, 0}, "/run/a.sock\x00"...)},
+		{&unix.SockaddrUnix{Name: "@abs"}, []byte{1, 0, 0, 'a', 'b', 's'}},
+	} {
+		got, err := newRawAddr(tt.sa)
+		if err != nil || !bytes.Equal(got, tt.want) {
+			t.Errorf("%+v: got %v %v, want %v", tt.sa, []byte(got), err, tt.want)
+		}
+	}
+	a6, err := newRawAddr(&unix.SockaddrInet6{Port: 443, Addr: [16]byte{15: 1}})
+	if err != nil || len(a6) != unix.SizeofSockaddrInet6 || a6[0] != unix.AF_INET6 || a6[2] != 1 || a6[3] != 0xbb || a6[23] != 1 {
+		t.Errorf("inet6: %v %v", []byte(a6), err)
+	}
+	if _, err := newRawAddr(&unix.SockaddrUnix{Name: strings.Repeat("x", 200)}); err == nil {
+		t.Error("a 200-byte unix path accepted")
 	}
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -216,4 +217,63 @@ func cpuTimes() (total, idle uint64) {
 		}
 	}
 	return total, idle
+}
+
+// rawAddr is a socket address as the kernel reads it (struct sockaddr_in,
+// sockaddr_in6 or sockaddr_un), encoded once per run so that connect can
+// be a raw syscall.
+type rawAddr []byte
+
+func newRawAddr(sa unix.Sockaddr) (rawAddr, error) {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		b := make([]byte, unix.SizeofSockaddrInet4)
+		binary.NativeEndian.PutUint16(b[0:], unix.AF_INET)
+		binary.BigEndian.PutUint16(b[2:], uint16(a.Port))
+		copy(b[4:8], a.Addr[:])
+		return b, nil
+	case *unix.SockaddrInet6:
+		b := make([]byte, unix.SizeofSockaddrInet6)
+		binary.NativeEndian.PutUint16(b[0:], unix.AF_INET6)
+		binary.BigEndian.PutUint16(b[2:], uint16(a.Port))
+		copy(b[8:24], a.Addr[:])
+		binary.NativeEndian.PutUint32(b[24:], a.ZoneId)
+		return b, nil
+	case *unix.SockaddrUnix:
+		name := a.Name
+		if len(name) == 0 || len(name) >= 108 {
+			return nil, fmt.Errorf("unix socket path %q: want 1 to 107 bytes", name)
+		}
+		b := make([]byte, 2+len(name)+1) // with the terminating NUL
+		binary.NativeEndian.PutUint16(b[0:], unix.AF_UNIX)
+		copy(b[2:], name)
+		if name[0] == '@' { // abstract: a leading NUL, no terminator
+			b[2] = 0
+			b = b[:len(b)-1]
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unsupported socket address %T", sa)
+}
+
+func rawSocket(family int) (int, syscall.Errno) {
+	fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	return int(fd), e
+}
+
+// rawConnect starts a non-blocking connect. On loopback the kernel runs
+// the whole handshake inside this call, which can take long enough for the
+// runtime's sysmon to retake the loop's P were it a scheduler-aware call.
+func rawConnect(fd int, a rawAddr) syscall.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&a[0])), uintptr(len(a)))
+	return e
+}
+
+func rawClose(fd int) {
+	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+}
+
+func rawEpollCtl(epfd, op, fd int, ev *unix.EpollEvent) syscall.Errno {
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(epfd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0)
+	return e
 }
