@@ -326,7 +326,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 				ti = i
 			}
 		}
-		keep := false
+		keep := si >= 0 && startScore > 0 && top == 0 // the only size that ran within the limits
 		if si >= 0 && ti >= 0 && startScore > startSizeMargin*top {
 			// One run each is not evidence enough: both again, and the
 			// start's size stays only if it wins on the sum of both runs.

@@ -492,10 +492,12 @@ func TestStartSizeGuard(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		startRPS  float64 // 5 static workers at 20 connections
+		kneeRPS   float64 // 2 or 3 workers; 0: they fail
 		wantCount int
 	}{
-		{"the start's size wins clearly", 125, 5},
-		{"within noise: the knee decides", 100, 2},
+		{"the start's size wins clearly", 125, 98, 5},
+		{"within noise: the knee decides", 100, 98, 2},
+		{"the knee's sizes fail: the start's size", 100, 0, 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rps := func(c search.Candidate) float64 {
@@ -508,7 +510,7 @@ func TestStartSizeGuard(t *testing.T) {
 				case n == 5:
 					return tt.startRPS
 				case n <= 3:
-					return 98
+					return tt.kneeRPS
 				}
 				return 90
 			}
@@ -516,6 +518,10 @@ func TestStartSizeGuard(t *testing.T) {
 			for batch := d.Ask(); len(batch) > 0; batch = d.Ask() {
 				for _, c := range batch {
 					r := rps(c)
+					if r == 0 {
+						d.Tell(c, search.Outcome{Err: "the stack did not start"})
+						continue
+					}
 					d.Tell(c, search.Outcome{Bench: &results.Bench{ThroughputRPS: r, Requests: int64(10 * r), Latency: results.Latency{P99Ms: 100}}})
 				}
 			}
