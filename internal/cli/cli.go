@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/phptune/phptune/internal/hostinfo"
+	"github.com/phptune/phptune/internal/results"
 	"io"
 	"path/filepath"
 	"sort"
@@ -122,4 +124,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // for root).
 func resultsDBPath() string {
 	return filepath.Join(filepath.Dir(lab.Root()), "results.db")
+}
+
+// environment describes the machine and the stack's versions for a
+// result, the versions cached beside the results database.
+func environment(ctx context.Context) *results.Environment {
+	return hostinfo.CollectCached(ctx, filepath.Join(filepath.Dir(lab.Root()), "versions.json"))
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/phptune/phptune/internal/hostinfo"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/observe"
@@ -156,7 +155,7 @@ goes to stderr when it is a terminal.`,
 			if res == nil {
 				return err
 			}
-			res.Environment = hostinfo.Collect(env.Ctx)
+			res.Environment = environment(env.Ctx)
 			if !f.noSave {
 				app := ""
 				if f.labName != "" {

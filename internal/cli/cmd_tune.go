@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/apps"
-	"github.com/phptune/phptune/internal/hostinfo"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -442,7 +441,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		phpVersion = b.Version
 	}
 	usesDB := l.MariaDBSocket != ""
-	envInfo := hostinfo.Collect(ctx)
+	envInfo := environment(ctx)
 	t := &tune.Tuner{
 		Stack:       labstack.New(l, w),
 		Store:       db,

@@ -2,7 +2,10 @@ package hostinfo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestVersion(t *testing.T) {
@@ -59,4 +62,44 @@ func TestCollect(t *testing.T) {
 		t.Error("no phptune version")
 	}
 	t.Logf("%+v", env)
+}
+
+// TestVersionCache: a cached version is reused while the binary's path,
+// size and modification time stay the same, and asked again when they
+// change (an upgraded package).
+func TestVersionCache(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "php")
+	write := func(version string, mtime time.Time) {
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'PHP "+version+" (cli)'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(bin, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write("8.2.10", t0)
+	cache := filepath.Join(dir, "versions.json")
+	ctx := context.Background()
+	if v := loadVersionCache(cache).versionSaved(ctx, bin); v != "8.2.10" {
+		t.Fatalf("first probe: %q", v)
+	}
+	write("8.2.99", t0) // same size and time: the cache answers
+	if v := loadVersionCache(cache).versionSaved(ctx, bin); v != "8.2.10" {
+		t.Errorf("cached probe: %q, want the cached 8.2.10", v)
+	}
+	write("8.2.99", t0.Add(time.Hour)) // upgraded
+	if v := loadVersionCache(cache).versionSaved(ctx, bin); v != "8.2.99" {
+		t.Errorf("after an upgrade: %q, want 8.2.99", v)
+	}
+	if v := loadVersionCache("").versionSaved(ctx, bin); v != "8.2.99" {
+		t.Errorf("without a cache file: %q", v)
+	}
+}
+
+func (vc *versionCache) versionSaved(ctx context.Context, bin string) string {
+	v := vc.version(ctx, "php", bin, "-v")
+	vc.save()
+	return v
 }
