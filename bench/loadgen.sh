@@ -9,8 +9,8 @@
 # For every run it prints requests/second and requests per CPU-second of the
 # generator process (user+sys of all its threads, read from /proc when it
 # exits), the same including the child processes it ran and waited for (what
-# /usr/bin/time reports: phptune bench runs php -v, nginx -v, ... after the
-# load to record the environment; wrk and ab run none), and the ratios the
+# /usr/bin/time reports: phptune bench asks php -v, nginx -v, ... for the
+# environment's versions unless cached; wrk and ab run none), and the ratios the
 # issue's bars are about, per round and as medians over the rounds:
 #   phptune req/CPU-s >= 1.0 x wrk's on keep-alive HTTP
 #   without keep-alive >= 1.0 x the better of ab and wrk
