@@ -55,8 +55,7 @@ type run struct {
 	o        Options
 	fcgi     bool
 	family   int
-	rawSA    rawAddr // sa, encoded for the raw connect
-	sa       unix.Sockaddr
+	rawSA    rawAddr // the target's socket address, encoded for the raw connect
 	reqs     [][]byte
 	noBody   []bool
 	cum      []uint32 // cumulative weights
@@ -296,9 +295,10 @@ wait:
 // prepare resolves the address and serialises every request once.
 func (r *run) prepare() error {
 	o := &r.o
+	var target unix.Sockaddr
 	switch o.Target.Network {
 	case "unix":
-		r.family, r.sa = unix.AF_UNIX, &unix.SockaddrUnix{Name: o.Target.Address}
+		r.family, target = unix.AF_UNIX, &unix.SockaddrUnix{Name: o.Target.Address}
 	case "tcp":
 		host, portS, ok := strings.Cut(o.Target.Address, ":")
 		if i := strings.LastIndexByte(o.Target.Address, ':'); i >= 0 {
@@ -316,20 +316,18 @@ func (r *run) prepare() error {
 		case ip.To4() != nil:
 			sa := &unix.SockaddrInet4{Port: port}
 			copy(sa.Addr[:], ip.To4())
-			r.family, r.sa = unix.AF_INET, sa
+			r.family, target = unix.AF_INET, sa
 		default:
 			sa := &unix.SockaddrInet6{Port: port}
 			copy(sa.Addr[:], ip.To16())
-			r.family, r.sa = unix.AF_INET6, sa
+			r.family, target = unix.AF_INET6, sa
 		}
 	}
-	if r.sa != nil {
-		a, err := newRawAddr(r.sa)
-		if err != nil {
-			return fmt.Errorf("target address %q: %w", o.Target.Address, err)
-		}
-		r.rawSA = a
+	a, err := newRawAddr(target)
+	if err != nil {
+		return fmt.Errorf("target address %q: %w", o.Target.Address, err)
 	}
+	r.rawSA = a
 	r.lenRef = make([]atomic.Int64, len(o.Requests))
 	for i, q := range o.Requests {
 		r.lenRef[i].Store(-1)
