@@ -60,27 +60,6 @@ func CheckName(name string) error {
 	return nil
 }
 
-// Root is the directory that holds all labs: $PHPTUNE_HOME/labs when set;
-// for root /var/lib/phptune/labs (the unprivileged stack user must be able to
-// reach it, which /root does not allow); otherwise
-// $XDG_STATE_HOME/phptune/labs or ~/.local/state/phptune/labs.
-func Root() string {
-	if h := os.Getenv("PHPTUNE_HOME"); h != "" {
-		return filepath.Join(h, "labs")
-	}
-	if os.Geteuid() == 0 {
-		return "/var/lib/phptune/labs"
-	}
-	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
-		return filepath.Join(x, "phptune", "labs")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "phptune", "labs")
-	}
-	return filepath.Join(home, ".local", "state", "phptune", "labs")
-}
-
 // Open reads the state of the lab called name.
 func Open(name string) (*Lab, error) {
 	if err := CheckName(name); err != nil {
