@@ -74,7 +74,7 @@ func TestKilledDuringUpLeavesNothing(t *testing.T) {
 			if err != nil {
 				l = &Lab{Name: name, Dir: Root() + "/" + name}
 			}
-			t.Logf("killed after %v: state %q, %d live processes", delay, l.State, len(labProcesses(l.Dir, nil)))
+			t.Logf("killed after %v: state %q, %d live processes", delay, l.State, len(labProcesses(testOwner(t, l.Dir), nil)))
 			if _, err := List(); err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestKilledDuringUpLeavesNothing(t *testing.T) {
 				}
 			}
 			assertGone(t, l)
-			if left := labProcesses(l.Dir, nil); len(left) > 0 {
+			if left := labProcesses(testOwner(t, l.Dir), nil); len(left) > 0 {
 				t.Fatalf("orphans: %v", left)
 			}
 		})

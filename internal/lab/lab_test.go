@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +44,16 @@ func testHome(t *testing.T) string {
 	return dir
 }
 
+// testOwner finds every process of the stack account naming dir.
+func testOwner(t *testing.T, dir string) owner {
+	t.Helper()
+	o, err := untrustedOwner(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 func get(t *testing.T, u string) (int, string) {
 	t.Helper()
 	c := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -57,11 +68,9 @@ func get(t *testing.T, u string) (int, string) {
 
 func assertGone(t *testing.T, l *Lab) {
 	t.Helper()
-	var groups []int
-	for _, p := range l.Processes {
-		groups = append(groups, p.PID)
-	}
-	if left := labProcesses(l.Dir, groups); len(left) > 0 {
+	o := testOwner(t, l.Dir)
+	o.bootID = l.BootID
+	if left := labProcesses(o, l.Processes); len(left) > 0 {
 		t.Errorf("processes of lab %s still running: %v", l.Name, left)
 	}
 	if _, err := os.Stat(l.Dir); !os.IsNotExist(err) {
@@ -93,9 +102,13 @@ func TestAppsServeTheirPages(t *testing.T) {
 			if code, body := get(t, l.URL+"/fpm-status?json"); code != 200 || !strings.Contains(body, `"process manager":"dynamic"`) {
 				t.Errorf("fpm status: %d %.200s", code, body)
 			}
+			want := os.FileMode(0o700)
+			if os.Geteuid() == 0 {
+				want = 0o750 // root's, the stack's group may read
+			}
 			fi, err := os.Stat(l.Dir)
-			if err != nil || fi.Mode().Perm() != 0o700 {
-				t.Errorf("lab dir mode %v, want 0700 (%v)", fi.Mode().Perm(), err)
+			if err != nil || fi.Mode().Perm() != want || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+				t.Errorf("lab dir mode %v, want %v owned by uid %d (%v)", fi.Mode().Perm(), want, os.Geteuid(), err)
 			}
 			if os.Geteuid() == 0 {
 				for _, p := range l.Processes {
@@ -301,11 +314,9 @@ func TestDeadLabIsCleanedByStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Simulate a crash of the stack: kill every process behind phptune's back.
-	var groups []int
-	for _, p := range l.Processes {
-		groups = append(groups, p.PID)
-	}
-	killAll("", groups, time.Second)
+	o := l.owner()
+	o.dir = ""
+	killAll(o, l.Processes, time.Second)
 	hs, err := List()
 	if err != nil {
 		t.Fatal(err)

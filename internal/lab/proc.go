@@ -13,21 +13,38 @@ import (
 // alive reports whether pid runs and is not a zombie. kill(pid, 0) alone
 // would count zombies, which a test process may hold until it reaps them.
 func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	st, ok := statFields(data)
+	st, ok := readStat(pid)
 	return ok && st.state != "Z" && st.state != "X"
 }
 
+// procStat is what the lab needs of /proc/PID/stat and the process's owner.
 type procStat struct {
 	state string
 	ppid  int
 	pgrp  int
+	start uint64 // field 22: start time in clock ticks after boot
+	uid   int    // owner of /proc/PID: the process's real uid
+}
+
+func readStat(pid int) (procStat, bool) {
+	if pid <= 0 {
+		return procStat{}, false
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	data, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	st, ok := statFields(data)
+	if !ok {
+		return st, false
+	}
+	var s syscall.Stat_t
+	if err := syscall.Stat(dir, &s); err != nil {
+		return st, false
+	}
+	st.uid = int(s.Uid)
+	return st, true
 }
 
 // statFields parses /proc/PID/stat; the command name may hold spaces and
@@ -38,50 +55,90 @@ func statFields(data []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	f := strings.Fields(string(data[i+2:]))
-	if len(f) < 3 {
+	if len(f) < 20 {
 		return procStat{}, false
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgrp, _ := strconv.Atoi(f[2])
-	return procStat{state: f[0], ppid: ppid, pgrp: pgrp}, true
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return procStat{state: f[0], ppid: ppid, pgrp: pgrp, start: start}, true
 }
 
-// labProcesses finds every live process that belongs to the lab in dir: the
-// members of the recorded process groups, and any process whose command line
+// bootID is the kernel's id of this boot; "" when it cannot be read.
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// startTime is pid's start time, 0 when it cannot be read.
+func startTime(pid int) uint64 {
+	st, _ := readStat(pid)
+	return st.start
+}
+
+// owner is a lab's identity as far as signalling goes: its directory, its
+// account and the boot its pids belong to.
+type owner struct {
+	dir    string // "" scans recorded groups only
+	uid    int    // the lab account; only its processes are ever signalled
+	bootID string // "" for a lab whose boot is unknown: no recorded pid is trusted
+}
+
+func (l *Lab) owner() owner {
+	return owner{dir: l.Dir, uid: l.UID, bootID: l.BootID}
+}
+
+// verified reports whether p still is the process that was recorded: same
+// boot, same start time, the lab's account.
+func (o owner) verified(p Process) bool {
+	if o.bootID == "" || o.bootID != bootID() || p.StartTime == 0 {
+		return false
+	}
+	st, ok := readStat(p.PID)
+	return ok && st.start == p.StartTime && st.uid == o.uid && st.state != "Z"
+}
+
+// labProcesses finds every live process that belongs to the lab: members of
+// a recorded process group whose leader is verified (or, the leader gone,
+// that started after it in the same boot), and processes whose command line
 // names the lab directory (a master started just before phptune was killed,
-// whose pid was never recorded). An empty dir scans the groups only.
-func labProcesses(dir string, groups []int) []int {
+// whose pid was never recorded). Only processes of the lab's account count;
+// phptune itself and its parents never do.
+func labProcesses(o owner, procs []Process) []int {
 	skip := ancestors()
-	want := map[int]bool{}
-	for _, g := range groups {
-		if g > 0 {
-			want[g] = true
+	sameBoot := o.bootID != "" && o.bootID == bootID()
+	groups := map[int]uint64{} // pgid -> earliest start of a member
+	for _, p := range procs {
+		if p.PID <= 0 || !sameBoot || p.StartTime == 0 {
+			continue
 		}
+		if st, ok := readStat(p.PID); ok && st.start != p.StartTime {
+			continue // the pid now belongs to a later process
+		}
+		groups[p.PID] = p.StartTime
 	}
 	entries, _ := os.ReadDir("/proc")
 	var out []int
-	seen := map[int]bool{}
-	marker := []byte(dir + "/")
+	marker := []byte(o.dir + "/")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || skip[pid] {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
+		st, ok := readStat(pid)
+		if !ok || st.state == "Z" || st.uid != o.uid {
 			continue
 		}
-		st, ok := statFields(data)
-		if !ok || st.state == "Z" {
-			continue
-		}
-		match := want[st.pgrp]
-		if !match && dir != "" {
+		start, inGroup := groups[st.pgrp]
+		match := inGroup && st.start >= start
+		if !match && o.dir != "" {
 			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 			match = bytes.Contains(cmd, marker)
 		}
-		if match && !seen[pid] {
-			seen[pid] = true
+		if match {
 			out = append(out, pid)
 		}
 	}
@@ -94,11 +151,7 @@ func ancestors() map[int]bool {
 	out := map[int]bool{}
 	for pid := os.Getpid(); pid > 1 && !out[pid]; {
 		out[pid] = true
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			break
-		}
-		st, ok := statFields(data)
+		st, ok := readStat(pid)
 		if !ok {
 			break
 		}
@@ -107,36 +160,43 @@ func ancestors() map[int]bool {
 	return out
 }
 
-// killAll stops every process of the lab: SIGTERM to each process group,
-// then SIGKILL for whatever is still there after the grace period, and
-// reports what survived (nothing, unless the kernel refuses).
-func killAll(dir string, groups []int, grace time.Duration) []int {
-	pids := labProcesses(dir, groups)
+// killAll stops every process of the lab: SIGTERM, then SIGKILL for
+// whatever is still there after the grace period, and reports what survived
+// (nothing, unless the kernel refuses).
+func killAll(o owner, procs []Process, grace time.Duration) []int {
+	pids := labProcesses(o, procs)
 	if len(pids) == 0 {
 		return nil
 	}
-	signalAll(pids, syscall.SIGTERM)
+	signalAll(o, pids, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		if pids = labProcesses(dir, groups); len(pids) == 0 {
+		if pids = labProcesses(o, procs); len(pids) == 0 {
 			return nil
 		}
 	}
-	signalAll(pids, syscall.SIGKILL)
+	signalAll(o, pids, syscall.SIGKILL)
 	for i := 0; i < 40; i++ {
 		time.Sleep(50 * time.Millisecond)
-		if pids = labProcesses(dir, groups); len(pids) == 0 {
+		if pids = labProcesses(o, procs); len(pids) == 0 {
 			return nil
 		}
 	}
 	return pids
 }
 
-func signalAll(pids []int, sig syscall.Signal) {
+// signalAll signals each pid found by labProcesses, and the group of each
+// that leads one, so workers forked after the scan die with it. Between the
+// scan and the signal a pid could only be reused within the same scan
+// interval; each is read again right before it is signalled.
+func signalAll(o owner, pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
-		// The group first: workers forked after the scan die with it.
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		st, ok := readStat(pid)
+		if !ok || st.uid != o.uid {
+			continue
+		}
+		if st.pgrp == pid {
 			_ = syscall.Kill(-pid, sig)
 		}
 		_ = syscall.Kill(pid, sig)

@@ -16,6 +16,10 @@ import (
 type Process struct {
 	Component string `json:"component"` // "nginx", "php-fpm", "mariadb"
 	PID       int    `json:"pid"`
+	// StartTime is the process's start in clock ticks after boot
+	// (/proc/PID/stat field 22): with the lab's BootID it tells this process
+	// from a later one that got the same pid, which is never signalled.
+	StartTime uint64 `json:"start_time"`
 }
 
 // Lab is a lab's recorded state (DIR/state.json). Everything a client needs to
@@ -24,10 +28,16 @@ type Lab struct {
 	Name  string `json:"name"`
 	Dir   string `json:"dir"`
 	App   string `json:"app"`
-	State string `json:"state"` // "starting", "up", "stopping"
-	// OwnerPID is the phptune process that is starting or stopping the lab;
-	// a lab left "starting" by a dead owner is cleaned by the next command.
-	OwnerPID int `json:"owner_pid,omitempty"`
+	State string `json:"state"` // "starting", "up", "restarting", "stopping"
+	// OwnerPID (with OwnerStart, its start time) is the phptune process
+	// that is starting, restarting or stopping the lab, or, for a lab made
+	// by a tune or compare (OwnedBy set), the process the lab lives for; a
+	// lab whose owner is gone is cleaned by the next command.
+	OwnerPID   int    `json:"owner_pid,omitempty"`
+	OwnerStart uint64 `json:"owner_start,omitempty"`
+	// OwnedBy names the command that made the lab for itself ("tune",
+	// "compare"); empty for labs made by lab up.
+	OwnedBy string `json:"owned_by,omitempty"`
 	// URL is the base URL of the web server, e.g. "http://127.0.0.1:38121".
 	URL string `json:"url"`
 	// FPMListen is php-fpm's socket as "unix:/path" or "tcp:127.0.0.1:PORT".
@@ -43,8 +53,13 @@ type Lab struct {
 	MariaDBSocket string      `json:"mariadb_socket,omitempty"`
 	Config        knob.Config `json:"config"`
 	Processes     []Process   `json:"processes"`
-	// User is the unprivileged account the stack runs as.
+	// User is the unprivileged account the stack runs as, UID and GID its ids.
 	User string `json:"user"`
+	UID  int    `json:"uid"`
+	GID  int    `json:"gid"`
+	// BootID is the kernel's boot id when the lab started: after a reboot no
+	// recorded pid is trusted.
+	BootID string `json:"boot_id"`
 }
 
 // ErrNoLab is returned by Open for a name that has no lab.
@@ -65,21 +80,33 @@ func Open(name string) (*Lab, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	return readState(filepath.Join(Root(), name))
+	return readState(name)
 }
 
-func readState(dir string) (*Lab, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+// stateLimit bounds what is read of a state file.
+const stateLimit = 4 << 20
+
+// readState reads the state of the lab called name. The lab's directory
+// comes from its name, never from the file; the file must be phptune's own
+// (owned by the user running phptune, not a link) in a directory carrying
+// phptune's marker.
+func readState(name string) (*Lab, error) {
+	dir := filepath.Join(Root(), name)
+	data, err := readOwnedFile(filepath.Join(dir, "state.json"), stateLimit)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, filepath.Base(dir), filepath.Dir(dir))
+		return nil, fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, name, Root())
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lab %s: %v; take it down with: phptune lab down %s", name, err, name)
+	}
+	if !hasMarker(dir) {
+		return nil, fmt.Errorf("lab %s has no phptune marker (made by an older phptune, or not a lab): its state is not trusted; take it down with: phptune lab down %s", name, name)
 	}
 	var l Lab
 	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, fmt.Errorf("lab state %s is corrupt: %v; remove it with: phptune lab down %s", dir, err, filepath.Base(dir))
+		return nil, fmt.Errorf("lab state %s is corrupt: %v; remove it with: phptune lab down %s", dir, err, name)
 	}
+	l.Name, l.Dir = name, dir
 	return &l, nil
 }
 
@@ -89,9 +116,22 @@ func (l *Lab) writeState() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(l.Dir, "state.json.tmp")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(l.Dir, "state.json"))
+	return writeOwned(filepath.Join(l.Dir, "state.json"), data, 0o600, -1)
+}
+
+// markerFile is phptune's own mark on a lab directory, written by the user
+// running phptune (root, when root runs it) into a directory the lab
+// account cannot write: only directories carrying it are ever removed
+// without being named.
+const markerFile = ".phptune-lab"
+
+const markerText = "phptune lab directory (format 2); remove with: phptune lab down NAME\n"
+
+func writeMarker(dir string) error {
+	return writeOwned(filepath.Join(dir, markerFile), []byte(markerText), 0o644, -1)
+}
+
+func hasMarker(dir string) bool {
+	data, err := readOwnedFile(filepath.Join(dir, markerFile), 1024)
+	return err == nil && string(data) == markerText
 }

@@ -56,17 +56,38 @@ func (a *account) sysProcAttr() *syscall.SysProcAttr {
 	return attr
 }
 
-// chownTree gives everything under dir to the stack account.
-func (a *account) chownTree(dir string) error {
+// ids returns the uid and gid that lab-writable directories get: the stack
+// account's when phptune runs as root, -1 (unchanged) otherwise.
+func (a *account) ids() (uid, gid int) {
 	if !a.root {
-		return nil
+		return -1, -1
 	}
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, int(a.UID), int(a.GID))
-	})
+	return int(a.UID), int(a.GID)
+}
+
+// group is the gid root-owned files the stack must read get (-1 otherwise).
+func (a *account) group() int {
+	if !a.root {
+		return -1
+	}
+	return int(a.GID)
+}
+
+// readDirMode and readFileMode are the modes of root-owned directories and
+// files the stack reads through its group; run by anyone else, where the
+// stack is that user, group access is not needed and not given.
+func (a *account) readDirMode() os.FileMode {
+	if a.root {
+		return 0o750
+	}
+	return 0o700
+}
+
+func (a *account) readFileMode() os.FileMode {
+	if a.root {
+		return 0o640
+	}
+	return 0o600
 }
 
 // checkReachable makes sure the stack account can traverse every directory
@@ -80,8 +101,17 @@ func (a *account) checkReachable(dir string) error {
 		if err != nil {
 			return err
 		}
-		if st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("the lab's unprivileged user %q cannot reach %s (mode %v); run: chmod o+x %s, or set PHPTUNE_HOME to a directory it can reach", a.Name, d, st.Mode().Perm(), d)
+		sys, _ := st.Sys().(*syscall.Stat_t)
+		perm := st.Mode().Perm()
+		ok := perm&0o001 != 0
+		if sys != nil && sys.Gid == a.GID && perm&0o010 != 0 {
+			ok = true
+		}
+		if sys != nil && sys.Uid == a.UID && perm&0o100 != 0 {
+			ok = true
+		}
+		if !ok {
+			return fmt.Errorf("the lab's unprivileged user %q cannot reach %s (mode %v); run: chmod o+x %s, or set PHPTUNE_HOME to a directory it can reach", a.Name, d, perm, d)
 		}
 		if d == "/" {
 			return nil

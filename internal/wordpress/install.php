@@ -1,10 +1,15 @@
 <?php
 // phptune: installs WordPress non-interactively and seeds it with a realistic
 // amount of content, so the front page is not an empty blog. Run with php-cli:
-//   php install.php DOCROOT HOST ADMIN_PASSWORD
+//   PHPTUNE_WP_ADMIN_PASSWORD=... php install.php DOCROOT HOST
+// (the password in the environment, not on the command line where ps shows it).
 // Deterministic (seeded RNG) so every lab starts from the same content.
-if ($argc !== 4) { fwrite(STDERR, "usage: install.php DOCROOT HOST ADMIN_PASSWORD\n"); exit(2); }
-[$_, $docroot, $host, $adminPassword] = $argv;
+$adminPassword = getenv('PHPTUNE_WP_ADMIN_PASSWORD');
+if ($argc !== 3 || $adminPassword === false || $adminPassword === '') {
+    fwrite(STDERR, "usage: PHPTUNE_WP_ADMIN_PASSWORD=... install.php DOCROOT HOST\n");
+    exit(2);
+}
+[$_, $docroot, $host] = $argv;
 $_SERVER['HTTP_HOST'] = $host;
 $_SERVER['REQUEST_URI'] = '/';
 $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';

@@ -57,9 +57,10 @@ func Version() string {
 	return ""
 }
 
-// Prepare copies WordPress into docroot and writes its configuration.
-// siteURL is the lab's base URL (http://127.0.0.1:PORT).
-func Prepare(docroot, siteURL, dbSocket string, acct mariadb.Account) error {
+// Prepare copies WordPress and the lab's must-use plugin into docroot; the
+// caller writes wp-config.php (see Config), which holds the database
+// password and so gets its own owner and mode.
+func Prepare(docroot string) error {
 	if err := copyTree(Source, docroot); err != nil {
 		return fmt.Errorf("copying WordPress: %w", err)
 	}
@@ -69,10 +70,7 @@ func Prepare(docroot, siteURL, dbSocket string, acct mariadb.Account) error {
 	if err := os.MkdirAll(filepath.Join(docroot, "wp-content/mu-plugins"), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(docroot, "wp-content/mu-plugins/phptune-lab.php"), muPlugin, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(docroot, "wp-config.php"), []byte(Config(siteURL, dbSocket, acct)), 0o600)
+	return os.WriteFile(filepath.Join(docroot, "wp-content/mu-plugins/phptune-lab.php"), muPlugin, 0o644)
 }
 
 // Config renders wp-config.php. WP_HTTP_BLOCK_EXTERNAL keeps WordPress from

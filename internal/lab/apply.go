@@ -1,0 +1,138 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/nginx"
+	"github.com/phptune/phptune/internal/phpfpm"
+)
+
+// Apply restarts the lab's servers with cfg (the tuner's trial step). MariaDB
+// restarts only when one of its knobs changes. Invalid configurations are
+// refused before anything stops. The lab is locked and marked "restarting"
+// (with this process as its owner) while its servers are down, so a
+// concurrent `lab status` shows it as such and never reaps it.
+func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	fpmBin, err := phpfpm.Find()
+	if err != nil {
+		return err
+	}
+	nginxBin, err := nginx.Find()
+	if err != nil {
+		return err
+	}
+	acct, err := stackAccount()
+	if err != nil {
+		return err
+	}
+	unlock, err := lockLab(l.Dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	dbChanged := false
+	for _, ch := range knob.Diff(l.Config, cfg) {
+		if k, _ := knob.Lookup(ch.Knob); k.Component == knob.MariaDB {
+			dbChanged = true
+		}
+	}
+	old := l.Config
+	l.Config = cfg.Clone()
+	if err := l.render(acct); err != nil {
+		l.Config = old
+		return err
+	}
+	if err := l.testConfigs(ctx, acct, fpmBin, nginxBin); err != nil {
+		l.Config = old
+		_ = l.render(acct)
+		return err
+	}
+	state, ownerPID, ownerStart := l.State, l.OwnerPID, l.OwnerStart
+	l.State, l.OwnerPID, l.OwnerStart = "restarting", os.Getpid(), startTime(os.Getpid())
+	if err := l.writeState(); err != nil {
+		return err
+	}
+	stop := []string{"nginx", "php-fpm"}
+	if dbChanged {
+		stop = append(stop, "mariadb")
+	}
+	if err := l.stopComponents(stop...); err != nil {
+		return err
+	}
+	if dbChanged {
+		dbBin, err := mariadb.Find()
+		if err != nil {
+			return err
+		}
+		s, err := l.ReadSecrets()
+		if err != nil {
+			return err
+		}
+		if err := l.startMariaDB(ctx, acct, dbBin, "root", s.MariaDBRootPassword); err != nil {
+			return err
+		}
+	}
+	if err := l.startFPM(ctx, acct, fpmBin); err != nil {
+		return err
+	}
+	if err := l.startNginx(ctx, acct, nginxBin); err != nil {
+		return err
+	}
+	l.State, l.OwnerPID, l.OwnerStart = state, ownerPID, ownerStart
+	return l.writeState()
+}
+
+// stopComponents stops the named components' process groups and forgets them.
+func (l *Lab) stopComponents(names ...string) error {
+	var stop []Process
+	keep := l.Processes[:0]
+	for _, p := range l.Processes {
+		match := false
+		for _, n := range names {
+			match = match || p.Component == n
+		}
+		if match {
+			stop = append(stop, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	// Only the recorded groups: the lab's other servers keep running.
+	o := l.owner()
+	o.dir = ""
+	if left := killAll(o, stop, 15*time.Second); len(left) > 0 {
+		l.Processes = append(keep, stop...)
+		return fmt.Errorf("processes %v did not stop", left)
+	}
+	l.Processes = keep
+	return l.writeState()
+}
+
+// smoke fetches the front page once: a stack that starts but cannot serve
+// its app is a failed lab, not an "up" one.
+func (l *Lab) smoke(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", l.URL+"/", nil)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetching %s/: %v", l.URL, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("the app's front page %s/ answered %s: %.300s", l.URL, resp.Status, body)
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Down stops every process of the lab called name and removes its
+// directory. The directory comes from the name; a directory without
+// phptune's marker or with untrusted state (an older phptune's lab) is
+// removed too, since it was named, but only processes of the lab account
+// whose command line names it are stopped.
+func Down(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	dir := filepath.Join(Root(), name)
+	if err := checkLabDir(dir); err != nil {
+		return err
+	}
+	unlock, err := lockLab(dir, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	l, err := readState(name)
+	if err != nil {
+		o, oerr := untrustedOwner(dir)
+		if oerr != nil {
+			return oerr
+		}
+		return teardown(o, nil)
+	}
+	l.State = "stopping"
+	l.OwnerPID, l.OwnerStart = os.Getpid(), startTime(os.Getpid())
+	_ = l.writeState()
+	return teardown(l.owner(), l.Processes)
+}
+
+// checkLabDir makes sure dir is a real directory (not a link) under Root.
+func checkLabDir(dir string) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, filepath.Base(dir), filepath.Dir(dir))
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory (mode %v): phptune does not touch it; remove it by hand if it is yours", dir, st.Mode())
+	}
+	return nil
+}
+
+// untrustedOwner is the owner of a lab whose state cannot be trusted: its
+// directory and the stack account, with no boot, so no recorded pid is
+// used and only processes naming the directory are found.
+func untrustedOwner(dir string) (owner, error) {
+	acct, err := stackAccount()
+	if err != nil {
+		return owner{}, err
+	}
+	return owner{dir: dir, uid: int(acct.UID)}, nil
+}
+
+// teardown kills every process of the lab and removes its directory
+// (os.RemoveAll unlinks links, it never follows them).
+func teardown(o owner, procs []Process) error {
+	if left := killAll(o, procs, 10*time.Second); len(left) > 0 {
+		return fmt.Errorf("lab processes %v would not stop; the lab directory %s is kept", left, o.dir)
+	}
+	return os.RemoveAll(o.dir)
+}
+
+// Health describes a lab found under Root.
+type Health struct {
+	Lab    *Lab
+	Status string // "up", "starting", "restarting", "busy: ...", "broken: ...", "cleaned: ...", "unmarked: ..."
+}
+
+// List returns every lab under Root with its health. Labs that are dead (all
+// processes gone, left "starting" by a phptune that died, or made by a tune
+// that is gone) are cleaned as they are found, as `lab status` promises. A
+// lab another phptune is changing is shown as busy and never reaped; a
+// directory without phptune's marker is listed and left alone.
+func List() ([]Health, error) {
+	entries, err := os.ReadDir(Root())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Health
+	for _, e := range entries {
+		if !e.IsDir() || CheckName(e.Name()) != nil {
+			continue
+		}
+		out = append(out, inspect(e.Name()))
+	}
+	return out, nil
+}
+
+// inspect reports on the lab called name and cleans it when it is dead.
+func inspect(name string) Health {
+	dir := filepath.Join(Root(), name)
+	if !hasMarker(dir) {
+		return Health{Lab: &Lab{Name: name, Dir: dir}, Status: "unmarked: no phptune marker (an older phptune's lab, or not a lab); left alone, remove it with: phptune lab down " + name}
+	}
+	unlock, err := lockLab(dir, false)
+	if err != nil {
+		l, rerr := readState(name)
+		if rerr != nil {
+			l = &Lab{Name: name, Dir: dir}
+		}
+		st := l.State
+		if st == "" {
+			st = "starting"
+		}
+		if errors.Is(err, errBusy) {
+			return Health{Lab: l, Status: fmt.Sprintf("%s (by phptune pid %d)", st, l.OwnerPID)}
+		}
+		return Health{Lab: l, Status: "unknown: " + err.Error()}
+	}
+	defer unlock()
+	l, err := readState(name)
+	if err != nil {
+		// Marked, unlocked and without a readable state: an `up` killed
+		// before it wrote one.
+		o, oerr := untrustedOwner(dir)
+		if oerr != nil {
+			return Health{Lab: &Lab{Name: name, Dir: dir}, Status: "unknown: " + oerr.Error()}
+		}
+		h := Health{Lab: &Lab{Name: name, Dir: dir}}
+		if terr := teardown(o, nil); terr != nil {
+			h.Status = "dead, cleaning failed: " + terr.Error()
+		} else {
+			h.Status = "cleaned: no state recorded (an interrupted lab up)"
+		}
+		return h
+	}
+	h := Health{Lab: l, Status: healthOf(l)}
+	if reason := deadReason(l); reason != "" {
+		if terr := teardown(l.owner(), l.Processes); terr != nil {
+			h.Status = "dead, cleaning failed: " + terr.Error()
+		} else {
+			h.Status = "cleaned: " + reason
+		}
+	}
+	return h
+}
+
+// cleanDead takes down a dead lab called name before `up` reuses the name.
+func cleanDead(name string, say func(string)) {
+	dir := filepath.Join(Root(), name)
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	if h := inspect(name); strings.HasPrefix(h.Status, "cleaned") {
+		say("cleaning dead lab " + name + ": " + strings.TrimPrefix(h.Status, "cleaned: "))
+	}
+}
+
+func healthOf(l *Lab) string {
+	switch l.State {
+	case "starting", "restarting", "stopping":
+		if !ownerAlive(l) {
+			return fmt.Sprintf("broken: phptune (pid %d) died while %s the lab; take it down with: phptune lab down %s", l.OwnerPID, strings.TrimSuffix(l.State, "ing")+"ing", l.Name)
+		}
+		return l.State
+	}
+	var dead []string
+	o := l.owner()
+	for _, p := range l.Processes {
+		if !o.verified(p) {
+			dead = append(dead, p.Component)
+		}
+	}
+	if len(dead) > 0 {
+		return "broken: " + strings.Join(dead, ", ") + " exited; see phptune lab logs " + l.Name + ", then phptune lab down " + l.Name
+	}
+	return l.State
+}
+
+// ownerAlive reports whether the process recorded as the lab's owner still
+// runs (same pid and start time).
+func ownerAlive(l *Lab) bool {
+	st, ok := readStat(l.OwnerPID)
+	return ok && st.state != "Z" && (l.OwnerStart == 0 || st.start == l.OwnerStart)
+}
+
+// deadReason says why a lab should be cleaned, or "" when it is alive, still
+// being changed by a live phptune, or broken in a way its user should see
+// (a restart of a user's lab that its phptune did not finish).
+func deadReason(l *Lab) string {
+	switch {
+	case l.State == "":
+		return "no state recorded (an interrupted lab up)"
+	case (l.State == "starting" || l.State == "stopping") && !ownerAlive(l):
+		return fmt.Sprintf("phptune (pid %d) died while it was %s the lab", l.OwnerPID, l.State)
+	case l.OwnedBy != "" && !ownerAlive(l):
+		return fmt.Sprintf("it was made by phptune %s (pid %d), which is gone", l.OwnedBy, l.OwnerPID)
+	case l.State == "up":
+		o := l.owner()
+		for _, p := range l.Processes {
+			if o.verified(p) {
+				return ""
+			}
+		}
+		return "all its processes have exited"
+	}
+	return ""
+}
+

@@ -1,0 +1,370 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/nginx"
+	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/wordpress"
+)
+
+// Options says what lab to bring up.
+type Options struct {
+	Name string
+	// App is a built-in app (see apps.Catalog); DocRoot, when set, serves the
+	// user's own PHP directory instead.
+	App     string
+	DocRoot string
+	// Set holds knob assignments (KNOB=VALUE) applied over the distro defaults.
+	Set []string
+	// Port is the HTTP port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// OwnedBy, when set ("tune", "compare"), makes the lab belong to the
+	// calling process: once that process is gone, the next phptune command
+	// takes the lab down.
+	OwnedBy string
+	// Progress, when set, receives one line per step.
+	Progress func(string)
+}
+
+// plan is everything Up checks before it creates anything.
+type plan struct {
+	app      apps.App
+	docroot  string
+	cfg      knob.Config
+	fpm      *phpfpm.Binary
+	nginx    string
+	db       *mariadb.Binaries
+	port     int
+	acct     *account
+	dir      string
+	progress func(string)
+}
+
+// planUp validates opt: every input problem is reported here, before any
+// process starts or any file is written.
+func planUp(opt Options) (*plan, error) {
+	p := &plan{progress: opt.Progress}
+	if p.progress == nil {
+		p.progress = func(string) {}
+	}
+	if err := CheckName(opt.Name); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.app, p.docroot, err = resolveApp(opt); err != nil {
+		return nil, err
+	}
+	if p.cfg, err = knob.Defaults().Apply(opt.Set); err != nil {
+		return nil, err
+	}
+	if err := p.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if p.fpm, err = phpfpm.Find(); err != nil {
+		return nil, err
+	}
+	if p.nginx, err = nginx.Find(); err != nil {
+		return nil, err
+	}
+	if p.app.NeedsDB {
+		if p.db, err = mariadb.Find(); err != nil {
+			return nil, err
+		}
+	}
+	if p.app.Name == "wordpress" {
+		if err := wordpress.Check(); err != nil {
+			return nil, err
+		}
+		if p.fpm.CLI == "" {
+			return nil, fmt.Errorf("php%s (the command line PHP) is needed to install WordPress; run: phptune setup", p.fpm.Version)
+		}
+	}
+	p.port = opt.Port
+	if p.port != 0 {
+		if p.port < 1024 || p.port > 65535 {
+			return nil, fmt.Errorf("--port %d: use 1024..65535 (the lab runs unprivileged), or leave it out to pick a free one", p.port)
+		}
+		if err := portFree(p.port); err != nil {
+			return nil, err
+		}
+	} else if p.port, err = freePort(); err != nil {
+		return nil, err
+	}
+	if p.acct, err = stackAccount(); err != nil {
+		return nil, err
+	}
+	p.dir = filepath.Join(Root(), opt.Name)
+	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmSocket()); err != nil {
+		return nil, err
+	}
+	if opt.DocRoot != "" {
+		if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func resolveApp(opt Options) (apps.App, string, error) {
+	if opt.DocRoot != "" {
+		abs, err := filepath.Abs(opt.DocRoot)
+		if err != nil {
+			return apps.App{}, "", err
+		}
+		if err := apps.CheckDocRoot(abs); err != nil {
+			return apps.App{}, "", err
+		}
+		return apps.App{Name: "docroot", Description: "the user's app at " + abs, FrontController: true}, abs, nil
+	}
+	if opt.App == "" {
+		opt.App = "hello"
+	}
+	a, err := apps.Lookup(opt.App)
+	return a, "", err
+}
+
+// Up validates opt, then brings up a lab and returns its state. Every input
+// problem is reported before any process starts. On failure or
+// cancellation everything started is stopped and the lab directory removed;
+// the error carries the end of the failing component's log.
+func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
+	if opt.Name == "" {
+		opt.Name = "lab"
+	}
+	p, err := planUp(opt)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := EnsureHome(); err != nil {
+		return nil, err
+	}
+	if err := p.acct.checkReachable(p.dir); err != nil {
+		return nil, err
+	}
+	cleanDead(opt.Name, p.progress)
+	if err := os.Mkdir(p.dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lab name %q is already in use (%s); take it down with: phptune lab down %s, or choose another --name", opt.Name, p.dir, opt.Name)
+		}
+		return nil, err
+	}
+	unlock, err := lockLab(p.dir, false)
+	if err != nil {
+		os.Remove(p.dir)
+		return nil, err
+	}
+	defer unlock()
+	// Root's, readable (not writable) by the stack's group.
+	if err := mkdirOwned(p.dir, -1, p.acct.group(), p.acct.readDirMode()); err != nil {
+		os.RemoveAll(p.dir)
+		return nil, err
+	}
+	if err := writeMarker(p.dir); err != nil {
+		os.RemoveAll(p.dir)
+		return nil, err
+	}
+	l := &Lab{
+		Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
+		OwnerPID: os.Getpid(), OwnerStart: startTime(os.Getpid()), OwnedBy: opt.OwnedBy,
+		URL:            fmt.Sprintf("http://127.0.0.1:%d", p.port),
+		FPMStatusPath:  fpmStatusPath,
+		NginxStatusURL: fmt.Sprintf("http://127.0.0.1:%d%s", p.port, nginxStatusPath),
+		DocRoot:        p.docroot,
+		Config:         p.cfg,
+		User:           p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
+		BootID: bootID(),
+	}
+	defer func() {
+		if err != nil {
+			tail := l.logTail(8)
+			if terr := teardown(l.owner(), l.Processes); terr != nil {
+				err = fmt.Errorf("%w; cleaning up also failed: %v", err, terr)
+			}
+			if tail != "" {
+				err = fmt.Errorf("%w\n%s", err, tail)
+			}
+		}
+	}()
+	if err := l.writeState(); err != nil {
+		return nil, err
+	}
+	if err := l.build(ctx, p); err != nil {
+		return nil, err
+	}
+	l.State = "up"
+	if opt.OwnedBy == "" {
+		l.OwnerPID, l.OwnerStart = 0, 0
+	}
+	if err := l.writeState(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// build makes the lab's files, initialises its database and app, and starts
+// its servers.
+func (l *Lab) build(ctx context.Context, p *plan) error {
+	y := layout{l.Dir}
+	say, acct := p.progress, p.acct
+	if err := y.makeDirs(acct); err != nil {
+		return err
+	}
+	if l.DocRoot == "" {
+		l.DocRoot = y.p("www")
+	}
+	l.ScriptFilename = filepath.Join(l.DocRoot, "index.php")
+	if p.app.NeedsDB {
+		l.MariaDBSocket = y.dbSocket()
+		uid, gid := acct.ids()
+		if err := mkdirOwned(y.p("mysql"), uid, gid, 0o700); err != nil {
+			return err
+		}
+	}
+	if p.docroot == "" && p.app.Name != "wordpress" {
+		if err := apps.Install(p.app.Name, l.DocRoot); err != nil {
+			return err
+		}
+	}
+	var secrets Secrets
+	if p.app.NeedsDB {
+		secrets = Secrets{MariaDBRootPassword: mariadb.Password(), DBName: "app", DBUser: "app", DBPassword: mariadb.Password()}
+		if p.app.Name == "wordpress" {
+			secrets.DBName, secrets.DBUser = "wordpress", "wordpress"
+			secrets.WPAdminUser, secrets.WPAdminPassword = "admin", mariadb.Password()
+		}
+		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %q, 'user' => %q, 'password' => %q, 'db' => %q];\n",
+			y.dbSocket(), secrets.DBUser, secrets.DBPassword, secrets.DBName)
+		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), acct.group()); err != nil {
+			return err
+		}
+		if p.app.Name == "wordpress" {
+			say("copying WordPress from " + wordpress.Source)
+			if err := l.prepareWordPress(acct, secrets); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.writeSecrets(secrets); err != nil {
+		return err
+	}
+	if err := l.render(acct); err != nil {
+		return err
+	}
+	if err := l.testConfigs(ctx, acct, p.fpm, p.nginx); err != nil {
+		return err
+	}
+	if p.app.NeedsDB {
+		say("initialising MariaDB")
+		if err := l.runQuiet(ctx, acct, "mariadb", p.db.InstallDB, p.db.InstallArgs(y.p("mysql")), nil, nil, 3*time.Minute); err != nil {
+			return fmt.Errorf("mariadb-install-db failed: %w", err)
+		}
+		if err := l.startMariaDB(ctx, acct, p.db, "root", ""); err != nil {
+			return err
+		}
+		if err := l.provision(ctx, acct, p.db, secrets); err != nil {
+			return err
+		}
+	}
+	if p.app.Name == "wordpress" {
+		say("installing and seeding WordPress")
+		if err := l.installWordPress(ctx, acct, p, secrets); err != nil {
+			return err
+		}
+	}
+	say("starting php-fpm")
+	if err := l.startFPM(ctx, acct, p.fpm); err != nil {
+		return err
+	}
+	say("starting nginx")
+	if err := l.startNginx(ctx, acct, p.nginx); err != nil {
+		return err
+	}
+	return l.smoke(ctx)
+}
+
+// prepareWordPress copies Debian's WordPress into the lab's root-owned www/
+// (the stack reads it; only wp-content/uploads is the stack's to write) and
+// renders wp-config.php readable by the stack's group.
+func (l *Lab) prepareWordPress(acct *account, s Secrets) error {
+	y := layout{l.Dir}
+	dbAcct := mariadb.Account{DB: s.DBName, User: s.DBUser, Password: s.DBPassword}
+	if err := wordpress.Prepare(l.DocRoot); err != nil {
+		return err
+	}
+	if err := writeOwned(filepath.Join(l.DocRoot, "wp-config.php"), []byte(wordpress.Config(l.URL, y.dbSocket(), dbAcct)), acct.readFileMode(), acct.group()); err != nil {
+		return err
+	}
+	uid, gid := acct.ids()
+	return mkdirOwned(filepath.Join(l.DocRoot, "wp-content", "uploads"), uid, gid, 0o750)
+}
+
+// installWordPress runs the installer as the stack account (the admin
+// password in its environment, never in argv) and snapshots the database.
+func (l *Lab) installWordPress(ctx context.Context, acct *account, p *plan, s Secrets) error {
+	y := layout{l.Dir}
+	script := y.p("app", "install.php")
+	if err := writeOwned(script, wordpress.InstallScript(), acct.readFileMode(), acct.group()); err != nil {
+		return err
+	}
+	host := strings.TrimPrefix(l.URL, "http://")
+	env := []string{"PHPTUNE_WP_ADMIN_PASSWORD=" + s.WPAdminPassword}
+	if err := l.runQuiet(ctx, acct, "app", p.fpm.CLI, []string{"-d", "memory_limit=512M", script, l.DocRoot, host}, env, nil, 5*time.Minute); err != nil {
+		return fmt.Errorf("installing WordPress failed: %w", err)
+	}
+	return l.snapshot(ctx, acct, p.db, s.DBName)
+}
+
+func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) error {
+	y := layout{l.Dir}
+	cmd, err := l.start(acct, "php-fpm", b.Path, b.Args(y.p("php-fpm.conf")), phpfpm.Env(y.p("php")))
+	if err != nil {
+		return err
+	}
+	network, addr := l.FPMAddr()
+	return l.waitDial(ctx, "php-fpm", network, addr, cmd.Process.Pid)
+}
+
+func (l *Lab) startNginx(ctx context.Context, acct *account, bin string) error {
+	y := layout{l.Dir}
+	cmd, err := l.start(acct, "nginx", bin, nginx.Args(l.Dir+"/", y.p("nginx.conf"), y.p("log", "nginx-error.log")), nil)
+	if err != nil {
+		return err
+	}
+	return l.waitDial(ctx, "nginx", "tcp", strings.TrimPrefix(l.URL, "http://"), cmd.Process.Pid)
+}
+
+// FPMAddr returns php-fpm's socket as a network and address for net.Dial.
+func (l *Lab) FPMAddr() (network, address string) {
+	if strings.HasPrefix(l.FPMListen, "tcp:") {
+		return "tcp", strings.TrimPrefix(l.FPMListen, "tcp:")
+	}
+	return "unix", strings.TrimPrefix(l.FPMListen, "unix:")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on 127.0.0.1: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) error {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("--port %d: 127.0.0.1:%d is already in use; choose another port or leave --port out to pick a free one", port, port)
+	}
+	return ln.Close()
+}
