@@ -212,7 +212,13 @@ type Response struct {
 // in memory.
 func Get(ctx context.Context, network, address string, params map[string]string, stdin []byte) (*Response, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, address)
+	return GetWith(ctx, d.DialContext, network, address, params, stdin)
+}
+
+// GetWith is Get with its own dialer (the observer's checks who listens on
+// a lab's socket before it sends anything).
+func GetWith(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error), network, address string, params map[string]string, stdin []byte) (*Response, error) {
+	conn, err := dial(ctx, network, address)
 	if err != nil {
 		return nil, fmt.Errorf("fastcgi: connect to %s %s: %w (is php-fpm running and listening there?)", network, address, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/httpwire"
+	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -69,6 +70,9 @@ type run struct {
 	claimed  atomic.Int64
 	lastDone atomic.Int64 // ns of the last measured completion (N mode)
 	pacer    Pacer        // includes the warm-up
+	// checkPeer: each unix connection checks its listener's uid.
+	checkPeer bool
+	peerFail  atomic.Bool
 }
 
 type loop struct {
@@ -216,6 +220,9 @@ wait:
 	}
 	markEnd()
 	wall := time.Since(r.start)
+	if r.peerFail.Load() {
+		return nil, fmt.Errorf("stopped: the listener on %s stopped being the lab's account (uid %d); the socket was replaced, so no request was sent to it", o.Target.Address, o.Target.PeerUID)
+	}
 
 	all := make([]*stats, len(loops))
 	var unsent, unfin int64
@@ -328,6 +335,15 @@ func (r *run) prepare() error {
 		return fmt.Errorf("target address %q: %w", o.Target.Address, err)
 	}
 	r.rawSA = a
+	r.checkPeer = o.Target.CheckPeer && r.family == unix.AF_UNIX
+	if r.checkPeer {
+		// Say it clearly up front; every connection checks again.
+		c, err := peercred.Dial(context.Background(), "unix", o.Target.Address, o.Target.PeerUID)
+		if err != nil {
+			return err
+		}
+		c.Close()
+	}
 	r.lenRef = make([]atomic.Int64, len(o.Requests))
 	for i, q := range o.Requests {
 		r.lenRef[i].Store(-1)
@@ -670,6 +686,10 @@ func (l *loop) dial(i int32) {
 	}
 	switch rawConnect(fd, l.r.rawSA) {
 	case 0:
+		if l.r.checkPeer && !l.peerOK(fd) {
+			l.fail(i, cConnectOther)
+			return
+		}
 		l.write(i)
 	case unix.EINPROGRESS, unix.EINTR:
 		// On loopback the handshake has usually completed by now: try to
@@ -686,6 +706,18 @@ func (l *loop) dial(i int32) {
 	default:
 		l.fail(i, cConnectOther)
 	}
+}
+
+// peerOK checks the listener of a new unix connection; a stranger stops the
+// run (Run reports it) and the connection is never written to.
+func (l *loop) peerOK(fd int) bool {
+	cred, err := peercred.FromFD(fd)
+	if err == nil && peercred.CheckFD(cred, l.r.o.Target.PeerUID, l.r.o.Target.Address) == nil {
+		return true
+	}
+	l.r.peerFail.Store(true)
+	l.r.stop.Store(true)
+	return false
 }
 
 func (l *loop) write(i int32) {

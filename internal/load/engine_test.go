@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/fcgi"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -496,5 +497,49 @@ func TestRawAddr(t *testing.T) {
 	}
 	if _, err := newRawAddr(&unix.SockaddrUnix{Name: strings.Repeat("x", 200)}); err == nil {
 		t.Error("a 200-byte unix path accepted")
+	}
+}
+
+// TestPeerCheckRefusesAStrangersSocket: a FastCGI target whose listener is
+// not the expected account is refused before any request is written.
+func TestPeerCheckRefusesAStrangersSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "fpm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan int, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 64)
+			n, _ := c.Read(buf)
+			got <- n
+			c.Close()
+		}
+	}()
+	o := Options{
+		Target:      Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: "/srv", CheckPeer: true, PeerUID: os.Geteuid() + 4242},
+		Requests:    []Request{{Method: "GET", Path: "/index.php"}},
+		Connections: 1, Duration: 200 * time.Millisecond,
+	}
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not as the lab's account") {
+		t.Fatalf("Run = %v, want the stranger refused", err)
+	}
+	select {
+	case n := <-got:
+		if n > 0 {
+			t.Fatalf("%d bytes were sent to the stranger", n)
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+	o.Target.PeerUID = os.Geteuid()
+	o.Duration = 100 * time.Millisecond
+	if _, err := Run(context.Background(), o); err != nil && strings.Contains(err.Error(), "lab's account") {
+		t.Fatalf("own socket refused: %v", err)
 	}
 }

@@ -43,6 +43,12 @@ type Target struct {
 	DocRoot string
 	// Display is how results name the target (the URL the user typed).
 	Display string
+	// CheckPeer, for a unix socket, makes every connection check that the
+	// listener runs as PeerUID (SO_PEERCRED) before a request is written:
+	// a lab's socket sits in a directory its account can write, so it could
+	// be swapped for a link to another server's. A mismatch fails the run.
+	CheckPeer bool
+	PeerUID   int
 }
 
 // Request is one kind of request; Options.Requests may hold several, chosen

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"github.com/phptune/phptune/internal/peercred"
 	"net"
 	"os"
 	"os/exec"
@@ -160,7 +161,7 @@ func (p *fpmPool) observer(t testing.TB, interval time.Duration) *Observer {
 		Interval: interval,
 		Roots:    []Root{{ComponentFPM, p.pid}, {ComponentGenerator, os.Getpid()}},
 		Others:   true,
-		FPM:      []FPMSource{{Pool: "www", Fetch: FPMFetcher("unix", p.sock, "/status"), MaxChildren: 4}},
+		FPM:      []FPMSource{{Pool: "www", Fetch: FPMFetcher("unix", p.sock, "/status", peercred.Any), MaxChildren: 4}},
 		Sockets:  []Socket{{Owner: ComponentFPM, Addr: "unix:" + p.sock}},
 	})
 	if err != nil {

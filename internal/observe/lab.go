@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,12 +12,18 @@ import (
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/peercred"
 )
 
 // FPMFetcher returns a FPMSource.Fetch that asks php-fpm for its status page
 // over FastCGI on network/address ("unix", "/run/php.sock"), bypassing the
-// web server, as nginx would for statusPath ("/fpm-status").
-func FPMFetcher(network, address, statusPath string) func(ctx context.Context, query string) ([]byte, error) {
+// web server, as nginx would for statusPath ("/fpm-status"). With peerUID
+// other than peercred.Any, a unix socket whose listener runs as another
+// account is refused before anything is sent.
+func FPMFetcher(network, address, statusPath string, peerUID int) func(ctx context.Context, query string) ([]byte, error) {
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		return peercred.Dial(ctx, network, address, peerUID)
+	}
 	return func(ctx context.Context, query string) ([]byte, error) {
 		uri := statusPath
 		if query != "" {
@@ -34,7 +41,7 @@ func FPMFetcher(network, address, statusPath string) func(ctx context.Context, q
 			"SERVER_NAME":       "localhost",
 			"REMOTE_ADDR":       "127.0.0.1",
 		}
-		resp, err := fcgi.Get(ctx, network, address, params, nil)
+		resp, err := fcgi.GetWith(ctx, dial, network, address, params, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +69,7 @@ func ForLab(l *lab.Lab) (cfg Config, close func(), err error) {
 		if path == "" {
 			path = "/fpm-status"
 		}
-		cfg.FPM = []FPMSource{{Pool: "www", Fetch: FPMFetcher(network, addr, path), MaxChildren: int(l.Config.Int("pm.max_children"))}}
+		cfg.FPM = []FPMSource{{Pool: "www", Fetch: FPMFetcher(network, addr, path, l.PeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
 		cfg.Sockets = append(cfg.Sockets, Socket{Owner: ComponentFPM, Addr: l.FPMListen})
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
@@ -75,7 +82,7 @@ func ForLab(l *lab.Lab) (cfg Config, close func(), err error) {
 			return cfg, close, fmt.Errorf("reading lab %s's database credentials: %w (they are in %s/secrets.json, readable by root or the lab's owner)", l.Name, err, l.Dir)
 		}
 		var db *sql.DB
-		if db, err = mariadb.Open(l.MariaDBSocket, sec.DBUser, sec.DBPassword, ""); err != nil {
+		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, ""); err != nil {
 			return cfg, close, err
 		}
 		db.SetMaxOpenConns(1)
