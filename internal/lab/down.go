@@ -215,4 +215,3 @@ func deadReason(l *Lab) string {
 	}
 	return ""
 }
-
