@@ -55,7 +55,11 @@ func (l *Lab) runQuiet(ctx context.Context, acct *account, component, bin string
 	cmd := l.command(acct, bin, args, env)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = logf, logf, stdin
 	if err := l.runRecorded(ctx, cmd, component+"-setup", limit); err != nil {
-		return fmt.Errorf("%v (log: %s)", err, y.outFile(component))
+		tail := ""
+		if data, rerr := l.readLog(logFile{y.p(outDir), component + ".out"}); rerr == nil {
+			tail = ": " + lastLines(string(data), 3)
+		}
+		return fmt.Errorf("%v (log: %s)%s", err, y.outFile(component), tail)
 	}
 	return nil
 }
