@@ -32,6 +32,11 @@ test: setup vet
 	$(GO) test -race -count=1 $(CORE_PKGS)
 	$(GO) test -count=1 -timeout 40m -p 1 ./...
 
+# The unit tests alone: no server is started (-short skips every test that
+# would start nginx, php-fpm, MariaDB or a lab). Minutes, not tens of them.
+test-short: vet
+	$(GO) test -short -count=1 ./...
+
 # Short fuzzing of every parser (not part of make test).
 fuzz:
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' internal | xargs -n1 dirname | sort -u); do \

@@ -22,6 +22,9 @@ import (
 // traverse (t.TempDir's parents are private to root).
 func testHome(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a lab; skipped with -short")
+	}
 	if _, err := exec.LookPath("/usr/sbin/nginx"); err != nil {
 		t.Skip("nginx is not installed; run: phptune setup")
 	}

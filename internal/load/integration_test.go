@@ -16,12 +16,20 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/phpfpm"
 )
 
-const (
-	phpFPMBin = "/usr/sbin/php-fpm8.2"
-	nginxBin  = "/usr/sbin/nginx"
-)
+const nginxBin = "/usr/sbin/nginx"
+
+// findFPM returns the installed php-fpm (any version), or skips.
+func findFPM(t *testing.T) string {
+	t.Helper()
+	b, err := phpfpm.Find()
+	if err != nil {
+		t.Skipf("php-fpm is not installed: %v", err)
+	}
+	return b.Path
+}
 
 // worldDir makes a directory the unprivileged server workers can traverse
 // (t.TempDir is 0700 and lives under a 0700 parent).
@@ -102,9 +110,7 @@ func fpmAccepted(t *testing.T, sock string) int64 {
 // TestPHPFPMAcceptedConnMatches runs a real php-fpm and checks that its
 // status page counted exactly the requests the generator sent over FastCGI.
 func TestPHPFPMAcceptedConnMatches(t *testing.T) {
-	if _, err := os.Stat(phpFPMBin); err != nil {
-		t.Skip("php-fpm8.2 is not installed (apt-get install php8.2-fpm)")
-	}
+	phpFPMBin := findFPM(t)
 	dir := worldDir(t)
 	os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php echo \"Hello, world!\\n\";\n"), 0o644)
 	sock := filepath.Join(dir, "fpm.sock")

@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/results"
 )
-
-const fpmBin = "/usr/sbin/php-fpm8.2"
 
 // fpmPool is a php-fpm started for one test.
 type fpmPool struct {
@@ -35,9 +34,11 @@ func startFPM(t testing.TB, maxRequests int) *fpmPool {
 	if testing.Short() {
 		t.Skip("starts php-fpm; skipped with -short")
 	}
-	if _, err := os.Stat(fpmBin); err != nil {
-		t.Skipf("%s not installed (apt-get install php8.2-fpm)", fpmBin)
+	fpm, err := phpfpm.Find()
+	if err != nil {
+		t.Skipf("php-fpm is not installed: %v", err)
 	}
+	fpmBin := fpm.Path
 	dir := t.TempDir()
 	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o755); err != nil {

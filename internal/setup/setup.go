@@ -23,7 +23,7 @@ var Packages = [][]string{
 
 // TestTools are what `make test` and the benchmarks add: the reference load
 // generators and a browser for the report's test.
-var TestTools = []string{"wrk", "apache2-utils", "chromium"}
+var TestTools = []string{"wrk", "apache2-utils", "chromium", "patch"}
 
 // Missing returns the packages of pkgs that dpkg does not list as installed.
 func Missing(ctx context.Context, pkgs []string) []string {
