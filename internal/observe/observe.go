@@ -151,11 +151,13 @@ type procInfo struct {
 // Observer samples one stack. Its methods are not safe for concurrent use,
 // except that Stop may be called while the goroutine started by Start runs.
 type Observer struct {
-	cfg   Config
-	fs    *proc.FS
-	sq    sockq.Reader
-	addrs []sockq.Addr
-	ngx   *nginxstatus.Client
+	// fullMemory makes the next sample read every stack process's memory.
+	fullMemory bool
+	cfg        Config
+	fs         *proc.FS
+	sq         sockq.Reader
+	addrs      []sockq.Addr
+	ngx        *nginxstatus.Client
 
 	start     time.Time
 	prevT     time.Time
@@ -276,10 +278,28 @@ func (o *Observer) Start(ctx context.Context) error {
 // Stop ends sampling and returns the observation with its derived figures
 // computed over everything after Config.Warmup (without a request count;
 // call Derive again with one).
+//
+// Stop takes one last sample, with every stack process's smaps_rollup read
+// whatever the memory budget, so the CPU between the last tick and the end
+// of the run is counted and no worker's memory is missing from the end of a
+// trial.
 func (o *Observer) Stop() *results.Observation {
 	if o.cancel != nil {
 		o.cancel()
 		<-o.done
+		if !o.prevT.IsZero() && time.Since(o.prevT) > 10*time.Millisecond {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			o.fullMemory = true
+			s := o.Sample(ctx)
+			o.fullMemory = false
+			cancel()
+			o.mu.Lock()
+			o.samples = append(o.samples, s)
+			o.mu.Unlock()
+			if o.cfg.OnSample != nil {
+				o.cfg.OnSample(s)
+			}
+		}
 	}
 	if o.ngx != nil {
 		o.ngx.Close()
@@ -802,7 +822,7 @@ func (o *Observer) refreshMemory(cur map[int]procInfo, pids []int, dt float64, e
 		budget = 0.2
 	}
 	n := len(todo)
-	if o.memCost > 0 && dt > 0 {
+	if o.memCost > 0 && dt > 0 && !o.fullMemory {
 		n = int(budget / 100 * dt / o.memCost.Seconds())
 	}
 	n = max(n, 1)
