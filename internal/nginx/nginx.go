@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -44,14 +45,54 @@ type Site struct {
 	StubStatusPath  string
 }
 
-// Render returns nginx.conf for site with cfg's nginx knobs.
+// Check reports the first path or address of s that nginx.conf cannot
+// carry (see package confpath), so that a caller can refuse it before
+// anything starts.
+func (s Site) Check() error {
+	_, err := render(knob.Defaults(), s, s.AccessLog != "")
+	return err
+}
+
+// Render returns nginx.conf for site with cfg's nginx knobs. Every path is
+// written as a quoted string. A site that nginx.conf cannot carry (see
+// Check) renders as a refusal instead: a comment with the reason and a
+// directive nginx rejects, so `nginx -t` fails naming it and no server can
+// start from the file.
 func Render(cfg knob.Config, s Site) string {
+	out, err := render(cfg, s, cfg.On("nginx.access_log"))
+	if err != nil {
+		msg := confpath.Summary(err)
+		// An unknown directive is the one error nginx prints with its
+		// name, so the name is the message.
+		return "# phptune refused to render this nginx.conf: " + msg + "\n" +
+			quoteMessage("phptune refused to render this file: "+msg) + ";\n"
+	}
+	return out
+}
+
+// quoteMessage quotes a message that confpath.Summary made printable.
+func quoteMessage(msg string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(msg) + `"`
+}
+
+func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
+	var firstErr error
+	// q quotes a path with the rules of its directive and keeps the first
+	// refusal.
+	q := func(what, p string, syntax confpath.Syntax) string {
+		out, err := syntax.Quote(p)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("nginx %s: %w", what, err)
+		}
+		return out
+	}
+	lit, vars := confpath.NginxLiteral, confpath.NginxVariables
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Rendered by phptune: Debian's nginx.conf with the lab's paths and phptune's knobs.")
 	w("worker_processes %s;", cfg["nginx.worker_processes"])
-	w("pid %s;", s.PidFile)
-	w("error_log %s;", s.ErrorLog)
+	w("pid %s;", q("pid", s.PidFile, lit))
+	w("error_log %s;", q("error_log", s.ErrorLog, lit))
 	w("daemon off;")
 	w("events {")
 	w("    worker_connections %s;", cfg["nginx.worker_connections"])
@@ -62,8 +103,8 @@ func Render(cfg knob.Config, s Site) string {
 	w("    types_hash_max_size 2048;")
 	w("    include /etc/nginx/mime.types;")
 	w("    default_type application/octet-stream;")
-	if cfg.On("nginx.access_log") {
-		w("    access_log %s;", s.AccessLog)
+	if accessLog {
+		w("    access_log %s;", q("access_log", s.AccessLog, vars))
 	} else {
 		w("    access_log off;")
 	}
@@ -72,40 +113,87 @@ func Render(cfg knob.Config, s Site) string {
 	// Temporary files must live in the lab: the defaults under /var/lib/nginx
 	// belong to root.
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		w("    %s_temp_path %s/%s;", t, s.TempDir, t)
+		w("    %s_temp_path %s;", t, q(t+"_temp_path", s.TempDir+"/"+t, lit))
+	}
+	if err := checkAddress(s.Listen); err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("nginx listen: %w", err)
+	}
+	pass, err := fastCGIPass(s.FastCGI)
+	if err != nil && firstErr == nil {
+		firstErr = err
 	}
 	w("    server {")
 	w("        listen %s backlog=%s;", s.Listen, cfg["nginx.listen_backlog"])
 	w("        server_name localhost;")
-	w("        root %s;", s.DocRoot)
+	w("        root %s;", q("root (the document root)", s.DocRoot, vars))
 	w("        index index.php index.html;")
 	if s.StubStatusPath != "" {
-		w("        location = %s { stub_status; allow 127.0.0.1; deny all; }", s.StubStatusPath)
+		w("        location = %s { stub_status; allow 127.0.0.1; deny all; }", q("location", s.StubStatusPath, lit))
 	}
 	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
 		if p == "" {
 			continue
 		}
-		w("        location = %s {", p)
+		w("        location = %s {", q("location", p, lit))
 		w("            allow 127.0.0.1; deny all;")
-		writeFastCGI(w, s.FastCGI, p)
+		writeFastCGI(w, pass, q("fastcgi_param", p, vars))
 		w("        }")
 	}
 	if s.FrontController != "" {
-		w("        location / { try_files $uri $uri/ %s?$args; }", s.FrontController)
+		// The quoted path with the query string appended inside the quotes.
+		front := q("try_files", s.FrontController, vars)
+		if front != "" {
+			front = front[:len(front)-1] + `?$args"`
+		}
+		w("        location / { try_files $uri $uri/ %s; }", front)
 	}
 	w("        location ~ \\.php$ {")
 	w("            try_files $uri =404;")
-	writeFastCGI(w, s.FastCGI, "")
+	writeFastCGI(w, pass, "")
 	w("        }")
 	w("    }")
 	w("}")
-	return b.String()
+	if firstErr != nil {
+		return "", firstErr
+	}
+	return b.String(), nil
+}
+
+// fastCGIPass returns php-fpm's address for fastcgi_pass: a unix socket
+// path quoted (nginx takes variables there), or a host:port.
+func fastCGIPass(addr string) (string, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		quoted, err := confpath.NginxVariables.Quote(path)
+		if err != nil {
+			return "", fmt.Errorf("nginx fastcgi_pass: %w", err)
+		}
+		return `"unix:` + quoted[1:], nil
+	}
+	if err := checkAddress(addr); err != nil {
+		return "", fmt.Errorf("nginx fastcgi_pass: %w", err)
+	}
+	return addr, nil
+}
+
+// checkAddress accepts a host:port (or [v6]:port, *:port, a port) written
+// without quotes: letters, digits and . : [ ] * - only.
+func checkAddress(addr string) error {
+	if addr == "" {
+		return fmt.Errorf("the address is empty")
+	}
+	for i := 0; i < len(addr); i++ {
+		c := addr[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(".:[]*-", c) >= 0) {
+			return fmt.Errorf("address %q has %q, which is not part of a host:port", addr, c)
+		}
+	}
+	return nil
 }
 
 // writeFastCGI writes the parameters of Debian's fastcgi_params, except that
 // HTTP_HOST carries the port: with Debian's "$host" an app on a non-80 port
 // (WordPress) sees a host without the port and redirects to itself forever.
+// script, when set, is a quoted path that is SCRIPT_FILENAME and SCRIPT_NAME.
 func writeFastCGI(w func(string, ...any), pass, script string) {
 	params := [][2]string{
 		{"QUERY_STRING", "$query_string"},
