@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
+	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -75,83 +77,222 @@ type Paths struct {
 	SlowLog    string
 	// AsRoot adds user/group lines; the lab never runs php-fpm as root, so
 	// it leaves this false and php-fpm runs the pool as its own user.
-	AsRoot    bool
-	User      string
-	PoolName  string
-	ExtraPool []string // extra pool lines, e.g. env[...] for apps
+	AsRoot   bool
+	User     string
+	PoolName string
+	// ExtraPool holds extra pool settings as "name = value" lines, e.g.
+	// env[...] for apps. The value is written as a quoted string, so it
+	// may be a path.
+	ExtraPool []string
+}
+
+// Check reports the first path, name or setting of p that php-fpm.conf
+// cannot carry (see package confpath), so that a caller can refuse it
+// before anything starts.
+func (p Paths) Check() error {
+	_, err := renderConf(knob.Defaults(), p)
+	return err
 }
 
 // RenderConf renders php-fpm.conf with its single pool, from cfg. The pool
-// mirrors Debian's www.conf with the knobs applied.
+// mirrors Debian's www.conf with the knobs applied. Every path is written as
+// a quoted string. Paths that php-fpm.conf cannot carry (see Check) render
+// as a refusal: a comment with the reason and an entry php-fpm rejects, so
+// `php-fpm -t` fails and no pool can start from the file.
 func RenderConf(cfg knob.Config, p Paths) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("; Rendered by phptune. php-fpm.conf with one pool; the pool settings")
-	w("; mirror Debian's pool.d/www.conf with phptune's knobs applied.")
-	w("[global]")
-	w("pid = %s", p.PidFile)
-	w("error_log = %s", p.Log)
-	w("log_level = notice")
-	w("daemonize = no")
-	w("")
-	b.WriteString(RenderPool(cfg, p))
-	return b.String()
+	out, err := renderConf(cfg, p)
+	if err != nil {
+		return refusal("[global]", err)
+	}
+	return out
 }
 
 // RenderPool renders the [pool] section alone: the fragment a user drops into
-// pool.d/ (the tuner's recommendation uses it).
+// pool.d/ (the tuner's recommendation uses it). It refuses as RenderConf
+// does.
 func RenderPool(cfg knob.Config, p Paths) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	out, err := renderPool(cfg, p)
+	if err != nil {
+		return refusal("[www]", err)
+	}
+	return out
+}
+
+// refusal is a file php-fpm refuses to load: the reason in a comment, then
+// an unknown entry in section whose name carries the reason (php-fpm prints
+// the names of unknown entries) in the characters an INI name may hold.
+func refusal(section string, err error) string {
+	msg := confpath.Summary(err)
+	name := strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" ,.:/_+@%?-", r)) {
+			return r
+		}
+		return '?'
+	}, "phptune refused to render this file: "+msg)
+	return "; phptune refused to render this file: " + msg + "\n" + section + "\n" + strings.TrimRight(name, " ") + " = 1\n"
+}
+
+func renderConf(cfg knob.Config, p Paths) (string, error) {
+	var r renderer
+	r.w("; Rendered by phptune. php-fpm.conf with one pool; the pool settings")
+	r.w("; mirror Debian's pool.d/www.conf with phptune's knobs applied.")
+	r.w("[global]")
+	r.w("pid = %s", r.path("pid", p.PidFile))
+	r.w("error_log = %s", r.path("error_log", p.Log))
+	r.w("log_level = notice")
+	r.w("daemonize = no")
+	r.w("")
+	pool, err := renderPool(cfg, p)
+	if r.err != nil {
+		return "", r.err
+	}
+	if err != nil {
+		return "", err
+	}
+	return r.b.String() + pool, nil
+}
+
+// renderer writes lines and keeps the first refusal.
+type renderer struct {
+	b   strings.Builder
+	err error
+}
+
+func (r *renderer) w(format string, args ...any) { fmt.Fprintf(&r.b, format+"\n", args...) }
+
+func (r *renderer) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// path quotes a path for directive.
+func (r *renderer) path(directive, p string) string {
+	return r.quote(directive, p, confpath.FPM.Quote)
+}
+
+func (r *renderer) quote(directive, p string, quote func(string) (string, error)) string {
+	q, err := quote(p)
+	if err != nil {
+		r.fail(fmt.Errorf("php-fpm %s: %w", directive, err))
+	}
+	return q
+}
+
+// name accepts a pool or user name written without quotes: letters,
+// digits and _ . - only.
+func (r *renderer) name(directive, n string) string {
+	ok := n != ""
+	for _, c := range n {
+		ok = ok && (c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c)) || strings.ContainsRune("_.-", c))
+	}
+	if !ok {
+		r.fail(fmt.Errorf("php-fpm %s: %q is not a name of letters, digits, '_', '.' and '-'", directive, n))
+	}
+	return n
+}
+
+// listen returns the listen address: a unix socket path quoted, or a
+// host:port (or port) written as it is.
+func (r *renderer) listen(addr string) string {
+	if strings.HasPrefix(addr, "/") {
+		return r.quote("listen", addr, confpath.FPMListen.Quote)
+	}
+	ok := addr != ""
+	for _, c := range addr {
+		ok = ok && (c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c)) || strings.ContainsRune(".:[]*-", c))
+	}
+	if !ok {
+		r.fail(fmt.Errorf("php-fpm listen: %q is neither an absolute socket path nor a host:port", addr))
+	}
+	return addr
+}
+
+func renderPool(cfg knob.Config, p Paths) (string, error) {
+	var r renderer
 	name := p.PoolName
 	if name == "" {
 		name = "www"
 	}
-	w("[%s]", name)
+	r.w("[%s]", r.name("pool name", name))
 	if p.AsRoot {
-		w("user = %s", p.User)
-		w("group = %s", p.User)
+		r.w("user = %s", r.name("user", p.User))
+		r.w("group = %s", r.name("group", p.User))
 	}
-	w("listen = %s", p.Listen)
+	r.w("listen = %s", r.listen(p.Listen))
 	if cfg["listen"] == "unix" && p.AsRoot {
 		// A master running as root would own the socket itself; Debian
 		// hands it to the web server's group.
-		w("listen.owner = %s", p.User)
-		w("listen.group = %s", p.User)
-		w("listen.mode = 0660")
+		r.w("listen.owner = %s", p.User)
+		r.w("listen.group = %s", p.User)
+		r.w("listen.mode = 0660")
 	} else if cfg["listen"] == "unix" {
-		w("listen.mode = 0600")
+		r.w("listen.mode = 0600")
 	} else {
-		w("listen.allowed_clients = 127.0.0.1")
+		r.w("listen.allowed_clients = 127.0.0.1")
 	}
-	w("listen.backlog = %s", cfg["listen.backlog"])
-	w("pm = %s", cfg["pm"])
-	w("pm.max_children = %s", cfg["pm.max_children"])
+	r.w("listen.backlog = %s", cfg["listen.backlog"])
+	r.w("pm = %s", cfg["pm"])
+	r.w("pm.max_children = %s", cfg["pm.max_children"])
 	switch cfg["pm"] {
 	case "dynamic":
-		w("pm.start_servers = %s", cfg["pm.start_servers"])
-		w("pm.min_spare_servers = %s", cfg["pm.min_spare_servers"])
-		w("pm.max_spare_servers = %s", cfg["pm.max_spare_servers"])
+		r.w("pm.start_servers = %s", cfg["pm.start_servers"])
+		r.w("pm.min_spare_servers = %s", cfg["pm.min_spare_servers"])
+		r.w("pm.max_spare_servers = %s", cfg["pm.max_spare_servers"])
 	case "ondemand":
-		w("pm.process_idle_timeout = %ss", cfg["pm.process_idle_timeout"])
+		r.w("pm.process_idle_timeout = %ss", cfg["pm.process_idle_timeout"])
 	}
-	w("pm.max_requests = %s", cfg["pm.max_requests"])
+	r.w("pm.max_requests = %s", cfg["pm.max_requests"])
 	if p.StatusPath != "" {
-		w("pm.status_path = %s", p.StatusPath)
+		r.w("pm.status_path = %s", r.path("pm.status_path", p.StatusPath))
 	}
 	if p.PingPath != "" {
-		w("ping.path = %s", p.PingPath)
+		r.w("ping.path = %s", r.path("ping.path", p.PingPath))
 	}
 	if p.SlowLog != "" {
-		w("slowlog = %s", p.SlowLog)
+		r.w("slowlog = %s", r.path("slowlog", p.SlowLog))
 	}
 	// Worker stderr goes to the error log so a failing trial keeps its cause.
-	w("catch_workers_output = yes")
-	w("decorate_workers_output = no")
+	r.w("catch_workers_output = yes")
+	r.w("decorate_workers_output = no")
 	for _, l := range p.ExtraPool {
-		w("%s", l)
+		key, value := r.setting(l)
+		r.w("%s = %s", key, value)
 	}
-	return b.String()
+	if r.err != nil {
+		return "", r.err
+	}
+	return r.b.String(), nil
+}
+
+// setting splits an ExtraPool line into a name (letters, digits, _ . and
+// one [offset], e.g. env[DB_CONFIG]) and its value, quoted.
+func (r *renderer) setting(line string) (string, string) {
+	key, value, ok := strings.Cut(line, "=")
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	base, offset, hasOffset := strings.Cut(key, "[")
+	if hasOffset {
+		offset, hasOffset = strings.CutSuffix(offset, "]")
+		ok = ok && hasOffset && offset != "" && plainName(offset)
+	}
+	if !ok || !plainName(base) {
+		r.fail(fmt.Errorf("php-fpm pool setting %q: want name = value, the name of letters, digits, '_' and '.' with at most one [offset]", line))
+		return "", ""
+	}
+	if strings.HasPrefix(value, "$") {
+		// php-fpm reads env[X] = $Y from its own environment.
+		r.fail(fmt.Errorf("php-fpm %s: value %q starts with '$', which php-fpm reads as an environment variable", key, value))
+	}
+	return key, r.quote(key, value, confpath.FPM.QuoteValue)
+}
+
+func plainName(n string) bool {
+	for _, c := range n {
+		if !(c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c)) || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return n != ""
 }
 
 // RenderIni renders the php.ini overrides for every PHP knob. It is loaded

@@ -19,7 +19,7 @@ func ExampleFiles() {
 	// [www]
 	// user = www-data
 	// group = www-data
-	// listen = /run/php/php8.2-fpm.sock
+	// listen = "/run/php/php8.2-fpm.sock"
 	// listen.owner = www-data
 	// listen.group = www-data
 	// listen.mode = 0660
@@ -27,7 +27,7 @@ func ExampleFiles() {
 	// pm = static  ; phptune: was dynamic
 	// pm.max_children = 8  ; phptune: was 5
 	// pm.max_requests = 0
-	// pm.status_path = /fpm-status
+	// pm.status_path = "/fpm-status"
 	// catch_workers_output = yes
 	// decorate_workers_output = no
 }

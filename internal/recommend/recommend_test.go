@@ -37,7 +37,7 @@ func TestFiles(t *testing.T) {
 			name: "defaults change nothing",
 			rec:  knob.Defaults(),
 			want: map[string][]string{
-				PoolFile:  {"pm = dynamic", "pm.max_children = 5", "listen = /run/php/php8.2-fpm.sock"},
+				PoolFile:  {"pm = dynamic", "pm.max_children = 5", `listen = "/run/php/php8.2-fpm.sock"`},
 				IniFile:   {"opcache.validate_timestamps = 1", "/etc/php/8.2/fpm/conf.d/99-phptune.ini"},
 				NginxFile: {"worker_processes auto;", "fastcgi_pass unix:/run/php/php8.2-fpm.sock;"},
 			},
