@@ -61,17 +61,24 @@ type Paths struct {
 }
 
 // Render returns my.cnf: Debian's 50-server.cnf settings (utf8mb4) with the
-// lab's paths, no networking, and the MariaDB knobs.
+// lab's paths, no networking, and the MariaDB knobs. Every path is written as
+// a quoted string. Paths that my.cnf cannot carry (see Paths.Check) render as
+// a refusal: a comment with the reason and a binlog_format that mariadbd
+// rejects, showing the reason, before it touches any data directory.
 func Render(cfg knob.Config, p Paths) string {
+	q, err := p.quoted()
+	if err != nil {
+		return refusal("mysqld", err)
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Rendered by phptune: Debian's 50-server.cnf with the lab's paths and phptune's knobs.")
 	w("[mysqld]")
-	w("datadir = %s", p.DataDir)
-	w("socket = %s", p.Socket)
-	w("pid-file = %s", p.PidFile)
-	w("log-error = %s", p.Log)
-	w("tmpdir = %s", p.TmpDir)
+	w("datadir = %s", q.DataDir)
+	w("socket = %s", q.Socket)
+	w("pid-file = %s", q.PidFile)
+	w("log-error = %s", q.Log)
+	w("tmpdir = %s", q.TmpDir)
 	w("basedir = /usr")
 	w("skip-networking")
 	w("skip-name-resolve")
@@ -188,7 +195,12 @@ func Provision(ctx context.Context, socket, rootPassword string, acct Account) e
 }
 
 // ClientConf is a [client] option file, so passwords never appear on a
-// command line (where ps would show them).
+// command line (where ps would show them). Every value is quoted; one that
+// my.cnf cannot carry renders as a refusal the client tools stop on.
 func ClientConf(socket, user, password string) string {
-	return fmt.Sprintf("[client]\nsocket = %s\nuser = %s\npassword = %s\n", socket, user, password)
+	s, u, pw, err := clientValues(socket, user, password)
+	if err != nil {
+		return refusal("client", err)
+	}
+	return fmt.Sprintf("[client]\nsocket = %s\nuser = %s\npassword = %s\n", s, u, pw)
 }
