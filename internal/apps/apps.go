@@ -5,12 +5,15 @@ package apps
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/phptune/phptune/internal/confpath"
 )
 
 //go:embed files
@@ -76,9 +79,18 @@ func Install(name, dir string) error {
 	})
 }
 
-// CheckDocRoot refuses a user docroot that cannot be served: missing, not a
-// directory, or without any PHP file.
+// CheckDocRoot refuses a user docroot that cannot be served: a path that
+// nginx.conf cannot carry (nginx's root reads '$' as a variable; control and
+// invisible characters are refused everywhere, see package confpath),
+// missing, not a directory, or without any PHP file. dir is absolute.
 func CheckDocRoot(dir string) error {
+	if err := confpath.NginxVariables.Check(dir); err != nil {
+		var pe *confpath.Error
+		if errors.As(err, &pe) && pe.Char() != "" {
+			return fmt.Errorf("--docroot: %w; rename the directory, or point --docroot at a symlink to it whose path has no %s", err, pe.Char())
+		}
+		return fmt.Errorf("--docroot: %w", err)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("--docroot %s: %v", dir, err)
