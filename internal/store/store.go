@@ -4,6 +4,12 @@
 // killed at any moment loses at most the trial in flight, and --resume
 // continues from what is stored. The file uses WAL journaling: a writer
 // killed mid-transaction leaves the database at its last commit.
+//
+// The database is private (mode 0600, its -wal and -shm files too), and
+// nothing reaches it unredacted: every command line, log, result and option
+// is passed through package redact before it is written, so a credential
+// given on a command line (-H 'Authorization: ...', --body 'pass=...', a
+// URL's password) is never stored.
 package store
 
 import (
@@ -13,8 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -35,6 +46,9 @@ const (
 type DB struct {
 	db   *sql.DB
 	path string
+	// redact are the user's extra secret names (--redact), on top of
+	// redact's own rule.
+	redact []string
 }
 
 // migrations create and evolve the schema; user_version records how many
@@ -70,11 +84,19 @@ var migrations = []string{
 	// Bench runs: kind tells them apart, bench holds the results.Bench.
 	`ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'tune';
 	ALTER TABLE runs ADD COLUMN bench TEXT;`,
+	// The names given with --redact, JSON, so a resumed run and its
+	// reports redact them too.
+	`ALTER TABLE runs ADD COLUMN redact TEXT NOT NULL DEFAULT '[]';`,
 }
 
 // Open opens (creating if needed) the database at path and brings its
-// schema up to date.
+// schema up to date. The file is made private (0600) before SQLite opens
+// it, and so are an existing database's -wal and -shm files, which SQLite
+// then creates with the database's mode.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := makePrivate(path); err != nil {
+		return nil, fmt.Errorf("results database %s: %w", path, err)
+	}
 	q := url.Values{}
 	// busy_timeout: another phptune reading the file (a report) must not
 	// make a trial's write fail. synchronous(NORMAL) with WAL is durable
@@ -82,7 +104,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	for _, p := range []string{"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	name, err := dsn(path, q)
+	if err != nil {
+		return nil, fmt.Errorf("results database %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", name)
 	if err != nil {
 		return nil, fmt.Errorf("results database %s: %w", path, err)
 	}
@@ -95,6 +121,97 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("results database %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// dsn is the SQLite URI of the file at path with the query q: the absolute
+// path with every byte but letters, digits and -._~/ percent-encoded, so
+// that a path with ?, #, % or spaces names exactly that file (SQLite
+// decodes the path, and the driver takes the first ? as the start of q).
+func dsn(path string, q url.Values) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("file://")
+	for i := 0; i < len(abs); i++ {
+		c := abs[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	b.WriteString("?")
+	b.WriteString(q.Encode())
+	return b.String(), nil
+}
+
+// makePrivate creates the database file with mode 0600 if it is missing
+// (SQLite would create it 0644) and sets 0600 on an existing one and on its
+// -wal, -shm and -journal files. Links are not followed: a symlink in
+// their place is refused rather than chmod-ed.
+func makePrivate(path string) error {
+	for i, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		flags := syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+		if i == 0 {
+			flags = syscall.O_RDWR | syscall.O_CREAT | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+		}
+		fd, err := syscall.Open(p, flags, 0o600)
+		if errors.Is(err, syscall.ENOENT) && i > 0 {
+			continue
+		}
+		if errors.Is(err, syscall.ELOOP) {
+			return fmt.Errorf("%s is a symbolic link; the results database must be a regular file", p)
+		}
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", p, err)
+		}
+		var st syscall.Stat_t
+		err = syscall.Fstat(fd, &st)
+		if err == nil && st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			err = fmt.Errorf("%s is not a regular file", p)
+		}
+		if err == nil && st.Mode&0o7777 != 0o600 {
+			if cerr := syscall.Fchmod(fd, 0o600); cerr != nil {
+				err = fmt.Errorf("making %s private (0600): %w", p, cerr)
+			}
+		}
+		syscall.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Redact adds names whose values are redacted before anything is stored
+// (the user's --redact NAME), besides those redact.IsSecretName knows.
+// Runs created through s record them.
+func (s *DB) Redact(names ...string) {
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" && !slices.ContainsFunc(s.redact, func(m string) bool { return strings.EqualFold(m, n) }) {
+			s.redact = append(s.redact, n)
+		}
+	}
+}
+
+// RedactNames are the names added with Redact.
+func (s *DB) RedactNames() []string { return slices.Clone(s.redact) }
+
+// text redacts a string before it is stored.
+func (s *DB) text(v string) string { return redact.Text(v, s.redact) }
+
+// doc is v's JSON, redacted.
+func (s *DB) doc(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	if b, err = redact.JSON(b, s.redact); err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 func (s *DB) migrate(ctx context.Context) error {
@@ -154,6 +271,9 @@ type Run struct {
 	Result *results.Tune
 	// Bench is a bench run's result.
 	Bench *results.Bench
+	// Redact are the names given with --redact for the run (see
+	// DB.Redact); its stored values were redacted with them.
+	Redact []string
 }
 
 // Trial is one stored trial: results.Trial plus the candidate's identity
@@ -168,22 +288,47 @@ type Trial struct {
 
 const timeFormat = time.RFC3339Nano
 
-// CreateRun stores a new run with status running.
+// CreateRun stores a new run with status running. Its command, workload
+// and options are redacted first.
 func (s *DB) CreateRun(ctx context.Context, r Run) error {
 	now := time.Now().UTC()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
-	if len(r.Options) == 0 {
-		r.Options = json.RawMessage("{}")
+	opts := "{}"
+	if len(r.Options) > 0 {
+		b, err := redact.JSON(r.Options, s.redact)
+		if err != nil {
+			return fmt.Errorf("storing run %s: options: %w", r.ID, err)
+		}
+		opts = string(b)
 	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO runs (id, created_at, updated_at, status, command, app, workload, options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.CreatedAt.Format(timeFormat), now.Format(timeFormat), StatusRunning, r.Command, r.App, r.Workload, string(r.Options))
+	names, err := s.names(r.Redact)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx,
+		`INSERT INTO runs (id, created_at, updated_at, status, command, app, workload, options, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.CreatedAt.Format(timeFormat), now.Format(timeFormat), StatusRunning, s.text(r.Command), r.App, s.text(r.Workload), opts, names)
 	if err != nil {
 		return fmt.Errorf("storing run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// names is the JSON of the run's --redact names and the handle's.
+func (s *DB) names(extra []string) (string, error) {
+	all := slices.Clone(s.redact)
+	for _, n := range extra {
+		if !slices.ContainsFunc(all, func(m string) bool { return strings.EqualFold(m, n) }) {
+			all = append(all, n)
+		}
+	}
+	if all == nil {
+		all = []string{}
+	}
+	b, err := json.Marshal(all)
+	return string(b), err
 }
 
 // SetStatus records a run's status (e.g. interrupted, running again).
@@ -195,11 +340,11 @@ func (s *DB) SetStatus(ctx context.Context, id, status string) error {
 func (s *DB) Finish(ctx context.Context, id, status string, t *results.Tune) error {
 	var res any
 	if t != nil {
-		b, err := json.Marshal(t)
+		b, err := s.doc(t)
 		if err != nil {
 			return err
 		}
-		res = string(b)
+		res = b
 	}
 	return s.update(ctx, id, `UPDATE runs SET status = ?, result = ?, updated_at = ? WHERE id = ?`, status, res, time.Now().UTC().Format(timeFormat), id)
 }
@@ -233,7 +378,7 @@ func (s *DB) Runs(ctx context.Context) ([]Run, error) {
 }
 
 func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench FROM runs `+where, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench, redact FROM runs `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -241,10 +386,13 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var created, updated, opts string
+		var created, updated, opts, names string
 		var result, bench sql.NullString
-		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench); err != nil {
+		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench, &names); err != nil {
 			return nil, err
+		}
+		if err := json.Unmarshal([]byte(names), &r.Redact); err != nil {
+			return nil, fmt.Errorf("run %s: stored --redact names: %w", r.ID, err)
 		}
 		r.CreatedAt, _ = time.Parse(timeFormat, created)
 		r.UpdatedAt, _ = time.Parse(timeFormat, updated)
@@ -269,17 +417,17 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 // SaveTrial stores a finished trial (replacing one with the same number,
 // which only a resumed run that re-measured it would write).
 func (s *DB) SaveTrial(ctx context.Context, runID string, t Trial) error {
-	cfg, err := json.Marshal(t.Config)
+	cfg, err := s.doc(t.Config)
 	if err != nil {
 		return err
 	}
 	var bench any
 	if t.Bench != nil {
-		b, err := json.Marshal(t.Bench)
+		b, err := s.doc(t.Bench)
 		if err != nil {
 			return err
 		}
-		bench = string(b)
+		bench = b
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -289,7 +437,7 @@ func (s *DB) SaveTrial(ctx context.Context, runID string, t Trial) error {
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO trials
 		(run_id, n, key, phase, label, connections, status, config, fail_reason, log, bench, started_at, finished_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, t.N, t.Key, t.Phase, t.Label, t.Connections, t.Status, string(cfg), t.FailReason, t.Log, bench,
+		runID, t.N, t.Key, t.Phase, s.text(t.Label), t.Connections, t.Status, cfg, s.text(t.FailReason), s.text(t.Log), bench,
 		t.StartedAt.UTC().Format(timeFormat), t.FinishedAt.UTC().Format(timeFormat)); err != nil {
 		return fmt.Errorf("storing trial %d of run %s: %w", t.N, runID, err)
 	}
@@ -343,9 +491,13 @@ func (s *DB) Check(ctx context.Context) error {
 	return nil
 }
 
-// SaveBench stores a finished bench run under b.ID.
+// SaveBench stores a finished bench run under b.ID, redacted.
 func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload string) error {
-	data, err := json.Marshal(b)
+	data, err := s.doc(b)
+	if err != nil {
+		return err
+	}
+	names, err := s.names(nil)
 	if err != nil {
 		return err
 	}
@@ -354,8 +506,8 @@ func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload stri
 	if !b.StartedAt.IsZero() {
 		created = b.StartedAt.UTC().Format(timeFormat)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, bench) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.ID, KindBench, created, now, StatusDone, b.Command, app, workload, string(data))
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, bench, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		b.ID, KindBench, created, now, StatusDone, s.text(b.Command), app, s.text(workload), data, names)
 	if err != nil {
 		return fmt.Errorf("storing bench %s: %w", b.ID, err)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -219,5 +221,174 @@ func TestBenchRuns(t *testing.T) {
 	}
 	if tr, _ := db.Run(ctx, "tune-1"); tr.Kind != KindTune {
 		t.Errorf("tune run has kind %q", tr.Kind)
+	}
+}
+
+// TestPrivateFiles: the database and its WAL files are 0600 whatever the
+// umask, and an existing world-readable database is made private.
+func TestPrivateFiles(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results.db")
+	db := open(t, path)
+	if err := db.CreateRun(ctx, Run{ID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	checkModes := func(when string) {
+		t.Helper()
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			st, err := os.Stat(p)
+			if errors.Is(err, os.ErrNotExist) && p != path {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s is %v, want 0600", when, filepath.Base(p), st.Mode().Perm())
+			}
+		}
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Errorf("no WAL file while open (the test checks its mode): %v", err)
+	}
+	checkModes("new database")
+	db.Close()
+
+	// A database left world-readable by an older phptune, with a stale
+	// -shm file.
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-shm", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path)
+	checkModes("reopened database")
+	db.Close()
+}
+
+func TestSymlinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.db")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "results.db")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), path); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a symlinked database opened: %v", err)
+	}
+	if st, _ := os.Stat(target); st.Mode().Perm() != 0o644 {
+		t.Errorf("the symlink's target was chmod-ed to %v", st.Mode().Perm())
+	}
+}
+
+// TestOddPath: a path with ?, #, % and spaces opens exactly that file (the
+// SQLite URI used to cut it at the ? and decode the %).
+func TestOddPath(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{"we?ird #1 %41%zz.db", "a b?mode=ro.db", "x#y.db"} {
+		path := filepath.Join(dir, name)
+		db, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if err := db.CreateRun(ctx, Run{ID: "r1"}); err != nil {
+			t.Fatalf("%q: writing: %v", name, err)
+		}
+		db.Close()
+		st, err := os.Stat(path)
+		if err != nil || st.Size() == 0 {
+			t.Fatalf("%q: the database is not at its path: %v", name, err)
+		}
+		db = open(t, path)
+		if _, err := db.Run(ctx, "r1"); err != nil {
+			t.Errorf("%q: reopened without the run: %v", name, err)
+		}
+		db.Close()
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimSuffix(n, "-wal"), "-shm")
+		if base != "we?ird #1 %41%zz.db" && base != "a b?mode=ro.db" && base != "x#y.db" {
+			t.Errorf("a file outside the asked paths: %q (all: %q)", n, names)
+		}
+	}
+}
+
+// TestNothingStoredUnredacted writes a run, a trial, a result and a bench
+// full of credentials and looks for them in the database's bytes.
+func TestNothingStoredUnredacted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db := open(t, path)
+	db.Redact("X-Tenant", "x-tenant", " ")
+	secrets := []string{"S3-cmd-key", "S3-workload", "S3-opt", "S3-log", "S3-fail", "S3-target", "S3-uri", "S3-tenant", "S3-userpw", "S3-result", "S3-bench-cmd", "S3-cfg"}
+	opts, _ := json.Marshal(map[string]any{"command": "phptune tune --workload '/shop/?session=S3-opt'", "workload": "/shop/?session=S3-opt", "conns": 50})
+	if err := db.CreateRun(ctx, Run{ID: "r1", Command: "phptune bench -H 'X-Api-Key: S3-cmd-key' -H 'X-Tenant: S3-tenant'", Workload: "/shop/?session=S3-workload", Options: opts}); err != nil {
+		t.Fatal(err)
+	}
+	tr := trial(1, "ok")
+	tr.Log = "nginx: request: \"GET /?token=S3-log HTTP/1.1\""
+	tr.FailReason = "mysqld: --password=S3-fail"
+	tr.Config["mariadb.password"] = "S3-cfg"
+	tr.Bench.Target = "http://app:S3-userpw@127.0.0.1:8080/?key=S3-target"
+	tr.Bench.Command = "phptune bench --body 'log=a&pwd_pass=S3-bench-cmd'"
+	tr.Bench.Observation.Samples[0].FPM = []results.FPMStatus{{Workers: []results.FPMWorker{{RequestURI: "/wp-login.php?action=rp&key=S3-uri"}}}}
+	if err := db.SaveTrial(ctx, "r1", tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Finish(ctx, "r1", StatusDone, &results.Tune{ID: "r1", Command: "phptune tune --set mariadb.password=S3-result", Trials: []results.Trial{tr.Trial}}); err != nil {
+		t.Fatal(err)
+	}
+	b := *tr.Bench
+	b.ID = "b1"
+	if err := db.SaveBench(ctx, &b, "hello", "/?auth=S3-workload"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Bench.Target != "http://app:S3-userpw@127.0.0.1:8080/?key=S3-target" || tr.Config["mariadb.password"] != "S3-cfg" {
+		t.Error("storing changed the caller's values")
+	}
+
+	// What comes back is redacted, and says with which names.
+	r, err := db.Run(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Command, "X-Tenant: <redacted>") || r.Workload != "/shop/?session=<redacted>" || len(r.Redact) != 1 || r.Redact[0] != "X-Tenant" {
+		t.Errorf("run read back: command %q, workload %q, redact %q", r.Command, r.Workload, r.Redact)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(r.Options, &o); err != nil || o["conns"] != 50.0 || o["workload"] != "/shop/?session=<redacted>" {
+		t.Errorf("options read back: %s %v", r.Options, err)
+	}
+	got, _ := db.Trials(ctx, "r1")
+	if len(got) != 1 || got[0].Bench.Target != "http://app:<redacted>@127.0.0.1:8080/?key=<redacted>" || got[0].Config["pm"] != "static" {
+		t.Errorf("trial read back: %+v", got)
+	}
+	db.Close() // checkpoints the WAL into the file
+
+	var raw []byte
+	for _, p := range []string{path, path + "-wal"} {
+		data, _ := os.ReadFile(p)
+		raw = append(raw, data...)
+	}
+	if len(raw) == 0 {
+		t.Fatal("empty database")
+	}
+	for _, s := range secrets {
+		if i := bytes.Index(raw, []byte(s)); i >= 0 {
+			t.Errorf("the database holds %s: …%q…", s, raw[max(0, i-60):min(len(raw), i+20)])
+		}
 	}
 }
