@@ -5,8 +5,11 @@
 // pure function of the stored result, so it can always be rendered again.
 //
 // Everything that came from the server under test (trial logs, error
-// bodies, page titles) is escaped in HTML, and strings that look like
-// credentials are redacted in every format (see Redact).
+// bodies, page titles) is escaped in HTML, and credentials are redacted in
+// every format with package redact's rule and placeholder. Results are
+// redacted before they are stored; this is the second line of defence, for
+// results stored by an older phptune and values that only look like
+// credentials in the rendered text.
 package report
 
 import (
@@ -17,10 +20,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -34,6 +37,9 @@ type Run struct {
 	// wherever they occur, beside the redaction of anything shaped like a
 	// credential (see Redact).
 	Secrets []string
+	// RedactNames are the run's --redact names: their values are
+	// redacted too (see redact.IsSecretName).
+	RedactNames []string
 }
 
 // Formats Render knows.
@@ -90,41 +96,20 @@ func WriteAll(dir string, r Run) (map[string]string, error) {
 	return out, nil
 }
 
-// Credentials in the shapes they take in configuration files, logs and
-// command lines: define('DB_PASSWORD', '...'), password = ..., --password=...,
-// "db_password": "...", mysql://user:pass@host, and the Authorization and
-// Cookie headers of a bench's -H.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(define\(\s*['"][A-Z_]*(?:PASSWORD|SECRET|KEY|SALT|TOKEN)['"]\s*,\s*['"])([^'"]*)(['"])`),
-	regexp.MustCompile(`(?i)("[a-z_]*(?:password|passwd|secret|token)[a-z_]*"\s*:\s*")([^"]*)(")`),
-	regexp.MustCompile(`(?i)((?:^|[\s;,&?])-{0,2}[a-z_.]*(?:password|passwd|pwd|secret|token)[a-z_.]*\s*[=:]\s*)([^\s;,&'"]+)()`),
-	regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://[^:/\s@]+:)([^@\s]+)(@)`),
-	regexp.MustCompile(`(?i)((?:authorization|proxy-authorization)\s*:\s*(?:basic|bearer|digest|token)?\s*)([^\s'"]+)()`),
-	regexp.MustCompile(`(?i)((?:^|[\s'"])(?:cookie|set-cookie)\s*:\s*)([^'"\n]+)()`),
-}
-
 // Redacted replaces a secret's value.
-const Redacted = "[redacted]"
+const Redacted = redact.Placeholder
 
-// Redact replaces the values of anything that looks like a credential.
-func Redact(s string) string {
-	for _, re := range secretPatterns {
-		s = re.ReplaceAllString(s, "${1}"+Redacted+"${3}")
-	}
-	return s
-}
-
-// secretName matches the names of keys whose values are credentials (in a
-// knob map, php-fpm's extra status fields ...).
-var secretName = regexp.MustCompile(`(?i)(password|passwd|pwd|secret|token|api_?key|auth_?key|salt|credential|private_?key)`)
+// Redact replaces the values of anything that looks like a credential
+// (redact.Text with no extra names).
+func Redact(s string) string { return redact.Text(s, nil) }
 
 // redactRun returns a deep copy of r in which every string (every field,
 // slice element and map value of the results, at any depth) is redacted,
-// values of map keys named like credentials are replaced whole, and the
-// literal secrets of r.Secrets are removed wherever they occur. The caller's
-// values are not changed.
+// values of map keys with secret names (redact.IsSecretName, with the run's
+// RedactNames) are replaced whole, and the literal secrets of r.Secrets are
+// removed wherever they occur. The caller's values are not changed.
 func redactRun(r Run) Run {
-	out := Run{Commands: append([]string(nil), r.Commands...)}
+	out := Run{Commands: append([]string(nil), r.Commands...), RedactNames: r.RedactNames}
 	var literal []string
 	for _, s := range r.Secrets {
 		if len(strings.TrimSpace(s)) >= 4 { // shorter ones would blank ordinary words
@@ -137,15 +122,15 @@ func redactRun(r Run) Run {
 		for _, l := range literal {
 			s = strings.ReplaceAll(s, l, Redacted)
 		}
-		return Redact(s)
+		return redact.Text(s, r.RedactNames)
 	}
 	if r.Tune != nil {
 		out.Tune = deepCopy(r.Tune)
-		redactValue(reflect.ValueOf(out.Tune).Elem(), red)
+		redactValue(reflect.ValueOf(out.Tune).Elem(), red, r.RedactNames)
 	}
 	if r.Bench != nil {
 		out.Bench = deepCopy(r.Bench)
-		redactValue(reflect.ValueOf(out.Bench).Elem(), red)
+		redactValue(reflect.ValueOf(out.Bench).Elem(), red, r.RedactNames)
 	}
 	for i, c := range out.Commands {
 		out.Commands[i] = red(c)
@@ -167,7 +152,7 @@ func deepCopy[T any](v *T) *T {
 }
 
 // redactValue redacts every string reachable from v in place.
-func redactValue(v reflect.Value, red func(string) string) {
+func redactValue(v reflect.Value, red func(string) string, names []string) {
 	switch v.Kind() {
 	case reflect.String:
 		if v.CanSet() {
@@ -175,17 +160,17 @@ func redactValue(v reflect.Value, red func(string) string) {
 		}
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			redactValue(v.Elem(), red)
+			redactValue(v.Elem(), red, names)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				redactValue(v.Field(i), red)
+				redactValue(v.Field(i), red, names)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			redactValue(v.Index(i), red)
+			redactValue(v.Index(i), red, names)
 		}
 	case reflect.Map:
 		if v.Type().Key().Kind() != reflect.String {
@@ -199,17 +184,17 @@ func redactValue(v reflect.Value, red func(string) string) {
 			val := reflect.New(v.Type().Elem()).Elem()
 			val.Set(iter.Value()) // a settable copy
 			ek := v.Type().Elem().Kind()
-			if secretName.MatchString(k.String()) && !val.IsZero() && (ek == reflect.String || ek == reflect.Interface) {
+			if redact.IsSecretName(k.String(), names) && !val.IsZero() && (ek == reflect.String || ek == reflect.Interface) {
 				val = reflect.ValueOf(Redacted).Convert(v.Type().Elem())
 			} else {
 				if val.Kind() == reflect.Interface && !val.IsNil() {
 					// The dynamic value of an any is not settable: copy it.
 					inner := reflect.New(val.Elem().Type()).Elem()
 					inner.Set(val.Elem())
-					redactValue(inner, red)
+					redactValue(inner, red, names)
 					val.Set(inner)
 				} else {
-					redactValue(val, red)
+					redactValue(val, red, names)
 				}
 			}
 			set = append(set, kv{k, val})
