@@ -1,6 +1,7 @@
 package knob
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -135,11 +136,24 @@ func FuzzParseFile(f *testing.F) {
 	f.Add("=\n")
 	f.Add("opcache.jit_buffer_size=64M")
 	f.Fuzz(func(t *testing.T, s string) {
+		// ApplyFile agrees with ParseFile then Apply, and names a line
+		// whenever it fails.
+		viaFile, ferr := Defaults().ApplyFile(s)
+		var le *LineError
+		if ferr != nil && !errors.As(ferr, &le) {
+			t.Fatalf("ApplyFile(%q): %v is not a LineError", s, ferr)
+		}
 		a, err := ParseFile(s)
 		if err != nil {
+			if ferr == nil {
+				t.Fatalf("ApplyFile accepted %q, ParseFile did not: %v", s, err)
+			}
 			return
 		}
 		cfg, err := Defaults().Apply(a)
+		if (err == nil) != (ferr == nil) || err == nil && len(Diff(cfg, viaFile)) != 0 {
+			t.Fatalf("ApplyFile(%q) = %v, %v; ParseFile+Apply = %v, %v", s, viaFile, ferr, cfg, err)
+		}
 		if err != nil {
 			return
 		}
@@ -191,5 +205,38 @@ func TestRelevant(t *testing.T) {
 		if got := cfg.Relevant(tc.knob); got != tc.want {
 			t.Errorf("%v: Relevant(%s) = %v, want %v", tc.set, tc.knob, got, tc.want)
 		}
+	}
+}
+
+// TestApplyFileNamesTheLine: a bad value or an unknown knob in a knob file
+// is reported with its line number (the error of Apply alone did not say
+// where in the file it was).
+func TestApplyFileNamesTheLine(t *testing.T) {
+	cases := []struct {
+		text, want string
+	}{
+		{"# tuned\npm=static\n\npm.max_children=lots\n", `line 4: knob pm.max_children: value "lots"`},
+		{"pm=static\nnosuch=1\n", "line 2: "},
+		{"pm=static\njust words\n", `line 2: "just words" is not KNOB=VALUE`},
+		{" = 3\n", "line 1: "},
+	}
+	for _, c := range cases {
+		_, err := Defaults().ApplyFile(c.text)
+		var le *LineError
+		if !errors.As(err, &le) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ApplyFile(%q) = %v, want a LineError with %q", c.text, err, c.want)
+		}
+	}
+	_, err := Defaults().ApplyFile("nosuch=1\n")
+	if !errors.Is(err, ErrUnknownKnob) {
+		t.Errorf("unknown knob: %v does not wrap ErrUnknownKnob", err)
+	}
+	cfg, err := Defaults().ApplyFile("# c\npm = static\npm.max_children=48\n")
+	if err != nil || cfg["pm"] != "static" || cfg["pm.max_children"] != "48" {
+		t.Errorf("good file: %v %v", cfg, err)
+	}
+	lines, err := ParseFileLines("\n# c\npm=static\n\npm.max_children=4")
+	if err != nil || len(lines) != 2 || lines[0] != (Line{3, "pm=static"}) || lines[1] != (Line{5, "pm.max_children=4"}) {
+		t.Errorf("ParseFileLines: %+v %v", lines, err)
 	}
 }
