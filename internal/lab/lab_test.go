@@ -163,7 +163,7 @@ func TestWordPressFrontPageCommentAndReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := mariadb.Open(l.MariaDBSocket, s.DBUser, s.DBPassword, s.DBName)
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), s.DBUser, s.DBPassword, s.DBName)
 	if err != nil {
 		t.Fatal(err)
 	}

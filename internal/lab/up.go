@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/nginx"
@@ -102,6 +103,9 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	if p.acct, err = stackAccount(); err != nil {
+		return nil, err
+	}
+	if err := confpath.CheckHome(Home()); err != nil {
 		return nil, err
 	}
 	p.dir = filepath.Join(Root(), opt.Name)
@@ -243,8 +247,8 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			secrets.DBName, secrets.DBUser = "wordpress", "wordpress"
 			secrets.WPAdminUser, secrets.WPAdminPassword = "admin", mariadb.Password()
 		}
-		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %q, 'user' => %q, 'password' => %q, 'db' => %q];\n",
-			y.dbSocket(), secrets.DBUser, secrets.DBPassword, secrets.DBName)
+		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %s, 'user' => %s, 'password' => %s, 'db' => %s];\n",
+			phpString(y.dbSocket()), phpString(secrets.DBUser), phpString(secrets.DBPassword), phpString(secrets.DBName))
 		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), acct.group()); err != nil {
 			return err
 		}
@@ -350,6 +354,12 @@ func (l *Lab) FPMAddr() (network, address string) {
 		return "tcp", strings.TrimPrefix(l.FPMListen, "tcp:")
 	}
 	return "unix", strings.TrimPrefix(l.FPMListen, "unix:")
+}
+
+// phpString is s as a PHP single-quoted string literal (only \\ and \'
+// are special there: no variables, no escapes to expand).
+func phpString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
 func freePort() (int, error) {

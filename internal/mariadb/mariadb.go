@@ -4,16 +4,11 @@
 package mariadb
 
 import (
-	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os/exec"
 	"strings"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -120,78 +115,9 @@ func Password() string {
 	return hex.EncodeToString(buf)
 }
 
-// Open connects to the server on socket as user.
-func Open(socket, user, password, db string) (*sql.DB, error) {
-	c := mysql.NewConfig()
-	c.Net = "unix"
-	c.Addr = socket
-	c.User = user
-	c.Passwd = password
-	c.DBName = db
-	c.Timeout = 5 * time.Second
-	c.MultiStatements = false
-	conn, err := mysql.NewConnector(c)
-	if err != nil {
-		return nil, err
-	}
-	d := sql.OpenDB(conn)
-	d.SetMaxOpenConns(2)
-	return d, nil
-}
-
-// WaitReady polls the server until it answers or ctx ends; alive reports
-// whether the server process still runs, so a crash fails fast.
-func WaitReady(ctx context.Context, socket, user, password string, alive func() bool) error {
-	var last error
-	for {
-		d, err := Open(socket, user, password, "")
-		if err == nil {
-			err = d.PingContext(ctx)
-			d.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		last = err
-		if !alive() {
-			return fmt.Errorf("mariadbd exited while starting: %v", last)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("mariadbd did not answer: %v (%w)", last, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // Account is a database with a user that owns it.
 type Account struct {
 	DB, User, Password string
-}
-
-// Provision sets the root password and creates acct. It runs once, right
-// after the first start, while root still has no password.
-func Provision(ctx context.Context, socket, rootPassword string, acct Account) error {
-	d, err := Open(socket, "root", "", "")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	stmts := []string{
-		fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4", acct.DB),
-		fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'localhost' IDENTIFIED BY '%s'", acct.User, acct.Password),
-		fmt.Sprintf("GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'localhost'", acct.DB, acct.User),
-		// The observer reads SHOW GLOBAL STATUS as the app user.
-		fmt.Sprintf("GRANT PROCESS ON *.* TO '%s'@'localhost'", acct.User),
-		fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s'", rootPassword),
-		"FLUSH PRIVILEGES",
-	}
-	for _, s := range stmts {
-		if _, err := d.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("provisioning MariaDB: %v", err)
-		}
-	}
-	return nil
 }
 
 // ClientConf is a [client] option file, so passwords never appear on a
