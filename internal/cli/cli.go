@@ -8,15 +8,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/phptune/phptune/internal/hostinfo"
-	"github.com/phptune/phptune/internal/results"
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/phptune/phptune/internal/hostinfo"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/store"
 )
 
 // Env is what every subcommand gets: the context (cancelled on Ctrl-C or
@@ -26,6 +29,9 @@ type Env struct {
 	Ctx    context.Context
 	Stdout io.Writer
 	Stderr io.Writer
+	// Args is the command line as given to Run (without the program
+	// name), for the record of a run: redact it before storing it.
+	Args []string
 }
 
 var commandFactories []func(*Env) *cobra.Command
@@ -82,7 +88,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 130 interrupted.`,
 // Run executes phptune with args (without the program name) and returns the
 // error, if any, without printing it.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	env := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr}
+	env := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Args: args}
 	root := newRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -120,14 +126,47 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // resultsDBPath is the results database every bench and tune run is stored
-// in: beside the labs ($PHPTUNE_HOME/results.db, /var/lib/phptune/results.db
-// for root).
+// in: in phptune's state home, beside the labs ($PHPTUNE_HOME/results.db,
+// /var/lib/phptune/results.db for root).
 func resultsDBPath() string {
-	return filepath.Join(filepath.Dir(lab.Root()), "results.db")
+	return filepath.Join(lab.Home(), "results.db")
+}
+
+// openResults makes phptune's state home private (lab.EnsureHome) and
+// opens the results database in it, which store.Open makes private too.
+// names are the command's --redact names: nothing is stored with their
+// values.
+func openResults(ctx context.Context, names []string) (*store.DB, error) {
+	if _, err := lab.EnsureHome(); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, resultsDBPath())
+	if err != nil {
+		return nil, err
+	}
+	db.Redact(names...)
+	return db, nil
 }
 
 // environment describes the machine and the stack's versions for a
 // result, the versions cached beside the results database.
 func environment(ctx context.Context) *results.Environment {
-	return hostinfo.CollectCached(ctx, filepath.Join(filepath.Dir(lab.Root()), "versions.json"))
+	return hostinfo.CollectCached(ctx, filepath.Join(lab.Home(), "versions.json"))
+}
+
+// addRedactFlag adds --redact NAME to a command that records requests or
+// command lines.
+func addRedactFlag(fl *pflag.FlagSet, names *[]string) {
+	fl.StringArrayVar(names, "redact", nil, "also treat NAME as secret: the values of headers, form fields, query parameters and flags called NAME are replaced by <redacted> in the results database, the JSON, text and HTML (repeatable; Authorization, Cookie and names with key, token, pass, password, passwd, secret, auth or session are always redacted)")
+}
+
+// checkRedactNames refuses --redact values that are not names (a whole
+// header line, an assignment), which would silently redact nothing.
+func checkRedactNames(names []string) error {
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" || strings.ContainsAny(n, ":= \t\r\n") {
+			return usageErr("Try: --redact X-Tenant (the header or field name only; repeat --redact for more)", "--redact %q: give the name of a header, form field or query parameter, without its value", n)
+		}
+	}
+	return nil
 }

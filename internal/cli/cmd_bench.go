@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -50,6 +51,7 @@ type benchFlags struct {
 	noObserve, noSave      bool
 	observeInterval        time.Duration
 	reportFile             string
+	redact                 []string
 }
 
 func newBenchCmd(env *Env) *cobra.Command {
@@ -85,7 +87,15 @@ Scenario files (--scenario) hold weighted requests, one per line:
 
 Only loopback targets are allowed unless --allow-remote is given. --json
 writes the result record (docs/results-schema.md) to stdout; a progress line
-goes to stderr when it is a terminal.`,
+goes to stderr when it is a terminal.
+
+The command line is recorded with the result, secrets redacted first: the
+values of credential headers (Authorization, Cookie, and names with key,
+token, pass, password, passwd, secret, auth or session, such as X-Api-Key),
+of such form fields in --body and query parameters in the URL, and a URL's
+password become <redacted> in the results database, the JSON, the text and
+the HTML report. --redact NAME adds a name; --body-file and --scenario
+contents are never recorded.`,
 		Example: `  phptune bench -c 10 -d 10s http://127.0.0.1:8080/index.php
   phptune bench -c 50 --rate 2000 -d 30s --warmup 5s http://127.0.0.1:8080/
   phptune bench -c 8 -n 100000 fcgi://unix:/run/php/php8.2-fpm.sock/var/www/html/index.php
@@ -95,11 +105,14 @@ goes to stderr when it is a terminal.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.durationSet = c.Flags().Changed("duration")
 			f.methodSet = c.Flags().Changed("method")
+			if err := checkRedactNames(f.redact); err != nil {
+				return err
+			}
 			opt, err := f.options(args, c.Flags().Changed("app-path"))
 			if err != nil {
 				return err
 			}
-			opt.Command = "phptune " + strings.Join(benchQuoteArgs(os.Args[1:]), " ")
+			opt.Command = "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
 			if err := load.CheckFDLimit(opt.Connections); err != nil {
 				return usageErr("", "-c %d: %v", opt.Connections, err)
 			}
@@ -156,6 +169,11 @@ goes to stderr when it is a terminal.`,
 				return err
 			}
 			res.Environment = environment(env.Ctx)
+			// From here on the result is what is stored and shown: its
+			// target URL, request URIs and messages hold no secret.
+			if rerr := redact.Value(res, f.redact); rerr != nil {
+				return rerr
+			}
 			if !f.noSave {
 				app := ""
 				if f.labName != "" {
@@ -163,7 +181,7 @@ goes to stderr when it is a terminal.`,
 						app = l.App
 					}
 				}
-				path, serr := saveBenchRun(context.WithoutCancel(env.Ctx), res, app, f.appPath, f.reportFile)
+				path, serr := saveBenchRun(context.WithoutCancel(env.Ctx), res, app, f.appPath, f.reportFile, f.redact)
 				if serr != nil {
 					fmt.Fprintf(env.Stderr, "bench: saving the result: %v\n", serr)
 				} else {
@@ -212,6 +230,7 @@ goes to stderr when it is a terminal.`,
 	fl.BoolVar(&f.noSave, "no-save", false, "do not store the result in the results database nor write the HTML report")
 	fl.StringVar(&f.reportFile, "report", "", "HTML report file (default ./phptune-report-RUN.html)")
 	fl.StringVar(&f.scriptFilename, "script-filename", "", "FastCGI: SCRIPT_FILENAME to send instead of the one derived from the target")
+	addRedactFlag(fl, &f.redact)
 	return cmd
 }
 

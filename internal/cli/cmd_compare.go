@@ -15,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -60,6 +61,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 	var conns, rounds int
 	var d, warmup time.Duration
 	var asJSON bool
+	var redactNames []string
 	cmd := &cobra.Command{
 		Use:   "compare [--app APP] CONFIG...",
 		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
@@ -73,8 +75,12 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 		Example: `  phptune compare --app io -c 50 default phptune-tune-RUN/recommended.knobs
   phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
+			// Everything is checked before the lab exists.
 			if len(args) == 0 {
 				return usageErr("Try: phptune compare --app hello default recommended.knobs", "name at least one configuration: a knob file or default")
+			}
+			if err := checkRedactNames(redactNames); err != nil {
+				return err
 			}
 			if _, err := apps.Lookup(appName); err != nil {
 				return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
@@ -85,31 +91,17 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if workload == "comment" && appName != "wordpress" {
 				return usageErr("Try: --app wordpress --workload comment", "--workload comment needs --app wordpress")
 			}
-			var cfgs []compareConfig
-			for _, a := range args {
-				label, file, ok := strings.Cut(a, "=")
-				if !ok {
-					label, file = strings.TrimSuffix(filepath.Base(a), ".knobs"), a
-				}
-				cfg := knob.Defaults()
-				if file != "default" {
-					set, err := knobAssignments(file, nil)
-					if err != nil {
-						return err
-					}
-					if cfg, err = cfg.Apply(set); err != nil {
-						return usageErr("See: phptune knobs", "%s: %v", file, err)
-					}
-					if err := cfg.Validate(); err != nil {
-						return usageErr("See: phptune knobs", "%s: %v", file, err)
-					}
-				}
-				cfgs = append(cfgs, compareConfig{Label: label, Config: cfg})
+			if err := checkWorkload(workload, appName); err != nil {
+				return err
+			}
+			cfgs, err := compareConfigs(args)
+			if err != nil {
+				return err
 			}
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
 			name := fmt.Sprintf("compare-%d", os.Getpid())
-			l, err := lab.Up(ctx, lab.Options{Name: name, App: appName})
+			l, err := lab.Up(ctx, lab.Options{Name: name, App: appName, OwnedBy: "compare"})
 			if err != nil {
 				return err
 			}
@@ -120,7 +112,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			}()
 			w, err := labstack.ParseWorkload(ctx, l, workload)
 			if err != nil {
-				return usageErr("Try: --workload front", "%v", err)
+				// Checked as far as it could be without the lab; this
+				// is what needs it (a post open to comments).
+				return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
 			}
 			st := labstack.New(l, w)
 			for r := 0; r < rounds; r++ {
@@ -191,20 +185,25 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				}
 				res.Summary = append(res.Summary, row)
 			}
+			// What is printed holds no secret (a workload's query, a
+			// failure's message).
+			if err := redact.Value(&res, redactNames); err != nil {
+				return err
+			}
 			if asJSON {
 				e := json.NewEncoder(env.Stdout)
 				e.SetIndent("", "  ")
 				return e.Encode(res)
 			}
 			fmt.Fprintf(env.Stdout, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
-				appName, w.Name, conns, rounds, d, base.Label)
+				appName, res.Workload, conns, rounds, d, res.Summary[0].Label)
 			fmt.Fprintf(env.Stdout, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "fpm CPU/req")
 			for _, row := range res.Summary {
 				fmt.Fprintf(env.Stdout, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
 					row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.FPMCPUPerReqMs)
 			}
 			var failed []string
-			for _, cc := range cfgs {
+			for _, cc := range res.Configs {
 				if cc.Failed != "" {
 					failed = append(failed, cc.Label)
 				}
@@ -224,5 +223,36 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")
 	fl.DurationVar(&warmup, "warmup", 3*time.Second, "warm-up of each run, not measured")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addRedactFlag(fl, &redactNames)
 	return cmd
+}
+
+// compareConfigs reads compare's CONFIG arguments (default, FILE or
+// LABEL=FILE); a bad knob file is a usage error naming the file and line.
+func compareConfigs(args []string) ([]compareConfig, error) {
+	var cfgs []compareConfig
+	for _, a := range args {
+		label, file, ok := strings.Cut(a, "=")
+		if !ok {
+			label, file = strings.TrimSuffix(filepath.Base(a), ".knobs"), a
+		}
+		if label == "" || file == "" {
+			return nil, usageErr("Try: before=default after=recommended.knobs", "configuration %q: write LABEL=FILE, FILE or default", a)
+		}
+		cfg := knob.Defaults()
+		if file != "default" {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs), or default", "configuration %s: %v", label, err)
+			}
+			if cfg, err = cfg.ApplyFile(string(data)); err != nil {
+				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %s: %v", label, file, err)
+			}
+			if err := cfg.Validate(); err != nil {
+				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %s: %v", label, file, err)
+			}
+		}
+		cfgs = append(cfgs, compareConfig{Label: label, Config: cfg})
+	}
+	return cfgs, nil
 }

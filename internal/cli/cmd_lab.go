@@ -29,21 +29,51 @@ is touched. Processes run as an unprivileged user.`,
 	return cmd
 }
 
-// knobAssignments merges --knobs FILE and --set flags (--set wins).
-func knobAssignments(file string, set []string) ([]string, error) {
+// knobConfig reads --knobs FILE and the --set flags (--set wins) onto the
+// distro defaults and checks every value and php-fpm's rules, before
+// anything starts. It returns the assignments (for lab.Options.Set) and the
+// configuration. Every problem is a UsageError naming its source: the
+// file and line, or the --set flag.
+func knobConfig(file string, set []string) ([]string, knob.Config, error) {
+	hint := "See every knob, its default and its range: phptune knobs"
+	cfg := knob.Defaults()
 	var out []string
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, usageErr("", "--knobs %s: %v", file, err)
+			return nil, nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs)", "--knobs %s: %v", file, err)
 		}
-		a, err := knob.ParseFile(string(data))
-		if err != nil {
-			return nil, usageErr("", "--knobs %s: %v", file, err)
+		if cfg, err = cfg.ApplyFile(string(data)); err != nil {
+			return nil, nil, usageErr(hint, "--knobs %s: %v", file, err)
 		}
-		out = append(out, a...)
+		lines, _ := knob.ParseFileLines(string(data)) // ApplyFile parsed them
+		for _, l := range lines {
+			out = append(out, l.Assignment)
+		}
 	}
-	return append(out, set...), nil
+	for _, a := range set {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, nil, usageErr("Try: --set pm.max_children=16", "--set %q: write KNOB=VALUE", a)
+		}
+		if err := cfg.Set(strings.TrimSpace(name), value); err != nil {
+			return nil, nil, usageErr(hint, "--set %s: %v", a, err)
+		}
+		out = append(out, a)
+	}
+	if err := cfg.Validate(); err != nil {
+		src := "the configuration"
+		switch {
+		case file != "" && len(set) > 0:
+			src = "the configuration of --knobs " + file + " and --set"
+		case file != "":
+			src = "the configuration of --knobs " + file
+		case len(set) > 0:
+			src = "the configuration of --set"
+		}
+		return nil, nil, usageErr(hint, "%s: %v", src, err)
+	}
+	return out, cfg, nil
 }
 
 func newLabUpCmd(env *Env) *cobra.Command {
@@ -58,7 +88,22 @@ func newLabUpCmd(env *Env) *cobra.Command {
   phptune lab up --docroot ./public --knobs recommended.knobs`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			set, err := knobAssignments(knobsFile, opt.Set)
+			// Input errors are usage errors (exit 2), found before
+			// lab.Up creates anything.
+			if err := lab.CheckName(opt.Name); err != nil {
+				return usageErr("Try: --name mylab", "--name: %v", err)
+			}
+			if opt.DocRoot != "" {
+				if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
+					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
+				}
+			} else if _, err := apps.Lookup(opt.App); err != nil {
+				return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", opt.App)
+			}
+			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
+				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
+			}
+			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
 				return err
 			}

@@ -58,7 +58,7 @@ terminal. --list shows the stored runs.`,
 			if err != nil {
 				return err
 			}
-			r := report.Run{Tune: run.Result, Bench: run.Bench, Secrets: labPasswords()}
+			r := report.Run{Tune: run.Result, Bench: run.Bench, Secrets: labPasswords(), RedactNames: run.Redact}
 			if r.Tune == nil && r.Bench == nil {
 				return fmt.Errorf("run %s has no result yet (status %s); continue it with: phptune tune --resume %s", run.ID, run.Status, run.ID)
 			}
@@ -148,11 +148,9 @@ func trim(s string, n int) string {
 
 // saveBenchRun stores a bench result in the results database and writes
 // its report next to the working directory; it returns the report's path.
-func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(resultsDBPath()), 0o755); err != nil {
-		return "", err
-	}
-	db, err := store.Open(ctx, resultsDBPath())
+// names are the --redact names (the store and the report redact with them).
+func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, names []string) (string, error) {
+	db, err := openResults(ctx, names)
 	if err != nil {
 		return "", err
 	}
@@ -167,7 +165,7 @@ func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string) 
 	if err != nil {
 		return "", err
 	}
-	err = report.Render(f, "html", report.Run{Bench: b, Secrets: labPasswords()})
+	err = report.Render(f, "html", report.Run{Bench: b, Secrets: labPasswords(), RedactNames: names})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

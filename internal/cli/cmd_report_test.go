@@ -33,7 +33,7 @@ func storeFixtures(t *testing.T) (tuneID, benchID string) {
 	t.Setenv("PHPTUNE_HOME", t.TempDir())
 	t.Chdir(t.TempDir())
 	ctx := context.Background()
-	if err := os.MkdirAll(filepath.Dir(resultsDBPath()), 0o755); err != nil {
+	if _, err := lab.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
 	db, err := store.Open(ctx, resultsDBPath())
@@ -172,7 +172,7 @@ func TestReportSaveBenchRun(t *testing.T) {
 	t.Chdir(t.TempDir())
 	b := &results.Bench{SchemaVersion: results.SchemaVersion, Kind: results.KindBench, ID: "bench-x", Target: "http://127.0.0.1:8080/",
 		Command: "phptune bench -c 4 http://127.0.0.1:8080/", StartedAt: time.Now(), ThroughputRPS: 10, Requests: 100}
-	path, err := saveBenchRun(context.Background(), b, "hello", "/", "")
+	path, err := saveBenchRun(context.Background(), b, "hello", "/", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestReportRemovesLabPasswords(t *testing.T) {
 	}
 	b := &results.Bench{SchemaVersion: results.SchemaVersion, Kind: results.KindBench, ID: "bench-leak", Target: "http://127.0.0.1:8080/",
 		StartedAt: time.Now(), Warnings: []string{"error body: Access denied (using Xk9-db-pass-31) root Rt7-root-pass-02"}}
-	if _, err := saveBenchRun(context.Background(), b, "wordpress", "/", "r.html"); err != nil {
+	if _, err := saveBenchRun(context.Background(), b, "wordpress", "/", "r.html", nil); err != nil {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile("r.html")

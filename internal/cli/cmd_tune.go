@@ -13,21 +13,24 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
-	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -51,6 +54,10 @@ type tuneFlags struct {
 	set                   []string
 	challenges            string
 	curve                 string
+	redact                []string
+	// workloadSet: --workload was given (for --resume, whose workload
+	// may have been stored redacted).
+	workloadSet bool
 }
 
 func newTuneCmd(env *Env) *cobra.Command {
@@ -81,10 +88,12 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
   phptune tune --resume 20261123-071502`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			f.workloadSet = c.Flags().Changed("workload")
 			return runTune(env, f, tuneCommandLine(c))
 		},
 	}
 	fl := cmd.Flags()
+	addRedactFlag(fl, &f.redact)
 	fl.StringVar(&f.labName, "lab", "", "tune this running lab (see phptune lab status)")
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
@@ -108,18 +117,31 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	return cmd
 }
 
-// tuneCommandLine is the command as typed, for the record.
+// tuneCommandLine is the command as typed, for the record, with its
+// secrets redacted (see redact.Args; with the command's --redact names).
 func tuneCommandLine(c *cobra.Command) string {
-	parts := strings.Fields(c.CommandPath())
+	var names []string
+	if fl := c.Flags().Lookup("redact"); fl != nil {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			names = sv.GetSlice()
+		}
+	}
+	args := strings.Fields(c.CommandPath())
 	c.Flags().Visit(func(fl *pflag.Flag) {
-		if fl.Value.Type() == "stringArray" {
-			for _, v := range strings.Split(strings.Trim(fl.Value.String(), "[]"), ",") {
-				parts = append(parts, "--"+fl.Name, shellQuote(v))
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+fl.Name, v)
 			}
 			return
 		}
-		parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+		args = append(args, "--"+fl.Name, fl.Value.String())
 	})
+	parts := redact.Args(args, names)
+	for i, p := range parts {
+		if i >= len(strings.Fields(c.CommandPath())) {
+			parts[i] = shellQuote(p)
+		}
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -194,10 +216,20 @@ type tunePlan struct {
 	start     knob.Config // for a lab of our own
 	budgetMsg string
 	outDir    string
+	// lab and workload, for --lab: opened and parsed while checking.
+	lab      *lab.Lab
+	workload *labstack.Workload
 }
 
-func planTune(f *tuneFlags, command string) (*tunePlan, error) {
+// planTune checks the whole command line (and, for --lab, that the lab
+// exists and the workload suits it) before anything is created: no output
+// directory, database row or lab, and no restart of a running lab, comes
+// before it.
+func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, error) {
 	p := &tunePlan{}
+	if err := checkRedactNames(f.redact); err != nil {
+		return nil, err
+	}
 	if f.resume != "" {
 		if f.labName != "" || f.app != "" || f.docroot != "" || len(f.set) > 0 || f.knobsFile != "" {
 			return nil, usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --set or --knobs")
@@ -220,16 +252,9 @@ func planTune(f *tuneFlags, command string) (*tunePlan, error) {
 		if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
 			return nil, usageErr("Try: phptune lab up --knobs FILE, then phptune tune --lab NAME", "--lab tunes the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
 		}
-		set, err := knobAssignments(f.knobsFile, f.set)
+		_, start, err := knobConfig(f.knobsFile, f.set)
 		if err != nil {
 			return nil, err
-		}
-		start, err := knob.Defaults().Apply(set)
-		if err != nil {
-			return nil, usageErr("See: phptune knobs", "%v", err)
-		}
-		if err := start.Validate(); err != nil {
-			return nil, usageErr("See: phptune knobs", "starting configuration: %v", err)
 		}
 		p.start = start
 	}
@@ -322,25 +347,123 @@ func planTune(f *tuneFlags, command string) (*tunePlan, error) {
 		}
 	}
 	p.outDir = f.outDir
+	if err := checkOutDir(f.outDir); err != nil {
+		return nil, err
+	}
+	if f.resume == "" {
+		// The stack last: --lab reads the lab's state (and, for the
+		// comment workload, its database).
+		if p.lab, p.workload, err = checkStack(ctx, f.labName, f.app, f.docroot, f.workload); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// checkStack checks the stack a tune would run on: the lab exists (--lab)
+// or the docroot can be served, and the workload can run on it. For a lab
+// it returns the lab and the parsed workload; for a lab of its own, which
+// does not exist yet, it checks what it can without it.
+func checkStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *labstack.Workload, error) {
+	if labName != "" {
+		l, err := lab.Open(labName)
+		if err != nil {
+			return nil, nil, usageErr("See the running labs with: phptune lab status; start one with: phptune lab up --name "+labName, "--lab %s: %v", labName, err)
+		}
+		w, err := labstack.ParseWorkload(ctx, l, workload)
+		if err != nil {
+			return nil, nil, usageErr("Try: --workload front, --workload /path, or a scenario file", "--workload: %v", err)
+		}
+		return l, &w, nil
+	}
+	if docroot != "" {
+		if err := apps.CheckDocRoot(docroot); err != nil {
+			return nil, nil, usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
+		}
+		app = "docroot"
+	}
+	return nil, nil, checkWorkload(workload, app)
+}
+
+// checkWorkload checks a workload for a lab running app before the lab
+// exists: what labstack.ParseWorkload would refuse without asking the lab.
+func checkWorkload(spec, app string) error {
+	switch {
+	case spec == "" || spec == labstack.WorkloadFront || strings.HasPrefix(spec, "/"):
+		return nil
+	case spec == labstack.WorkloadComment:
+		if app != "wordpress" {
+			return usageErr("Try: --app wordpress --workload comment", "--workload comment posts WordPress comments; the %s app has no comment form", app)
+		}
+		return nil
+	}
+	fh, err := os.Open(spec)
+	if err != nil {
+		return usageErr("Try: --workload front, --workload /path, or a scenario file", "--workload %q is not front, comment, a path starting with / or a readable scenario file: %v", spec, err)
+	}
+	defer fh.Close()
+	if _, err := load.ParseScenario(fh); err != nil {
+		return usageErr("Each line of a scenario file: WEIGHT METHOD PATH [BODY], e.g. 1 GET /index.php", "--workload %s: %v", spec, err)
+	}
+	return nil
+}
+
+// checkOutDir refuses an output directory that could not be created or
+// written, so that a tune does not fail at its end. Empty means the
+// default, ./phptune-tune-RUN.
+func checkOutDir(dir string) error {
+	hint := "Try: -o DIR naming a directory you can write (it is created if missing)"
+	flag := "-o " + dir
+	if dir == "" {
+		dir, flag = "phptune-tune-RUN", "the default output directory ./phptune-tune-RUN"
+		hint = "Run phptune tune in a directory you can write, or give -o DIR"
+	}
+	p := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			parent := filepath.Dir(p)
+			if parent == p {
+				return usageErr(hint, "%s: no existing parent directory", flag)
+			}
+			p = parent
+			continue
+		}
+		if err != nil {
+			return usageErr(hint, "%s: %v", flag, err)
+		}
+		if !st.IsDir() {
+			if p == filepath.Clean(dir) {
+				return usageErr(hint, "%s is a file, not a directory", flag)
+			}
+			return usageErr(hint, "%s: %s is a file, not a directory", flag, p)
+		}
+		if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
+			return usageErr(hint, "%s: %s is not writable: %v", flag, p, err)
+		}
+		return nil
+	}
 }
 
 func runTune(env *Env, f *tuneFlags, command string) error {
 	ctx := env.Ctx
-	plan, err := planTune(f, command)
+	plan, err := planTune(ctx, f, command)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(resultsDBPath()), 0o755); err != nil {
-		return fmt.Errorf("creating phptune's directory: %w", err)
+	if f.resume != "" {
+		if _, err := os.Stat(resultsDBPath()); err != nil {
+			return usageErr("See the run IDs with: phptune report --list", "--resume %s: there is no results database at %s", f.resume, resultsDBPath())
+		}
 	}
-	db, err := store.Open(ctx, resultsDBPath())
+	db, err := openResults(ctx, f.redact)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
 	opt := plan.opt
+	l, w := plan.lab, plan.workload
 	if f.resume != "" {
 		run, err := db.Run(ctx, f.resume)
 		if err != nil {
@@ -350,7 +473,20 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		if err := json.Unmarshal(run.Options, &stored); err != nil {
 			return fmt.Errorf("run %s: stored options unreadable: %w", f.resume, err)
 		}
+		db.Redact(run.Redact...)
+		if stored.Workload, err = resumeWorkload(f, stored.Workload, db.RedactNames()); err != nil {
+			return err
+		}
 		opt = stored
+		// The stored stack is checked like a new one's, still before
+		// anything is created.
+		app := opt.App
+		if opt.DocRoot != "" {
+			app = "" // checkStack names it docroot
+		}
+		if l, w, err = checkStack(ctx, opt.Lab, app, opt.DocRoot, opt.Workload); err != nil {
+			return err
+		}
 	} else {
 		opt.ID = time.Now().UTC().Format("20060102-150405")
 		if _, err := db.Run(ctx, opt.ID); err == nil {
@@ -362,19 +498,12 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if outDir == "" {
 		outDir = "phptune-tune-" + opt.ID
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return usageErr("Try: -o DIR with a directory you can write", "output directory %s: %v", outDir, err)
-	}
 	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "tune: "+format+"\n", args...) }
 	say("run %s; %s; files go to %s", opt.ID, plan.budgetMsg, outDir)
 
 	// The stack.
-	var l *lab.Lab
 	var restore knob.Config
 	if opt.Lab != "" {
-		if l, err = lab.Open(opt.Lab); err != nil {
-			return usageErr("See: phptune lab status", "--lab %s: %v", opt.Lab, err)
-		}
 		restore = l.Config.Clone()
 		if f.resume == "" {
 			opt.Start = l.Config.Clone()
@@ -398,7 +527,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		if opt.DocRoot != "" {
 			app = "" // the result names it "docroot"
 		}
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, Set: set})
+		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, Set: set, OwnedBy: "tune"})
 		if err != nil {
 			return err
 		}
@@ -415,6 +544,13 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 				opt.App = "docroot"
 			}
 		}
+		// Checked before the lab existed as far as it could be; what
+		// needs the lab (a post open to comments) is checked now.
+		pw, err := labstack.ParseWorkload(ctx, l, opt.Workload)
+		if err != nil {
+			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(opt.Workload, db.RedactNames()), l.Name, err)
+		}
+		w = &pw
 	}
 	if restore != nil {
 		defer func() {
@@ -427,13 +563,12 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			}
 		}()
 	}
-	w, err := labstack.ParseWorkload(ctx, l, opt.Workload)
-	if err != nil {
-		return usageErr("Try: --workload front", "%v", err)
-	}
 	opt.ResetBetween = w.Writes
 	if w.Writes {
-		say("workload %s writes: the database is reset before every trial", w.Name)
+		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("output directory %s: %w", outDir, err)
 	}
 
 	phpVersion := "8.2"
@@ -443,7 +578,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	usesDB := l.MariaDBSocket != ""
 	envInfo := environment(ctx)
 	t := &tune.Tuner{
-		Stack:       labstack.New(l, w),
+		Stack:       labstack.New(l, *w),
 		Store:       db,
 		Environment: envInfo,
 		Progress:    tuneProgress(env.Stderr),
@@ -461,12 +596,19 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if err != nil {
 		var ie *tune.InterruptedError
 		if errors.As(err, &ie) {
+			if redact.Text(opt.Workload, db.RedactNames()) != opt.Workload {
+				return fmt.Errorf("%w, --workload '...' (the workload's secret was not stored)", err)
+			}
 			return err
 		}
 		return fmt.Errorf("tune %s: %w", opt.ID, err)
 	}
 	res.Environment = envInfo
-	paths, err := writeTuneFiles(outDir, res)
+	// The result as stored: nothing written below holds a secret.
+	if err := redact.Value(res, db.RedactNames()); err != nil {
+		return err
+	}
+	paths, err := writeTuneFiles(outDir, res, db.RedactNames())
 	if err != nil {
 		return err
 	}
@@ -477,6 +619,27 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	fmt.Fprintf(env.Stdout, "\ncheck it yourself: phptune lab up --knobs %s\n", filepath.Join(outDir, "recommended.knobs"))
 	return nil
+}
+
+// resumeWorkload is the workload a resumed run loads: the stored one, or,
+// when it was stored with a secret redacted, the same workload given
+// again with --workload.
+func resumeWorkload(f *tuneFlags, stored string, names []string) (string, error) {
+	if !strings.Contains(stored, redact.Placeholder) {
+		if f.workloadSet && f.workload != stored {
+			return "", usageErr("Try: phptune tune --resume "+f.resume, "--resume continues run %s with its workload %s; leave out --workload", f.resume, stored)
+		}
+		return stored, nil
+	}
+	if !f.workloadSet {
+		return "", usageErr("Try: phptune tune --resume "+f.resume+" --workload '"+stored+"' with the secret filled in",
+			"run %s's workload was stored with its secret redacted (%s): give the workload again with --workload", f.resume, stored)
+	}
+	if redact.Text(f.workload, names) != stored && redact.URL(f.workload, names) != stored {
+		return "", usageErr("Try: phptune tune --resume "+f.resume+" --workload '"+stored+"' with the secret filled in",
+			"--workload: run %s's workload was %s, which this one is not", f.resume, stored)
+	}
+	return f.workload, nil
 }
 
 func challengeNames(cs []search.Challenge) string {
@@ -497,8 +660,9 @@ func firstNonEmpty(s ...string) string {
 }
 
 // writeTuneFiles writes the recommendation's files, the diff and the
-// reports into dir and returns their paths.
-func writeTuneFiles(dir string, res *results.Tune) ([]string, error) {
+// reports into dir and returns their paths. names are the run's --redact
+// names, for the reports' own redaction.
+func writeTuneFiles(dir string, res *results.Tune, redactNames []string) ([]string, error) {
 	var paths []string
 	names := make([]string, 0, len(res.Files))
 	for n := range res.Files {
@@ -522,7 +686,7 @@ func writeTuneFiles(dir string, res *results.Tune) ([]string, error) {
 		}
 		paths = append(paths, p)
 	}
-	more, err := writeTuneReport(dir, res)
+	more, err := writeTuneReport(dir, res, redactNames)
 	if err != nil {
 		return paths, err
 	}
@@ -566,8 +730,8 @@ func memAvailable() int64 {
 }
 
 // writeTuneReport writes report.html, result.json and summary.txt.
-func writeTuneReport(dir string, res *results.Tune) ([]string, error) {
-	paths, err := report.WriteAll(dir, report.Run{Tune: res, Secrets: labPasswords()})
+func writeTuneReport(dir string, res *results.Tune, names []string) ([]string, error) {
+	paths, err := report.WriteAll(dir, report.Run{Tune: res, Secrets: labPasswords(), RedactNames: names})
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,10 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 func TestTuneHelloEndToEnd(t *testing.T) {
 	home := labtest.Home(t)
 	out := filepath.Join(home, "out")
-	args := []string{"tune", "--app", "hello", "-c", "8", "--time-budget", "40s",
+	// The workload carries a secret in its query: it is loaded, never
+	// stored, and --resume asks for it again.
+	workload := "/index.php?session=Zt-sess-1"
+	args := []string{"tune", "--app", "hello", "-c", "8", "--time-budget", "40s", "--workload", workload, "--redact", "X-Tenant",
 		"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "--curve", "4,16", "-o", out}
 
 	// Interrupted after a few trials.
@@ -91,6 +94,9 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 	if !strings.Contains(err.Error(), "phptune tune --resume "+ie.RunID) {
 		t.Errorf("the error does not say how to resume: %v", err)
 	}
+	if !strings.Contains(err.Error(), "--workload") {
+		t.Errorf("the error does not say that --resume needs the workload again: %v", err)
+	}
 	if hs, _ := lab.List(); len(hs) != 0 {
 		t.Fatalf("the interrupted tune left labs running: %+v", hs)
 	}
@@ -104,10 +110,17 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 		t.Fatalf("no trial was stored before the interruption")
 	}
 
-	// Resumed to the end.
+	// Resumed to the end, once the workload is given again.
+	if _, errs, code := runCLI(t, "tune", "--resume", ie.RunID, "-o", out); code != 2 || !strings.Contains(errs, "give the workload again with --workload") {
+		t.Errorf("resume without the redacted workload: exit %d\n%s", code, errs)
+	}
+	// Only the shape can be checked: the secret itself was never stored.
+	if _, errs, code := runCLI(t, "tune", "--resume", ie.RunID, "--workload", "/other.php?session=Zt-sess-1", "-o", out); code != 2 || !strings.Contains(errs, "which this one is not") {
+		t.Errorf("resume with another workload: exit %d\n%s", code, errs)
+	}
 	stdout.Reset()
 	stderr.Reset()
-	if err := Run(context.Background(), []string{"tune", "--resume", ie.RunID, "-o", out}, &stdout, &stderr); err != nil {
+	if err := Run(context.Background(), []string{"tune", "--resume", ie.RunID, "--workload", workload, "-o", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr.String())
 	}
 	if n := strings.Count(stderr.String(), "(stored)"); n < len(done) {
@@ -166,6 +179,20 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 	if res.Environment == nil || res.Environment.Versions["php"] == "" {
 		t.Errorf("environment missing: %+v", res.Environment)
 	}
+	// The workload's secret is in no file and not in the database.
+	if res.Workload != "/index.php?session=<redacted>" || !strings.Contains(res.Command, "session=<redacted>") {
+		t.Errorf("result: workload %q, command %q", res.Workload, res.Command)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*"))
+	files = append(files, filepath.Join(home, "results.db"), filepath.Join(home, "results.db-wal"))
+	for _, f := range files {
+		if data, _ := os.ReadFile(f); bytes.Contains(data, []byte("Zt-sess-1")) {
+			t.Errorf("%s holds the workload's secret", f)
+		}
+	}
+	if strings.Contains(stdout.String(), "Zt-sess-1") {
+		t.Errorf("the summary shows the workload's secret")
+	}
 	if hs, _ := lab.List(); len(hs) != 0 {
 		t.Fatalf("the tune left labs running: %+v", hs)
 	}
@@ -221,13 +248,20 @@ func TestCompare(t *testing.T) {
 	if err := os.WriteFile(knobs, []byte("pm=static\npm.max_children=4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := runCLI(t, "compare", "--app", "hello", "-c", "4", "-d", "1s", "--warmup", "200ms", "--rounds", "2", "--json", "default", "s4="+knobs)
+	out, errs, code := runCLI(t, "compare", "--app", "hello", "-c", "4", "-d", "1s", "--warmup", "200ms", "--rounds", "2", "--json",
+		"--workload", "/index.php?session=Zc-sess-1", "default", "s4="+knobs)
 	if code != 0 {
 		t.Fatalf("compare: exit %d\n%s", code, errs)
+	}
+	if strings.Contains(out, "Zc-sess-1") {
+		t.Errorf("compare --json shows the workload's secret:\n%s", out)
 	}
 	var res compareResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("compare --json: %v\n%s", err, out)
+	}
+	if res.Workload != "/index.php?session=<redacted>" {
+		t.Errorf("compare --json: workload %q", res.Workload)
 	}
 	if len(res.Summary) != 2 || res.Summary[1].Label != "s4" || res.Summary[1].MedianRPS <= 0 || res.Summary[0].RatioRPS != 1 {
 		t.Errorf("summary: %+v", res.Summary)
