@@ -2,15 +2,16 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/nginx"
+	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
 
@@ -35,6 +36,10 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err != nil {
 		return err
 	}
+	pool, err := l.poolAccount(acct)
+	if err != nil {
+		return err
+	}
 	unlock, err := lockLab(l.Dir, true)
 	if err != nil {
 		return err
@@ -48,13 +53,13 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	}
 	old := l.Config
 	l.Config = cfg.Clone()
-	if err := l.render(acct); err != nil {
+	if err := l.render(acct, pool); err != nil {
 		l.Config = old
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, fpmBin, nginxBin); err != nil {
+	if err := l.testConfigs(ctx, acct, pool, fpmBin, nginxBin); err != nil {
 		l.Config = old
-		_ = l.render(acct)
+		_ = l.render(acct, pool)
 		return err
 	}
 	state, ownerPID, ownerStart := l.State, l.OwnerPID, l.OwnerStart
@@ -82,7 +87,7 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 			return err
 		}
 	}
-	if err := l.startFPM(ctx, acct, fpmBin); err != nil {
+	if err := l.startFPM(ctx, pool, fpmBin); err != nil {
 		return err
 	}
 	if err := l.startNginx(ctx, acct, nginxBin); err != nil {
@@ -118,21 +123,23 @@ func (l *Lab) stopComponents(names ...string) error {
 	return l.writeState()
 }
 
-// smoke fetches the front page once: a stack that starts but cannot serve
-// its app is a failed lab, not an "up" one.
+// smoke fetches the front page once and records its status, size and
+// title: a stack that starts but cannot serve its app is a failed lab, not
+// an "up" one. An app that could not write its own files says how to run
+// the pool as the account that owns them.
 func (l *Lab) smoke(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", l.URL+"/", nil)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
+	p, err := pagecheck.Fetch(ctx, l.URL+"/")
 	if err != nil {
-		return fmt.Errorf("fetching %s/: %v", l.URL, err)
+		return err
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return fmt.Errorf("the app's front page %s/ answered %s: %.300s", l.URL, resp.Status, body)
+	l.FrontPage = &p
+	if p.Status < 400 {
+		return nil
 	}
-	return nil
+	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, strings.TrimSpace(p.Body))
+	logs, _ := l.Logs("php-fpm", 20)
+	if l.PoolUser == "" && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {
+		msg += fmt.Sprintf("\nthe app could not open its own files as the lab's account %q; if they belong to the app's account (for example www-data), run the pool as it: --user www-data (root only; the app then runs with that account's rights)", l.User)
+	}
+	return errors.New(msg)
 }

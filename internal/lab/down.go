@@ -64,7 +64,9 @@ func untrustedOwner(dir string) (owner, error) {
 	if err != nil {
 		return owner{}, err
 	}
-	return owner{dir: dir, uid: int(acct.UID)}, nil
+	// The pool may have run as another account (--user): the marker, root's
+	// own file, names every account the lab's processes run as.
+	return owner{dir: dir, uids: append([]int{int(acct.UID)}, markerUIDs(dir)...)}, nil
 }
 
 // teardown kills every process of the lab and removes its directory

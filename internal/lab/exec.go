@@ -86,7 +86,9 @@ func (l *Lab) runRecorded(ctx context.Context, cmd *exec.Cmd, component string, 
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		killAll(owner{uid: l.UID, bootID: l.BootID}, []Process{{PID: pid, StartTime: l.Processes[len(l.Processes)-1].StartTime}}, 2*time.Second)
+		o := l.owner()
+		o.dir = ""
+		killAll(o, []Process{{PID: pid, StartTime: l.Processes[len(l.Processes)-1].StartTime}}, 2*time.Second)
 		err = <-done
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("%s did not finish within %v", filepath.Base(cmd.Path), limit)
@@ -135,11 +137,11 @@ func (l *Lab) start(acct *account, component, bin string, args, env []string) (*
 }
 
 // waitDial waits until network/addr accepts connections (from a listener
-// of the lab's account) while pid lives.
-func (l *Lab) waitDial(ctx context.Context, what, network, addr string, pid int) error {
+// running as uid) while pid lives.
+func (l *Lab) waitDial(ctx context.Context, what, network, addr string, uid, pid int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := l.dial(ctx, network, addr)
+		c, err := dialAs(ctx, network, addr, uid)
 		if err == nil {
 			c.Close()
 			return nil
@@ -158,18 +160,27 @@ func (l *Lab) waitDial(ctx context.Context, what, network, addr string, pid int)
 	}
 }
 
-// dial connects to one of the lab's sockets, refusing a unix socket whose
-// listener is not the lab's account.
-func (l *Lab) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialAs connects to one of the lab's sockets, refusing a unix socket whose
+// listener does not run as uid.
+func dialAs(ctx context.Context, network, addr string, uid int) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	return peercred.Dial(dctx, network, addr, l.PeerUID())
+	return peercred.Dial(dctx, network, addr, uid)
 }
 
 // PeerUID is the account the lab's servers run as: the only listener its
 // clients (the observer, the generator's FastCGI mode, the database
 // handles) accept on a unix socket of the lab.
 func (l *Lab) PeerUID() int { return l.UID }
+
+// FPMPeerUID is the account php-fpm's socket listener runs as: the pool's
+// with --user, otherwise the stack's.
+func (l *Lab) FPMPeerUID() int {
+	if l.PoolUser != "" {
+		return l.PoolUID
+	}
+	return l.UID
+}
 
 // noFollow is O_NOFOLLOW for os.OpenFile.
 const noFollow = syscall.O_NOFOLLOW

@@ -82,7 +82,8 @@ func ownPrivateDir(d string, gid int, mode os.FileMode) error {
 			return fmt.Errorf("setting the group of %s: %v", d, err)
 		}
 	}
-	if os.FileMode(st.Mode).Perm() != mode {
+	// o+x alone may stay: a pool of another account (--user) passes through.
+	if perm := os.FileMode(st.Mode).Perm(); perm != mode && perm != mode|0o001 {
 		if err := syscall.Fchmod(fd, uint32(mode)); err != nil {
 			return fmt.Errorf("making %s private: %v", d, err)
 		}

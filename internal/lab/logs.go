@@ -53,9 +53,13 @@ func (l *Lab) Logs(component string, lines int) (string, error) {
 func (l *Lab) readLog(f logFile) ([]byte, error) {
 	var file *os.File
 	var err error
-	if f.dir == (layout{l.Dir}).p(outDir) {
+	y := layout{l.Dir}
+	switch f.dir {
+	case y.p(outDir):
 		file, err = os.OpenFile(f.path(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	} else {
+	case y.p(fpmDir):
+		file, err = openLabFile(f.dir, f.name, l.FPMPeerUID())
+	default:
 		file, err = openLabFile(f.dir, f.name, l.UID)
 	}
 	if err != nil {

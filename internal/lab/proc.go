@@ -83,12 +83,25 @@ func startTime(pid int) uint64 {
 // account and the boot its pids belong to.
 type owner struct {
 	dir    string // "" scans recorded groups only
-	uid    int    // the lab account; only its processes are ever signalled
+	uids   []int  // the lab's accounts; only their processes are ever signalled
 	bootID string // "" for a lab whose boot is unknown: no recorded pid is trusted
 }
 
+func (o owner) ownedBy(uid int) bool {
+	for _, u := range o.uids {
+		if u == uid {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *Lab) owner() owner {
-	return owner{dir: l.Dir, uid: l.UID, bootID: l.BootID}
+	o := owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID}
+	if l.PoolUser != "" {
+		o.uids = append(o.uids, l.PoolUID)
+	}
+	return o
 }
 
 // verified reports whether p still is the process that was recorded: same
@@ -98,7 +111,7 @@ func (o owner) verified(p Process) bool {
 		return false
 	}
 	st, ok := readStat(p.PID)
-	return ok && st.start == p.StartTime && st.uid == o.uid && st.state != "Z"
+	return ok && st.start == p.StartTime && o.ownedBy(st.uid) && st.state != "Z"
 }
 
 // labProcesses finds every live process that belongs to the lab: members of
@@ -129,7 +142,7 @@ func labProcesses(o owner, procs []Process) []int {
 			continue
 		}
 		st, ok := readStat(pid)
-		if !ok || st.state == "Z" || st.uid != o.uid {
+		if !ok || st.state == "Z" || !o.ownedBy(st.uid) {
 			continue
 		}
 		start, inGroup := groups[st.pgrp]
@@ -193,7 +206,7 @@ func killAll(o owner, procs []Process, grace time.Duration) []int {
 func signalAll(o owner, pids []int, sig syscall.Signal) {
 	for _, pid := range pids {
 		st, ok := readStat(pid)
-		if !ok || st.uid != o.uid {
+		if !ok || !o.ownedBy(st.uid) {
 			continue
 		}
 		if st.pgrp == pid {

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/pagecheck"
 )
 
 // Process is one process phptune started for a lab: the leader of its own
@@ -57,6 +60,13 @@ type Lab struct {
 	User string `json:"user"`
 	UID  int    `json:"uid"`
 	GID  int    `json:"gid"`
+	// PoolUser (with its ids) is the account php-fpm runs as when the lab
+	// was started with --user: the app's own account, with its rights.
+	PoolUser string `json:"pool_user,omitempty"`
+	PoolUID  int    `json:"pool_uid,omitempty"`
+	PoolGID  int    `json:"pool_gid,omitempty"`
+	// FrontPage is what GET / answered when the lab came up.
+	FrontPage *pagecheck.Page `json:"front_page,omitempty"`
 	// BootID is the kernel's boot id when the lab started: after a reboot no
 	// recorded pid is trusted.
 	BootID string `json:"boot_id"`
@@ -127,11 +137,39 @@ const markerFile = ".phptune-lab"
 
 const markerText = "phptune lab directory (format 2); remove with: phptune lab down NAME\n"
 
-func writeMarker(dir string) error {
-	return writeOwned(filepath.Join(dir, markerFile), []byte(markerText), 0o644, -1)
+// writeMarker marks dir as a lab and names the accounts its processes run
+// as (the stack's, and the pool's with --user), so even a lab whose state
+// is lost can be stopped without signalling anyone else.
+func writeMarker(dir string, uids []int) error {
+	text := markerText + "uids:"
+	for _, u := range uids {
+		text += " " + strconv.Itoa(u)
+	}
+	return writeOwned(filepath.Join(dir, markerFile), []byte(text+"\n"), 0o644, -1)
+}
+
+func readMarker(dir string) (string, bool) {
+	data, err := readOwnedFile(filepath.Join(dir, markerFile), 1024)
+	return string(data), err == nil && strings.HasPrefix(string(data), markerText)
 }
 
 func hasMarker(dir string) bool {
-	data, err := readOwnedFile(filepath.Join(dir, markerFile), 1024)
-	return err == nil && string(data) == markerText
+	_, ok := readMarker(dir)
+	return ok
+}
+
+// markerUIDs returns the accounts a lab's marker names (none when unmarked).
+func markerUIDs(dir string) []int {
+	text, ok := readMarker(dir)
+	if !ok {
+		return nil
+	}
+	_, list, _ := strings.Cut(text, "uids:")
+	var out []int
+	for _, f := range strings.Fields(list) {
+		if u, err := strconv.Atoi(f); err == nil && u > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -30,6 +30,10 @@ type Options struct {
 	Set []string
 	// Port is the HTTP port on 127.0.0.1; 0 picks a free one.
 	Port int
+	// User, when set (root only), runs php-fpm as this account instead of
+	// phptune's: the app then runs with that account's rights, so it can
+	// write the caches and uploads it owns. root is refused.
+	User string
 	// OwnedBy, when set ("tune", "compare"), makes the lab belong to the
 	// calling process: once that process is gone, the next phptune command
 	// takes the lab down.
@@ -48,6 +52,7 @@ type plan struct {
 	db       *mariadb.Binaries
 	port     int
 	acct     *account
+	pool     *account // php-fpm's account: acct, or the --user one
 	dir      string
 	progress func(string)
 }
@@ -105,6 +110,9 @@ func planUp(opt Options) (*plan, error) {
 	if p.acct, err = stackAccount(); err != nil {
 		return nil, err
 	}
+	if p.pool, err = poolAccount(p.acct, opt.User); err != nil {
+		return nil, err
+	}
 	if err := confpath.CheckHome(Home()); err != nil {
 		return nil, err
 	}
@@ -113,8 +121,13 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	if opt.DocRoot != "" {
-		if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
+		if err := p.pool.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
 			return nil, err
+		}
+		if p.pool != p.acct {
+			if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return p, nil
@@ -153,6 +166,15 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if _, err := EnsureHome(); err != nil {
 		return nil, err
 	}
+	if p.pool != p.acct {
+		// The pool's account must traverse to its lab: home and labs/ get
+		// o+x (others may pass through, never list; every lab is 0750).
+		for _, d := range []string{Home(), Root()} {
+			if err := allowTraverse(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := p.acct.checkReachable(p.dir); err != nil {
 		return nil, err
 	}
@@ -170,11 +192,19 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	}
 	defer unlock()
 	// Root's, readable (not writable) by the stack's group.
-	if err := mkdirOwned(p.dir, -1, p.acct.group(), p.acct.readDirMode()); err != nil {
+	labMode := p.acct.readDirMode()
+	if p.pool != p.acct {
+		labMode = 0o751
+	}
+	if err := mkdirOwned(p.dir, -1, p.acct.group(), labMode); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
-	if err := writeMarker(p.dir); err != nil {
+	uids := []int{int(p.acct.UID)}
+	if p.pool != p.acct {
+		uids = append(uids, int(p.pool.UID))
+	}
+	if err := writeMarker(p.dir, uids); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
@@ -188,6 +218,9 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		Config:         p.cfg,
 		User:           p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
 		BootID: bootID(),
+	}
+	if p.pool != p.acct {
+		l.PoolUser, l.PoolUID, l.PoolGID = p.pool.Name, int(p.pool.UID), int(p.pool.GID)
 	}
 	defer func() {
 		if err != nil {
@@ -220,8 +253,8 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 // its servers.
 func (l *Lab) build(ctx context.Context, p *plan) error {
 	y := layout{l.Dir}
-	say, acct := p.progress, p.acct
-	if err := y.makeDirs(acct); err != nil {
+	say, acct, pool := p.progress, p.acct, p.pool
+	if err := y.makeDirs(acct, pool); err != nil {
 		return err
 	}
 	if l.DocRoot == "" {
@@ -249,12 +282,12 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		}
 		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %s, 'user' => %s, 'password' => %s, 'db' => %s];\n",
 			phpString(y.dbSocket()), phpString(secrets.DBUser), phpString(secrets.DBPassword), phpString(secrets.DBName))
-		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), acct.group()); err != nil {
+		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), pool.group()); err != nil {
 			return err
 		}
 		if p.app.Name == "wordpress" {
 			say("copying WordPress from " + wordpress.Source)
-			if err := l.prepareWordPress(acct, secrets); err != nil {
+			if err := l.prepareWordPress(pool, secrets); err != nil {
 				return err
 			}
 		}
@@ -262,10 +295,10 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if err := l.writeSecrets(secrets); err != nil {
 		return err
 	}
-	if err := l.render(acct); err != nil {
+	if err := l.render(acct, pool); err != nil {
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, p.fpm, p.nginx); err != nil {
+	if err := l.testConfigs(ctx, acct, pool, p.fpm, p.nginx); err != nil {
 		return err
 	}
 	if p.app.NeedsDB {
@@ -282,12 +315,12 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	}
 	if p.app.Name == "wordpress" {
 		say("installing and seeding WordPress")
-		if err := l.installWordPress(ctx, acct, p, secrets); err != nil {
+		if err := l.installWordPress(ctx, acct, pool, p, secrets); err != nil {
 			return err
 		}
 	}
 	say("starting php-fpm")
-	if err := l.startFPM(ctx, acct, p.fpm); err != nil {
+	if err := l.startFPM(ctx, pool, p.fpm); err != nil {
 		return err
 	}
 	say("starting nginx")
@@ -298,8 +331,8 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 }
 
 // prepareWordPress copies Debian's WordPress into the lab's root-owned www/
-// (the stack reads it; only wp-content/uploads is the stack's to write) and
-// renders wp-config.php readable by the stack's group.
+// (the pool reads it; only wp-content/uploads is the pool's to write) and
+// renders wp-config.php readable by the pool's group.
 func (l *Lab) prepareWordPress(acct *account, s Secrets) error {
 	y := layout{l.Dir}
 	dbAcct := mariadb.Account{DB: s.DBName, User: s.DBUser, Password: s.DBPassword}
@@ -315,15 +348,15 @@ func (l *Lab) prepareWordPress(acct *account, s Secrets) error {
 
 // installWordPress runs the installer as the stack account (the admin
 // password in its environment, never in argv) and snapshots the database.
-func (l *Lab) installWordPress(ctx context.Context, acct *account, p *plan, s Secrets) error {
+func (l *Lab) installWordPress(ctx context.Context, acct, pool *account, p *plan, s Secrets) error {
 	y := layout{l.Dir}
 	script := y.p("app", "install.php")
-	if err := writeOwned(script, wordpress.InstallScript(), acct.readFileMode(), acct.group()); err != nil {
+	if err := writeOwned(script, wordpress.InstallScript(), acct.readFileMode(), pool.group()); err != nil {
 		return err
 	}
 	host := strings.TrimPrefix(l.URL, "http://")
 	env := []string{"PHPTUNE_WP_ADMIN_PASSWORD=" + s.WPAdminPassword}
-	if err := l.runQuiet(ctx, acct, "app", p.fpm.CLI, []string{"-d", "memory_limit=512M", script, l.DocRoot, host}, env, nil, 5*time.Minute); err != nil {
+	if err := l.runQuiet(ctx, pool, "app", p.fpm.CLI, []string{"-d", "memory_limit=512M", script, l.DocRoot, host}, env, nil, 5*time.Minute); err != nil {
 		return fmt.Errorf("installing WordPress failed: %w", err)
 	}
 	return l.snapshot(ctx, acct, p.db, s.DBName)
@@ -336,7 +369,7 @@ func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) err
 		return err
 	}
 	network, addr := l.FPMAddr()
-	return l.waitDial(ctx, "php-fpm", network, addr, cmd.Process.Pid)
+	return l.waitDial(ctx, "php-fpm", network, addr, l.FPMPeerUID(), cmd.Process.Pid)
 }
 
 func (l *Lab) startNginx(ctx context.Context, acct *account, bin string) error {
@@ -345,7 +378,7 @@ func (l *Lab) startNginx(ctx context.Context, acct *account, bin string) error {
 	if err != nil {
 		return err
 	}
-	return l.waitDial(ctx, "nginx", "tcp", strings.TrimPrefix(l.URL, "http://"), cmd.Process.Pid)
+	return l.waitDial(ctx, "nginx", "tcp", strings.TrimPrefix(l.URL, "http://"), l.PeerUID(), cmd.Process.Pid)
 }
 
 // FPMAddr returns php-fpm's socket as a network and address for net.Dial.

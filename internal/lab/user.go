@@ -56,6 +56,56 @@ func (a *account) sysProcAttr() *syscall.SysProcAttr {
 	return attr
 }
 
+// poolAccount is the account php-fpm runs as: the stack's, or name's
+// (--user), which only root can start processes as, and never root itself.
+func poolAccount(stack *account, name string) (*account, error) {
+	if name == "" || name == stack.Name {
+		return stack, nil
+	}
+	if !stack.root {
+		return nil, fmt.Errorf("--user %s: only root can run the pool as another account; run phptune as root, or leave --user out to run it as yourself", name)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("--user %s: no such account on this machine (%v); give the account that owns the app's files, e.g. www-data", name, err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	if uid == 0 || gid == 0 {
+		return nil, fmt.Errorf("--user %s: the pool never runs as root (uid %d, gid %d): PHP code in a lab could then act as root; give the app's own account, e.g. www-data", name, uid, gid)
+	}
+	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
+}
+
+// poolAccount is the lab's pool account, checked against the ids recorded
+// when it started (an account removed and made again is refused).
+func (l *Lab) poolAccount(stack *account) (*account, error) {
+	if l.PoolUser == "" {
+		return stack, nil
+	}
+	a, err := poolAccount(stack, l.PoolUser)
+	if err != nil {
+		return nil, err
+	}
+	if int(a.UID) != l.PoolUID || int(a.GID) != l.PoolGID {
+		return nil, fmt.Errorf("lab %s runs its pool as %s (uid %d, gid %d), which is now uid %d, gid %d; take the lab down and up again", l.Name, l.PoolUser, l.PoolUID, l.PoolGID, a.UID, a.GID)
+	}
+	return a, nil
+}
+
+// allowTraverse adds o+x to one of phptune's own directories, so a pool of
+// another account (--user) can pass through it to its lab.
+func allowTraverse(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o001 != 0 {
+		return nil
+	}
+	return mkdirOwned(dir, -1, -1, st.Mode().Perm()|0o001)
+}
+
 // ids returns the uid and gid that lab-writable directories get: the stack
 // account's when phptune runs as root, -1 (unchanged) otherwise.
 func (a *account) ids() (uid, gid int) {

@@ -69,7 +69,7 @@ func ForLab(l *lab.Lab) (cfg Config, close func(), err error) {
 		if path == "" {
 			path = "/fpm-status"
 		}
-		cfg.FPM = []FPMSource{{Pool: "www", Fetch: FPMFetcher(network, addr, path, l.PeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
+		cfg.FPM = []FPMSource{{Pool: "www", Fetch: FPMFetcher(network, addr, path, l.FPMPeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
 		cfg.Sockets = append(cfg.Sockets, Socket{Owner: ComponentFPM, Addr: l.FPMListen})
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {

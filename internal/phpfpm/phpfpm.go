@@ -77,9 +77,14 @@ type Paths struct {
 	SlowLog    string
 	// AsRoot adds user/group lines; the lab never runs php-fpm as root, so
 	// it leaves this false and php-fpm runs the pool as its own user.
-	AsRoot   bool
-	User     string
-	PoolName string
+	AsRoot bool
+	User   string
+	// ListenMode, when set, is the unix socket's mode for a master that
+	// does not run as root (default 0600: only the pool's own account may
+	// connect). The lab sets 0666 when php-fpm runs as the app's account
+	// and the socket's directory is what keeps others out.
+	ListenMode string
+	PoolName   string
 	// ExtraPool holds extra pool settings as "name = value" lines, e.g.
 	// env[...] for apps. The value is written as a quoted string, so it
 	// may be a path.
@@ -227,7 +232,14 @@ func renderPool(cfg knob.Config, p Paths) (string, error) {
 		r.w("listen.group = %s", p.User)
 		r.w("listen.mode = 0660")
 	} else if cfg["listen"] == "unix" {
-		r.w("listen.mode = 0600")
+		mode := p.ListenMode
+		if mode == "" {
+			mode = "0600"
+		}
+		if len(mode) != 4 || strings.Trim(mode, "01234567") != "" {
+			r.fail(fmt.Errorf("php-fpm listen.mode %q: want four octal digits", mode))
+		}
+		r.w("listen.mode = %s", mode)
 	} else {
 		r.w("listen.allowed_clients = 127.0.0.1")
 	}
