@@ -157,7 +157,7 @@ func environment(ctx context.Context) *results.Environment {
 // addRedactFlag adds --redact NAME to a command that records requests or
 // command lines.
 func addRedactFlag(fl *pflag.FlagSet, names *[]string) {
-	fl.StringArrayVar(names, "redact", nil, "also treat NAME as secret: the values of headers, form fields, query parameters and flags called NAME are replaced by <redacted> in the results database, the JSON, text and HTML (repeatable; Authorization, Cookie and names with key, token, pass, password, passwd, secret, auth or session are always redacted)")
+	fl.StringArrayVar(names, "redact", nil, "also treat `NAME` as secret: the values of headers, form fields, query parameters and flags called NAME are replaced by <redacted> in the results database, the JSON, text and HTML (repeatable; Authorization, Cookie and names with key, token, pass, password, passwd, secret, auth or session are always redacted)")
 }
 
 // checkRedactNames refuses --redact values that are not names (a whole
