@@ -6,7 +6,8 @@
 //
 // A name is secret (IsSecretName) when it is one of the credential headers
 // Authorization, Proxy-Authorization, Cookie and Set-Cookie, when one of its
-// words is key, token, pass, password, passwd, secret, auth or session, or
+// words is key, token, pass, password, passwd, pwd, secret, salt,
+// credential(s), auth or session, or
 // when the user named it with --redact. Words are split on '-', '_', '.',
 // '[' and ']', case-insensitively, so X-Api-Key, pwd_pass, mariadb.password
 // and user[pass] are secret while compass, keyboard and Keep-Alive are not.
@@ -27,6 +28,9 @@ const Placeholder = "<redacted>"
 var secretWords = map[string]bool{
 	"key": true, "token": true, "pass": true, "password": true, "passwd": true,
 	"secret": true, "auth": true, "session": true,
+	// Beyond the first list: WordPress's NONCE_SALT and friends, and the
+	// usual spellings of a credential field.
+	"pwd": true, "salt": true, "credential": true, "credentials": true,
 }
 
 // secretHeaders are secret whole, though no word of theirs is.

@@ -23,6 +23,10 @@ func TestIsSecretName(t *testing.T) {
 		{"password", nil, true},
 		{"DB_PASSWORD", nil, true},
 		{"passwd", nil, true},
+		{"NONCE_SALT", nil, true},
+		{"db_pwd", nil, true},
+		{"X-Credentials", nil, true},
+		{"saltwater", nil, false},
 		{"client_secret", nil, true},
 		{"X-Auth-Token", nil, true},
 		{"PHPSESSID", nil, false}, // one word; name it with --redact
@@ -39,7 +43,7 @@ func TestIsSecretName(t *testing.T) {
 		{"author", nil, false},
 		{"Authorization-Mode", nil, false}, // only the header itself
 		{"pm.max_children", nil, false},
-		{"pwd", nil, false},
+		{"pwd", nil, true}, // WordPress's login form field
 		{"X-Tenant", []string{"x-tenant"}, true},
 		{"X-Tenant-Id", []string{"x-tenant"}, false}, // extra names are whole names
 		{"", []string{""}, false},
@@ -81,7 +85,7 @@ func TestForm(t *testing.T) {
 		want  string
 	}{
 		{"a=1&pwd_pass=x", nil, "a=1&pwd_pass=<redacted>"},
-		{"log=admin&pwd=hunter2&wp-submit=Log+In", nil, "log=admin&pwd=hunter2&wp-submit=Log+In"},
+		{"log=admin&pwd=hunter2&wp-submit=Log+In", nil, "log=admin&pwd=<redacted>&wp-submit=Log+In"},
 		{"log=admin&pwd=hunter2", []string{"pwd"}, "log=admin&pwd=<redacted>"},
 		{"user%5Bpass%5D=x&b=2", nil, "user%5Bpass%5D=<redacted>&b=2"},
 		{"api%5Fkey=x", nil, "api%5Fkey=<redacted>"},
