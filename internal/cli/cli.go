@@ -89,6 +89,11 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 130 interrupted.`,
 // error, if any, without printing it.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	env := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Args: args}
+	// A tune or compare killed outright (SIGKILL, the OOM killer) leaves
+	// its lab; the next command says so and takes it down.
+	for _, h := range lab.ReapOrphans() {
+		fmt.Fprintf(stderr, "phptune: lab %s %s\n", h.Lab.Name, h.Status)
+	}
 	root := newRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -347,7 +347,10 @@ func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, erro
 				host = u.Host
 			}
 			o.Target = load.Target{Protocol: "fcgi", Network: network, Address: addr, Host: host, DocRoot: l.DocRoot,
-				Display: "fcgi://" + l.FPMListen + " (lab " + l.Name + ") " + reqPath}
+				Display: "fcgi://" + l.FPMListen + " (lab " + l.Name + ") " + reqPath,
+				// The socket's directory is the lab's to write: every
+				// connection checks who listens before it sends.
+				CheckPeer: true, PeerUID: l.FPMPeerUID()}
 			p, _, _ := strings.Cut(reqPath, "?")
 			if f.scriptFilename == "" && !strings.HasSuffix(p, ".php") {
 				// Not a script path: the front controller serves it, as

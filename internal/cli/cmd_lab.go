@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/pagecheck"
 )
 
 func init() { register(newLabCmd) }
@@ -103,6 +104,9 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
 				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
 			}
+			if err := lab.CheckPoolUser(opt.User); err != nil {
+				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
+			}
 			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
 				return err
@@ -117,6 +121,11 @@ func newLabUpCmd(env *Env) *cobra.Command {
 				return printJSON(env, l)
 			}
 			printLab(env, l)
+			if l.FrontPage != nil {
+				if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
+					fmt.Fprintf(env.Stderr, "warning: the front page's title reads like an error or setup page (%q): check the app before measuring it\n", word)
+				}
+			}
 			fmt.Fprintf(env.Stdout, "\nTake it down with: phptune lab down %s\n", l.Name)
 			return nil
 		},
@@ -128,6 +137,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
+	f.StringVar(&opt.User, "user", "", "run php-fpm as this account (root only; not root): the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns")
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
 }
@@ -151,7 +161,14 @@ func printLab(env *Env, l *lab.Lab) {
 		fmt.Fprintf(w, "mariadb:    %s\n", l.MariaDBSocket)
 	}
 	fmt.Fprintf(w, "dir:        %s\n", l.Dir)
-	fmt.Fprintf(w, "runs as:    %s\n", l.User)
+	if l.PoolUser != "" {
+		fmt.Fprintf(w, "runs as:    %s (php-fpm as %s, with that account's rights)\n", l.User, l.PoolUser)
+	} else {
+		fmt.Fprintf(w, "runs as:    %s\n", l.User)
+	}
+	if p := l.FrontPage; p != nil {
+		fmt.Fprintf(w, "front page: %s\n", p)
+	}
 	if o := l.Config.Overrides(); len(o) > 0 {
 		fmt.Fprintf(w, "knobs:      %s (the rest as the distro ships)\n", strings.Join(o, " "))
 	} else {

@@ -39,6 +39,7 @@ func init() { register(newTuneCmd) }
 // tuneFlags are phptune tune's command line.
 type tuneFlags struct {
 	labName, app, docroot string
+	user                  string
 	workload, objective   string
 	slo, maxErrors        string
 	memoryBudget          string
@@ -97,6 +98,7 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.StringVar(&f.labName, "lab", "", "tune this running lab (see phptune lab status)")
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
+	fl.StringVar(&f.user, "user", "", "run the lab's php-fpm as this account (root only; not root): the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns")
 	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput or latency")
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'")
@@ -249,6 +251,12 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 				return nil, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
 			}
 		}
+		if f.labName != "" && f.user != "" {
+			return nil, usageErr("Try: phptune lab up --user "+f.user+" ..., then phptune tune --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
+		}
+		if err := lab.CheckPoolUser(f.user); err != nil {
+			return nil, usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
+		}
 		if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
 			return nil, usageErr("Try: phptune lab up --knobs FILE, then phptune tune --lab NAME", "--lab tunes the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
 		}
@@ -294,7 +302,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	p.budgetMsg = msg
 	p.opt = tune.Options{
 		Command: command, App: f.app, Workload: f.workload, Objective: f.objective,
-		Lab: f.labName, DocRoot: f.docroot, Conns: f.conns,
+		Lab: f.labName, DocRoot: f.docroot, User: f.user, Conns: f.conns,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy,
@@ -527,7 +535,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		if opt.DocRoot != "" {
 			app = "" // the result names it "docroot"
 		}
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, Set: set, OwnedBy: "tune"})
+		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, User: opt.User, Set: set, OwnedBy: "tune"})
 		if err != nil {
 			return err
 		}

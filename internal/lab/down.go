@@ -217,3 +217,28 @@ func deadReason(l *Lab) string {
 	}
 	return ""
 }
+
+// ReapOrphans takes down every lab made by a tune or compare (OwnedBy)
+// whose owner is gone — killed, or dead with the machine's OOM killer —
+// and returns what it did, for the next phptune command to say. Labs made
+// by `lab up`, busy labs and unmarked directories are left alone.
+func ReapOrphans() []Health {
+	entries, err := os.ReadDir(Root())
+	if err != nil {
+		return nil
+	}
+	var out []Health
+	for _, e := range entries {
+		if !e.IsDir() || CheckName(e.Name()) != nil {
+			continue
+		}
+		l, err := readState(e.Name())
+		if err != nil || l.OwnedBy == "" || ownerAlive(l) {
+			continue
+		}
+		if h := inspect(e.Name()); strings.HasPrefix(h.Status, "cleaned") || strings.HasPrefix(h.Status, "dead") {
+			out = append(out, h)
+		}
+	}
+	return out
+}

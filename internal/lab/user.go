@@ -77,6 +77,17 @@ func poolAccount(stack *account, name string) (*account, error) {
 	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
 }
 
+// CheckPoolUser refuses a --user value before anything starts: only root
+// may give one, root itself never, and the account must exist.
+func CheckPoolUser(name string) error {
+	if name == "" || name == StackUser {
+		return nil
+	}
+	stack := &account{Name: StackUser, root: os.Geteuid() == 0}
+	_, err := poolAccount(stack, name)
+	return err
+}
+
 // poolAccount is the lab's pool account, checked against the ids recorded
 // when it started (an account removed and made again is refused).
 func (l *Lab) poolAccount(stack *account) (*account, error) {

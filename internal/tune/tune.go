@@ -73,8 +73,10 @@ type Options struct {
 	// Lab and DocRoot record how the caller built the stack (a lab the
 	// user runs, or a lab of its own for App or DocRoot), so --resume can
 	// build it again. The tuner does not read them.
-	Lab       string      `json:"lab,omitempty"`
-	DocRoot   string      `json:"docroot,omitempty"`
+	Lab     string `json:"lab,omitempty"`
+	DocRoot string `json:"docroot,omitempty"`
+	// User is the account the lab of its own runs php-fpm as (--user).
+	User      string      `json:"user,omitempty"`
 	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
 	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
 	// Conns is the workload's concurrency (default 50).
