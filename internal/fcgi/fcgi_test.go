@@ -298,7 +298,7 @@ func FuzzParser(f *testing.F) {
 	f.Add([]byte{1, 6, 0, 1, 0xff, 0xff, 0xff, 0}, uint8(5))
 	f.Add([]byte{1, 6, 0, 1, 0, 5, 0, 0, 'A', ':', 'b', '\n', '\n', 1, 3, 0, 1, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
-		p := Parser{ReqID: 1, Collect: true, MaxHead: 1024, MaxBody: 1 << 16}
+		p := Parser{ReqID: 1, Collect: true, MaxHead: 1024, MaxBody: 1 << 16, KeepBody: 5}
 		s := int(step)%17 + 1
 		for in := data; len(in) > 0 && !p.Done(); {
 			n := s
@@ -321,8 +321,45 @@ func FuzzParser(f *testing.F) {
 		if len(p.head) > 1024 || len(p.body)+len(p.stderr) > 1<<16 {
 			t.Fatal("bounds exceeded")
 		}
+		if int64(len(p.Body())) != min(p.BodyLen, 5) || !bytes.HasPrefix(p.body, p.Body()) {
+			t.Fatalf("kept %q of a %d-byte body (limit 5)", p.Body(), p.BodyLen)
+		}
 		if p.Done() {
 			_, _ = p.Response()
 		}
 	})
+}
+
+func TestParserKeepBody(t *testing.T) {
+	// The body split over two STDOUT records, the head in the first.
+	in := AppendRecord(nil, TypeStdout, 1, []byte("Content-type: text/html\r\n\r\nHello, "))
+	in = AppendRecord(in, TypeStdout, 1, []byte("world"))
+	in = AppendRecord(in, TypeStderr, 1, []byte("PHP Notice: x"))
+	in = AppendRecord(in, TypeEndRequest, 1, []byte{0, 0, 0, 0, 0, 0, 0, 0})
+	tests := []struct {
+		keep int
+		want string
+	}{{0, ""}, {3, "Hel"}, {9, "Hello, wo"}, {1 << 16, "Hello, world"}}
+	for _, tc := range tests {
+		for _, step := range []int{len(in), 1, 5} {
+			t.Run(fmt.Sprintf("keep%d/step%d", tc.keep, step), func(t *testing.T) {
+				p := Parser{ReqID: 1, KeepBody: tc.keep}
+				p.Reset()
+				for b := in; len(b) > 0 && !p.Done(); {
+					n, err := p.Feed(b[:min(step, len(b))])
+					if err != nil {
+						t.Fatal(err)
+					}
+					b = b[n:]
+				}
+				if got := string(p.Body()); got != tc.want {
+					t.Fatalf("Body() = %q, want %q", got, tc.want)
+				}
+				p.Reset()
+				if len(p.Body()) != 0 {
+					t.Fatal("Reset kept the previous body")
+				}
+			})
+		}
+	}
 }

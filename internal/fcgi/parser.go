@@ -27,6 +27,10 @@ type Parser struct {
 	// MaxBody bounds what Collect keeps of STDOUT plus STDERR (unbounded
 	// when 0; only meaningful with Collect).
 	MaxBody int
+	// KeepBody, when positive, keeps the first KeepBody bytes of the body
+	// (STDOUT after the CGI head) for Body, without Collect's cost or its
+	// limit error. Zero, the default, keeps nothing.
+	KeepBody int
 
 	// Status is the CGI status (200 when the head had no Status:), valid
 	// once the head is complete.
@@ -57,12 +61,13 @@ type Parser struct {
 	done     bool
 	body     []byte
 	stderr   []byte
+	kept     []byte
 }
 
 // Reset prepares p for the next response, keeping its buffers.
 func (p *Parser) Reset() {
-	*p = Parser{ReqID: p.ReqID, Collect: p.Collect, MaxHead: p.MaxHead, MaxBody: p.MaxBody,
-		head: p.head[:0], body: p.body[:0], stderr: p.stderr[:0]}
+	*p = Parser{ReqID: p.ReqID, Collect: p.Collect, MaxHead: p.MaxHead, MaxBody: p.MaxBody, KeepBody: p.KeepBody,
+		head: p.head[:0], body: p.body[:0], stderr: p.stderr[:0], kept: p.kept[:0]}
 	p.ContentLength = -1
 	p.started = true
 }
@@ -173,8 +178,15 @@ func (p *Parser) content(c []byte) error {
 	return nil
 }
 
+// Body returns the start of the body kept so far (at most KeepBody bytes).
+// It is valid until the next Reset.
+func (p *Parser) Body() []byte { return p.kept }
+
 func (p *Parser) bodyBytes(c []byte) error {
 	p.BodyLen += int64(len(c))
+	if room := p.KeepBody - len(p.kept); room > 0 {
+		p.kept = append(p.kept, c[:min(room, len(c))]...)
+	}
 	if p.Collect {
 		if p.MaxBody > 0 && len(p.body)+len(p.stderr)+len(c) > p.MaxBody {
 			return protoErr("response larger than %d bytes", p.MaxBody)

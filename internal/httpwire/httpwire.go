@@ -69,6 +69,12 @@ type Parser struct {
 	Close bool
 	// BodyLen counts body bytes (chunk data without framing).
 	BodyLen int64
+	// KeepBody, when positive, keeps the first KeepBody bytes of the body
+	// (chunk data without framing) for Body. Zero, the default, keeps
+	// nothing and costs nothing.
+	KeepBody int
+
+	kept []byte
 
 	st       state
 	head     []byte
@@ -82,7 +88,18 @@ type Parser struct {
 
 // Reset prepares p for the next response, keeping its head buffer.
 func (p *Parser) Reset() {
-	*p = Parser{MaxHead: p.MaxHead, NoBody: p.NoBody, head: p.head[:0], ContentLength: -1}
+	*p = Parser{MaxHead: p.MaxHead, NoBody: p.NoBody, KeepBody: p.KeepBody, head: p.head[:0], kept: p.kept[:0], ContentLength: -1}
+}
+
+// Body returns the start of the body kept so far (at most KeepBody bytes).
+// It is valid until the next Reset.
+func (p *Parser) Body() []byte { return p.kept }
+
+// keep appends the part of b that fits under KeepBody.
+func (p *Parser) keep(b []byte) {
+	if room := p.KeepBody - len(p.kept); room > 0 {
+		p.kept = append(p.kept, b[:min(room, len(b))]...)
+	}
 }
 
 // Done reports whether the response is complete.
@@ -114,6 +131,9 @@ func (p *Parser) Feed(b []byte) (int, error) {
 			}
 			p.left -= n
 			p.BodyLen += n
+			if p.KeepBody > len(p.kept) {
+				p.keep(b[:n])
+			}
 			b = b[n:]
 			if p.left == 0 {
 				if p.st == stBody {
@@ -149,6 +169,9 @@ func (p *Parser) Feed(b []byte) (int, error) {
 			b = b[n:]
 		case stUntilClose:
 			p.BodyLen += int64(len(b))
+			if p.KeepBody > len(p.kept) {
+				p.keep(b)
+			}
 			b = b[len(b):]
 		}
 	}

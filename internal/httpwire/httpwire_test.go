@@ -150,7 +150,7 @@ func FuzzParser(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), uint8(5), true)
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nx"), uint8(2), false)
 	f.Fuzz(func(t *testing.T, data []byte, step uint8, noBody bool) {
-		p := Parser{MaxHead: 2048}
+		p := Parser{MaxHead: 2048, KeepBody: 5}
 		p.Reset()
 		p.NoBody = noBody
 		s := int(step)%13 + 1
@@ -171,8 +171,49 @@ func FuzzParser(f *testing.F) {
 		if cap(p.head) > 4096 {
 			t.Fatalf("head buffer %d", cap(p.head))
 		}
+		if int64(len(p.Body())) != min(p.BodyLen, 5) {
+			t.Fatalf("kept %d body bytes of %d (limit 5)", len(p.Body()), p.BodyLen)
+		}
 		if err := p.EOF(); err != nil && !errors.Is(err, ErrTruncated) {
 			t.Fatalf("EOF: %v", err)
 		}
 	})
+}
+
+func TestKeepBody(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		keep int
+		want string
+	}{
+		{"off", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 0, ""},
+		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 64, "hello"},
+		{"bounded", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 3, "hel"},
+		{"chunked without framing", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", 64, "hello world"},
+		{"chunked bounded across chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", 8, "hello wo"},
+		{"until close", "HTTP/1.0 200 OK\r\n\r\nabc", 64, "abc"},
+		{"after 100 continue", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 64, "ok"},
+	}
+	for _, tc := range tests {
+		for _, step := range []int{len(tc.in), 1, 4} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, step), func(t *testing.T) {
+				p := Parser{KeepBody: tc.keep}
+				// A previous response's body must not leak into this one.
+				p.Reset()
+				p.Feed([]byte("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nold"))
+				p.Reset()
+				for in := []byte(tc.in); len(in) > 0 && !p.Done(); {
+					n, err := p.Feed(in[:min(step, len(in))])
+					if err != nil {
+						t.Fatal(err)
+					}
+					in = in[n:]
+				}
+				if got := string(p.Body()); got != tc.want {
+					t.Fatalf("Body() = %q, want %q", got, tc.want)
+				}
+			})
+		}
+	}
 }
