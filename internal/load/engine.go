@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -73,6 +74,12 @@ type run struct {
 	// checkPeer: each unix connection checks its listener's uid.
 	checkPeer bool
 	peerFail  atomic.Bool
+	// expect is Options.Expect compiled; nil keeps no body byte.
+	expect *regexp.Regexp
+	// unexpected describes the first body that did not match, for the
+	// warning (written once, under unexpectedOnce).
+	unexpectedOnce atomic.Bool
+	unexpected     string
 }
 
 type loop struct {
@@ -290,6 +297,10 @@ wait:
 	if b.ErrorsByClass[ClassFCGIStderr] > 0 && !o.FailOnStderr {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d responses carried php-fpm stderr output (PHP notices or errors); see them with phptune fcgi-style requests or the pool's error log", b.ErrorsByClass[ClassFCGIStderr]))
 	}
+	if n := b.ErrorsByClass[ClassUnexpectedBody]; n > 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d responses did not match --expect %q (matched against the first %d KiB of each body); the first: %s",
+			n, o.Expect, ExpectBodyLimit>>10, r.unexpected))
+	}
 	if b.Requests > 0 && b.Requests == b.ErrorsByClass[ClassConnectRefused] {
 		return b, fmt.Errorf("every connection to %s was refused: is the server running and listening there? (start a lab with: phptune lab up)", o.Target.Display)
 	}
@@ -335,6 +346,9 @@ func (r *run) prepare() error {
 		return fmt.Errorf("target address %q: %w", o.Target.Address, err)
 	}
 	r.rawSA = a
+	if r.expect, err = CompileExpect(o.Expect); err != nil {
+		return err
+	}
 	r.checkPeer = o.Target.CheckPeer && r.family == unix.AF_UNIX
 	if r.checkPeer {
 		// Say it clearly up front; every connection checks again.
@@ -448,6 +462,9 @@ func newLoop(r *run, id int) (*loop, error) {
 	for i := range l.conns {
 		c := &l.conns[i]
 		c.fd = -1
+		if r.expect != nil {
+			c.hp.KeepBody, c.fp.KeepBody = ExpectBodyLimit, ExpectBodyLimit
+		}
 		c.hp.Reset()
 		c.fp.ReqID = 1
 		c.fp.MaxBody = 0
@@ -981,6 +998,18 @@ func (l *loop) complete(i int32) {
 			failed, cl = true, cStatus4xx
 		}
 	}
+	if !failed && l.r.expect != nil && status >= 200 && status < 300 && status != 204 && !l.r.noBody[c.req] {
+		body := c.hp.Body()
+		if l.r.fcgi {
+			body = c.fp.Body()
+		}
+		if !l.r.expect.Match(body) {
+			failed, cl = true, cUnexpectedBody
+			if l.r.unexpectedOnce.CompareAndSwap(false, true) {
+				l.r.unexpected = describeBody(l.r.o.Requests[c.req], status, body)
+			}
+		}
+	}
 	if !failed && l.r.o.CheckLength {
 		ref := &l.r.lenRef[c.req]
 		if !ref.CompareAndSwap(-1, bodyLen) && ref.Load() != bodyLen {
@@ -1034,6 +1063,24 @@ func (l *loop) finish(i int32, failed bool, cl class) {
 	}
 	l.send(i)
 }
+
+// describeBody names a response that did not match Options.Expect by its
+// request, status and title (or the start of its body).
+func describeBody(q Request, status int, body []byte) string {
+	m := q.Method
+	if m == "" {
+		m = "GET"
+	}
+	what := "an empty body"
+	if t := titleRE.FindSubmatch(body); t != nil {
+		what = fmt.Sprintf("title %.120q", strings.Join(strings.Fields(string(t[1])), " "))
+	} else if len(body) > 0 {
+		what = fmt.Sprintf("a body starting %.120q", body)
+	}
+	return fmt.Sprintf("%s %s answered %d with %s", m, q.Path, status, what)
+}
+
+var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title\s*>`)
 
 // countBefore is the number of request indexes k whose intended time is
 // before t (bisection: schedules are monotonic).

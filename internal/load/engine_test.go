@@ -365,6 +365,7 @@ func TestValidate(t *testing.T) {
 		{"rate with n", func(o *Options) { o.Pacer = ConstantPacer{Rate: 1}; o.N = 5 }},
 		{"fcgi without script", func(o *Options) { o.Target.Protocol = "fcgi" }},
 		{"negative", func(o *Options) { o.Connections = -1 }},
+		{"bad expect", func(o *Options) { o.Expect = "a(" }},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
@@ -541,5 +542,129 @@ func TestPeerCheckRefusesAStrangersSocket(t *testing.T) {
 	o.Duration = 100 * time.Millisecond
 	if _, err := Run(context.Background(), o); err != nil && strings.Contains(err.Error(), "lab's account") {
 		t.Fatalf("own socket refused: %v", err)
+	}
+}
+
+// pageServer answers each path with its own response, chunked or not.
+func pageServer(t *testing.T) *rawServer {
+	big := strings.Repeat("x", 70<<10)
+	return newRawServer(t, func(s *rawServer, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			var resp string
+			switch req.URL.Path {
+			case "/good":
+				resp = "HTTP/1.1 200 OK\r\nContent-Length: 38\r\n\r\n<title>Blog</title><p>Welcome back</p>"
+			case "/chunked": // "Welcome" split across chunks
+				resp = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n<p>Welc\r\n8\r\nome</p>\n\r\n0\r\n\r\n"
+			case "/setup":
+				resp = "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n<title>Setup error</title>data dir gone."
+			case "/late": // the word beyond ExpectBodyLimit
+				resp = fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%sWelcome", len(big)+7, big)
+			case "/redirect":
+				resp = "HTTP/1.1 302 Found\r\nLocation: /good\r\nContent-Length: 0\r\n\r\n"
+			case "/head":
+				resp = "HTTP/1.1 200 OK\r\nContent-Length: 38\r\n\r\n"
+			default:
+				resp = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\nerror"
+			}
+			io.WriteString(c, resp)
+			if req.Header.Get("Connection") == "close" {
+				return
+			}
+		}
+	})
+}
+
+func TestExpect(t *testing.T) {
+	s := pageServer(t)
+	tests := []struct {
+		path, method string
+		unexpected   bool
+		class        string // the error class, "" for success
+	}{
+		{"/good", "GET", false, ""},
+		{"/chunked", "GET", false, ""},
+		{"/setup", "GET", true, ClassUnexpectedBody},
+		{"/late", "GET", true, ClassUnexpectedBody},
+		{"/redirect", "GET", false, ""},
+		{"/head", "HEAD", false, ""},
+		{"/error", "GET", false, ClassStatus5xx},
+	}
+	for _, tc := range tests {
+		for _, ka := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/keepalive=%v", tc.path, ka), func(t *testing.T) {
+				o := httpOpts(s)
+				o.Requests = []Request{{Method: tc.method, Path: tc.path}}
+				o.Connections, o.N, o.KeepAlive, o.Expect = 2, 200, ka, `Wel+come`
+				res, err := Run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := int64(0)
+				if tc.class != "" {
+					want = 200
+				}
+				if res.Requests != 200 || res.Errors != want || (tc.class != "" && res.ErrorsByClass[tc.class] != 200) {
+					t.Fatalf("requests %d errors %d %v", res.Requests, res.Errors, res.ErrorsByClass)
+				}
+				warned := strings.Contains(strings.Join(res.Warnings, "\n"), "did not match --expect")
+				if warned != tc.unexpected {
+					t.Fatalf("warnings %q", res.Warnings)
+				}
+				if tc.path == "/setup" && !strings.Contains(res.Warnings[0], `GET /setup answered 200 with title "Setup error"`) {
+					t.Fatalf("warning does not name the page: %q", res.Warnings[0])
+				}
+			})
+		}
+	}
+	// Without Expect nothing is matched: the setup page is a success.
+	o := httpOpts(s)
+	o.Requests, o.N = []Request{{Path: "/setup"}}, 50
+	if res, err := Run(context.Background(), o); err != nil || res.Errors != 0 {
+		t.Fatalf("%v %v", err, res.ErrorsByClass)
+	}
+	o.Expect = "(unclosed"
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not a valid regular expression") {
+		t.Fatalf("bad expression: %v", err)
+	}
+}
+
+func TestExpectFastCGI(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "fpm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go fcgi.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/setup.php" {
+			io.WriteString(w, "<title>Database connection error</title>")
+			return
+		}
+		io.WriteString(w, "<title>Blog</title>")
+		w.(http.Flusher).Flush() // the body in two STDOUT records
+		io.WriteString(w, strings.Repeat("p", 1000)+"Welcome")
+	}))
+	for _, tc := range []struct {
+		path string
+		errs int64
+	}{{"/index.php", 0}, {"/setup.php", 300}} {
+		for _, ka := range []bool{false, true} {
+			o := Options{Target: Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: "/srv/www"},
+				Requests: []Request{{Path: tc.path}}, Connections: 3, N: 300, KeepAlive: ka, Timeout: 2 * time.Second, Expect: "Welcome"}
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != 300 || res.Errors != tc.errs || res.ErrorsByClass[ClassUnexpectedBody] != tc.errs {
+				t.Fatalf("%s keepalive=%v: requests %d errors %d %v", tc.path, ka, res.Requests, res.Errors, res.ErrorsByClass)
+			}
+		}
 	}
 }

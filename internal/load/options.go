@@ -25,6 +25,7 @@ package load
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 )
 
@@ -113,6 +114,15 @@ type Options struct {
 	// first successful response to the same request as length_mismatch
 	// errors (ab's default; off by default because dynamic pages vary).
 	CheckLength bool
+	// Expect, when set, is a regular expression (Go syntax, RE2) that the
+	// body of every 2xx response with a body must match; one that does not
+	// is an unexpected_body error. It is matched against the first
+	// ExpectBodyLimit bytes of the body (after chunked framing is removed;
+	// the generator asks for no compression). Responses to HEAD, 204 and
+	// 1xx, 3xx (a redirect's body is a placeholder: a comment POST answers
+	// 302), 4xx and 5xx (already errors) are not matched. Empty: no body
+	// byte is kept and nothing is matched.
+	Expect string
 	// FailOnStderr counts FastCGI responses with FCGI_STDERR output (PHP
 	// notices, warnings, errors) as fcgi_stderr errors (default: counted
 	// in errors_by_class only, the request is a success).
@@ -153,6 +163,9 @@ func (o *Options) Validate() error {
 		if o.Target.Protocol == "fcgi" && r.ScriptFilename == "" && o.Target.DocRoot == "" {
 			return fmt.Errorf("request %d (%s): FastCGI needs a script filename or a document root", i+1, r.Path)
 		}
+	}
+	if _, err := CompileExpect(o.Expect); err != nil {
+		return err
 	}
 	if o.Connections < 0 || o.Threads < 0 || o.N < 0 || o.Duration < 0 || o.Warmup < 0 || o.Timeout < 0 {
 		return fmt.Errorf("connections, threads, requests, durations and timeout must not be negative")
@@ -195,4 +208,22 @@ func (o *Options) defaults(cpus int) {
 	if o.Target.Display == "" {
 		o.Target.Display = o.Target.Protocol + "://" + o.Target.Address
 	}
+}
+
+// ExpectBodyLimit is how much of a body Options.Expect is matched against:
+// 64 KiB holds the head and the start of the content of any page, and
+// bounds the generator's memory to 64 KiB per connection.
+const ExpectBodyLimit = 64 << 10
+
+// CompileExpect compiles an Options.Expect expression; "" gives nil. The
+// error names the expression and what is wrong with it.
+func CompileExpect(expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("expect %q is not a valid regular expression (Go RE2 syntax): %v", expr, err)
+	}
+	return re, nil
 }

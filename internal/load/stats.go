@@ -29,6 +29,9 @@ const (
 	ClassLength         = "length_mismatch"
 	ClassStatus4xx      = "status_4xx"
 	ClassStatus5xx      = "status_5xx"
+	// ClassUnexpectedBody is a 2xx response whose body does not match
+	// Options.Expect: an error page served with status 200.
+	ClassUnexpectedBody = "unexpected_body"
 )
 
 type class uint8
@@ -47,12 +50,13 @@ const (
 	cLength
 	cStatus4xx
 	cStatus5xx
+	cUnexpectedBody
 	nClasses
 )
 
 var classNames = [nClasses]string{ClassConnectRefused, ClassConnectTimeout, ClassConnectBacklog, ClassConnectOther,
 	ClassReset, ClassClosed, ClassReadTimeout, ClassProtocol, ClassFCGIOverloaded, ClassFCGIStderr, ClassLength,
-	ClassStatus4xx, ClassStatus5xx}
+	ClassStatus4xx, ClassStatus5xx, ClassUnexpectedBody}
 
 // Latencies are recorded in microseconds between 1 µs and an hour.
 const (
