@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/interleave"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -57,23 +61,31 @@ type compareRow struct {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var appName, workload string
+	var appName, docroot, labName, user, workload string
 	var conns, rounds int
 	var d, warmup time.Duration
 	var asJSON bool
 	var redactNames []string
 	cmd := &cobra.Command{
-		Use:   "compare [--app APP] CONFIG...",
+		Use:   "compare [--app APP | --docroot DIR | --lab NAME] CONFIG...",
 		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
 		Long: `phptune compare brings up one lab and measures each configuration in turn,
 round after round (A B C, B C A, ...), each in fresh processes, so that a noisy
 machine disturbs them alike. It prints each one's median throughput and p99
 and its throughput ratio against the first with a 95% confidence interval.
 
+The lab is one of its own for --app (default hello) or --docroot (your app,
+a directory with index.php), taken down at the end, or a lab you run
+(--lab NAME), whose configuration is restored at the end. --user runs a lab
+of its own's php-fpm as that account (root only, never root): the app then
+runs with that account's rights.
+
 A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 "default" for the distro's configuration; LABEL=FILE names it.`,
 		Example: `  phptune compare --app io -c 50 default phptune-tune-RUN/recommended.knobs
-  phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs`,
+  phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs
+  phptune compare --docroot ./public --user www-data default tuned=recommended.knobs
+  phptune compare --lab mylab default recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Everything is checked before the lab exists.
 			if len(args) == 0 {
@@ -82,16 +94,40 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if err := checkRedactNames(redactNames); err != nil {
 				return err
 			}
-			if _, err := apps.Lookup(appName); err != nil {
-				return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
+			appSet := c.Flags().Changed("app")
+			if (appSet && (docroot != "" || labName != "")) || (docroot != "" && labName != "") {
+				return usageErr("Try: phptune compare --app hello ..., or --docroot DIR, or --lab NAME", "give only one of --app, --docroot and --lab")
+			}
+			if labName != "" && user != "" {
+				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune compare --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
+			}
+			if err := lab.CheckPoolUser(user); err != nil {
+				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
+			}
+			if labName == "" && docroot == "" {
+				if _, err := apps.Lookup(appName); err != nil {
+					return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
+				}
 			}
 			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
 			}
-			if workload == "comment" && appName != "wordpress" {
+			if workload == "comment" && labName == "" && (docroot != "" || appName != "wordpress") {
 				return usageErr("Try: --app wordpress --workload comment", "--workload comment needs --app wordpress")
 			}
-			if err := checkWorkload(workload, appName); err != nil {
+			if docroot != "" {
+				abs, err := filepath.Abs(docroot)
+				if err != nil {
+					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "--docroot %s: %v", docroot, err)
+				}
+				docroot = abs
+			}
+			app := appName
+			if labName != "" || docroot != "" {
+				app = ""
+			}
+			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
+			if err != nil {
 				return err
 			}
 			cfgs, err := compareConfigs(args)
@@ -100,107 +136,59 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			}
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
-			name := fmt.Sprintf("compare-%d", os.Getpid())
-			l, err := lab.Up(ctx, lab.Options{Name: name, App: appName, OwnedBy: "compare"})
+			if l != nil {
+				appName = l.App
+				restore := l.Config.Clone()
+				defer func() {
+					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+					defer cancel()
+					if err := l.Apply(rctx, restore); err != nil {
+						say("restoring lab %s's configuration: %v", l.Name, err)
+					} else {
+						say("lab %s runs its starting configuration again", l.Name)
+					}
+				}()
+			} else {
+				if docroot != "" {
+					appName = "docroot"
+				}
+				name := fmt.Sprintf("compare-%d", os.Getpid())
+				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, OwnedBy: "compare"})
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if err := lab.Down(l.Name); err != nil {
+						say("taking lab %s down: %v", l.Name, err)
+					}
+				}()
+				w, err := labstack.ParseWorkload(ctx, l, workload)
+				if err != nil {
+					// Checked as far as it could be without the lab; this
+					// is what needs it (a post open to comments).
+					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
+				}
+				pw = &w
+			}
+			w := *pw
+			res, err := runCompare(ctx, labstack.New(l, w), w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if err := lab.Down(l.Name); err != nil {
-					say("taking lab %s down: %v", l.Name, err)
-				}
-			}()
-			w, err := labstack.ParseWorkload(ctx, l, workload)
-			if err != nil {
-				// Checked as far as it could be without the lab; this
-				// is what needs it (a post open to comments).
-				return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
-			}
-			st := labstack.New(l, w)
-			for r := 0; r < rounds; r++ {
-				for k := range cfgs {
-					i := (k + r) % len(cfgs) // rotate the order every round
-					cc := &cfgs[i]
-					if cc.Failed != "" {
-						continue
-					}
-					if err := st.Apply(ctx, cc.Config); err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						cc.Failed = err.Error()
-						say("%s failed to start: %v", cc.Label, err)
-						continue
-					}
-					if w.Writes {
-						if err := st.Reset(ctx); err != nil {
-							return err
-						}
-					}
-					b, err := st.Measure(ctx, conns, d, warmup)
-					if err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						cc.Failed = err.Error()
-						say("%s: %v", cc.Label, err)
-						continue
-					}
-					er := 0.0
-					if b.Requests > 0 {
-						er = float64(b.Errors) / float64(b.Requests)
-					}
-					cc.RPS = append(cc.RPS, b.ThroughputRPS)
-					cc.P99 = append(cc.P99, b.Latency.P99Ms)
-					cc.Errors = append(cc.Errors, er)
-					cpu := 0.0
-					if o := b.Observation; o != nil {
-						for g, v := range o.Derived.CPUSecondsPerRequest {
-							if strings.HasPrefix(g, "php-fpm workers") {
-								cpu += v
-							}
-						}
-					}
-					cc.FPMCPUPerRequest = append(cc.FPMCPUPerRequest, cpu)
-					say("round %d/%d %s: %.1f rps, p99 %.1f ms, errors %.2f%%", r+1, rounds, cc.Label, b.ThroughputRPS, b.Latency.P99Ms, 100*er)
-				}
-			}
-			res := compareResult{App: appName, Workload: w.Name, Connections: conns, Rounds: rounds, DurationS: d.Seconds(), Configs: cfgs}
-			base := cfgs[0]
-			for _, cc := range cfgs {
-				row := compareRow{Label: cc.Label}
-				if len(cc.RPS) > 0 {
-					row.MedianRPS, row.MedianP99Ms, row.MeanErrorRate = stats.Median(cc.RPS), stats.Median(cc.P99), stats.Mean(cc.Errors)
-					row.FPMCPUPerReqMs = 1000 * stats.Median(cc.FPMCPUPerRequest)
-				}
-				if n := min(len(base.RPS), len(cc.RPS)); n > 0 {
-					if ci, err := stats.PairedRatio(base.RPS[:n], cc.RPS[:n], 0.95); err == nil {
-						row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh = ci.Ratio, ci.Low, ci.High
-					} else if base.RPS[0] > 0 {
-						row.RatioRPS = stats.Median(cc.RPS) / stats.Median(base.RPS)
-					}
-					if p, err := stats.PairedRatio(base.P99[:n], cc.P99[:n], 0.95); err == nil {
-						row.RatioP99 = p.Ratio
-					}
-				}
-				res.Summary = append(res.Summary, row)
-			}
+			res.App, res.Workload = appName, w.Name
 			// What is printed holds no secret (a workload's query, a
 			// failure's message).
-			if err := redact.Value(&res, redactNames); err != nil {
+			if err := redact.Value(res, redactNames); err != nil {
 				return err
 			}
 			if asJSON {
 				e := json.NewEncoder(env.Stdout)
 				e.SetIndent("", "  ")
-				return e.Encode(res)
-			}
-			fmt.Fprintf(env.Stdout, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
-				appName, res.Workload, conns, rounds, d, res.Summary[0].Label)
-			fmt.Fprintf(env.Stdout, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "fpm CPU/req")
-			for _, row := range res.Summary {
-				fmt.Fprintf(env.Stdout, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
-					row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.FPMCPUPerReqMs)
+				if err := e.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				printCompare(env.Stdout, res, d)
 			}
 			var failed []string
 			for _, cc := range res.Configs {
@@ -217,6 +205,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&appName, "app", "hello", "built-in app to compare on: "+appNames())
+	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
+	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
+	fl.StringVar(&user, "user", "", "run the lab's php-fpm as this account (root only; not root): the app runs with that account's rights")
 	fl.StringVar(&workload, "workload", "front", "front, comment, a path, or a scenario file")
 	fl.IntVarP(&conns, "connections", "c", 50, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
@@ -225,6 +216,86 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addRedactFlag(fl, &redactNames)
 	return cmd
+}
+
+// runCompare measures cfgs interleaved on st (package interleave) and
+// summarises them against the first.
+func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []compareConfig, conns, rounds int, d, warmup time.Duration, say func(string, ...any)) (*compareResult, error) {
+	ic := make([]interleave.Config, len(cfgs))
+	for i, cc := range cfgs {
+		ic[i] = interleave.Config{Label: cc.Label, Config: cc.Config}
+	}
+	s := interleave.New(ic, interleave.StackRunner{Stack: st, Conns: conns, Duration: d, Warmup: warmup, Reset: writes})
+	s.DropFailed = true
+	s.OnRun = func(r interleave.Run, o interleave.Outcome) {
+		if !o.OK() {
+			say("%s: %s", r.Label, o.Failed)
+			return
+		}
+		b := o.Bench
+		say("round %d/%d %s: %.1f rps, p99 %.1f ms, errors %.2f%%", r.Round+1, rounds, r.Label, b.ThroughputRPS, b.Latency.P99Ms, 100*errorRate(b))
+	}
+	if err := s.Run(ctx, rounds); err != nil {
+		return nil, err
+	}
+	res := &compareResult{Connections: conns, Rounds: rounds, DurationS: d.Seconds()}
+	for i := range cfgs {
+		cc := cfgs[i]
+		cc.Failed = s.Failed(i)
+		for _, b := range s.Benches(i) {
+			cc.RPS = append(cc.RPS, b.ThroughputRPS)
+			cc.P99 = append(cc.P99, b.Latency.P99Ms)
+			cc.Errors = append(cc.Errors, errorRate(b))
+			cpu := 0.0
+			if o := b.Observation; o != nil {
+				for g, v := range o.Derived.CPUSecondsPerRequest {
+					if strings.HasPrefix(g, "php-fpm workers") {
+						cpu += v
+					}
+				}
+			}
+			cc.FPMCPUPerRequest = append(cc.FPMCPUPerRequest, cpu)
+		}
+		res.Configs = append(res.Configs, cc)
+	}
+	base := res.Configs[0]
+	for i, cc := range res.Configs {
+		row := compareRow{Label: cc.Label}
+		if len(cc.RPS) > 0 {
+			row.MedianRPS, row.MedianP99Ms, row.MeanErrorRate = stats.Median(cc.RPS), stats.Median(cc.P99), stats.Mean(cc.Errors)
+			row.FPMCPUPerReqMs = 1000 * stats.Median(cc.FPMCPUPerRequest)
+		}
+		if len(base.RPS) > 0 && len(cc.RPS) > 0 {
+			if ci, err := s.Ratio(0, i, interleave.Throughput, 0.95); err == nil {
+				row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh = ci.Ratio, ci.Low, ci.High
+			} else if m := stats.Median(base.RPS); m > 0 {
+				row.RatioRPS = stats.Median(cc.RPS) / m
+			}
+			if p, err := s.Ratio(0, i, interleave.P99, 0.95); err == nil {
+				row.RatioP99 = p.Ratio
+			}
+		}
+		res.Summary = append(res.Summary, row)
+	}
+	return res, nil
+}
+
+func errorRate(b *results.Bench) float64 {
+	if b.Requests <= 0 {
+		return 0
+	}
+	return float64(b.Errors) / float64(b.Requests)
+}
+
+// printCompare prints compare's table.
+func printCompare(w io.Writer, res *compareResult, d time.Duration) {
+	fmt.Fprintf(w, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
+		res.App, res.Workload, res.Connections, res.Rounds, d, res.Summary[0].Label)
+	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "fpm CPU/req")
+	for _, row := range res.Summary {
+		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
+			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.FPMCPUPerReqMs)
+	}
 }
 
 // compareConfigs reads compare's CONFIG arguments (default, FILE or

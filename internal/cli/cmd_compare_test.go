@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
+)
+
+// TestCompareFlagsCheckedFirst: --docroot, --lab and --user are checked
+// before any lab exists.
+func TestCompareFlagsCheckedFirst(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PHPTUNE_HOME", home)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir(filepath.Join(dir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, filepath.Join(dir, "app"), map[string]string{"index.php": "<?php echo 1;"})
+	app := filepath.Join(dir, "app")
+	checkUsageErrors(t, []usageCase{
+		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot and --lab", "Try:"},
+		{[]string{"compare", "--docroot", app, "--lab", "x", "default"}, "give only one of", "Try:"},
+		{[]string{"compare", "--lab", "x", "--user", "www-data", "default"}, "--user is for a lab of its own", "phptune lab up --user"},
+		{[]string{"compare", "--user", "root", "default"}, "--user root", "Try: --user www-data"},
+		{[]string{"compare", "--lab", "nosuch", "default"}, "--lab nosuch", "phptune lab status"},
+		{[]string{"compare", "--docroot", filepath.Join(dir, "nosuch"), "default"}, "--docroot", "Try: --docroot DIR"},
+		{[]string{"compare", "--docroot", app, "--workload", "comment", "default"}, "--workload comment", "--app wordpress"},
+	})
+	checkNothingCreated(t, home, dir, "app")
+}
+
+// TestCompareDocRoot compares two pools on a user's app served from its
+// own directory, its php-fpm running as the app's account when there is
+// one: a real lab, two short rounds.
+func TestCompareDocRoot(t *testing.T) {
+	home := labtest.Home(t)
+	app := filepath.Join(home, "app")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "index.php"), []byte("<?php echo '<title>App</title>uid ', posix_geteuid();\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	knobs := filepath.Join(home, "static3.knobs")
+	if err := os.WriteFile(knobs, []byte("pm=static\npm.max_children=3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"compare", "--docroot", app, "-c", "4", "-d", "1s", "--warmup", "200ms", "--rounds", "2", "--json"}
+	if _, err := user.Lookup("www-data"); err == nil && os.Geteuid() == 0 {
+		args = append(args, "--user", "www-data")
+	}
+	out, errs, code := runCLI(t, append(args, "default", "s3="+knobs)...)
+	if code != 0 {
+		t.Fatalf("compare --docroot: exit %d\n%s", code, errs)
+	}
+	var res compareResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("compare --json: %v\n%s", err, out)
+	}
+	if res.App != "docroot" || len(res.Summary) != 2 || res.Summary[1].MedianRPS <= 0 || len(res.Configs[0].RPS) != 2 {
+		t.Errorf("compare --docroot: %+v", res)
+	}
+	if !strings.Contains(errs, "round 2/2 s3") {
+		t.Errorf("progress: %s", errs)
+	}
+	if hs, _ := lab.List(); len(hs) != 0 {
+		t.Errorf("compare left labs running: %+v", hs)
+	}
+}
