@@ -79,7 +79,7 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 
 func newLabUpCmd(env *Env) *cobra.Command {
 	var opt lab.Options
-	var knobsFile string
+	var knobsFile, memoryMax string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -107,12 +107,16 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if err := lab.CheckPoolUser(opt.User); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
+			if err := labLimits(&opt, memoryMax); err != nil {
+				return err
+			}
 			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
 				return err
 			}
 			opt.Set = set
 			opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
+			warnNeighbours(env)
 			l, err := lab.Up(env.Ctx, opt)
 			if err != nil {
 				return err
@@ -137,6 +141,8 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
+	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
+	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
 	f.StringVar(&opt.User, "user", "", "run php-fpm as this account (root only; not root): the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns")
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
@@ -148,6 +154,30 @@ func appNames() string {
 		n = append(n, a.Name)
 	}
 	return strings.Join(n, "|")
+}
+
+// labLimits checks --cpus and --memory-max before anything starts.
+func labLimits(opt *lab.Options, memoryMax string) error {
+	if opt.CPUs != "" {
+		if _, err := lab.ParseCPUList(opt.CPUs); err != nil {
+			return usageErr("Try: --cpus 1 (see nproc)", "%v", err)
+		}
+	}
+	if memoryMax != "" {
+		n, err := knob.ParseSize(memoryMax)
+		if err != nil || n <= 0 {
+			return usageErr("Try: --memory-max 2G", "--memory-max %q: give a size such as 512M or 2G", memoryMax)
+		}
+		opt.MemoryMax = n
+	}
+	return nil
+}
+
+// warnNeighbours says what a lab will compete with on this machine.
+func warnNeighbours(env *Env) {
+	if n := lab.Neighbours(); len(n) > 0 {
+		fmt.Fprintf(env.Stderr, "warning: this machine also runs %s; the lab shares its CPUs, memory and disks with them, so both disturb each other's figures (--cpus and --memory-max cap the lab)\n", strings.Join(n, ", "))
+	}
 }
 
 func printLab(env *Env, l *lab.Lab) {
@@ -165,6 +195,9 @@ func printLab(env *Env, l *lab.Lab) {
 		fmt.Fprintf(w, "runs as:    %s (php-fpm as %s, with that account's rights)\n", l.User, l.PoolUser)
 	} else {
 		fmt.Fprintf(w, "runs as:    %s\n", l.User)
+	}
+	if lim := l.Limits; lim.CPUs != "" || lim.MemoryMaxB > 0 {
+		fmt.Fprintf(w, "caps:       cpus %s, memory %d MiB (enforced by %s)\n", firstNonEmpty(lim.CPUs, "all"), lim.MemoryMaxB>>20, strings.Join(lim.Enforced, ", "))
 	}
 	if p := l.FrontPage; p != nil {
 		fmt.Fprintf(w, "front page: %s\n", p)

@@ -75,6 +75,9 @@ func teardown(o owner, procs []Process) error {
 	if left := killAll(o, procs, 10*time.Second); len(left) > 0 {
 		return fmt.Errorf("lab processes %v would not stop; the lab directory %s is kept", left, o.dir)
 	}
+	if o.limits != nil {
+		o.limits.removeCgroup()
+	}
 	return os.RemoveAll(o.dir)
 }
 

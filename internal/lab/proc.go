@@ -82,9 +82,10 @@ func startTime(pid int) uint64 {
 // owner is a lab's identity as far as signalling goes: its directory, its
 // account and the boot its pids belong to.
 type owner struct {
-	dir    string // "" scans recorded groups only
-	uids   []int  // the lab's accounts; only their processes are ever signalled
-	bootID string // "" for a lab whose boot is unknown: no recorded pid is trusted
+	dir    string  // "" scans recorded groups only
+	uids   []int   // the lab's accounts; only their processes are ever signalled
+	bootID string  // "" for a lab whose boot is unknown: no recorded pid is trusted
+	limits *Limits // its cgroup is removed with the lab
 }
 
 func (o owner) ownedBy(uid int) bool {
@@ -97,7 +98,7 @@ func (o owner) ownedBy(uid int) bool {
 }
 
 func (l *Lab) owner() owner {
-	o := owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID}
+	o := owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID, limits: &l.Limits}
 	if l.PoolUser != "" {
 		o.uids = append(o.uids, l.PoolUID)
 	}

@@ -65,6 +65,8 @@ type Lab struct {
 	PoolUser string `json:"pool_user,omitempty"`
 	PoolUID  int    `json:"pool_uid,omitempty"`
 	PoolGID  int    `json:"pool_gid,omitempty"`
+	// Limits are the lab's CPU and memory caps (--cpus, --memory-max).
+	Limits Limits `json:"limits,omitempty"`
 	// FrontPage is what GET / answered when the lab came up.
 	FrontPage *pagecheck.Page `json:"front_page,omitempty"`
 	// BootID is the kernel's boot id when the lab started: after a reboot no

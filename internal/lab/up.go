@@ -34,6 +34,10 @@ type Options struct {
 	// phptune's: the app then runs with that account's rights, so it can
 	// write the caches and uploads it owns. root is refused.
 	User string
+	// CPUs ("0-1,3") and MemoryMax (bytes) cap every process of the lab
+	// (see Limits); refused before anything starts when they cannot hold.
+	CPUs      string
+	MemoryMax int64
 	// OwnedBy, when set ("tune", "compare"), makes the lab belong to the
 	// calling process: once that process is gone, the next phptune command
 	// takes the lab down.
@@ -53,6 +57,7 @@ type plan struct {
 	port     int
 	acct     *account
 	pool     *account // php-fpm's account: acct, or the --user one
+	limits   Limits
 	dir      string
 	progress func(string)
 }
@@ -111,6 +116,9 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	if p.pool, err = poolAccount(p.acct, opt.User); err != nil {
+		return nil, err
+	}
+	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
 	}
 	if err := confpath.CheckHome(Home()); err != nil {
@@ -222,6 +230,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if p.pool != p.acct {
 		l.PoolUser, l.PoolUID, l.PoolGID = p.pool.Name, int(p.pool.UID), int(p.pool.GID)
 	}
+	l.Limits = p.limits
 	defer func() {
 		if err != nil {
 			tail := l.logTail(8)
@@ -233,6 +242,12 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 			}
 		}
 	}()
+	if err := l.writeState(); err != nil {
+		return nil, err
+	}
+	if err := l.Limits.makeCgroup(opt.Name); err != nil {
+		return nil, err
+	}
 	if err := l.writeState(); err != nil {
 		return nil, err
 	}

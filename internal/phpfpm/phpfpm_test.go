@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -321,10 +322,13 @@ func TestFPMAcceptsQuotedPaths(t *testing.T) {
 			}
 			cmd := exec.Command(bin.Path, append(bin.Args(p.Conf), root...)...)
 			cmd.Env = Env(filepath.Join(dir, "php"))
+			// Its own process group, killed whole: SIGKILL to the master
+			// alone would leave its workers running.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
 			deadline := time.Now().Add(10 * time.Second)
 			for !Exists(p.Listen) || !Exists(p.PidFile) {
 				if time.Now().After(deadline) {

@@ -1,0 +1,276 @@
+package lab
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Labs beside production: an operator may run a lab on the machine that
+// serves their site. --cpus and --memory-max cap every process of the lab.
+//
+//   - --cpus pins each process with CPU affinity, inherited by everything
+//     it forks; on cgroup v2 the lab's cgroup also gets cpuset.cpus, which
+//     the lab's code cannot widen (with affinity alone a hostile process
+//     could widen its own, and phptune says so).
+//   - --memory-max puts the lab in a cgroup of its own with memory.max (v2)
+//     or memory.limit_in_bytes (v1's memory controller); without either,
+//     the cap is refused with the reason rather than silently not applied.
+//
+// Every process is started already inside the cgroup (v2: clone into it;
+// v1: the forking thread joins it for the fork and leaves right after), so
+// none runs uncapped for a moment.
+
+// Limits are a lab's caps; the zero value caps nothing.
+type Limits struct {
+	CPUs       string `json:"cpus,omitempty"` // "0-1,3"
+	MemoryMaxB int64  `json:"memory_max_bytes,omitempty"`
+	// Enforced says how: "cgroup v2", "cgroup v1 memory", "cpu affinity".
+	Enforced []string `json:"enforced,omitempty"`
+	// Cgroup is the lab's cgroup directory, removed with the lab.
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// ParseCPUList parses a CPU list ("0", "0-1,3") and checks every CPU is
+// online.
+func ParseCPUList(s string) (unix.CPUSet, error) {
+	var set unix.CPUSet
+	if strings.TrimSpace(s) == "" {
+		return set, fmt.Errorf("--cpus %q: give a CPU list such as 0 or 0-1,3", s)
+	}
+	online := onlineCPUs()
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
+			return set, fmt.Errorf("--cpus %q: %q is not a CPU number or range such as 0 or 0-1", s, part)
+		}
+		for c := a; c <= b; c++ {
+			if online != nil && !online[c] {
+				return set, fmt.Errorf("--cpus %q: CPU %d is not online here (online: %s)", s, c, onlineText())
+			}
+			set.Set(c)
+		}
+	}
+	return set, nil
+}
+
+func onlineText() string {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// onlineCPUs returns the online CPUs, nil when they cannot be read.
+func onlineCPUs() map[int]bool {
+	text := onlineText()
+	if text == "unknown" {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, part := range strings.Split(text, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, _ := strconv.Atoi(lo)
+		b := a
+		if isRange {
+			b, _ = strconv.Atoi(hi)
+		}
+		for c := a; c <= b; c++ {
+			out[c] = true
+		}
+	}
+	return out
+}
+
+// cgroup layouts found on the machine.
+const (
+	cgroupV2Root = "/sys/fs/cgroup"
+	cgroupV1Mem  = "/sys/fs/cgroup/memory"
+)
+
+func cgroupV2() bool {
+	data, err := os.ReadFile(filepath.Join(cgroupV2Root, "cgroup.controllers"))
+	return err == nil && strings.Contains(" "+string(data)+" ", " memory ")
+}
+
+// ownCgroupV1 is this process's path in v1's memory hierarchy.
+func ownCgroupV1() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) == 3 {
+			for _, c := range strings.Split(parts[1], ",") {
+				if c == "memory" {
+					return parts[2], nil
+				}
+			}
+		}
+	}
+	return "", errors.New("no memory controller in /proc/self/cgroup")
+}
+
+// planLimits checks that the caps asked for can be enforced here, before
+// anything starts: a cap that would not hold is refused with the reason.
+func planLimits(cpus string, memMax int64, root bool) (Limits, error) {
+	lim := Limits{CPUs: cpus, MemoryMaxB: memMax}
+	if cpus != "" {
+		if _, err := ParseCPUList(cpus); err != nil {
+			return lim, err
+		}
+	}
+	if memMax != 0 && memMax < 64<<20 {
+		return lim, fmt.Errorf("--memory-max %d bytes: give at least 64M (nginx, php-fpm and MariaDB need more to start)", memMax)
+	}
+	if memMax == 0 && cpus == "" {
+		return lim, nil
+	}
+	if memMax != 0 && !root {
+		return lim, errors.New("--memory-max needs root (phptune makes a cgroup for the lab); run as root, or leave --memory-max out")
+	}
+	switch {
+	case root && cgroupV2():
+		lim.Enforced = []string{"cgroup v2"}
+	case memMax != 0:
+		if _, err := os.Stat(filepath.Join(cgroupV1Mem, "memory.limit_in_bytes")); err != nil {
+			return lim, errors.New("--memory-max: this machine has neither cgroup v2's memory controller nor v1's (/sys/fs/cgroup/memory); the cap could not be enforced, so it is refused; leave --memory-max out")
+		}
+		lim.Enforced = []string{"cgroup v1 memory"}
+	}
+	if cpus != "" && (len(lim.Enforced) == 0 || lim.Enforced[0] != "cgroup v2") {
+		lim.Enforced = append(lim.Enforced, "cpu affinity")
+	}
+	return lim, nil
+}
+
+// makeCgroup creates the lab's cgroup and writes its caps.
+func (lim *Limits) makeCgroup(name string) error {
+	if lim.MemoryMaxB == 0 && (lim.CPUs == "" || !contains(lim.Enforced, "cgroup v2")) {
+		return nil
+	}
+	if contains(lim.Enforced, "cgroup v2") {
+		parent := filepath.Join(cgroupV2Root, "phptune")
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return fmt.Errorf("making the labs' cgroup: %v", err)
+		}
+		for _, d := range []string{cgroupV2Root, parent} {
+			for _, c := range []string{"+memory", "+cpuset"} {
+				_ = os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte(c), 0)
+			}
+		}
+		lim.Cgroup = filepath.Join(parent, name)
+		if err := os.Mkdir(lim.Cgroup, 0o755); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("making the lab's cgroup: %v", err)
+		}
+		if lim.MemoryMaxB > 0 {
+			if err := os.WriteFile(filepath.Join(lim.Cgroup, "memory.max"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0); err != nil {
+				return fmt.Errorf("setting memory.max: %v", err)
+			}
+			_ = os.WriteFile(filepath.Join(lim.Cgroup, "memory.swap.max"), []byte("0"), 0)
+		}
+		if lim.CPUs != "" {
+			if err := os.WriteFile(filepath.Join(lim.Cgroup, "cpuset.cpus"), []byte(lim.CPUs), 0); err != nil {
+				return fmt.Errorf("setting cpuset.cpus: %v", err)
+			}
+		}
+		return nil
+	}
+	own, err := ownCgroupV1()
+	if err != nil {
+		return err
+	}
+	lim.Cgroup = filepath.Join(cgroupV1Mem, own, "phptune-"+name)
+	if err := os.Mkdir(lim.Cgroup, 0o755); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("making the lab's memory cgroup: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(lim.Cgroup, "memory.limit_in_bytes"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0); err != nil {
+		return fmt.Errorf("setting memory.limit_in_bytes: %v", err)
+	}
+	// Without swap accounting memsw may be absent; with it, no swapping
+	// around the cap.
+	_ = os.WriteFile(filepath.Join(lim.Cgroup, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0)
+	return nil
+}
+
+// removeCgroup removes the lab's cgroup (empty once its processes are gone).
+func (lim *Limits) removeCgroup() {
+	if lim.Cgroup != "" && (strings.HasPrefix(lim.Cgroup, cgroupV2Root+"/phptune/") || strings.Contains(lim.Cgroup, "/phptune-")) {
+		_ = syscall.Rmdir(lim.Cgroup)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// startCapped starts cmd inside the lab's caps.
+func (lim *Limits) startCapped(cmd *exec.Cmd) error {
+	if lim.CPUs == "" && lim.Cgroup == "" {
+		return cmd.Start()
+	}
+	if contains(lim.Enforced, "cgroup v2") && lim.Cgroup != "" {
+		fd, err := syscall.Open(lim.Cgroup, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening the lab's cgroup: %v", err)
+		}
+		defer syscall.Close(fd)
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		return cmd.Start()
+	}
+	// The fork happens on this locked thread: give it the lab's affinity
+	// and (v1) memory cgroup for the fork, then take both back.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	if lim.CPUs != "" {
+		set, err := ParseCPUList(lim.CPUs)
+		if err != nil {
+			return err
+		}
+		var old unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &old); err != nil {
+			return err
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("pinning to CPUs %s: %v", lim.CPUs, err)
+		}
+		defer unix.SchedSetaffinity(0, &old)
+	}
+	if lim.Cgroup != "" {
+		own, err := ownCgroupV1()
+		if err != nil {
+			return err
+		}
+		back := filepath.Join(cgroupV1Mem, own, "tasks")
+		if err := os.WriteFile(filepath.Join(lim.Cgroup, "tasks"), []byte(strconv.Itoa(tid)), 0); err != nil {
+			return fmt.Errorf("joining the lab's memory cgroup: %v", err)
+		}
+		defer os.WriteFile(back, []byte(strconv.Itoa(tid)), 0)
+	}
+	return cmd.Start()
+}
