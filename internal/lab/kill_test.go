@@ -52,10 +52,46 @@ func startChild(t *testing.T, name, app string) *exec.Cmd {
 	return cmd
 }
 
-// TestKilledDuringUpLeavesNothing SIGKILLs `lab up` at several moments of a
-// WordPress lab's start (MariaDB initialising, WordPress installing, servers
-// starting), then checks that the next `lab status` finds the lab dead and
-// cleans it: no process, no directory, no socket.
+// moment is a point of `lab up` recognised in the state it records: the
+// kill tests wait for it, so the signal lands mid-operation every time.
+type moment struct {
+	name string
+	at   func(l *Lab) bool
+}
+
+func recorded(l *Lab, component string) bool {
+	for _, p := range l.Processes {
+		if p.Component == component {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls the lab's state until m holds, and reports false if the
+// child exited first.
+func waitFor(t *testing.T, name string, m moment, child *exec.Cmd) bool {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() { child.Process.Wait(); close(exited) }()
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); {
+		if l, err := Open(name); err == nil && m.at(l) {
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+// TestKilledDuringUpLeavesNothing SIGKILLs `lab up` at each step of a
+// WordPress lab's start — MariaDB initialising, WordPress installing, the
+// snapshot being dumped, php-fpm starting, nginx starting — then checks
+// that the next `lab status` finds the lab dead and cleans it: no process,
+// no directory, no socket.
 func TestKilledDuringUpLeavesNothing(t *testing.T) {
 	testHome(t)
 	if _, err := exec.LookPath("mariadbd"); err != nil {
@@ -63,30 +99,36 @@ func TestKilledDuringUpLeavesNothing(t *testing.T) {
 			t.Skip("mariadb-server is not installed")
 		}
 	}
-	for i, delay := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second, 4500 * time.Millisecond} {
+	moments := []moment{
+		{"mariadb-install-db", func(l *Lab) bool { return recorded(l, "mariadb-setup") && !recorded(l, "mariadb") }},
+		{"provisioning", func(l *Lab) bool { return recorded(l, "mariadb") && recorded(l, "mariadb-setup") }},
+		{"wordpress-install", func(l *Lab) bool { return recorded(l, "app-setup") }},
+		{"snapshot", func(l *Lab) bool { return recorded(l, "mariadb-dump") }},
+		{"php-fpm-start", func(l *Lab) bool { return recorded(l, "php-fpm") && !recorded(l, "nginx") }},
+		{"nginx-start", func(l *Lab) bool { return recorded(l, "nginx") && l.State == "starting" }},
+	}
+	for i, m := range moments {
 		name := fmt.Sprintf("kill%d", i)
-		t.Run(name, func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			cmd := startChild(t, name, "wordpress")
-			time.Sleep(delay)
+			if !waitFor(t, name, m, cmd) {
+				_ = cmd.Process.Kill()
+				Down(name)
+				t.Fatalf("lab up finished before the moment %q came", m.name)
+			}
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			_ = cmd.Wait()
 			l, err := Open(name)
 			if err != nil {
-				l = &Lab{Name: name, Dir: Root() + "/" + name}
+				t.Fatalf("after SIGKILL at %s: %v", m.name, err)
 			}
-			t.Logf("killed after %v: state %q, %d live processes", delay, l.State, len(labProcesses(testOwner(t, l.Dir), nil)))
-			if _, err := List(); err != nil {
+			t.Logf("killed at %s: state %q, %d live processes", m.name, l.State, len(labProcesses(l.owner(), l.Processes)))
+			hs, err := List()
+			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(l.Dir); err == nil {
-				// Killed after it finished: the lab is up and healthy; take it down.
-				st, _ := Open(name)
-				if st == nil || st.State != "up" {
-					t.Fatalf("lab %s survived status in state %+v", name, st)
-				}
-				if err := Down(name); err != nil {
-					t.Fatal(err)
-				}
+			if len(hs) != 1 || !strings.HasPrefix(hs[0].Status, "cleaned") {
+				t.Fatalf("status after SIGKILL at %s: %+v, want the lab cleaned", m.name, hs)
 			}
 			assertGone(t, l)
 			if left := labProcesses(testOwner(t, l.Dir), nil); len(left) > 0 {
@@ -101,7 +143,11 @@ func TestKilledDuringUpLeavesNothing(t *testing.T) {
 func TestInterruptedUpCleansUp(t *testing.T) {
 	testHome(t)
 	cmd := startChild(t, "intr", "io")
-	time.Sleep(1200 * time.Millisecond)
+	// Ctrl-C while MariaDB initialises.
+	init := moment{"mariadb-install-db", func(l *Lab) bool { return recorded(l, "mariadb-setup") }}
+	if !waitFor(t, "intr", init, cmd) {
+		t.Fatal("lab up finished before MariaDB initialised")
+	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	l := &Lab{Name: "intr", Dir: Root() + "/intr"}
