@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -179,15 +178,17 @@ func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, 
 // lab's secrets.json), for a report to remove wherever they appear.
 // Results never store them; this catches one echoed in a log or an error.
 func labPasswords() []string {
-	files, _ := filepath.Glob(filepath.Join(lab.Root(), "*", "secrets.json"))
+	entries, _ := os.ReadDir(lab.Root())
 	var out []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for _, e := range entries {
+		// Through lab.Open and ReadSecrets: only a marked lab's own
+		// root-owned secrets.json is read, never a link a lab planted.
+		l, err := lab.Open(e.Name())
 		if err != nil {
 			continue
 		}
-		var s lab.Secrets
-		if json.Unmarshal(data, &s) != nil {
+		s, err := l.ReadSecrets()
+		if err != nil {
 			continue
 		}
 		for _, p := range []string{s.MariaDBRootPassword, s.DBPassword, s.WPAdminPassword} {
