@@ -1,8 +1,11 @@
 // Package sim is a deterministic model of a PHP stack for testing the
 // tuner without one: throughput against workers and connections for a page
 // that burns CPU and a page that waits, memory per worker, the effect of the
-// categorical knobs, and seeded noise including steal-like dips. Stack has
-// the methods package tune's Stack interface asks for.
+// categorical knobs, and seeded noise including steal-like dips. Runs carry
+// the observer's CPU figures (CPU-seconds per request of the stack and the
+// generator, steal and softirq): as on a VM, steal takes throughput but not
+// the CPU a request costs, which /proc does not charge for stolen time.
+// Stack has the methods package tune's Stack interface asks for.
 package sim
 
 import (
@@ -28,7 +31,17 @@ type Workload struct {
 	WorkerB   int64   // PSS of one worker
 	OtherB    int64   // PSS of nginx, the fpm master, MariaDB
 	Noise     float64 // relative standard deviation of a run's throughput
-	StealProb float64 // chance a run loses 30% to a noisy neighbour
+	StealProb float64 // chance a run loses throughput to a noisy neighbour
+	// StealDip is the most CPU such a run loses (0: 0.3); a disturbed run
+	// loses between half of it and all of it.
+	StealDip float64
+	// CPUNoise is the relative standard deviation of a run's CPU-seconds
+	// per request (0: 0.015); throughput of a CPU-bound run follows it.
+	CPUNoise float64
+	// GenCPUMs is the generator's CPU per request, SoftIRQPct the kernel's
+	// softirq time in percent of all cores; both take cores from the stack.
+	GenCPUMs   float64
+	SoftIRQPct float64
 	// Effects of the categorical knobs, as fractions of CPU per request.
 	VTOffGain  float64 // opcache.validate_timestamps=off saves this
 	JITGain    float64 // JIT on saves this
@@ -42,7 +55,8 @@ type Workload struct {
 // CPUBound is a page like phpinfo: all CPU, knee at the core count.
 func CPUBound() Workload {
 	return Workload{Name: "cpu", Cores: 2, CPUMs: 0.9, WaitMs: 0.05, WorkerB: 14 * mib, OtherB: 180 * mib,
-		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.04, JITGain: 0.0, TCPCost: 0.06, SwitchCost: 0.004}
+		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.04, JITGain: 0.0, TCPCost: 0.06, SwitchCost: 0.004,
+		GenCPUMs: 0.04, SoftIRQPct: 0.5}
 }
 
 // IOWait is the io app: 1 ms of CPU and 20 ms waiting on MariaDB per request,
@@ -50,7 +64,8 @@ func CPUBound() Workload {
 // ~240 rps at 50 connections and a pool of ~48 about 8×, as measured here.
 func IOWait() Workload {
 	return Workload{Name: "io", Cores: 2, CPUMs: 1.0, WaitMs: 20, WorkerB: 12 * mib, OtherB: 220 * mib,
-		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.02, JITGain: 0.0, TCPCost: 0.03, SwitchCost: 0.001}
+		Noise: 0.06, StealProb: 0.05, VTOffGain: 0.02, JITGain: 0.0, TCPCost: 0.03, SwitchCost: 0.001,
+		GenCPUMs: 0.04, SoftIRQPct: 0.5}
 }
 
 // alive is how many workers hold memory during a loaded run.
@@ -64,6 +79,11 @@ func alive(cfg knob.Config, conns int) int {
 
 // True is the noise-free throughput of cfg at conns connections.
 func (w Workload) True(cfg knob.Config, conns int) float64 {
+	return w.throughput(cfg, conns, w.CPU(cfg, conns), 0)
+}
+
+// CPU is the noise-free stack CPU per request (ms) of cfg at conns.
+func (w Workload) CPU(cfg knob.Config, conns int) float64 {
 	workers := int(cfg.Int("pm.max_children"))
 	s := w.CPUMs
 	if !cfg.On("opcache.validate_timestamps") {
@@ -80,7 +100,17 @@ func (w Workload) True(cfg knob.Config, conns int) float64 {
 	if mr := cfg.Int("pm.max_requests"); mr > 0 {
 		s += 8 / float64(mr) // a respawn costs ~8 ms of CPU
 	}
-	x := math.Min(float64(inflight)/(s+w.WaitMs), float64(w.Cores)/s) * 1000
+	return s
+}
+
+// throughput with s ms of stack CPU per request and a share steal of the
+// cores taken by the hypervisor: the smaller of what the workers can have
+// in flight (Little's law) and what the cores left after steal, softirq
+// and the generator can serve.
+func (w Workload) throughput(cfg knob.Config, conns int, s, steal float64) float64 {
+	inflight := min(int(cfg.Int("pm.max_children")), conns)
+	cores := float64(w.Cores) * (1 - steal - w.SoftIRQPct/100)
+	x := math.Min(float64(inflight)/(s+w.WaitMs), cores/(s+w.GenCPUMs)) * 1000
 	switch cfg["pm"] {
 	case "dynamic":
 		x *= 0.99 // the manager's bookkeeping and the occasional reap/spawn
@@ -159,12 +189,19 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	}
 	s.Measures++
 	s.advance(d + warmup)
-	x := s.W.True(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*s.W.Noise)
-	steal := 2 + 3*s.rng.Float64()
-	if s.rng.Float64() < s.W.StealProb {
-		x *= 0.7
-		steal = 30 + 20*s.rng.Float64()
+	cpuNoise, dip := s.W.CPUNoise, s.W.StealDip
+	if cpuNoise == 0 {
+		cpuNoise = 0.015
 	}
+	if dip == 0 {
+		dip = 0.3
+	}
+	cpu := s.W.CPU(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*cpuNoise)
+	steal := 0.01 * s.rng.Float64()
+	if s.rng.Float64() < s.W.StealProb {
+		steal = dip * (0.5 + 0.5*s.rng.Float64())
+	}
+	x := s.W.throughput(s.cfg, conns, cpu, steal) * math.Exp(s.rng.NormFloat64()*s.W.Noise)
 	secs := d.Seconds()
 	if secs <= 0 {
 		secs = 1
@@ -179,12 +216,18 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 		WarmupS: warmup.Seconds(), DurationS: secs, Requests: reqs, ThroughputRPS: x,
 		Latency: results.Latency{MeanMs: meanMs, P50Ms: meanMs * 0.9, P90Ms: meanMs * 1.4, P99Ms: meanMs*2 + s.W.CPUMs, MaxMs: meanMs * 4},
 		Observation: &results.Observation{
-			IntervalS: 1,
-			Samples: []results.Sample{{TS: secs, Machine: results.MachineSample{StealPct: steal}, Groups: []results.GroupSample{
-				{Name: "php-fpm workers", Processes: workers, PSSB: int64(workers) * workerB},
-				{Name: "other", Processes: 3, PSSB: s.W.OtherB},
-			}}},
-			Derived: results.Derived{WorkerPSSP50B: s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: steal},
+			IntervalS: secs,
+			Samples: []results.Sample{{TS: warmup.Seconds() + secs, DTS: secs,
+				Machine: results.MachineSample{Cores: s.W.Cores, StealPct: 100 * steal, SoftIRQPct: s.W.SoftIRQPct},
+				Groups: []results.GroupSample{
+					{Name: "php-fpm workers", Processes: workers, PSSB: int64(workers) * workerB},
+					{Name: "other", Processes: 3, PSSB: s.W.OtherB},
+				}}},
+			Derived: results.Derived{
+				// The stack's CPU is PHP's and nginx's; the observer's
+				// figures are in seconds.
+				CPUSecondsPerRequest: map[string]float64{"stack": cpu / 1000, "php-fpm workers": 0.8 * cpu / 1000, "generator": s.W.GenCPUMs / 1000},
+				WorkerPSSP50B:        s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: 100 * steal},
 		},
 	}
 	if s.cfg["opcache.jit"] != "off" {
