@@ -10,7 +10,6 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/stats"
 )
 
 // coroutine turns a strategy written as straight-line code ("measure these,
@@ -98,11 +97,13 @@ func (c *coroutine) close() {
 //     of the start's max_children, at the workload's concurrency, within
 //     the memory budget; the smallest within 1% of the best wins (fewer
 //     workers, less memory, same throughput);
-//  4. categorical: the sized static pool is the incumbent; each challenge
-//     (pm=dynamic, pm=ondemand, listen=tcp, JIT, …) is measured
-//     with it in interleaved rounds (order rotated each round) until the
-//     paired interval decides; "no significant difference" keeps the
-//     incumbent.
+//  4. categorical: the sized static pool is the incumbent; the challenges
+//     (pm=dynamic, pm=ondemand, listen=tcp, JIT, …) race against it in
+//     interleaved rounds (order rotated each round), the better half going
+//     on each round, decided on stack CPU per request when the page is
+//     CPU-bound and on the objective otherwise, with Holm's correction over
+//     the challengers (see categorical); "no significant difference" keeps
+//     the incumbent.
 //
 // Candidates that break a limit (error rate, p99 SLO) never win; every
 // proposed configuration passes knob validation and fits the memory budget
@@ -169,7 +170,27 @@ func (d *Domain) usable(o Outcome) (float64, string) {
 	if s <= 0 {
 		return 0, "no successful requests"
 	}
+	if f := d.stealFree(o.Bench); f > 0 {
+		s *= f
+	}
 	return s, ""
+}
+
+// stealFree is, for a CPU-bound run measured for throughput, the factor
+// that turns its throughput into what the same cores would have served
+// without steal: on a saturated CPU-bound page throughput = available
+// cores ÷ CPU per request, and /proc does not charge stolen time, so the
+// factor is (available + steal) ÷ available. 0 when it does not apply (a
+// page that waits, no CPU figures, the latency objective).
+func (d *Domain) stealFree(b *results.Bench) float64 {
+	if d.opt.Objective == "latency" {
+		return 0
+	}
+	u, ok := CPUUseOf(b, d.opt.Cores)
+	if !ok || !u.CPUBound() || u.Available() <= 0 {
+		return 0
+	}
+	return (u.Available() + u.StealCores) / u.Available()
 }
 
 // fits reports whether cfg's predicted memory is within the budget.
@@ -330,7 +351,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		if si >= 0 && ti >= 0 && startScore > startSizeMargin*top {
 			// One run each is not evidence enough: both again, and the
 			// start's size stays only if it wins on the sum of both runs.
-			again := d.steady(measure, []Candidate{
+			again := d.steadyPair(measure, []Candidate{
 				{Phase: PhaseWorkers, Label: batch[si].Label + " (again)", Config: batch[si].Config, Conns: C},
 				{Phase: PhaseWorkers, Label: batch[ti].Label + " (again)", Config: batch[ti].Config, Conns: C},
 			})
@@ -412,7 +433,7 @@ func steal(b *results.Bench) float64 {
 }
 
 // steady measures batch and measures again, once, each run whose steal
-// exceeded StealLimit, keeping the calmer of the two (Metis re-samples
+// exceeded StealLimit (unless CPU-bound: see stealFree), keeping the calmer of the two (Metis re-samples
 // outliers for the same reason). The knee and pool phases rest on single
 // runs, where one disturbed run would mislead the sizing; in the paired
 // rounds a disturbed run widens every interval, since the spread is pooled.
@@ -421,6 +442,12 @@ func (d *Domain) steady(measure func([]Candidate) []Outcome, batch []Candidate) 
 	var again []Candidate
 	var at []int
 	for i, o := range outs {
+		if steal(o.Bench) > StealLimit && d.stealFree(o.Bench) > 0 {
+			// CPU-bound: its score is corrected for the steal (see
+			// stealFree); measuring it again would tell nothing new.
+			d.note("%s ran with %.0f%% steal; CPU-bound, so its throughput is scaled to the cores the steal took (×%.2f) instead of measured again", batch[i].Label, steal(o.Bench), d.stealFree(o.Bench))
+			continue
+		}
 		if steal(o.Bench) > StealLimit {
 			c := batch[i]
 			c.Label += " (again: steal)"
@@ -441,148 +468,26 @@ func (d *Domain) steady(measure func([]Candidate) []Outcome, batch []Candidate) 
 	return outs
 }
 
-// arm is one configuration in the categorical rounds.
-type arm struct {
-	ch      Challenge
-	cfg     knob.Config
-	a, b    []float64 // paired scores incumbent, challenger
-	done    bool
-	dec     Decision
-	dropped string
-}
-
-func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Config) {
-	o := d.opt
-	var arms []*arm
-	for _, ch := range o.Challenges {
-		dec := Decision{Name: ch.Name}
-		cfg, err := inc.Apply(ch.Set)
-		if err == nil {
-			cfg = cfg.FitDynamic()
-			err = cfg.Validate()
-		}
-		dec.Changes = knob.Diff(inc, cfg)
-		switch {
-		case err != nil:
-			dec.Skipped = "invalid: " + err.Error()
-		case len(dec.Changes) == 0:
-			dec.Skipped = "already the incumbent's setting"
-		case !d.fits(cfg):
-			dec.Skipped = fmt.Sprintf("predicted memory %s exceeds the budget", human(d.mem.Predict(cfg)))
-		}
-		if dec.Skipped != "" {
-			d.rec.Decisions = append(d.rec.Decisions, dec)
-			continue
-		}
-		arms = append(arms, &arm{ch: ch, cfg: cfg, dec: dec})
+// steadyPair measures a pair to be compared with each other and, when
+// either run had more than StealLimit steal, both again, keeping the
+// calmer pair: re-measuring only the disturbed run would pair it with a
+// run made at another time.
+func (d *Domain) steadyPair(measure func([]Candidate) []Outcome, pair []Candidate) []Outcome {
+	outs := measure(pair)
+	worst := func(os []Outcome) float64 { return math.Max(steal(os[0].Bench), steal(os[1].Bench)) }
+	if len(outs) != 2 || worst(outs) <= StealLimit {
+		return outs
 	}
-	cmp := o.Compare
-	if cmp.MaxRounds == 0 {
-		cmp.MaxRounds = max(cmp.MinRounds, o.CategoricalTrials/(len(arms)+1))
+	again := slices.Clone(pair)
+	for i := range again {
+		again[i].Label += " (again: steal)"
 	}
-	for round := 0; round < cmp.MaxRounds; round++ {
-		var active []*arm
-		for _, a := range arms {
-			if !a.done {
-				active = append(active, a)
-			}
-		}
-		if len(active) == 0 {
-			break
-		}
-		// The incumbent first, then the challengers; the whole order
-		// rotates each round so no arm always runs first or last.
-		batch := []Candidate{{Phase: PhaseCategorical, Label: fmt.Sprintf("incumbent r%d", round+1), Config: inc, Conns: o.Conns}}
-		for _, a := range active {
-			batch = append(batch, Candidate{Phase: PhaseCategorical, Label: fmt.Sprintf("%s r%d", a.ch.Name, round+1), Config: a.cfg, Conns: o.Conns})
-		}
-		rot := round % len(batch)
-		order := append(slices.Clone(batch[rot:]), batch[:rot]...)
-		// Runs disturbed by steal are measured again: one such run
-		// inflates the pooled spread of every comparison.
-		outs := d.steady(measure, order)
-		byLabel := map[string]Outcome{}
-		for i, c := range order {
-			byLabel[c.Label] = outs[i]
-			d.mem.Observe(c.Config, outs[i].Bench)
-		}
-		incScore, incWhy := d.usable(byLabel[batch[0].Label])
-		for i, a := range active {
-			out := byLabel[batch[i+1].Label]
-			s, why := d.usable(out)
-			if why != "" {
-				if out.Bench != nil && incWhy == "" {
-					// The incumbent met the limits in the same round and
-					// the challenger did not: it loses outright.
-					a.dec.Violated = true
-				}
-				a.done, a.dropped = true, why
-				continue
-			}
-			if incScore == 0 {
-				continue // no pair this round
-			}
-			a.a, a.b = append(a.a, incScore), append(a.b, s)
-		}
-		// Decide with the spread pooled over every arm (decided ones
-		// included: their rounds still describe the machine's noise).
-		var pairs []stats.Pair
-		var idx []*arm
-		for _, a := range arms {
-			if a.dropped == "" && len(a.a) > 0 {
-				pairs = append(pairs, stats.Pair{A: a.a, B: a.b})
-				idx = append(idx, a)
-			}
-		}
-		decs, err := stats.ComparePooled(pairs, cmp)
-		if err != nil {
-			continue
-		}
-		for i, a := range idx {
-			if a.done {
-				continue
-			}
-			a.dec.CI, a.dec.Rounds = decs[i].CI, len(a.a)
-			if v := decs[i].Verdict; v != stats.NeedMore {
-				a.done = true
-				a.dec.Verdict = v.String()
-				a.dec.Adopted = v == stats.BBetter
-			}
-		}
+	outs2 := measure(again)
+	d.note("%s and %s ran with %.0f%% steal; both measured again (%.0f%% steal)", pair[0].Label, pair[1].Label, worst(outs), worst(outs2))
+	if outs2[0].Bench != nil && outs2[1].Bench != nil && worst(outs2) < worst(outs) {
+		return outs2
 	}
-	final := inc.Clone()
-	chosen := map[string]*arm{}
-	for _, a := range arms {
-		if a.dropped != "" {
-			a.dec.Verdict = "rejected: " + a.dropped
-		} else if a.dec.Verdict == "" {
-			a.dec.Verdict = stats.NoDifference.String()
-		}
-		if a.dec.Adopted {
-			if prev := chosen[a.ch.Group]; prev == nil || a.dec.CI.Ratio > prev.dec.CI.Ratio {
-				if prev != nil {
-					prev.dec.Adopted = false
-				}
-				chosen[a.ch.Group] = a
-			} else {
-				a.dec.Adopted = false
-			}
-		}
-	}
-	for _, a := range arms {
-		d.rec.Decisions = append(d.rec.Decisions, a.dec)
-		if a.dec.Adopted {
-			for _, ch := range a.dec.Changes {
-				final[ch.Knob] = ch.To
-			}
-		}
-	}
-	final = final.FitDynamic()
-	if err := final.Validate(); err != nil || !d.fits(final) {
-		d.note("the combined changes do not validate or fit the budget (%v); keeping the sized pool", err)
-		return
-	}
-	d.rec.Config = final
+	return outs
 }
 
 func human(b int64) string {

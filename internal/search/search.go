@@ -66,14 +66,30 @@ type Strategy interface {
 // Decision is the outcome of one paired comparison of a challenger against
 // the incumbent configuration.
 type Decision struct {
-	Name     string        `json:"name"` // "pm=static"
-	Changes  []knob.Change `json:"changes"`
-	CI       stats.RatioCI `json:"ci"` // challenger/incumbent score
+	Name    string        `json:"name"` // "pm=static"
+	Changes []knob.Change `json:"changes"`
+	// CI is the deciding statistic's ratio, oriented so that > 1 means the
+	// challenger is better: challenger/incumbent throughput or latency
+	// score, or for StatCPU the incumbent's CPU per request ÷ the
+	// challenger's (> 1: faster on a CPU-bound page).
+	CI       stats.RatioCI `json:"ci"`
 	Verdict  string        `json:"verdict"`
 	Adopted  bool          `json:"adopted"`
 	Rounds   int           `json:"rounds"`
 	Skipped  string        `json:"skipped,omitempty"` // why it was not measured
 	Violated bool          `json:"violated,omitempty"`
+	// Statistic is what decided: StatThroughput, StatP99 or StatCPU.
+	Statistic string `json:"statistic,omitempty"`
+	// Throughput and P99 are challenger/incumbent ratios at CI's
+	// confidence, shown (and, when CPU decided, checked) whatever decided.
+	Throughput *stats.RatioCI `json:"throughput,omitempty"`
+	P99        *stats.RatioCI `json:"p99,omitempty"`
+	// Family is the number of comparisons Holm's correction covered.
+	Family int `json:"family,omitempty"`
+	// Basis says in one line what decided and at which level, for the
+	// evidence: "decided on stack CPU per request (...); throughput ...;
+	// intervals at 98.33%, Holm-corrected over 3 comparisons ...".
+	Basis string `json:"basis,omitempty"`
 }
 
 // Recommendation is a strategy's answer with its evidence.
@@ -106,10 +122,14 @@ type Options struct {
 	// Compare configures the paired comparisons. Zero means
 	// stats.DefaultCompare with MaxRounds derived from CategoricalTrials.
 	Compare stats.CompareOptions
-	// CategoricalTrials is the budget of trials for the categorical rounds
-	// (default 14): with k challengers, up to 14/(k+1) rounds, at least
-	// Compare.MinRounds.
+	// CategoricalTrials is the budget of trials for the categorical race
+	// (default 14): every challenger and the incumbent in the first round,
+	// the better half of the undecided ones in each round after.
 	CategoricalTrials int
+	// SearchTrials, when > 0, caps every trial the strategy asks for (its
+	// own baseline included when Baseline is nil); the categorical race
+	// gets what the earlier phases leave of it, at most CategoricalTrials.
+	SearchTrials int
 	// Challenges to try against the sized pool; nil means DefaultChallenges.
 	Challenges []Challenge
 	// Writes says the workload writes to the database (WordPress

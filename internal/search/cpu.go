@@ -1,0 +1,136 @@
+package search
+
+import (
+	"strings"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Group names of the observer's CPU per request (package observe writes
+// them; search does not import it, being pure).
+const (
+	cpuStack     = "stack"
+	cpuGenerator = "generator"
+	cpuFPM       = "php-fpm workers"
+)
+
+// CPUBoundShare is the share of its stack ceiling a run must reach to count
+// as CPU-bound (see CPUUse.CPUBound).
+const CPUBoundShare = 0.9
+
+// CPUUse is where a run's CPU went, in cores (CPUs' worth of time per
+// second) over the measured part, and what one request cost.
+type CPUUse struct {
+	Cores float64 // CPUs of the machine
+	// StealCores is time the hypervisor gave to other guests, SoftIRQCores
+	// the kernel's softirq time (network receive, timers), which /proc
+	// charges to no process, GeneratorCores phptune's own load generator.
+	StealCores, SoftIRQCores, GeneratorCores float64
+	// StackCPUPerReq is the CPU-seconds per request of every process of
+	// the stack (nginx, php-fpm master and workers, MariaDB; not the
+	// generator), PHPCPUPerReq of the php-fpm workers alone; 0 unknown.
+	StackCPUPerReq, PHPCPUPerReq float64
+	ThroughputRPS                float64
+}
+
+// CPUUseOf reads a run's CPU figures: CPU per request from the observer's
+// Derived figures, steal and softirq as the mean of the samples of the
+// measured part (those whose interval's middle lies after the warm-up:
+// the observer starts with the load, so this is Derive's window), and the
+// generator's CPU as its CPU per request times the throughput. cores is the
+// machine's CPU count, used when the samples do not say. ok is false when
+// the run has no stack CPU per request.
+func CPUUseOf(b *results.Bench, cores int) (u CPUUse, ok bool) {
+	if b == nil || b.Observation == nil || b.ThroughputRPS <= 0 {
+		return CPUUse{}, false
+	}
+	obs := b.Observation
+	u.ThroughputRPS = b.ThroughputRPS
+	u.Cores = float64(cores)
+	per := obs.Derived.CPUSecondsPerRequest
+	u.StackCPUPerReq = per[cpuStack]
+	for name, v := range per {
+		if name == cpuFPM || strings.HasPrefix(name, cpuFPM+" ") {
+			u.PHPCPUPerReq += v
+		}
+	}
+	u.GeneratorCores = per[cpuGenerator] * b.ThroughputRPS
+	var steal, soft, dt float64
+	mean := func(from float64) {
+		steal, soft, dt = 0, 0, 0
+		for _, s := range obs.Samples {
+			w := s.DTS
+			if w <= 0 {
+				w = 1
+			}
+			if s.TS-s.DTS/2 < from {
+				continue
+			}
+			if s.Machine.Cores > 0 {
+				u.Cores = float64(s.Machine.Cores)
+			}
+			steal += s.Machine.StealPct * w
+			soft += s.Machine.SoftIRQPct * w
+			dt += w
+		}
+	}
+	mean(b.WarmupS)
+	if dt == 0 {
+		mean(-1e18) // no sample after the warm-up: all of them
+	}
+	if dt > 0 {
+		u.StealCores = steal / dt / 100 * u.Cores
+		u.SoftIRQCores = soft / dt / 100 * u.Cores
+	} else {
+		u.StealCores = obs.Derived.MaxStealPct / 100 * u.Cores
+	}
+	return u, u.StackCPUPerReq > 0 && u.Cores > 0
+}
+
+// Available is the CPU the stack could have used: the cores less steal,
+// uncharged softirq time and the generator's own CPU.
+func (u CPUUse) Available() float64 {
+	return max(0, u.Cores-u.StealCores-u.SoftIRQCores-u.GeneratorCores)
+}
+
+// StackCeiling is the throughput the stack could reach with every
+// available core busy: (cores − steal − generator − softirq) ÷ CPU-seconds
+// per request of every stack process; 0 unknown. Unlike the PHP-only
+// ceiling it charges nginx and MariaDB their share, which on light pages
+// (hello, phpinfo) is as large as PHP's.
+func (u CPUUse) StackCeiling() float64 {
+	if u.StackCPUPerReq <= 0 {
+		return 0
+	}
+	return u.Available() / u.StackCPUPerReq
+}
+
+// PHPCeiling is the PHP-only ceiling the benchmark has reported since wave
+// 1: cores ÷ php-fpm workers' CPU-seconds per request; 0 unknown.
+func (u CPUUse) PHPCeiling() float64 {
+	if u.PHPCPUPerReq <= 0 {
+		return 0
+	}
+	return u.Cores / u.PHPCPUPerReq
+}
+
+// CPUBound is the test for "the stack is CPU-bound at the workload's
+// concurrency": the stack's processes used at least CPUBoundShare (90%) of
+// the CPU left after steal, uncharged softirq time and the generator's own
+// CPU, i.e. the run reached 90% of its stack ceiling. A page that waits
+// (on MariaDB, on a socket) leaves cores idle and fails it; so does a pool
+// too small to keep the cores busy.
+func (u CPUUse) CPUBound() bool {
+	c := u.StackCeiling()
+	return c > 0 && u.ThroughputRPS >= CPUBoundShare*c
+}
+
+// StackCeiling is CPUUse.StackCeiling of a run (0 when it has no CPU
+// figures): the figure to print beside the PHP-only ceiling.
+func StackCeiling(b *results.Bench, cores int) float64 {
+	u, ok := CPUUseOf(b, cores)
+	if !ok {
+		return 0
+	}
+	return u.StackCeiling()
+}

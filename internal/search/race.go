@@ -1,0 +1,544 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Statistics a categorical comparison can be decided on (Decision.Statistic).
+const (
+	StatThroughput = "throughput"
+	StatP99        = "p99"
+	StatCPU        = "stack CPU per request"
+)
+
+// run is one measured configuration of the categorical rounds, reduced to
+// what a comparison looks at.
+type run struct {
+	score    float64 // the objective's score, higher is better
+	rps, p99 float64
+	cpu      float64 // stack CPU-seconds per request; 0 unknown
+	bound    bool    // CPU-bound (CPUUse.CPUBound)
+	steal    float64 // percent
+}
+
+func (d *Domain) runOf(o Outcome) (run, string) {
+	s, why := d.usable(o)
+	if why != "" {
+		return run{}, why
+	}
+	r := run{score: s, rps: o.Bench.ThroughputRPS, p99: o.Bench.Latency.P99Ms, steal: steal(o.Bench)}
+	if u, ok := CPUUseOf(o.Bench, d.opt.Cores); ok {
+		r.cpu, r.bound = u.StackCPUPerReq, u.CPUBound()
+	}
+	return r, ""
+}
+
+// arm is one challenger in the categorical race: its paired rounds with the
+// incumbent (inc[i] and own[i] measured in round i).
+type arm struct {
+	ch       Challenge
+	cfg      knob.Config
+	inc, own []run
+	done     bool
+	dec      Decision
+	dropped  string // broke a limit: rejected outright
+	why      string // why it left the race undecided
+}
+
+// statistic is what the pair is decided on: stack CPU per request when
+// the objective is throughput, both runs of the pair have CPU figures in
+// every round and both were CPU-bound in more than half of the rounds (on
+// a saturated CPU-bound page throughput = available cores ÷ CPU per
+// request, and CPU per request does not move with steal, which /proc does
+// not charge); otherwise the objective's own score.
+func (a *arm) statistic(objective string) string {
+	if objective == "latency" {
+		return StatP99
+	}
+	both := 0
+	for i := range a.inc {
+		if a.inc[i].cpu <= 0 || a.own[i].cpu <= 0 {
+			return StatThroughput
+		}
+		if a.inc[i].bound && a.own[i].bound {
+			both++
+		}
+	}
+	if len(a.inc) > 0 && 2*both > len(a.inc) {
+		return StatCPU
+	}
+	return StatThroughput
+}
+
+func (a *arm) boundRounds() int {
+	n := 0
+	for i := range a.inc {
+		if a.inc[i].bound && a.own[i].bound {
+			n++
+		}
+	}
+	return n
+}
+
+// pair is the arm's rounds on a statistic, oriented so that B/A > 1 means
+// the challenger is better (for CPU: the incumbent's CPU per request over
+// the challenger's), except p99 for the guard, which is challenger/incumbent.
+func (a *arm) pair(stat string) stats.Pair {
+	var p stats.Pair
+	for i := range a.inc {
+		x, y := a.inc[i], a.own[i]
+		switch stat {
+		case StatCPU:
+			p.A, p.B = append(p.A, 1/x.cpu), append(p.B, 1/y.cpu)
+		case "rps":
+			p.A, p.B = append(p.A, x.rps), append(p.B, y.rps)
+		case "p99 guard":
+			p.A, p.B = append(p.A, x.p99), append(p.B, y.p99)
+		default:
+			p.A, p.B = append(p.A, x.score), append(p.B, y.score)
+		}
+	}
+	return p
+}
+
+// keepRacing is how many of n undecided challengers go on into the round
+// (from 0) after spending spent of budget trials: all of them in the first
+// round, then the top half (sequential halving), fewer when the budget
+// could not otherwise give the leader minRounds rounds.
+func keepRacing(n, round, spent, budget, minRounds int) int {
+	if round == 0 || n <= 1 {
+		return n
+	}
+	keep := (n + 1) / 2
+	for keep > 1 && spent+1+keep+2*max(0, minRounds-round-1) > budget {
+		keep--
+	}
+	return keep
+}
+
+// raceRounds is the most rounds the leader of k challengers gets within
+// budget trials (each round is the incumbent and the challengers still in).
+func raceRounds(k, budget, minRounds int) int {
+	spent, r, n := 0, 0, k
+	for n > 0 {
+		n = keepRacing(n, r, spent, budget, minRounds)
+		if spent+1+n > budget {
+			break
+		}
+		spent += 1 + n
+		r++
+	}
+	return r
+}
+
+// categorical races the challenges against the incumbent.
+//
+// Each round measures the incumbent and the challengers still in the race,
+// interleaved, the order rotated each round. After every round each
+// challenger is compared with the incumbent on its statistic (see
+// arm.statistic), the spread of the log ratios pooled over every
+// challenger decided on the same statistic. Error control:
+//   - repeated looks: each look is held to alpha/looks^0.7 (Pocock-like,
+//     as stats.Compare does), looks being the rounds the leader can get;
+//   - the family: Holm's step-down over the k challengers measured, so the
+//     chance of adopting any change that does nothing stays at alpha.
+//
+// Racing (sequential halving): after the first round only the better half
+// of the undecided challengers goes on, and a challenger whose interval at
+// the look's level says it cannot beat the incumbent by more than the
+// equivalence margin leaves the race ("cannot win"). The trial budget is
+// CategoricalTrials, within what SearchTrials leaves.
+//
+// A pair decided on throughput whose run (either one) had more than
+// StealLimit steal is measured again, both configurations, and the calmer
+// pair kept; a pair decided on CPU per request needs no re-run.
+func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Config) {
+	o := d.opt
+	var arms []*arm
+	for _, ch := range o.Challenges {
+		dec := Decision{Name: ch.Name}
+		cfg, err := inc.Apply(ch.Set)
+		if err == nil {
+			cfg = cfg.FitDynamic()
+			err = cfg.Validate()
+		}
+		dec.Changes = knob.Diff(inc, cfg)
+		switch {
+		case err != nil:
+			dec.Skipped = "invalid: " + err.Error()
+		case len(dec.Changes) == 0:
+			dec.Skipped = "already the incumbent's setting"
+		case !d.fits(cfg):
+			dec.Skipped = fmt.Sprintf("predicted memory %s exceeds the budget", human(d.mem.Predict(cfg)))
+		}
+		if dec.Skipped != "" {
+			d.rec.Decisions = append(d.rec.Decisions, dec)
+			continue
+		}
+		arms = append(arms, &arm{ch: ch, cfg: cfg, dec: dec})
+	}
+	cmp := o.Compare
+	budget := o.CategoricalTrials
+	if o.SearchTrials > 0 {
+		budget = min(budget, o.SearchTrials-d.co.lastID)
+	}
+	if cmp.MaxRounds == 0 {
+		cmp.MaxRounds = max(cmp.MinRounds, raceRounds(len(arms), budget, cmp.MinRounds))
+	}
+	looks := max(1, cmp.MaxRounds-cmp.MinRounds+1)
+	alpha := stats.SequentialAlpha(1-cmp.Confidence, looks)
+	spent := 0
+	for round := 0; round < cmp.MaxRounds; round++ {
+		var active []*arm
+		for _, a := range arms {
+			if !a.done {
+				active = append(active, a)
+			}
+		}
+		if len(active) == 0 {
+			break
+		}
+		if round > 0 {
+			// The most promising first: the race keeps measuring them.
+			slices.SortStableFunc(active, func(x, y *arm) int {
+				switch rx, ry := x.dec.CI.Ratio, y.dec.CI.Ratio; {
+				case rx > ry:
+					return -1
+				case rx < ry:
+					return 1
+				}
+				return 0
+			})
+		}
+		keep := keepRacing(len(active), round, spent, budget, cmp.MinRounds)
+		for _, a := range active[keep:] {
+			a.done = true
+			a.why = fmt.Sprintf("left the race after %d rounds: not in the better half of the challengers", len(a.inc))
+		}
+		active = active[:keep]
+		if spent+1+len(active) > budget {
+			for _, a := range active {
+				a.done = true
+				a.why = fmt.Sprintf("the trial budget (%d) ran out after %d rounds", budget, len(a.inc))
+			}
+			break
+		}
+		incRun, outs := d.round(measure, inc, active, round, "")
+		spent += 1 + len(active)
+		// Pairs decided on throughput are re-measured, both
+		// configurations, when either run of the pair had steal.
+		var again []*arm
+		for i, a := range active {
+			if outs[i] == nil || incRun == nil {
+				continue
+			}
+			trial := &arm{inc: append(slices.Clone(a.inc), *incRun), own: append(slices.Clone(a.own), *outs[i])}
+			if math.Max(incRun.steal, outs[i].steal) > StealLimit && trial.statistic(o.Objective) != StatCPU {
+				again = append(again, a)
+			}
+		}
+		if len(again) > 0 {
+			if spent+1+len(again) > budget {
+				d.note("categorical round %d had runs with more than %.0f%% steal; the budget left no room to measure them again", round+1, StealLimit)
+			} else {
+				inc2, outs2 := d.round(measure, inc, again, round, " (again: steal)")
+				spent += 1 + len(again)
+				for j, a := range again {
+					i := slices.Index(active, a)
+					before := math.Max(incRun.steal, outs[i].steal)
+					if inc2 == nil || outs2[j] == nil {
+						continue
+					}
+					after := math.Max(inc2.steal, outs2[j].steal)
+					d.note("%s round %d ran with %.0f%% steal; the pair was measured again (%.0f%% steal)%s", a.ch.Name, round+1, before, after,
+						map[bool]string{true: " and the calmer pair kept", false: ""}[after < before])
+					if after < before {
+						a.inc = append(a.inc, *inc2)
+						a.own = append(a.own, *outs2[j])
+						outs[i] = nil // recorded
+					}
+				}
+			}
+		}
+		for i, a := range active {
+			if outs[i] != nil && incRun != nil {
+				a.inc, a.own = append(a.inc, *incRun), append(a.own, *outs[i])
+			}
+		}
+		d.decide(arms, cmp, alpha)
+	}
+	d.finish(arms, inc, cmp)
+}
+
+// round measures the incumbent and the active challengers once, in an
+// order rotated by round. It returns the incumbent's run (nil when it could
+// not be used) and each challenger's (nil when none: a challenger that broke
+// a limit while the incumbent did not is rejected).
+func (d *Domain) round(measure func([]Candidate) []Outcome, inc knob.Config, active []*arm, round int, suffix string) (*run, []*run) {
+	o := d.opt
+	batch := []Candidate{{Phase: PhaseCategorical, Label: fmt.Sprintf("incumbent r%d%s", round+1, suffix), Config: inc, Conns: o.Conns}}
+	for _, a := range active {
+		batch = append(batch, Candidate{Phase: PhaseCategorical, Label: fmt.Sprintf("%s r%d%s", a.ch.Name, round+1, suffix), Config: a.cfg, Conns: o.Conns})
+	}
+	rot := round % len(batch)
+	order := append(slices.Clone(batch[rot:]), batch[:rot]...)
+	got := measure(order)
+	byLabel := map[string]Outcome{}
+	for i, c := range order {
+		byLabel[c.Label] = got[i]
+		d.mem.Observe(c.Config, got[i].Bench)
+	}
+	var incRun *run
+	if r, why := d.runOf(byLabel[batch[0].Label]); why == "" {
+		incRun = &r
+	}
+	outs := make([]*run, len(active))
+	for i, a := range active {
+		out := byLabel[batch[i+1].Label]
+		r, why := d.runOf(out)
+		if why != "" {
+			if out.Bench != nil && incRun != nil {
+				// The incumbent met the limits in the same round and the
+				// challenger did not: it loses outright.
+				a.dec.Violated = true
+			}
+			a.done, a.dropped = true, why
+			continue
+		}
+		outs[i] = &r
+	}
+	return incRun, outs
+}
+
+// decide looks at every challenger after a round (see categorical).
+func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
+	objective := d.opt.Objective
+	// Spreads pooled per statistic over every challenger measured on it,
+	// decided ones included: their rounds still describe the machine.
+	byStat := map[string][]*arm{}
+	var all []*arm
+	for _, a := range arms {
+		if a.dropped == "" && len(a.inc) > 0 {
+			s := a.statistic(objective)
+			byStat[s] = append(byStat[s], a)
+			all = append(all, a)
+		}
+	}
+	tests := map[*arm]stats.PairTest{}
+	for s, group := range byStat {
+		pairs := make([]stats.Pair, len(group))
+		for i, a := range group {
+			pairs[i] = a.pair(s)
+		}
+		ts, err := stats.PooledTests(pairs)
+		if err != nil {
+			continue
+		}
+		for i, a := range group {
+			tests[a] = ts[i]
+		}
+	}
+	guard := func(kind string) map[*arm]stats.PairTest {
+		pairs := make([]stats.Pair, len(all))
+		for i, a := range all {
+			pairs[i] = a.pair(kind)
+		}
+		out := map[*arm]stats.PairTest{}
+		if ts, err := stats.PooledTests(pairs); err == nil {
+			for i, a := range all {
+				out[a] = ts[i]
+			}
+		}
+		return out
+	}
+	rps, p99 := guard("rps"), guard("p99 guard")
+
+	family, rejected := 0, 0
+	for _, a := range arms {
+		if a.dropped == "" && (len(a.inc) > 0 || !a.done) {
+			family++
+		}
+		if v := a.dec.Verdict; v == stats.ABetter.String() || v == stats.BBetter.String() {
+			rejected++
+		}
+	}
+	// Holm's step-down over the undecided challengers with enough rounds;
+	// the others stay in the family, unrejected.
+	var cands []*arm
+	var ps []float64
+	for _, a := range all {
+		if !a.done && len(a.inc) >= cmp.MinRounds {
+			if t, ok := tests[a]; ok {
+				cands = append(cands, a)
+				ps = append(ps, t.P)
+			}
+		}
+	}
+	reject, level := stats.Holm(ps, family-rejected, alpha)
+	levelOf := map[*arm]float64{}
+	for i, a := range cands {
+		levelOf[a] = level[i]
+	}
+	for _, a := range all {
+		t, ok := tests[a]
+		if !ok {
+			continue
+		}
+		lv, ranked := levelOf[a]
+		if a.done {
+			if a.dec.Verdict == "" {
+				// Left the race undecided: its interval still gains from
+				// the spread measured since, at the family's level.
+				conf := 1 - alpha/float64(max(1, family-rejected))
+				a.dec.CI = t.CI(conf)
+				thr, q := rps[a].CI(conf), p99[a].CI(conf)
+				a.dec.Throughput, a.dec.P99 = &thr, &q
+			}
+			continue
+		}
+		if !ranked {
+			lv = alpha / float64(max(1, family-rejected))
+		}
+		conf := 1 - lv
+		a.dec.Statistic = a.statistic(objective)
+		a.dec.Family = family
+		a.dec.CI, a.dec.Rounds = t.CI(conf), len(a.inc)
+		thr, q := rps[a].CI(conf), p99[a].CI(conf)
+		a.dec.Throughput, a.dec.P99 = &thr, &q
+		v := verdict(a.dec.CI, len(a.inc), cmp)
+		if (v == stats.ABetter || v == stats.BBetter) && !(ranked && reject[slices.Index(cands, a)]) {
+			v = stats.NeedMore // Holm's procedure stopped before it
+			if len(a.inc) >= cmp.MaxRounds {
+				v = stats.NoDifference
+			}
+		}
+		if v == stats.NeedMore && len(a.inc) >= 2 {
+			// Cannot win: a gain worth adopting lies outside the interval
+			// at the look's level (not corrected for the family: leaving
+			// the race adopts nothing).
+			if lenient := t.CI(1 - alpha); lenient.High < 1+cmp.Equivalence {
+				v = stats.NoDifference
+				a.why = fmt.Sprintf("left the race after %d rounds: it cannot win (%.3f× [%.3f, %.3f] at %.1f%%)", len(a.inc), lenient.Ratio, lenient.Low, lenient.High, 100*lenient.Confidence)
+			}
+		}
+		if v == stats.BBetter && a.dec.Statistic == StatCPU {
+			// Lower CPU per request must not cost throughput or p99.
+			switch {
+			case thr.High < 1:
+				a.done = true
+				a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly lower throughput (%.3f× [%.3f, %.3f]): kept the incumbent", thr.Ratio, thr.Low, thr.High)
+				continue
+			case q.Low > 1:
+				a.done = true
+				a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly higher p99 (%.3f× [%.3f, %.3f]): kept the incumbent", q.Ratio, q.Low, q.High)
+				continue
+			}
+		}
+		if v != stats.NeedMore {
+			a.done = true
+			a.dec.Verdict = v.String()
+			a.dec.Adopted = v == stats.BBetter
+		}
+	}
+}
+
+// verdict is stats' rule for an interval: equivalence first, then a side,
+// then the budget.
+func verdict(ci stats.RatioCI, n int, o stats.CompareOptions) stats.Verdict {
+	switch {
+	case n < o.MinRounds:
+		return stats.NeedMore
+	case o.Equivalence > 0 && ci.Low >= 1/(1+o.Equivalence) && ci.High <= 1+o.Equivalence:
+		return stats.NoDifference
+	case ci.Low > 1:
+		return stats.BBetter
+	case ci.High < 1:
+		return stats.ABetter
+	case n >= o.MaxRounds:
+		return stats.NoDifference
+	}
+	return stats.NeedMore
+}
+
+// finish writes the decisions and the combined configuration.
+func (d *Domain) finish(arms []*arm, inc knob.Config, cmp stats.CompareOptions) {
+	final := inc.Clone()
+	chosen := map[string]*arm{}
+	for _, a := range arms {
+		switch {
+		case a.dropped != "":
+			a.dec.Verdict = "rejected: " + a.dropped
+		case a.dec.Verdict == "":
+			a.dec.Verdict = stats.NoDifference.String()
+		}
+		if a.dec.Rounds > 0 {
+			a.dec.Basis = a.basis()
+			// One round and nothing to pool: no interval (JSON has no
+			// infinity); the basis says so.
+			for _, ci := range []*stats.RatioCI{&a.dec.CI, a.dec.Throughput, a.dec.P99} {
+				if ci != nil && math.IsInf(ci.High, 1) {
+					ci.Low, ci.High = 0, 0
+				}
+			}
+		}
+		if a.dec.Adopted {
+			if prev := chosen[a.ch.Group]; prev == nil || a.dec.CI.Ratio > prev.dec.CI.Ratio {
+				if prev != nil {
+					prev.dec.Adopted = false
+				}
+				chosen[a.ch.Group] = a
+			} else {
+				a.dec.Adopted = false
+			}
+		}
+	}
+	for _, a := range arms {
+		d.rec.Decisions = append(d.rec.Decisions, a.dec)
+		if a.dec.Adopted {
+			for _, ch := range a.dec.Changes {
+				final[ch.Knob] = ch.To
+			}
+		}
+	}
+	final = final.FitDynamic()
+	if err := final.Validate(); err != nil || !d.fits(final) {
+		d.note("the combined changes do not validate or fit the budget (%v); keeping the sized pool", err)
+		return
+	}
+	d.rec.Config = final
+}
+
+// basis says in words what decided the comparison, for the evidence.
+func (a *arm) basis() string {
+	var b strings.Builder
+	dec := a.dec
+	switch dec.Statistic {
+	case StatCPU:
+		fmt.Fprintf(&b, "decided on stack CPU per request (incumbent's ÷ challenger's, > 1 is faster): CPU-bound in %d of %d rounds, i.e. the stack's processes used >= %.0f%% of the cores left after steal, softirq and the generator",
+			a.boundRounds(), len(a.inc), 100*CPUBoundShare)
+	case StatP99:
+		b.WriteString("decided on p99 (the latency objective)")
+	default:
+		fmt.Fprintf(&b, "decided on throughput (CPU-bound in %d of %d rounds: not enough to decide on CPU per request)", a.boundRounds(), len(a.inc))
+	}
+	if t := dec.Throughput; t != nil {
+		fmt.Fprintf(&b, "; throughput %.3f× [%.3f, %.3f]", t.Ratio, t.Low, t.High)
+	}
+	if q := dec.P99; q != nil {
+		fmt.Fprintf(&b, ", p99 %.3f× [%.3f, %.3f]", q.Ratio, q.Low, q.High)
+	}
+	if math.IsInf(dec.CI.High, 1) {
+		b.WriteString("; no interval: one round and no spread to pool (shown as [0, 0])")
+	}
+	fmt.Fprintf(&b, "; intervals at %.2f%%, Holm-corrected over %d comparisons and for repeated looks", 100*dec.CI.Confidence, dec.Family)
+	if a.why != "" {
+		b.WriteString("; " + a.why)
+	}
+	return b.String()
+}
