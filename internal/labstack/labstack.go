@@ -12,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -29,38 +31,54 @@ type Workload struct {
 	// Writes is set for workloads that change the app's data; the tuner
 	// resets the database before every measurement.
 	Writes bool
+	// Expect, when set, is a regular expression every 2xx response body
+	// must match (load.Options.Expect: the first 64 KiB of the body; a
+	// body that does not match is an unexpected_body error). ParseWorkload
+	// leaves it empty; callers set it from --expect after checking it
+	// with load.CompileExpect.
+	Expect string
 }
 
 // Workload names with a built-in meaning.
 const (
 	WorkloadFront   = "front"
 	WorkloadComment = "comment"
+	WorkloadMix     = "mix"
 )
 
+// Builtin says whether name is a built-in workload and which app it needs
+// ("" for any app).
+func Builtin(name string) (app string, ok bool) {
+	switch name {
+	case "", WorkloadFront:
+		return "", true
+	case WorkloadComment, WorkloadMix:
+		return "wordpress", true
+	}
+	return "", false
+}
+
 // ParseWorkload turns a workload spec into requests for lab l: "front" (GET
-// /), "comment" (WordPress comment form POSTs, which write), a path starting
-// with "/" (GET it), or a scenario file (see load.ParseScenario).
+// /), "comment" (WordPress comment form POSTs, which write), "mix"
+// (WordPress pages and comments as readers use them, see MixShares), a
+// path starting with "/" (GET it), or a scenario file (see
+// load.ParseScenario).
 func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
 	switch {
 	case spec == "" || spec == WorkloadFront:
 		return Workload{Name: WorkloadFront, Requests: []load.Request{{Method: "GET", Path: "/"}}}, nil
-	case spec == WorkloadComment:
+	case spec == WorkloadComment || spec == WorkloadMix:
 		if l.App != "wordpress" {
-			return Workload{}, fmt.Errorf("workload comment posts WordPress comments, but lab %s runs %s; use --app wordpress or another workload", l.Name, l.App)
+			return Workload{}, fmt.Errorf("workload %s loads WordPress pages, but lab %s runs %s; use --app wordpress or another workload", spec, l.Name, l.App)
+		}
+		if spec == WorkloadMix {
+			return mixWorkload(ctx, l)
 		}
 		id, err := commentablePost(ctx, l)
 		if err != nil {
 			return Workload{}, err
 		}
-		form := url.Values{
-			"comment_post_ID": {fmt.Sprint(id)},
-			"author":          {"phptune"},
-			"email":           {"load@phptune.invalid"},
-			"comment":         {"A comment posted by phptune's comment workload, as a reader would."},
-		}
-		h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
-		return Workload{Name: WorkloadComment, Writes: true,
-			Requests: []load.Request{{Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode())}}}, nil
+		return Workload{Name: WorkloadComment, Writes: true, Requests: []load.Request{commentRequest(id, 1)}}, nil
 	case strings.HasPrefix(spec, "/"):
 		return Workload{Name: spec, Requests: []load.Request{{Method: "GET", Path: spec}}}, nil
 	}
@@ -80,6 +98,41 @@ func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, erro
 		}
 	}
 	return w, nil
+}
+
+// commentRequest posts a comment to post id, as WordPress's comment form
+// does.
+func commentRequest(id int64, weight int) load.Request {
+	form := url.Values{
+		"comment_post_ID": {fmt.Sprint(id)},
+		"author":          {"phptune"},
+		"email":           {"load@phptune.invalid"},
+		"comment":         {"A comment posted by phptune's comment workload, as a reader would."},
+	}
+	h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
+	return load.Request{Weight: weight, Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode())}
+}
+
+// WorkloadFromLog builds a workload from a web server's access log (see
+// package accesslog): its top dynamic paths weighted by their counts. The
+// summary is for showing the scenario (Summary.Print) before it runs.
+func WorkloadFromLog(path string, opt accesslog.Options) (Workload, *accesslog.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Workload{}, nil, fmt.Errorf("access log: %w", err)
+	}
+	defer f.Close()
+	sum, err := accesslog.Read(f, opt)
+	if err != nil {
+		return Workload{}, sum, fmt.Errorf("access log %s: %w", path, err)
+	}
+	w := Workload{Name: "log:" + path, Requests: sum.Requests()}
+	for _, r := range w.Requests {
+		if r.Method == "POST" {
+			w.Writes = true
+		}
+	}
+	return w, sum, nil
 }
 
 // commentablePost finds the first published post open to comments.
@@ -176,13 +229,84 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			Duration:    d,
 			Warmup:      warmup,
 			KeepAlive:   s.KeepAlive,
-			Command:     fmt.Sprintf("phptune bench --lab %s --app-path %s -c %d -d %s --warmup %s", s.Lab.Name, s.Workload.Requests[0].Path, conns, d, warmup),
+			Expect:      s.Workload.Expect,
+			Command:     s.command(conns, d, warmup),
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// command is the bench command line that loads the lab the same way.
+func (s *Stack) command(conns int, d, warmup time.Duration) string {
+	what := "--app-path " + s.Workload.Requests[0].Path
+	if len(s.Workload.Requests) > 1 {
+		what = "--workload " + s.Workload.Name
+		if f, ok := strings.CutPrefix(s.Workload.Name, "log:"); ok {
+			what = "--workload-from-log " + f
+		}
+	}
+	cmd := fmt.Sprintf("phptune bench --lab %s %s -c %d -d %s --warmup %s", s.Lab.Name, what, conns, d, warmup)
+	if s.Workload.Expect != "" {
+		cmd += " --expect " + strconvQuote(s.Workload.Expect)
+	}
+	return cmd
+}
+
+// strconvQuote quotes an --expect expression for a shell.
+func strconvQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// PagePath is the workload's page to check: its most weighted GET (the
+// first on a tie), "/" when it has none.
+func (w Workload) PagePath() string {
+	best, bestW := "/", 0
+	for _, r := range w.Requests {
+		if r.Method != "" && r.Method != "GET" {
+			continue
+		}
+		if wt := max(r.Weight, 1); wt > bestW {
+			best, bestW = r.Path, wt
+		}
+	}
+	return best
+}
+
+// CheckPage fetches the workload's page (Workload.PagePath) from the
+// running lab once: its status, size and <title>. Call it at the start of a
+// run and of every trial, and give the results to PageWarnings.
+func (s *Stack) CheckPage(ctx context.Context) (pagecheck.Page, error) {
+	return CheckPage(ctx, s.Lab, s.Workload)
+}
+
+// CheckPage is Stack.CheckPage for a lab and workload.
+func CheckPage(ctx context.Context, l *lab.Lab, w Workload) (pagecheck.Page, error) {
+	return pagecheck.Fetch(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath())
+}
+
+// PageWarnings says what is wrong with a page check: an error status, a
+// redirect, a title that reads like an error, setup or maintenance page,
+// and, given the run's first check (the zero Page for the first check
+// itself), a change since then (pagecheck.Drift). Without --expect these
+// are what tells a tuned error page from the real one.
+func PageWarnings(first, now pagecheck.Page) []string {
+	var out []string
+	switch {
+	case now.Status >= 400:
+		out = append(out, fmt.Sprintf("%s: the page is an error; the measurement would time its error page", now))
+	case now.Status >= 300:
+		out = append(out, fmt.Sprintf("%s: a redirect; the generator measures the redirect, not the page it points to", now))
+	}
+	if bad, word := pagecheck.LooksLikeError(now.Title); bad {
+		out = append(out, fmt.Sprintf("%s: the title reads like an error, setup or maintenance page (%q); check the page in a browser, and give --expect REGEX to count such answers as errors", now, word))
+	}
+	if first.URL != "" {
+		if d := pagecheck.Drift(first, now); d != "" {
+			out = append(out, fmt.Sprintf("%s: %s", now.URL, d))
+		}
+	}
+	return out
 }
 
 var _ tune.Stack = (*Stack)(nil)
