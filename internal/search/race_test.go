@@ -105,4 +105,3 @@ func TestRaceAgainstGrid(t *testing.T) {
 		t.Errorf("median regret %.2f%%, want <= 2%%", 100*m)
 	}
 }
-

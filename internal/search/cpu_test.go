@@ -1,0 +1,114 @@
+package search_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/search/sim"
+)
+
+func cpuBench(rps, stackMs, genMs, stealPct, softPct float64) *results.Bench {
+	return &results.Bench{ThroughputRPS: rps, WarmupS: 2, DurationS: 10, Observation: &results.Observation{
+		Samples: []results.Sample{
+			// The warm-up's sample is left out: its steal is not the run's.
+			{TS: 1, DTS: 1, Machine: results.MachineSample{Cores: 2, StealPct: 90}},
+			{TS: 7, DTS: 5, Machine: results.MachineSample{Cores: 2, StealPct: stealPct, SoftIRQPct: softPct}},
+			{TS: 12, DTS: 5, Machine: results.MachineSample{Cores: 2, StealPct: stealPct, SoftIRQPct: softPct}},
+		},
+		Derived: results.Derived{CPUSecondsPerRequest: map[string]float64{"stack": stackMs / 1000, "generator": genMs / 1000, "php-fpm workers": 0.5 * stackMs / 1000}},
+	}}
+}
+
+func TestStackCeiling(t *testing.T) {
+	tests := []struct {
+		name         string
+		b            *results.Bench
+		ceiling, php float64
+		bound        bool
+	}{
+		// 2 cores, 1 ms each: 2000 rps; the generator's 0.1 ms × 1800 rps
+		// takes 0.18 cores, steal 10% of 2 cores 0.2, softirq 1% 0.02.
+		{"saturated under steal", cpuBench(1800, 1, 0.1, 10, 1), (2 - 0.2 - 0.02 - 0.18) / 0.001, 4000, true},
+		{"a page that waits leaves cores idle", cpuBench(600, 1, 0.1, 0, 0), (2 - 0.06) / 0.001, 4000, false},
+		{"no CPU figures", &results.Bench{ThroughputRPS: 100}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		u, _ := search.CPUUseOf(tt.b, 2)
+		if got := search.StackCeiling(tt.b, 2); math.Abs(got-tt.ceiling) > 1e-6 {
+			t.Errorf("%s: stack ceiling %.1f, want %.1f", tt.name, got, tt.ceiling)
+		}
+		if got := u.PHPCeiling(); math.Abs(got-tt.php) > 1e-6 {
+			t.Errorf("%s: PHP ceiling %.1f, want %.1f", tt.name, got, tt.php)
+		}
+		if u.CPUBound() != tt.bound {
+			t.Errorf("%s: CPU-bound %v, want %v (%+v)", tt.name, u.CPUBound(), tt.bound, u)
+		}
+	}
+}
+
+// TestCPUStatisticUnderSteal: a CPU-bound page with a real 8% saving in
+// CPU per request and throughput swinging 10-30% with steal in a third of
+// the runs. Decided on throughput that is hopeless in a few rounds; on
+// stack CPU per request it is adopted, and the decision says which
+// statistic decided and the family correction. With no effect nothing is
+// adopted.
+func TestCPUStatisticUnderSteal(t *testing.T) {
+	vt := []search.Challenge{
+		{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}},
+		{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
+	}
+	for _, tt := range []struct {
+		gain     float64
+		minShare float64 // of runs adopting vt=off
+		maxShare float64
+	}{{0.08, 0.8, 1}, {0, 0, 0.1}} {
+		w := sim.CPUBound()
+		w.VTOffGain, w.Noise, w.StealProb, w.StealDip, w.CPUNoise = tt.gain, 0.05, 0.33, 0.3, 0.015
+		const runs = 30
+		adopted := 0
+		for seed := uint64(1); seed <= runs; seed++ {
+			d := domain(t, search.Options{Conns: 20, Cores: 2, Challenges: vt})
+			drive(t, d, sim.New(w, seed))
+			for _, dec := range d.Recommend().Decisions {
+				if dec.Name != "vt=off" {
+					continue
+				}
+				if dec.Adopted {
+					adopted++
+					if dec.Statistic != search.StatCPU || !strings.Contains(dec.Basis, "Holm-corrected over 2 comparisons") || dec.Throughput == nil {
+						t.Errorf("seed %d: adopted on %q: %s", seed, dec.Statistic, dec.Basis)
+					}
+				}
+			}
+		}
+		if share := float64(adopted) / runs; share < tt.minShare || share > tt.maxShare {
+			t.Errorf("gain %.0f%%: vt=off adopted in %.0f%% of runs, want %.0f..%.0f%%", 100*tt.gain, 100*share, 100*tt.minShare, 100*tt.maxShare)
+		}
+	}
+}
+
+// TestStealRerunsThePair: a challenger's run disturbed by steal is measured
+// again together with the incumbent, not alone.
+func TestStealRerunsThePair(t *testing.T) {
+	d := domain(t, search.Options{Conns: 20, Cores: 2, Challenges: []search.Challenge{{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}}}})
+	var again []string
+	stole := false
+	for batch := d.Ask(); len(batch) > 0; batch = d.Ask() {
+		for _, c := range batch {
+			b := &results.Bench{ThroughputRPS: 100, Requests: 1000, Latency: results.Latency{P99Ms: 100}, Observation: &results.Observation{}}
+			if c.Phase == search.PhaseCategorical && strings.HasPrefix(c.Label, "vt=off r1") && !stole {
+				b.Observation.Derived.MaxStealPct, stole = 30, true
+			}
+			if strings.HasSuffix(c.Label, "(again: steal)") {
+				again = append(again, c.Label)
+			}
+			d.Tell(c, search.Outcome{Bench: b})
+		}
+	}
+	if strings.Join(again, ",") != "incumbent r1 (again: steal),vt=off r1 (again: steal)" {
+		t.Errorf("measured again: %q, want both runs of the pair", again)
+	}
+}
