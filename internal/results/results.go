@@ -292,8 +292,10 @@ type Tune struct {
 	Changes       []Effect          `json:"changes"` // each changed knob's measured effect
 	// Decisions are the categorical comparisons the search made (adopted
 	// or not), each with its confidence interval.
-	Decisions     []Decision        `json:"decisions,omitempty"`
-	Holdout       *Holdout          `json:"holdout,omitempty"`
+	Decisions []Decision `json:"decisions,omitempty"`
+	Holdout   *Holdout   `json:"holdout,omitempty"`
+	// Baselines are the rules of thumb beside the recommendation.
+	Baselines     []Baseline        `json:"baselines,omitempty"`
 	Curves        []Curve           `json:"curves,omitempty"` // throughput vs concurrency
 	Files         map[string]string `json:"files,omitempty"`  // file name -> contents
 	Diff          string            `json:"diff,omitempty"`   // unified diff start -> recommended
@@ -363,6 +365,12 @@ type Holdout struct {
 	RecommendedRPS  float64 `json:"recommended_rps"`
 	StartP99Ms      float64 `json:"start_p99_ms"`
 	RecommendedP99  float64 `json:"recommended_p99_ms"`
+	// Confidence of the intervals: 0.95, or stricter per look when the
+	// holdout could add rounds to an undecided result (PlannedRounds up
+	// to MaxRounds); 0 in results written before it was recorded.
+	Confidence    float64 `json:"confidence,omitempty"`
+	PlannedRounds int     `json:"planned_rounds,omitempty"`
+	MaxRounds     int     `json:"max_rounds,omitempty"`
 }
 
 // Curve is throughput and p99 against concurrency for one configuration.
