@@ -98,11 +98,28 @@ type Options struct {
 	DriftRuns int `json:"drift_runs,omitempty"`
 	// HoldoutRounds of start vs recommended (default 4).
 	HoldoutRounds int `json:"holdout_rounds,omitempty"`
+	// HoldoutMaxRounds caps the rounds a holdout whose interval is
+	// undecided (it includes 1 and is wider than the equivalence margin)
+	// may grow to while the time budget allows (default 2 × HoldoutRounds;
+	// equal to HoldoutRounds: never more). Every look is then at the
+	// stricter per-look confidence of stats.Compare.
+	HoldoutMaxRounds int `json:"holdout_max_rounds,omitempty"`
+	// Baselines are the rules of thumb (KnownBaselines) measured in the
+	// holdout beside start and recommended when they fit the memory
+	// budget and the time budget allows; nil: none (runs stored before
+	// they existed). What the calculator formula would set is reported
+	// either way.
+	Baselines []string `json:"baselines,omitempty"`
+	// MemAvailableB is the machine's MemAvailable at the start, for the
+	// calculator formula; 0: the largest the observer saw in the drift
+	// trials.
+	MemAvailableB int64 `json:"mem_available_bytes,omitempty"`
 	// Strategy is "domain" (default) or "grid".
 	Strategy string `json:"strategy,omitempty"`
-	// Challenges names the categorical challenges to try, from
-	// search.KnownChallenges; nil: the defaults (with the write
-	// challenges when ResetBetween says the workload writes).
+	// Challenges are the categorical challenges to try, each a name from
+	// search.KnownChallenges or knob assignments separated by ";" (see
+	// ParseChallenge); nil: the defaults (with the write challenges when
+	// ResetBetween says the workload writes).
 	Challenges []string `json:"challenges,omitempty"`
 	// CategoricalTrials is the domain strategy's budget for the
 	// categorical rounds (0: its default).
@@ -166,6 +183,13 @@ func (o *Options) defaults(now time.Time) error {
 	if o.HoldoutRounds < 2 {
 		o.HoldoutRounds = 2
 	}
+	if o.HoldoutMaxRounds == 0 {
+		o.HoldoutMaxRounds = 2 * o.HoldoutRounds
+	}
+	o.HoldoutMaxRounds = max(o.HoldoutMaxRounds, o.HoldoutRounds)
+	if err := CheckBaselines(o.Baselines); err != nil {
+		return err
+	}
 	if o.NoCurve {
 		o.CurveConns = nil
 	} else if o.CurveConns == nil {
@@ -182,14 +206,8 @@ func (o *Options) defaults(now time.Time) error {
 	if o.Strategy != "domain" && o.Strategy != "grid" {
 		return fmt.Errorf("strategy %q: want domain or grid", o.Strategy)
 	}
-	for _, name := range o.Challenges {
-		if !slices.ContainsFunc(search.KnownChallenges(), func(c search.Challenge) bool { return c.Name == name }) {
-			var names []string
-			for _, c := range search.KnownChallenges() {
-				names = append(names, c.Name)
-			}
-			return fmt.Errorf("unknown challenge %q; known: %s", name, strings.Join(names, ", "))
-		}
+	if _, err := Challenges(o.Challenges); err != nil {
+		return err
 	}
 	return nil
 }
@@ -301,9 +319,13 @@ type session struct {
 	perTrial time.Duration // running mean of a trial's wall time
 	measured int
 	total    int
-	best     float64
-	bestLbl  string
-	warnings []string
+	// baselines is how many baselines the holdout will measure if the
+	// time budget allows (known after the drift trials).
+	baselines int
+	best      float64
+	bestLbl   string
+	warnings  []string
+	notes     []string // for the evidence: what the tune did and why
 }
 
 func (s *session) elapsed() time.Duration { return s.spent + s.t.now().Sub(s.started) }
@@ -313,6 +335,10 @@ func (s *session) left() time.Duration {
 		return 0
 	}
 	return max(0, s.opt.TimeBudget-s.elapsed())
+}
+
+func (s *session) note(format string, args ...any) {
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
 }
 
 func (s *session) warn(format string, args ...any) {
@@ -457,23 +483,39 @@ func firstLine(s string) string {
 	return l
 }
 
-// budgetLeftFor reports whether n more trials fit in the time budget.
 // curveReserve is how many trials the search leaves for the curve: all of
-// them when the work after the search (drift, holdout, curve) takes at
-// most a third of the time budget, else none (the curve then gets what is
-// left: the search comes first).
+// them when the work after the search (drift, holdout with its baselines,
+// curve) takes at most a third of the time budget, else none (the curve
+// then gets what is left: the search comes first).
 func (s *session) curveReserve() int {
 	o := s.opt
 	n := 2 * len(o.CurveConns)
 	if o.TimeBudget <= 0 || s.perTrial == 0 {
 		return n
 	}
-	if time.Duration(o.DriftRuns+2*o.HoldoutRounds+n)*s.perTrial*3 > o.TimeBudget {
+	if time.Duration(o.DriftRuns+(2+s.baselines)*o.HoldoutRounds+n)*s.perTrial*3 > o.TimeBudget {
 		return 0
 	}
 	return n
 }
 
+// baselineReserve is how many trials the search leaves for the baselines
+// in the holdout: all of them when the drift and the holdout with them
+// take at most a third of the time budget, else none (they then get what
+// the search left, and the summary says when that was not enough).
+func (s *session) baselineReserve() int {
+	o := s.opt
+	n := s.baselines * o.HoldoutRounds
+	if o.TimeBudget <= 0 || s.perTrial == 0 {
+		return n
+	}
+	if time.Duration(o.DriftRuns+(2+s.baselines)*o.HoldoutRounds)*s.perTrial*3 > o.TimeBudget {
+		return 0
+	}
+	return n
+}
+
+// budgetLeftFor reports whether n more trials fit in the time budget.
 func (s *session) budgetLeftFor(n int) bool {
 	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
 		return true
@@ -509,15 +551,11 @@ func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error
 	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.Objective,
 		CategoricalTrials: o.CategoricalTrials, Baseline: baseline, Writes: o.ResetBetween}
 	if o.Challenges != nil {
-		so.Challenges = []search.Challenge{}
-		for _, name := range o.Challenges {
-			known := search.KnownChallenges()
-			i := slices.IndexFunc(known, func(c search.Challenge) bool { return c.Name == name })
-			if i < 0 {
-				return nil, 0, fmt.Errorf("unknown challenge %q", name)
-			}
-			so.Challenges = append(so.Challenges, known[i])
+		cs, err := Challenges(o.Challenges)
+		if err != nil {
+			return nil, 0, err
 		}
+		so.Challenges = cs
 	}
 	if o.Strategy == "grid" {
 		g, err := search.NewGrid(search.GridOptions{Options: so})
@@ -549,10 +587,14 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	// first usable run doubles as the strategy's baseline.
 	var before []float64
 	var baseline *results.Bench
+	var driftBenches []*results.Bench
 	for i := 0; i < o.DriftRuns; i++ {
 		tr, err := s.trial(ctx, search.Candidate{Phase: PhaseDrift, Label: fmt.Sprintf("start %d/%d", i+1, o.DriftRuns), Config: start, Conns: o.Conns})
 		if err != nil {
 			return nil, err
+		}
+		if tr.Bench != nil {
+			driftBenches = append(driftBenches, tr.Bench)
 		}
 		if tr.Bench != nil && tr.Bench.ThroughputRPS > 0 {
 			before = append(before, tr.Bench.ThroughputRPS)
@@ -565,12 +607,21 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		s.warn("the start configuration did not run; there is nothing to compare with")
 	}
 
+	// The rules of thumb, from the drift trials' measurements: what they
+	// would set, and which of them the holdout is to measure.
+	baselines, baselineCfgs := planBaselines(baselineInputsFrom(o, driftBenches), o.Baselines)
+	for _, b := range baselines {
+		if b.NotMeasured == "" {
+			s.baselines++
+		}
+	}
+
 	strat, est, err := s.strategy(baseline)
 	if err != nil {
 		return nil, err
 	}
 	defer strat.Close()
-	s.total = o.DriftRuns + est + reserve + 2*len(o.CurveConns)
+	s.total = o.DriftRuns + est + reserve + s.baselines*o.HoldoutRounds + 2*len(o.CurveConns)
 	stoppedEarly := false
 search:
 	for {
@@ -579,7 +630,7 @@ search:
 			break
 		}
 		for _, c := range batch {
-			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+reserve+s.curveReserve()) {
+			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+reserve+s.baselineReserve()+s.curveReserve()) {
 				stoppedEarly = true
 				break search
 			}
@@ -596,41 +647,11 @@ search:
 	}
 	recCfg := rec.Config
 
-	// Holdout: start and recommended alternately, in fresh processes
-	// (each trial restarts the stack since the configs alternate).
-	var sRPS, rRPS, sP99, rP99 []float64
-	var recBenches []*results.Bench
-	var after []float64
-	for r := 0; r < o.HoldoutRounds; r++ {
-		pair := []search.Candidate{
-			{Phase: PhaseHoldout, Label: fmt.Sprintf("start r%d", r+1), Config: start, Conns: o.Conns},
-			{Phase: PhaseHoldout, Label: fmt.Sprintf("recommended r%d", r+1), Config: recCfg, Conns: o.Conns},
-		}
-		if r%2 == 1 {
-			pair[0], pair[1] = pair[1], pair[0]
-		}
-		got := map[string]*results.Bench{}
-		for _, c := range pair {
-			tr, err := s.trial(ctx, c)
-			if err != nil {
-				return nil, err
-			}
-			got[strings.Fields(c.Label)[0]] = tr.Bench
-			if tr.Bench != nil && strings.HasPrefix(c.Label, "start") && tr.Bench.ThroughputRPS > 0 {
-				after = append(after, tr.Bench.ThroughputRPS)
-			}
-		}
-		sb, rb := got["start"], got["recommended"]
-		if rb != nil {
-			recBenches = append(recBenches, rb)
-		}
-		if sb == nil || rb == nil || sb.ThroughputRPS <= 0 || rb.ThroughputRPS <= 0 || sb.Latency.P99Ms <= 0 || rb.Latency.P99Ms <= 0 {
-			s.warn("holdout round %d is incomplete (a run failed); it is left out of the ratios", r+1)
-			continue
-		}
-		sRPS, rRPS = append(sRPS, sb.ThroughputRPS), append(rRPS, rb.ThroughputRPS)
-		sP99, rP99 = append(sP99, sb.Latency.P99Ms), append(rP99, rb.Latency.P99Ms)
+	hold, err := s.holdout(ctx, start, recCfg, baselines, baselineCfgs)
+	if err != nil {
+		return nil, err
 	}
+	sRPS, rRPS, sP99, rP99, after, recBenches := hold.sRPS, hold.rRPS, hold.sP99, hold.rP99, hold.after, hold.recBenches
 
 	// Curve: start and recommended at the other concurrencies, one trial
 	// each, twice the tuned concurrency first (how each behaves past it),
@@ -665,13 +686,21 @@ curveLoop:
 		Command: o.Command, App: o.App, Workload: o.Workload, Objective: o.Objective, Limits: o.Limits,
 		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
 	}
+	tune.Baselines = hold.baselines
 	var holdCI stats.RatioCI
 	if len(sRPS) > 0 {
-		holdCI, _ = stats.PairedRatio(sRPS, rRPS, 0.95)
-		p99CI, _ := stats.PairedRatio(sP99, rP99, 0.95)
+		holdCI, _ = stats.PairedRatio(sRPS, rRPS, hold.confidence)
+		p99CI, _ := stats.PairedRatio(sP99, rP99, hold.confidence)
 		tune.Holdout = &results.Holdout{Rounds: len(sRPS), ThroughputRatio: holdCI.Ratio, ThroughputCILow: holdCI.Low, ThroughputCIHi: holdCI.High,
 			P99Ratio: p99CI.Ratio, P99CILow: p99CI.Low, P99CIHigh: p99CI.High, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
-			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99)}
+			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99),
+			Confidence: hold.confidence, PlannedRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds}
+		for i, b := range tune.Baselines {
+			if b.NotMeasured != "" && strings.HasPrefix(b.NotMeasured, "the same as the start") {
+				tune.Baselines[i].Ratio, tune.Baselines[i].CILow, tune.Baselines[i].CIHigh = holdCI.Ratio, holdCI.Low, holdCI.High
+				tune.Baselines[i].Confidence, tune.Baselines[i].Rounds, tune.Baselines[i].P99Ratio = holdCI.Confidence, holdCI.N, p99CI.Ratio
+			}
+		}
 		if holdCI.High < 1 {
 			s.warn("in the holdout the recommendation was slower than the start (%s): the search was misled, most likely by noise; keep the start configuration", holdCI)
 		}
@@ -718,7 +747,7 @@ curveLoop:
 	}
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
 	tune.Trials = s.trials
-	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune)}
+	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune, s.notes)}
 	if s.t.RenderFiles != nil {
 		for name, text := range s.t.RenderFiles(start, recCfg) {
 			tune.Files[name] = text
@@ -823,7 +852,7 @@ func inv(x float64) float64 {
 // evidence renders what the search decided and why, for people: the knee
 // scan, each categorical comparison with its interval (including the ones
 // that kept the default), and the holdout.
-func evidence(rec search.Recommendation, t *results.Tune) string {
+func evidence(rec search.Recommendation, t *results.Tune, notes []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tune %s: %d trials\n", t.ID, len(t.Trials))
 	if len(rec.Curve) > 0 {
@@ -855,6 +884,27 @@ func evidence(rec search.Recommendation, t *results.Tune) string {
 	if h := t.Holdout; h != nil {
 		fmt.Fprintf(&b, "\nholdout, %d interleaved rounds: throughput %.0f → %.0f rps, %.2f× [%.2f, %.2f]; p99 %.1f → %.1f ms, %.2f×\n",
 			h.Rounds, h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi, h.StartP99Ms, h.RecommendedP99, h.P99Ratio)
+		if h.Confidence > 0 && h.MaxRounds > h.PlannedRounds {
+			fmt.Fprintf(&b, "  (%d rounds planned, up to %d while undecided: intervals at %.1f%% per look, 95%% over all looks)\n", h.PlannedRounds, h.MaxRounds, 100*h.Confidence)
+		}
+	}
+	if len(t.Baselines) > 0 {
+		b.WriteString("\nrules of thumb (recommended/baseline throughput):\n")
+		for _, bl := range t.Baselines {
+			fmt.Fprintf(&b, "  %-11s %s\n", bl.Name, bl.Rule)
+			if len(bl.Settings) > 0 {
+				fmt.Fprintf(&b, "  %-11s sets %s\n", "", strings.Join(bl.Settings, ", "))
+			}
+			switch {
+			case bl.Rounds > 0:
+				fmt.Fprintf(&b, "  %-11s %.2f× [%.2f, %.2f] over %d rounds; p99 %.2f×\n", "", bl.Ratio, bl.CILow, bl.CIHigh, bl.Rounds, bl.P99Ratio)
+			case bl.NotMeasured != "":
+				fmt.Fprintf(&b, "  %-11s not measured: %s\n", "", bl.NotMeasured)
+			}
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if t.PredictedMemB > 0 {
 		fmt.Fprintf(&b, "memory: predicted %d MiB, measured %d MiB\n", t.PredictedMemB>>20, t.MeasuredMemB>>20)

@@ -276,7 +276,7 @@ func TestDriftAndReset(t *testing.T) {
 
 func TestGridStrategy(t *testing.T) {
 	f := newFixture(t, sim.CPUBound(), 8, "")
-	tn, err := f.tuner.Run(context.Background(), Options{ID: "g", Conns: 20, Cores: 2, Strategy: "grid", HoldoutRounds: 2, DriftRuns: 1})
+	tn, err := f.tuner.Run(context.Background(), Options{ID: "g", Conns: 20, Cores: 2, Strategy: "grid", HoldoutRounds: 2, HoldoutMaxRounds: 2, DriftRuns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,138 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/phptune/phptune/internal/interleave"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// holdoutResult is what the holdout measured.
+type holdoutResult struct {
+	// Paired rounds of start and recommended (both ran, positive
+	// throughput and p99).
+	sRPS, rRPS, sP99, rP99 []float64
+	// after is the start's throughput in the holdout, for the drift check.
+	after      []float64
+	recBenches []*results.Bench
+	baselines  []results.Baseline
+	// confidence of the start/recommended intervals: 0.95, or the
+	// per-look confidence when the holdout could add rounds.
+	confidence float64
+}
+
+// holdout re-measures start and recommended (and the baselines planned
+// for it, when the time budget allows) interleaved in fresh processes
+// (package interleave), each run a trial of the tune. When the interval of
+// recommended/start is undecided after the planned rounds, rounds of the
+// two are added while the time budget allows, up to HoldoutMaxRounds, each
+// look at stats.Compare's per-look confidence.
+func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines []results.Baseline, baselineCfgs []knob.Config) (*holdoutResult, error) {
+	o := s.opt
+	configs := []interleave.Config{{Label: "start", Config: start}, {Label: "recommended", Config: rec}}
+	var measured []int // indices into baselines of the ones in the session
+	for i, b := range baselines {
+		if b.NotMeasured == "" {
+			measured = append(measured, i)
+		}
+	}
+	if len(measured) > 0 {
+		// On resume the stored trials say what the first session chose:
+		// with baselines, the third holdout trial is the first of them.
+		include := false
+		if st, ok := s.stored[len(s.trials)+3]; ok {
+			include = st.Key == key(PhaseHoldout, o.Conns, baselineCfgs[measured[0]])
+		} else {
+			include = s.budgetLeftFor((2 + len(measured)) * o.HoldoutRounds)
+		}
+		if include {
+			for _, i := range measured {
+				configs = append(configs, interleave.Config{Label: baselines[i].Name, Config: baselineCfgs[i]})
+			}
+		} else {
+			for _, i := range measured {
+				baselines[i].NotMeasured = fmt.Sprintf("the time budget left no room for its %d holdout trials", o.HoldoutRounds)
+			}
+			s.warn("the time budget left no room to measure the baselines (%d trials) in the holdout", len(measured)*o.HoldoutRounds)
+			measured = nil
+		}
+	}
+	sess := interleave.New(configs, interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
+		tr, err := s.trial(ctx, search.Candidate{Phase: PhaseHoldout, Label: fmt.Sprintf("%s r%d", r.Label, r.Round+1), Config: r.Config.Config, Conns: o.Conns})
+		if err != nil {
+			return interleave.Outcome{}, err
+		}
+		if tr.Bench == nil {
+			return interleave.Outcome{Failed: tr.FailReason}, nil
+		}
+		return interleave.Outcome{Bench: tr.Bench}, nil
+	}))
+	if err := sess.Run(ctx, o.HoldoutRounds); err != nil {
+		return nil, err
+	}
+	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds, Equivalence: stats.DefaultCompare.Equivalence}
+	budgetStopped := false
+	d, err := sess.Extend(ctx, 0, 1, interleave.Sequential{
+		Compare: cmp,
+		Require: []interleave.Metric{interleave.P99},
+		Which:   []int{0, 1},
+		More: func() bool {
+			// On resume, a stored holdout trial next means the first
+			// session added a round here.
+			if st, ok := s.stored[len(s.trials)+1]; ok {
+				return st.Phase == PhaseHoldout
+			}
+			ok := s.budgetLeftFor(2 + s.curveReserve())
+			budgetStopped = !ok
+			return ok
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := &holdoutResult{baselines: baselines, confidence: 0.95}
+	if d.CI.Confidence > 0 {
+		h.confidence = d.CI.Confidence
+	}
+	if added := sess.Rounds() - o.HoldoutRounds; added > 0 {
+		s.note("the holdout's interval was undecided after %d rounds: %d more rounds of start and recommended (intervals at %.1f%% per look, for up to %d looks)",
+			o.HoldoutRounds, added, 100*h.confidence, o.HoldoutMaxRounds-o.HoldoutRounds+1)
+	}
+	if d.Verdict == stats.NeedMore && budgetStopped && sess.Rounds() < o.HoldoutMaxRounds {
+		s.warn("the holdout's interval still includes 1 after %d rounds and the time budget allowed no more", sess.Rounds())
+	}
+	for r := 0; r < sess.Rounds(); r++ {
+		so, ro := sess.Outcome(0, r), sess.Outcome(1, r)
+		if so == nil || ro == nil || !so.OK() || !ro.OK() || so.Bench.ThroughputRPS <= 0 || ro.Bench.ThroughputRPS <= 0 ||
+			so.Bench.Latency.P99Ms <= 0 || ro.Bench.Latency.P99Ms <= 0 {
+			s.warn("holdout round %d is incomplete (a run failed); it is left out of the ratios", r+1)
+		}
+	}
+	h.sRPS, h.rRPS = sess.Paired(0, 1, interleave.Throughput, interleave.P99)
+	h.sP99, h.rP99 = sess.Paired(0, 1, interleave.P99, interleave.Throughput)
+	for _, x := range sess.Values(0, interleave.Throughput) {
+		if x > 0 {
+			h.after = append(h.after, x)
+		}
+	}
+	h.recBenches = sess.Benches(1)
+	for k, i := range measured {
+		bi := 2 + k
+		b := &baselines[i]
+		ci, err := sess.Ratio(bi, 1, interleave.Throughput, 0.95, interleave.P99)
+		if err != nil {
+			b.NotMeasured = "failed in the holdout: " + firstLine(sess.Failed(bi))
+			continue
+		}
+		b.Rounds, b.Ratio, b.CILow, b.CIHigh, b.Confidence = ci.N, ci.Ratio, ci.Low, ci.High, ci.Confidence
+		if p, err := sess.Ratio(bi, 1, interleave.P99, 0.95, interleave.Throughput); err == nil {
+			b.P99Ratio = p.Ratio
+		}
+		b.BaselineRPS = stats.Mean(sess.Values(bi, interleave.Throughput))
+	}
+	return h, nil
+}
