@@ -18,9 +18,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -52,6 +55,12 @@ type benchFlags struct {
 	observeInterval        time.Duration
 	reportFile             string
 	redact                 []string
+	expect                 string
+	workload, fromLog      string
+	allowPost              bool
+	// logSummary is what --workload-from-log found, shown before the run.
+	logSummary *accesslog.Summary
+	logOpt     accesslog.Options
 }
 
 func newBenchCmd(env *Env) *cobra.Command {
@@ -77,7 +86,27 @@ intended send time, so queueing is not hidden (no coordinated omission).
 
 Errors are counted by class: connect_refused, connect_timeout,
 connect_backlog_full, reset, closed_early, read_timeout, protocol,
-fcgi_overloaded, fcgi_stderr, length_mismatch, status_4xx, status_5xx.
+fcgi_overloaded, fcgi_stderr, length_mismatch, status_4xx, status_5xx,
+unexpected_body.
+
+--expect REGEX (Go RE2 syntax) counts 2xx responses whose body does not match
+as unexpected_body errors: an app's error or setup page served with status
+200 is then not measured as the page. It is matched against the first 64 KiB
+of each body (HTTP or FastCGI, chunked or not); responses to HEAD, 204, 3xx
+redirects (a comment POST answers 302), 4xx and 5xx are not matched. Without
+--expect no body byte is kept.
+
+With --lab, bench first GETs the page once and prints its status, size and
+<title>, warning when the page is an error, a redirect, or its title reads
+like an error, setup or maintenance page.
+
+--workload-from-log FILE replays the traffic of an nginx or Apache access log
+(common or combined format, or gzip-compressed): its top 50 paths by count,
+weighted by their counts, query strings kept; GET and HEAD only unless
+--allow-post (POSTs then go with an empty form body: logs do not record
+bodies); static files (css, js, images, fonts, media, archives, txt, html)
+and 4xx answers left out; malformed lines counted and skipped. The scenario
+is printed to stderr before the run.
 
 Scenario files (--scenario) hold weighted requests, one per line:
   # WEIGHT METHOD PATH [FORM BODY]
@@ -108,7 +137,7 @@ contents are never recorded.`,
 			if err := checkRedactNames(f.redact); err != nil {
 				return err
 			}
-			opt, err := f.options(args, c.Flags().Changed("app-path"))
+			opt, err := f.options(env.Ctx, args, c.Flags().Changed("app-path"))
 			if err != nil {
 				return err
 			}
@@ -148,6 +177,26 @@ contents are never recorded.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if f.logSummary != nil {
+				f.logSummary.Print(env.Stderr, f.fromLog, f.logOpt)
+			}
+			// The page measured, looked at once before it is loaded: an
+			// error page answered with 200 must not pass for the app.
+			var pageWarnings []string
+			if f.labName != "" {
+				if l, lerr := lab.Open(f.labName); lerr == nil {
+					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests})
+					if perr != nil {
+						pageWarnings = append(pageWarnings, fmt.Sprintf("page check: %v", perr))
+					} else {
+						fmt.Fprintf(env.Stderr, "bench: page %s\n", redact.Text(page.String(), f.redact))
+						pageWarnings = labstack.PageWarnings(pagecheck.Page{}, page)
+					}
+					for _, wmsg := range pageWarnings {
+						fmt.Fprintf(env.Stderr, "bench: WARNING: %s\n", redact.Text(wmsg, f.redact))
+					}
+				}
+			}
 			// The observer watches a lab's processes (and this one, the
 			// generator) while the load runs; its derived figures cover
 			// the measured part, warm-up excluded.
@@ -169,6 +218,7 @@ contents are never recorded.`,
 				return err
 			}
 			res.Environment = environment(env.Ctx)
+			res.Warnings = append(pageWarnings, res.Warnings...)
 			// From here on the result is what is stored and shown: its
 			// target URL, request URIs and messages hold no secret.
 			if rerr := redact.Value(res, f.redact); rerr != nil {
@@ -215,6 +265,10 @@ contents are never recorded.`,
 	fl.StringVar(&f.body, "body", "", "request body; a form body is sent as application/x-www-form-urlencoded unless -H sets Content-Type (implies POST)")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (implies POST)")
 	fl.StringVar(&f.scenario, "scenario", "", "file of weighted requests (see above)")
+	fl.StringVar(&f.workload, "workload", "", "with --lab: front, comment, mix (WordPress), a path, or a scenario file, as tune takes it")
+	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log (see above)")
+	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too (with an empty form body)")
+	fl.StringVar(&f.expect, "expect", "", "count 2xx responses whose body (first 64 KiB) does not match this regular expression as unexpected_body errors")
 	fl.StringVar(&f.cpus, "cpus", "", `pin the generator to these CPUs ("0", "2-3")`)
 	fl.BoolVar(&f.checkLength, "check-length", false, "count bodies whose length differs from the first response as length_mismatch errors")
 	fl.BoolVar(&f.failOnStderr, "fail-on-stderr", false, "count FastCGI responses with stderr output (PHP notices, errors) as errors")
@@ -236,9 +290,10 @@ contents are never recorded.`,
 
 // options turns the flags into load.Options, refusing anything invalid
 // before a single connection is made.
-func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, error) {
+func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool) (load.Options, error) {
 	var o load.Options
 	help := "Try: phptune bench --help"
+	userScript, labFront := f.scriptFilename, ""
 	switch {
 	case f.labName != "" && len(args) > 0:
 		return o, usageErr(help, "give either TARGET or --lab, not both")
@@ -291,6 +346,39 @@ func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, erro
 		return o, usageErr(help, "--fcgi-keep-conn and --no-keepalive contradict each other")
 	}
 	o.CheckLength, o.FailOnStderr = f.checkLength, f.failOnStderr
+	if _, err := load.CompileExpect(f.expect); err != nil {
+		return o, usageErr(`Try: --expect '<title>My blog' (quoted for the shell)`, "--expect: %v", err)
+	}
+	o.Expect = f.expect
+	sources := 0
+	for _, set := range []bool{f.scenario != "", f.workload != "", f.fromLog != ""} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources > 1:
+		return o, usageErr(help, "give one of --scenario, --workload and --workload-from-log")
+	case sources == 1 && (f.body != "" || f.bodyFile != "" || f.methodSet || appPathSet):
+		return o, usageErr(help, "--scenario, --workload and --workload-from-log bring their own requests: drop -m, --body, --body-file and --app-path")
+	case f.workload != "" && f.labName == "":
+		return o, usageErr("Try: phptune bench --lab NAME --workload mix", "--workload goes with --lab NAME")
+	case f.allowPost && f.fromLog == "":
+		return o, usageErr(help, "--allow-post goes with --workload-from-log FILE")
+	}
+	if f.fromLog != "" {
+		f.logOpt = accesslog.Options{AllowPost: f.allowPost}
+		fh, err := os.Open(f.fromLog)
+		if err != nil {
+			return o, usageErr("", "--workload-from-log: %v", err)
+		}
+		sum, err := accesslog.Read(fh, f.logOpt)
+		fh.Close()
+		if err != nil {
+			return o, usageErr("Give an nginx or Apache access log in the common or combined format", "--workload-from-log %s: %v", f.fromLog, err)
+		}
+		f.logSummary = sum
+	}
 
 	// The request(s).
 	hdr := http.Header{}
@@ -351,6 +439,7 @@ func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, erro
 				// The socket's directory is the lab's to write: every
 				// connection checks who listens before it sends.
 				CheckPeer: true, PeerUID: l.FPMPeerUID()}
+			labFront = l.ScriptFilename
 			p, _, _ := strings.Cut(reqPath, "?")
 			if f.scriptFilename == "" && !strings.HasSuffix(p, ".php") {
 				// Not a script path: the front controller serves it, as
@@ -381,7 +470,45 @@ func (f *benchFlags) options(args []string, appPathSet bool) (load.Options, erro
 		return o, err
 	}
 
-	if f.scenario != "" {
+	var fromFile []load.Request
+	switch {
+	case f.logSummary != nil:
+		fromFile = f.logSummary.Requests()
+	case f.workload != "":
+		l, err := lab.Open(f.labName)
+		if err != nil {
+			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.labName, err)
+		}
+		w, err := labstack.ParseWorkload(ctx, l, f.workload)
+		if err != nil {
+			return o, usageErr("Try: --workload front, comment, mix, /path or a scenario file", "--workload: %v", err)
+		}
+		fromFile = w.Requests
+	}
+	if fromFile != nil {
+		for i := range fromFile {
+			for k, v := range hdr {
+				if fromFile[i].Header == nil {
+					fromFile[i].Header = http.Header{}
+				}
+				if fromFile[i].Header.Get(k) == "" {
+					fromFile[i].Header[k] = v
+				}
+			}
+			// Over FastCGI to a lab, each path goes to its script: a .php
+			// path to itself, anything else to the front controller, as
+			// nginx's try_files would send it.
+			p, _, _ := strings.Cut(fromFile[i].Path, "?")
+			switch {
+			case fromFile[i].ScriptFilename != "":
+			case userScript != "":
+				fromFile[i].ScriptFilename = userScript
+			case labFront != "" && !strings.HasSuffix(p, ".php"):
+				fromFile[i].ScriptFilename = labFront
+			}
+		}
+		o.Requests = fromFile
+	} else if f.scenario != "" {
 		fh, err := os.Open(f.scenario)
 		if err != nil {
 			return o, usageErr("", "--scenario: %v", err)

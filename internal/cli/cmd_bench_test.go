@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,10 +41,21 @@ func TestBenchRefusesBadFlagsBeforeConnecting(t *testing.T) {
 		}
 	}()
 	url := "http://" + ln.Addr().String() + "/"
+	garbage := filepath.Join(t.TempDir(), "garbage.log")
+	if err := os.WriteFile(garbage, []byte("not\na log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
 	}{
+		{[]string{"bench", "--expect", "<title>(", url}, "--expect"},
+		{[]string{"bench", "--workload-from-log", "/nonexistent.log", url}, "--workload-from-log"},
+		{[]string{"bench", "--workload-from-log", garbage, url}, "none of its 2 lines"},
+		{[]string{"bench", "--workload-from-log", garbage, "--scenario", garbage, url}, "give one of"},
+		{[]string{"bench", "--workload-from-log", garbage, "-m", "POST", url}, "bring their own requests"},
+		{[]string{"bench", "--workload", "mix", url}, "--workload goes with --lab"},
+		{[]string{"bench", "--allow-post", url}, "--allow-post goes with"},
 		{[]string{"bench"}, "no target"},
 		{[]string{"bench", "-c", "0", url}, "-c 0"},
 		{[]string{"bench", "-n", "5", "-c", "10", url}, "-c 10 is more than -n 5"},
@@ -174,5 +186,74 @@ func TestBenchLabObserverFlags(t *testing.T) {
 	}
 	if b.Observation != nil || b.Requests == 0 {
 		t.Errorf("--no-observe: %d requests, observation %+v", b.Requests, b.Observation)
+	}
+
+	// The page is shown before the load; --expect on the lab.
+	out, errs, code = runCLI(t, "bench", "--lab", "obsflags", "--no-save", "--no-observe", "-c", "2", "-n", "200", "--expect", "Hello, w.rld")
+	if code != 0 || !strings.Contains(errs, "bench: page http://") || !strings.Contains(errs, "/ answered 200, 14 bytes, no <title>") ||
+		strings.Contains(out, "unexpected_body") {
+		t.Errorf("bench --expect matching: exit %d\n%s\n%s", code, errs, out)
+	}
+	out, errs, code = runCLI(t, "bench", "--lab", "obsflags", "--no-save", "--no-observe", "--fcgi", "-c", "2", "-n", "200", "--expect", "Goodbye")
+	if code != 0 || !strings.Contains(out, "Errors       unexpected_body 200") || !strings.Contains(out, `GET / answered 200 with a body starting "Hello, world!\n"`) {
+		t.Errorf("bench --expect not matching, over FastCGI: exit %d\n%s\n%s", code, errs, out)
+	}
+}
+
+// TestBenchWorkloadFromLogAndExpect: a log's dynamic paths are shown, then
+// replayed in proportion; a page that does not match --expect is an
+// unexpected_body error in the JSON.
+func TestBenchWorkloadFromLogAndExpect(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	var front, setup, static atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.RequestURI() {
+		case "/?p=1":
+			front.Add(1)
+			fmt.Fprint(w, "<title>My blog</title><p>Post</p>")
+		case "/setup.php":
+			setup.Add(1)
+			fmt.Fprint(w, "<title>Setup error</title>")
+		default:
+			static.Add(1)
+			w.WriteHeader(404)
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	line := func(method, target string, status int) string {
+		return fmt.Sprintf("203.0.113.7 - - [12/Mar/2024:08:15:02 +0000] \"%s %s HTTP/1.1\" %d 512 \"-\" \"Mozilla/5.0\"\n", method, target, status)
+	}
+	log := strings.Repeat(line("GET", "/?p=1", 200), 3) + line("GET", "/setup.php", 200) + line("GET", "/style.css?ver=2", 200) +
+		line("POST", "/wp-comments-post.php", 302) + "garbage\n"
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(logFile, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCLI(t, "bench", "--no-save", "--json", "-c", "2", "-n", "800", "--workload-from-log", logFile, "--expect", "My blog",
+		"http://"+ln.Addr().String()+"/")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"workload from " + logFile + ": 7 lines, 4 requests to replay", "1 static files", "1 methods other than GET and HEAD (add --allow-post",
+		"1 malformed lines (the first is line 7)", "the top 2 of 2 distinct paths cover 100.0%", "75.0%  GET    /?p=1"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	var b results.Bench
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	if static.Load() != 0 || front.Load()+setup.Load() != 800 || setup.Load() < 120 || setup.Load() > 280 {
+		t.Fatalf("server saw front %d setup %d static %d", front.Load(), setup.Load(), static.Load())
+	}
+	if b.ErrorsByClass["unexpected_body"] != setup.Load() || b.Errors != setup.Load() {
+		t.Fatalf("errors %d %v, setup page served %d times", b.Errors, b.ErrorsByClass, setup.Load())
 	}
 }
