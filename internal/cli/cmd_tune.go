@@ -53,7 +53,8 @@ type tuneFlags struct {
 	outDir                string
 	knobsFile             string
 	set                   []string
-	challenges            string
+	challenges            []string
+	baselines             string
 	curve                 string
 	redact                []string
 	// workloadSet: --workload was given (for --resume, whose workload
@@ -110,7 +111,8 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
-	fl.StringVar(&f.challenges, "challenges", "", "categorical changes to decide, comma-separated (default all: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+"); 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+")")
+	fl.StringArrayVar(&f.challenges, "challenges", nil, "a categorical change to decide (repeatable): a known name, comma-separated known names, 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+"), or knob assignments separated by ';', e.g. 'opcache.jit=tracing;opcache.jit_buffer_size=64M' (default all known: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+")")
+	fl.StringVar(&f.baselines, "baselines", "calculator,2xcores", "rules of thumb measured in the holdout beside the recommendation when they fit the memory and time budgets: calculator (0.9 × MemAvailable / worker RSS, dynamic), 2xcores (a static pool of 2 × cores), comma-separated, or none")
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
 	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
@@ -317,25 +319,31 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		}
 		p.opt.DocRoot = abs
 	}
-	switch f.challenges {
-	case "":
-	case "grid":
-		for _, c := range search.GridChallenges {
-			p.opt.Challenges = append(p.opt.Challenges, c.Name)
+	for _, v := range f.challenges {
+		specs, err := tune.SplitChallengeFlag(v)
+		if err != nil {
+			return nil, usageErr("Give a known name ("+challengeNames(search.KnownChallenges())+"), grid, or KNOB=VALUE;KNOB=VALUE (see phptune knobs)", "--challenges: %v", err)
 		}
-	default:
-		for _, name := range strings.Split(f.challenges, ",") {
-			name = strings.TrimSpace(name)
-			known := false
-			for _, c := range search.KnownChallenges() {
-				known = known || c.Name == name
+		for _, sp := range specs {
+			if !slices.Contains(p.opt.Challenges, sp) {
+				p.opt.Challenges = append(p.opt.Challenges, sp)
 			}
-			if !known {
-				return nil, usageErr("Choose from: "+challengeNames(search.KnownChallenges())+", or grid", "--challenges: unknown challenge %q", name)
-			}
-			p.opt.Challenges = append(p.opt.Challenges, name)
 		}
 	}
+	switch b := strings.TrimSpace(f.baselines); b {
+	case "none", "":
+	default:
+		for _, n := range strings.Split(b, ",") {
+			n = strings.TrimSpace(n)
+			if err := tune.CheckBaselines([]string{n}); err != nil {
+				return nil, usageErr("Try: --baselines calculator,2xcores, or --baselines none", "--baselines: %v", err)
+			}
+			if !slices.Contains(p.opt.Baselines, n) {
+				p.opt.Baselines = append(p.opt.Baselines, n)
+			}
+		}
+	}
+	p.opt.MemAvailableB = memAvailable()
 	switch f.curve {
 	case "":
 	case "none":

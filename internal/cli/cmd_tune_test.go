@@ -41,7 +41,10 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--trial-duration", "10ms"}, "--trial-duration"},
 		{[]string{"tune", "--app", "hello", "--holdout-rounds", "1"}, "--holdout-rounds"},
 		{[]string{"tune", "--resume", "x", "--app", "hello"}, "--resume continues a run"},
-		{[]string{"tune", "--app", "hello", "--challenges", "pm=fast"}, `--challenges: unknown challenge "pm=fast"`},
+		{[]string{"tune", "--app", "hello", "--challenges", "pm=fast"}, `--challenges: challenge "pm=fast": "pm=fast"`},
+		{[]string{"tune", "--app", "hello", "--challenges", "opcache.jit=tracing;opcache.jit_buffer_size=lots"}, `"opcache.jit_buffer_size=lots"`},
+		{[]string{"tune", "--app", "hello", "--challenges", "nope"}, `--challenges: unknown challenge "nope"`},
+		{[]string{"tune", "--app", "hello", "--baselines", "folklore"}, `--baselines: unknown baseline "folklore"`},
 		{[]string{"tune", "--app", "hello", "--curve", "5,lots"}, `--curve: "lots" is not a number of connections`},
 	}
 	for _, c := range cases {
