@@ -56,7 +56,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 	if h := res.Holdout; h != nil {
 		se, sm := holdoutFigures(res, res.Start)
 		re, rm := holdoutFigures(res, res.Recommended)
-		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio (95% CI)")
+		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio ("+ciLabel(h.Confidence)+")")
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "throughput rps", h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "latency p99 ms", h.StartP99Ms, h.RecommendedP99, h.P99Ratio, h.P99CILow, h.P99CIHigh)
 		fmt.Fprintf(w, "%-16s %13.2f%% %13.2f%%\n", "errors", 100*se, 100*re)
@@ -64,6 +64,9 @@ func TuneText(w io.Writer, res *results.Tune) error {
 			fmt.Fprintf(w, "%-16s %14s %14s  (peak PSS of the stack)\n", "memory", mib(sm), mib(rm))
 		}
 		fmt.Fprintf(w, "(%d rounds, start and recommended alternated, each in fresh processes)\n", h.Rounds)
+		if h.MaxRounds > h.PlannedRounds && h.PlannedRounds > 0 {
+			fmt.Fprintf(w, "(%d rounds planned, up to %d while the interval was undecided: each look at %s, 95%% over all looks)\n", h.PlannedRounds, h.MaxRounds, ciLabel(h.Confidence))
+		}
 		switch {
 		case h.ThroughputCILow > 1:
 			fmt.Fprintf(w, "verdict: the recommendation is faster than the start (%.2f×, the interval lies above 1)\n", h.ThroughputRatio)
@@ -75,6 +78,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 	} else {
 		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
 	}
+	baselinesText(w, res)
 	concurrencyTable(w, res)
 	if len(res.Changes) == 0 {
 		fmt.Fprintln(w, "\nrecommended: keep the starting configuration (no change measured better)")
@@ -233,4 +237,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ciLabel names an interval's confidence: "95% CI", "98.4% CI".
+func ciLabel(c float64) string {
+	if c <= 0 || c == 0.95 {
+		return "95% CI"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", 100*c), ".0") + "% CI"
+}
+
+// baselinesText writes the rules of thumb beside the recommendation: what
+// each would set and the recommendation's throughput against it, or why
+// it was not measured.
+func baselinesText(w io.Writer, res *results.Tune) {
+	if len(res.Baselines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nrules of thumb (recommended/baseline throughput, paired holdout rounds):")
+	for _, b := range res.Baselines {
+		fmt.Fprintf(w, "  %-11s %s\n", b.Name, b.Rule)
+		if len(b.Settings) > 0 {
+			fmt.Fprintf(w, "  %-11s would set %s\n", "", strings.Join(b.Settings, ", "))
+		}
+		switch {
+		case b.Rounds > 0:
+			fmt.Fprintf(w, "  %-11s recommended/%s %.2f× [%.2f, %.2f] (%s, %d rounds), p99 %.2f×", "", b.Name, b.Ratio, b.CILow, b.CIHigh, ciLabel(b.Confidence), b.Rounds, b.P99Ratio)
+			if b.NotMeasured != "" {
+				fmt.Fprintf(w, "; %s", b.NotMeasured)
+			}
+			fmt.Fprintln(w)
+		case b.NotMeasured != "":
+			fmt.Fprintf(w, "  %-11s not measured: %s\n", "", b.NotMeasured)
+		}
+	}
 }
