@@ -15,7 +15,7 @@ func TestBaselinesShown(t *testing.T) {
 	tn.Holdout.Confidence, tn.Holdout.PlannedRounds, tn.Holdout.MaxRounds = 0.9844, 4, 8
 	tn.Baselines = []results.Baseline{
 		{Name: "calculator", Rule: "pm.max_children = 0.9 × MemAvailable 23 GiB / average worker RSS 12.9 MiB, pm dynamic with 25%/75% spares",
-			Settings: []string{"pm.max_children=1646", "pm.start_servers=822"},
+			Settings:    []string{"pm.max_children=1646", "pm.start_servers=822"},
 			NotMeasured: "does not fit the 1 GiB memory budget: 1,646 workers × 11 MiB (PSS p95) + 150 MiB for the rest = 17.8 GiB"},
 		{Name: "2xcores", Rule: "a static pool of 2 × 2 cores", Settings: []string{"pm=static", "pm.max_children=4"},
 			Rounds: 4, Ratio: 8.4, CILow: 7.1, CIHigh: 9.9, Confidence: 0.95, P99Ratio: 0.2},
