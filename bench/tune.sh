@@ -80,37 +80,20 @@ for w in $WORKLOADS; do
 		fi
 	fi
 
-	# The calculator's and the 2×cores rule's configurations, from the tune's own
-	# measurements of the distro default (its drift trials).
-	python3 - "$d" "$cores" <<'EOF'
+	# The calculator's and the 2×cores rule's configurations, as the tune
+	# built them from its own measurements of the distro default (its drift
+	# trials): result.json's baselines, each with its rule and what it sets.
+	python3 - "$d" <<'EOF'
 import json, sys
-d, cores = sys.argv[1], int(sys.argv[2])
+d = sys.argv[1]
 res = json.load(open(f"{d}/tune/result.json"))
-rss = []
-for t in res["trials"]:
-    if t["phase"] != "drift" or not t.get("bench") or not t["bench"].get("observation"):
-        continue
-    for s in t["bench"]["observation"]["samples"][1:]:
-        for g in s["groups"]:
-            if g["name"].startswith("php-fpm workers") and g.get("processes"):
-                rss.append(g["rss_bytes"] / g["processes"])
-avail = 0
-for line in open("/proc/meminfo"):
-    if line.startswith("MemAvailable:"):
-        avail = int(line.split()[1]) * 1024
-if not rss:
-    sys.exit("no worker RSS measured in the drift trials")
-avg = sum(rss) / len(rss)
-n = max(1, min(4096, int(0.9 * avail / avg)))
-lo = max(1, n // 4)
-hi = max(lo, n * 3 // 4)
-start = lo + (hi - lo) // 2
-open(f"{d}/calculator.knobs", "w").write(
-    f"# 0.9 x MemAvailable {avail>>20} MiB / average worker RSS {avg/2**20:.1f} MiB\n"
-    f"pm=dynamic\npm.max_children={n}\npm.min_spare_servers={lo}\npm.max_spare_servers={hi}\npm.start_servers={start}\n")
-open(f"{d}/2xcores.knobs", "w").write(f"pm=static\npm.max_children={2*cores}\n")
+for b in res.get("baselines") or []:
+    if b["name"] in ("calculator", "2xcores") and b.get("settings"):
+        open(f"{d}/{b['name']}.knobs", "w").write(f"# {b['rule']}\n" + "".join(s + "\n" for s in b["settings"]))
 EOF
-	configs+=("calculator=$d/calculator.knobs" "2xcores=$d/2xcores.knobs")
+	for b in calculator 2xcores; do
+		[[ -f $d/$b.knobs ]] && configs+=("$b=$d/$b.knobs")
+	done
 
 	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
 		"${configs[@]}" >"$d/compare.json" 2>"$d/compare.log" || echo "compare reported failures, see $d/compare.log" >&2
