@@ -57,7 +57,7 @@ func Derive(obs *results.Observation, w Window) {
 
 	// CPU seconds per group over the window.
 	cpuS := map[string]float64{}
-	var stealSum, idleSum, samplerSum, dtSum float64
+	var stealSum, softSum, idleSum, samplerSum, dtSum float64
 	var maxSwap int64
 	for _, s := range in {
 		for _, g := range s.Groups {
@@ -65,6 +65,7 @@ func Derive(obs *results.Observation, w Window) {
 		}
 		d.MaxStealPct = math.Max(d.MaxStealPct, s.Machine.StealPct)
 		stealSum += s.Machine.StealPct * s.DTS
+		softSum += s.Machine.SoftIRQPct * s.DTS
 		idleSum += s.Machine.IdlePct * s.DTS
 		samplerSum += s.SamplerCPUPct * s.DTS
 		dtSum += s.DTS
@@ -73,6 +74,7 @@ func Derive(obs *results.Observation, w Window) {
 	if dtSum <= 0 {
 		return
 	}
+	d.MeanStealPct, d.MeanSoftIRQPct = stealSum/dtSum, softSum/dtSum
 	d.SamplerCPUPct = samplerSum / dtSum
 	if w.Requests > 0 {
 		d.CPUSecondsPerRequest = map[string]float64{}

@@ -270,6 +270,10 @@ type Derived struct {
 	// WorkerImbalance is the busiest worker's share of its pool's CPU (1/n is even).
 	WorkerImbalance float64 `json:"worker_imbalance"`
 	MaxStealPct     float64 `json:"max_steal_pct"`
+	// MeanStealPct and MeanSoftIRQPct are the machine's stolen and softirq
+	// time over the window, in percent of all its CPU (time-weighted means).
+	MeanStealPct   float64 `json:"mean_steal_pct,omitempty"`
+	MeanSoftIRQPct float64 `json:"mean_softirq_pct,omitempty"`
 	// SamplerCPUPct is the observer's mean cost in percent of one core.
 	SamplerCPUPct float64  `json:"sampler_cpu_pct,omitempty"`
 	Warnings      []string `json:"warnings,omitempty"`
