@@ -69,7 +69,11 @@ func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, erro
 		return Workload{Name: WorkloadFront, Requests: []load.Request{{Method: "GET", Path: "/"}}}, nil
 	case spec == WorkloadComment || spec == WorkloadMix:
 		if l.App != "wordpress" {
-			return Workload{}, fmt.Errorf("workload %s loads WordPress pages, but lab %s runs %s; use --app wordpress or another workload", spec, l.Name, l.App)
+			what := "posts WordPress comments"
+			if spec == WorkloadMix {
+				what = "loads WordPress pages and comments"
+			}
+			return Workload{}, fmt.Errorf("workload %s %s, but lab %s runs %s; use --app wordpress or another workload", spec, what, l.Name, l.App)
 		}
 		if spec == WorkloadMix {
 			return mixWorkload(ctx, l)
