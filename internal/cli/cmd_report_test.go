@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
 )
@@ -188,18 +189,20 @@ func TestReportSaveBenchRun(t *testing.T) {
 // A lab's password echoed into a stored result (an error body, a log) is
 // removed from the report even where it does not look like a credential.
 func TestReportRemovesLabPasswords(t *testing.T) {
-	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	labtest.Home(t)
 	t.Chdir(t.TempDir())
-	dir := filepath.Join(lab.Root(), "wp1")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A real lab with a database: its secrets are phptune's own file.
+	l, err := lab.Up(context.Background(), lab.Options{Name: "wp1", App: "io"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	sec, _ := json.Marshal(lab.Secrets{DBUser: "wp", DBPassword: "Xk9-db-pass-31", MariaDBRootPassword: "Rt7-root-pass-02"})
-	if err := os.WriteFile(filepath.Join(dir, "secrets.json"), sec, 0o600); err != nil {
+	defer lab.Down(l.Name)
+	sec, err := l.ReadSecrets()
+	if err != nil {
 		t.Fatal(err)
 	}
 	b := &results.Bench{SchemaVersion: results.SchemaVersion, Kind: results.KindBench, ID: "bench-leak", Target: "http://127.0.0.1:8080/",
-		StartedAt: time.Now(), Warnings: []string{"error body: Access denied (using Xk9-db-pass-31) root Rt7-root-pass-02"}}
+		StartedAt: time.Now(), Warnings: []string{"error body: Access denied (using " + sec.DBPassword + ") root " + sec.MariaDBRootPassword}}
 	if _, err := saveBenchRun(context.Background(), b, "wordpress", "/", "r.html", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func TestReportRemovesLabPasswords(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		for name, doc := range map[string]string{format: out, "html": string(html)} {
-			if strings.Contains(doc, "Xk9-db-pass-31") || strings.Contains(doc, "Rt7-root-pass-02") {
+			if strings.Contains(doc, sec.DBPassword) || strings.Contains(doc, sec.MariaDBRootPassword) {
 				t.Errorf("the %s report contains a lab password", name)
 			}
 		}
