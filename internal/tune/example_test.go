@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search/sim"
 	"github.com/phptune/phptune/internal/store"
@@ -34,6 +35,9 @@ func Example() {
 	if err != nil {
 		panic(err) // *tune.InterruptedError on Ctrl-C: t.Resume(ctx, "example") continues
 	}
-	fmt.Printf("pm=%s max_children=%s, holdout ≥ 7×: %v\n", res.Recommended["pm"], res.Recommended["pm.max_children"], res.Holdout.ThroughputRatio >= 7)
-	// Output: pm=static max_children=50, holdout ≥ 7×: true
+	// The io page waits 20 ms on MariaDB: the pool is sized near the
+	// workload's 50 connections (the knee's exact size moves with the
+	// simulated noise), far past the distro's 5 workers.
+	fmt.Printf("pm=%s, max_children ≥ 40: %v, holdout ≥ 7×: %v\n", res.Recommended["pm"], knob.Config(res.Recommended).Int("pm.max_children") >= 40, res.Holdout.ThroughputRatio >= 7)
+	// Output: pm=static, max_children ≥ 40: true, holdout ≥ 7×: true
 }
