@@ -46,7 +46,20 @@ const (
 	PHP     = "php"
 	Nginx   = "nginx"
 	MariaDB = "mariadb"
+	// Build is the PHP binary itself: the distro's or a build of phptune's.
+	Build = "build"
 )
+
+// BuildKnob selects the PHP binaries a lab runs: "distro" (the installed
+// packages) or the id of a build made by `phptune build`.
+const BuildKnob = "php.build"
+
+// BuildValidator decides which values of php.build are valid besides
+// "distro": the model is pure, so the caller that knows the build cache
+// sets it (package phpbuild offers one). It gets the trimmed value and
+// returns the canonical form, or an error saying why the value is refused.
+// Nil (the default) accepts only "distro".
+var BuildValidator func(v string) (string, error)
 
 // Knob describes one setting.
 type Knob struct {
@@ -81,6 +94,9 @@ func (k Knob) Range() string {
 // canonical form ("On", "1", "true" become "on"; "128m" becomes "128M").
 func (k Knob) Normalize(v string) (string, error) {
 	v = strings.TrimSpace(v)
+	if k.Name == BuildKnob {
+		return normalizeBuild(k, v)
+	}
 	switch k.Kind {
 	case Int:
 		if k.Name == "nginx.worker_processes" && v == "auto" {
@@ -120,6 +136,21 @@ func (k Knob) Normalize(v string) (string, error) {
 		return "", &ValueError{Knob: k, Value: v, Reason: "not one of the choices"}
 	}
 	return "", fmt.Errorf("knob %s: unknown kind", k.Name)
+}
+
+// normalizeBuild accepts "distro" and whatever BuildValidator accepts.
+func normalizeBuild(k Knob, v string) (string, error) {
+	if strings.EqualFold(v, "distro") {
+		return "distro", nil
+	}
+	if BuildValidator == nil {
+		return "", &ValueError{Knob: k, Value: v, Reason: "not a known build (no build cache was consulted)"}
+	}
+	out, err := BuildValidator(v)
+	if err != nil {
+		return "", &ValueError{Knob: k, Value: v, Reason: err.Error()}
+	}
+	return out, nil
 }
 
 // ValueError is a value a knob does not accept.
@@ -206,6 +237,9 @@ var registry = []Knob{
 		Directive: "max_connections", Help: "most client connections"},
 	{Name: "mariadb.innodb_flush_log_at_trx_commit", Component: MariaDB, Kind: Enum, Default: "1", Values: []string{"0", "1", "2"},
 		Directive: "innodb_flush_log_at_trx_commit", Help: "1 flushes the redo log at each commit (durable); 0/2 flush about once a second"},
+	// the binary
+	{Name: BuildKnob, Component: Build, Kind: Enum, Default: "distro", Values: []string{"distro", "BUILD-ID"},
+		Help: "PHP binaries: the distro's packages or a build of `phptune build` (its id, see `phptune build list`)"},
 }
 
 var byName = func() map[string]Knob {
@@ -219,7 +253,7 @@ var byName = func() map[string]Knob {
 // All returns every knob, in a stable order (by component, then as listed).
 func All() []Knob {
 	out := append([]Knob(nil), registry...)
-	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3}
+	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4}
 	sort.SliceStable(out, func(i, j int) bool { return order[out[i].Component] < order[out[j].Component] })
 	return out
 }
@@ -339,6 +373,9 @@ func (c Config) Validate() error {
 	var errs []error
 	for _, k := range registry {
 		v, ok := c[k.Name]
+		if !ok && k.Name == BuildKnob {
+			continue // configs stored before the knob existed ran the distro's PHP
+		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("knob %s has no value", k.Name))
 			continue

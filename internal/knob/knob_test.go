@@ -240,3 +240,54 @@ func TestApplyFileNamesTheLine(t *testing.T) {
 		t.Errorf("ParseFileLines: %+v %v", lines, err)
 	}
 }
+
+func TestBuildKnobValidator(t *testing.T) {
+	defer func(v func(string) (string, error)) { BuildValidator = v }(BuildValidator)
+	k, err := Lookup(BuildKnob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := func(v string) (string, error) {
+		if v == "0123456789ab" {
+			return v, nil
+		}
+		return "", errors.New("no such build; list them with phptune build list")
+	}
+	cases := []struct {
+		name      string
+		validator func(string) (string, error)
+		in, want  string
+		errPart   string
+	}{
+		{"distro without a cache", nil, "distro", "distro", ""},
+		{"distro any case", nil, " Distro ", "distro", ""},
+		{"an id without a cache", nil, "0123456789ab", "", "no build cache"},
+		{"a known id", known, "0123456789ab", "0123456789ab", ""},
+		{"an unknown id", known, "ffffffffffff", "", "phptune build list"},
+		{"distro with a cache", known, "distro", "distro", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			BuildValidator = c.validator
+			got, err := k.Normalize(c.in)
+			if c.errPart != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errPart) || !strings.Contains(err.Error(), BuildKnob) {
+					t.Fatalf("Normalize(%q) = %q, %v; want an error naming %s and %q", c.in, got, err, BuildKnob, c.errPart)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("Normalize(%q) = %q, %v; want %q", c.in, got, err, c.want)
+			}
+		})
+	}
+	// A config stored before the knob existed still validates (the distro's PHP).
+	c := Defaults()
+	delete(c, BuildKnob)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("config without %s: %v", BuildKnob, err)
+	}
+	if Defaults()[BuildKnob] != "distro" {
+		t.Fatalf("default %s = %q", BuildKnob, Defaults()[BuildKnob])
+	}
+}
