@@ -59,6 +59,9 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio ("+ciLabel(h.Confidence)+")")
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "throughput rps", h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "latency p99 ms", h.StartP99Ms, h.RecommendedP99, h.P99Ratio, h.P99CILow, h.P99CIHigh)
+		if h.CPURatio > 0 {
+			fmt.Fprintf(w, "%-16s %14.2f %14.2f  %.2f× faster [%.2f, %.2f]\n", "stack CPU ms/req", h.StartCPUMs, h.RecommendedCPUMs, h.CPURatio, h.CPUCILow, h.CPUCIHigh)
+		}
 		fmt.Fprintf(w, "%-16s %13.2f%% %13.2f%%\n", "errors", 100*se, 100*re)
 		if sm > 0 || rm > 0 {
 			fmt.Fprintf(w, "%-16s %14s %14s  (peak PSS of the stack)\n", "memory", mib(sm), mib(rm))
@@ -67,13 +70,23 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		if h.MaxRounds > h.PlannedRounds && h.PlannedRounds > 0 {
 			fmt.Fprintf(w, "(%d rounds planned, up to %d while the interval was undecided: each look at %s, 95%% over all looks)\n", h.PlannedRounds, h.MaxRounds, ciLabel(h.Confidence))
 		}
+		if h.StackCeilingRPS > 0 {
+			fmt.Fprintf(w, "(stack ceiling of the recommendation %.0f rps: it reached %.0f%% of what the CPU left to the stack allows)\n", h.StackCeilingRPS, 100*h.ShareOfCeiling)
+		}
+		// The verdict rests on the deciding statistic: stack CPU per
+		// request on a CPU-bound page (steal does not move it), otherwise
+		// throughput.
+		what, ratio, lo, hi := "throughput", h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi
+		if h.Statistic == "stack CPU per request" && h.CPURatio > 0 {
+			what, ratio, lo, hi = "stack CPU per request (the page is CPU-bound)", h.CPURatio, h.CPUCILow, h.CPUCIHigh
+		}
 		switch {
-		case h.ThroughputCILow > 1:
-			fmt.Fprintf(w, "verdict: the recommendation is faster than the start (%.2f×, the interval lies above 1)\n", h.ThroughputRatio)
-		case h.ThroughputCIHi < 1:
-			fmt.Fprintln(w, "verdict: the recommendation was slower than the start in the holdout; keep the start")
+		case lo > 1:
+			fmt.Fprintf(w, "verdict on %s: the recommendation is faster than the start (%.2f×, the interval lies above 1)\n", what, ratio)
+		case hi < 1:
+			fmt.Fprintf(w, "verdict on %s: the recommendation was slower than the start in the holdout; keep the start\n", what)
 		default:
-			fmt.Fprintln(w, "verdict: no significant difference from the start in the holdout (the interval includes 1)")
+			fmt.Fprintf(w, "verdict on %s: no significant difference from the start in the holdout (the interval includes 1)\n", what)
 		}
 	} else {
 		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
@@ -108,7 +121,11 @@ func TuneText(w io.Writer, res *results.Tune) error {
 				if d.Adopted {
 					adopted = "adopted"
 				}
-				fmt.Fprintf(w, "  %-34s %.2f× [%.2f, %.2f] after %d rounds: %s, %s\n", d.Name, d.Ratio, d.CILow, d.CIHigh, d.Rounds, d.Verdict, adopted)
+				stat := ""
+				if d.Statistic != "" {
+					stat = " on " + d.Statistic
+				}
+				fmt.Fprintf(w, "  %-34s %.2f× [%.2f, %.2f]%s after %d rounds: %s, %s\n", d.Name, d.Ratio, d.CILow, d.CIHigh, stat, d.Rounds, d.Verdict, adopted)
 			}
 		}
 	}

@@ -354,6 +354,10 @@ type Decision struct {
 	Adopted bool    `json:"adopted"`
 	Rounds  int     `json:"rounds"`
 	Skipped string  `json:"skipped,omitempty"` // why it was not measured
+	// Statistic is what decided ("throughput", "p99", "stack CPU per
+	// request"); Basis says it in a line with the correction applied.
+	Statistic string `json:"statistic,omitempty"`
+	Basis     string `json:"basis,omitempty"`
 }
 
 // Holdout is the final start-vs-recommended re-measurement.
@@ -375,6 +379,22 @@ type Holdout struct {
 	Confidence    float64 `json:"confidence,omitempty"`
 	PlannedRounds int     `json:"planned_rounds,omitempty"`
 	MaxRounds     int     `json:"max_rounds,omitempty"`
+	// Statistic is what the holdout's verdict rests on: "throughput", or on
+	// a CPU-bound page (both configurations reached 90% of their stack
+	// ceiling in most rounds) "stack CPU per request", which steal does
+	// not disturb. CPURatio is start's ÷ recommended's stack CPU per
+	// request (> 1: the recommendation is faster), with its interval.
+	Statistic        string  `json:"statistic,omitempty"`
+	CPURatio         float64 `json:"cpu_ratio,omitempty"`
+	CPUCILow         float64 `json:"cpu_ci_low,omitempty"`
+	CPUCIHigh        float64 `json:"cpu_ci_high,omitempty"`
+	StartCPUMs       float64 `json:"start_stack_cpu_ms_per_request,omitempty"`
+	RecommendedCPUMs float64 `json:"recommended_stack_cpu_ms_per_request,omitempty"`
+	// StackCeilingRPS is the recommended stack's ceiling: (cores − steal −
+	// softirq − the generator's CPU) ÷ its stack CPU per request, the mean
+	// over its holdout runs; ShareOfCeiling its throughput ÷ that ceiling.
+	StackCeilingRPS float64 `json:"stack_ceiling_rps,omitempty"`
+	ShareOfCeiling  float64 `json:"share_of_stack_ceiling,omitempty"`
 }
 
 // Curve is throughput and p99 against concurrency for one configuration.

@@ -23,6 +23,43 @@ type holdoutResult struct {
 	// confidence of the start/recommended intervals: 0.95, or the
 	// per-look confidence when the holdout could add rounds.
 	confidence float64
+	// statistic decided the verdict (search.StatThroughput or StatCPU);
+	// cpu is start's ÷ recommended's stack CPU per request.
+	statistic          string
+	cpu                stats.RatioCI
+	startCPU, recCPU   float64 // mean stack CPU-seconds per request
+	ceiling, ceilShare float64 // recommended's stack ceiling, its share
+}
+
+// speed is a run's requests per stack CPU-second (1 ÷ CPU per request):
+// steady under steal, which /proc does not charge to processes.
+func speed(cores int) interleave.Metric {
+	return func(b *results.Bench) float64 {
+		u, ok := search.CPUUseOf(b, cores)
+		if !ok {
+			return 0
+		}
+		return 1 / u.StackCPUPerReq
+	}
+}
+
+// cpuBound says whether start and recommended were both CPU-bound (90% of
+// their stack ceiling) in more than half of the rounds that ran both.
+func cpuBound(sess *interleave.Session, cores int) bool {
+	n, bound := 0, 0
+	for r := 0; r < sess.Rounds(); r++ {
+		so, ro := sess.Outcome(0, r), sess.Outcome(1, r)
+		if so == nil || ro == nil || !so.OK() || !ro.OK() {
+			continue
+		}
+		n++
+		us, ok1 := search.CPUUseOf(so.Bench, cores)
+		ur, ok2 := search.CPUUseOf(ro.Bench, cores)
+		if ok1 && ok2 && us.CPUBound() && ur.CPUBound() {
+			bound++
+		}
+	}
+	return n > 0 && 2*bound > n
 }
 
 // holdout re-measures start and recommended (and the baselines planned
@@ -75,10 +112,17 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		return nil, err
 	}
 	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds, Equivalence: stats.DefaultCompare.Equivalence}
+	// On a CPU-bound page the verdict rests on stack CPU per request,
+	// which steal does not move; throughput and p99 are still shown.
+	statistic, metric := search.StatThroughput, interleave.Throughput
+	if cpuBound(sess, o.Cores) {
+		statistic, metric = search.StatCPU, speed(o.Cores)
+	}
 	budgetStopped := false
 	d, err := sess.Extend(ctx, 0, 1, interleave.Sequential{
 		Compare: cmp,
-		Require: []interleave.Metric{interleave.P99},
+		Metric:  metric,
+		Require: []interleave.Metric{interleave.P99, interleave.Throughput},
 		Which:   []int{0, 1},
 		More: func() bool {
 			// On resume, a stored holdout trial next means the first
@@ -94,7 +138,7 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	if err != nil {
 		return nil, err
 	}
-	h := &holdoutResult{baselines: baselines, confidence: 0.95}
+	h := &holdoutResult{baselines: baselines, confidence: 0.95, statistic: statistic}
 	if d.CI.Confidence > 0 {
 		h.confidence = d.CI.Confidence
 	}
@@ -120,6 +164,24 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		}
 	}
 	h.recBenches = sess.Benches(1)
+	sp := speed(o.Cores)
+	if ci, err := sess.Ratio(0, 1, sp, h.confidence, interleave.Throughput, interleave.P99); err == nil {
+		h.cpu = ci
+		ss, rs := sess.Paired(0, 1, sp, interleave.Throughput, interleave.P99)
+		h.startCPU, h.recCPU = meanInverse(ss), meanInverse(rs)
+	} else if statistic == search.StatCPU {
+		h.statistic = search.StatThroughput // no CPU pairs after all
+	}
+	var ceil, share []float64
+	for _, b := range h.recBenches {
+		if u, ok := search.CPUUseOf(b, o.Cores); ok && u.StackCeiling() > 0 {
+			ceil = append(ceil, u.StackCeiling())
+			share = append(share, b.ThroughputRPS/u.StackCeiling())
+		}
+	}
+	if len(ceil) > 0 {
+		h.ceiling, h.ceilShare = stats.Mean(ceil), stats.Mean(share)
+	}
 	for k, i := range measured {
 		bi := 2 + k
 		b := &baselines[i]
@@ -135,4 +197,15 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		b.BaselineRPS = stats.Mean(sess.Values(bi, interleave.Throughput))
 	}
 	return h, nil
+}
+
+// meanInverse is the mean of 1/x: CPU-seconds per request from speeds.
+func meanInverse(xs []float64) float64 {
+	inv := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 {
+			inv = append(inv, 1/x)
+		}
+	}
+	return stats.Mean(inv)
 }

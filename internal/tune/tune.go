@@ -694,15 +694,24 @@ curveLoop:
 		tune.Holdout = &results.Holdout{Rounds: len(sRPS), ThroughputRatio: holdCI.Ratio, ThroughputCILow: holdCI.Low, ThroughputCIHi: holdCI.High,
 			P99Ratio: p99CI.Ratio, P99CILow: p99CI.Low, P99CIHigh: p99CI.High, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
 			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99),
-			Confidence: hold.confidence, PlannedRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds}
+			Confidence: hold.confidence, PlannedRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds,
+			Statistic: hold.statistic, StackCeilingRPS: hold.ceiling, ShareOfCeiling: hold.ceilShare}
+		if hold.cpu.N > 0 {
+			tune.Holdout.CPURatio, tune.Holdout.CPUCILow, tune.Holdout.CPUCIHigh = hold.cpu.Ratio, hold.cpu.Low, hold.cpu.High
+			tune.Holdout.StartCPUMs, tune.Holdout.RecommendedCPUMs = 1000*hold.startCPU, 1000*hold.recCPU
+		}
 		for i, b := range tune.Baselines {
 			if b.NotMeasured != "" && strings.HasPrefix(b.NotMeasured, "the same as the start") {
 				tune.Baselines[i].Ratio, tune.Baselines[i].CILow, tune.Baselines[i].CIHigh = holdCI.Ratio, holdCI.Low, holdCI.High
 				tune.Baselines[i].Confidence, tune.Baselines[i].Rounds, tune.Baselines[i].P99Ratio = holdCI.Confidence, holdCI.N, p99CI.Ratio
 			}
 		}
-		if holdCI.High < 1 {
-			s.warn("in the holdout the recommendation was slower than the start (%s): the search was misled, most likely by noise; keep the start configuration", holdCI)
+		deciding := holdCI
+		if hold.statistic == search.StatCPU {
+			deciding = hold.cpu
+		}
+		if deciding.High < 1 {
+			s.warn("in the holdout the recommendation was slower than the start (%s on %s): the search was misled, most likely by noise; keep the start configuration", deciding, hold.statistic)
 		}
 	} else {
 		s.warn("no complete holdout round: the recommendation is not validated")
@@ -722,7 +731,8 @@ curveLoop:
 			ch = append(ch, fmt.Sprintf("%s: %s -> %s", c.Knob, c.From, c.To))
 		}
 		tune.Decisions = append(tune.Decisions, results.Decision{Name: d.Name, Changes: strings.Join(ch, ", "),
-			Ratio: d.CI.Ratio, CILow: d.CI.Low, CIHigh: d.CI.High, Verdict: d.Verdict, Adopted: d.Adopted, Rounds: d.Rounds, Skipped: d.Skipped})
+			Ratio: d.CI.Ratio, CILow: d.CI.Low, CIHigh: d.CI.High, Verdict: d.Verdict, Adopted: d.Adopted, Rounds: d.Rounds, Skipped: d.Skipped,
+			Statistic: d.Statistic, Basis: d.Basis})
 	}
 
 	// Memory: the prediction against what the recommended stack used.
@@ -878,12 +888,28 @@ func evidence(rec search.Recommendation, t *results.Tune, notes []string) string
 					adopted = "adopted"
 				}
 				fmt.Fprintf(&b, "  %-34s %.3f× [%.3f, %.3f] over %d rounds: %s, %s\n", d.Name, d.CI.Ratio, d.CI.Low, d.CI.High, d.Rounds, d.Verdict, adopted)
+				if d.Basis != "" {
+					fmt.Fprintf(&b, "  %-34s %s\n", "", d.Basis)
+				}
 			}
 		}
 	}
 	if h := t.Holdout; h != nil {
 		fmt.Fprintf(&b, "\nholdout, %d interleaved rounds: throughput %.0f → %.0f rps, %.2f× [%.2f, %.2f]; p99 %.1f → %.1f ms, %.2f×\n",
 			h.Rounds, h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi, h.StartP99Ms, h.RecommendedP99, h.P99Ratio)
+		if h.CPURatio > 0 {
+			fmt.Fprintf(&b, "  stack CPU per request %.2f → %.2f ms, %.2f× faster [%.2f, %.2f]\n", h.StartCPUMs, h.RecommendedCPUMs, h.CPURatio, h.CPUCILow, h.CPUCIHigh)
+		}
+		if h.Statistic != "" {
+			why := "the page is not CPU-bound (the stack left cores idle), so throughput decides"
+			if h.Statistic == search.StatCPU {
+				why = "both configurations were CPU-bound (≥ 90% of their stack ceiling) in most rounds, so stack CPU per request decides: steal moves throughput, not it"
+			}
+			fmt.Fprintf(&b, "  deciding statistic: %s (%s)\n", h.Statistic, why)
+		}
+		if h.StackCeilingRPS > 0 {
+			fmt.Fprintf(&b, "  stack ceiling of the recommendation: %.0f rps ((cores − steal − softirq − generator) ÷ stack CPU per request); it reached %.0f%% of it\n", h.StackCeilingRPS, 100*h.ShareOfCeiling)
+		}
 		if h.Confidence > 0 && h.MaxRounds > h.PlannedRounds {
 			fmt.Fprintf(&b, "  (%d rounds planned, up to %d while undecided: intervals at %.1f%% per look, 95%% over all looks)\n", h.PlannedRounds, h.MaxRounds, 100*h.Confidence)
 		}
