@@ -18,6 +18,8 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
@@ -61,7 +63,8 @@ type compareRow struct {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var appName, docroot, labName, user, workload string
+	var appName, docroot, labName, user, workload, expect, fromLog string
+	var allowPost bool
 	var conns, rounds int
 	var d, warmup time.Duration
 	var asJSON bool
@@ -112,8 +115,21 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
 			}
-			if workload == "comment" && labName == "" && (docroot != "" || appName != "wordpress") {
-				return usageErr("Try: --app wordpress --workload comment", "--workload comment needs --app wordpress")
+			if need, ok := labstack.Builtin(workload); ok && need != "" && labName == "" && (docroot != "" || appName != need) {
+				return usageErr("Try: --app "+need+" --workload "+workload, "--workload %s needs --app %s", workload, need)
+			}
+			if fromLog != "" {
+				if c.Flags().Changed("workload") {
+					return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")
+				}
+				workload = labstack.LogSpec(fromLog, allowPost)
+			} else if allowPost {
+				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
+			}
+			if expect != "" {
+				if _, err := load.CompileExpect(expect); err != nil {
+					return usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
+				}
 			}
 			if docroot != "" {
 				abs, err := filepath.Abs(docroot)
@@ -171,7 +187,16 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				pw = &w
 			}
 			w := *pw
-			res, err := runCompare(ctx, labstack.New(l, w), w.Writes, cfgs, conns, rounds, d, warmup, say)
+			w.Expect = expect
+			stack := labstack.New(l, w)
+			if p, err := stack.CheckPage(ctx); err == nil {
+				say("page: %s", p)
+				stack.FirstPage = &p
+				for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
+					fmt.Fprintln(env.Stderr, "warning:", warn)
+				}
+			}
+			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err
 			}
@@ -208,7 +233,10 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
 	fl.StringVar(&user, "user", "", "run the lab's php-fpm as this account (root only; not root): the app runs with that account's rights")
-	fl.StringVar(&workload, "workload", "front", "front, comment, a path, or a scenario file")
+	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
+	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
+	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")
+	fl.StringVar(&expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
 	fl.IntVarP(&conns, "connections", "c", 50, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")

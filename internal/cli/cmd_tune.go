@@ -25,6 +25,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
 	"github.com/phptune/phptune/internal/redact"
@@ -40,6 +41,10 @@ func init() { register(newTuneCmd) }
 type tuneFlags struct {
 	labName, app, docroot string
 	user                  string
+	cpus, memoryMax       string
+	expect                string
+	fromLog               string
+	allowPost             bool
 	workload, objective   string
 	slo, maxErrors        string
 	memoryBudget          string
@@ -91,6 +96,14 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f.workloadSet = c.Flags().Changed("workload")
+			if f.fromLog != "" {
+				if f.workloadSet {
+					return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")
+				}
+				f.workload, f.workloadSet = labstack.LogSpec(f.fromLog, f.allowPost), true
+			} else if f.allowPost {
+				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
+			}
 			return runTune(env, f, tuneCommandLine(c))
 		},
 	}
@@ -100,7 +113,12 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
 	fl.StringVar(&f.user, "user", "", "run the lab's php-fpm as this account (root only; not root): the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns")
-	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), a path like /shop/, or a scenario file")
+	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file")
+	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
+	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)")
+	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not tuned")
+	fl.StringVar(&f.cpus, "cpus", "", "pin the lab of its own to these CPUs (e.g. 1 or 0-1), beside production")
+	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)")
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput or latency")
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")
@@ -268,8 +286,23 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		}
 		p.start = start
 	}
-	if f.workload == "comment" && f.app != "" && f.app != "wordpress" {
-		return nil, usageErr("Try: --app wordpress --workload comment", "--workload comment posts WordPress comments; --app %s has no comment form", f.app)
+	if need, ok := labstack.Builtin(f.workload); ok && need != "" && f.app != "" && f.app != need {
+		return nil, usageErr("Try: --app "+need+" --workload "+f.workload, "--workload %s needs --app %s; --app %s has no such pages", f.workload, need, f.app)
+	}
+	if f.expect != "" {
+		if _, err := load.CompileExpect(f.expect); err != nil {
+			return nil, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
+		}
+	}
+	if (f.cpus != "" || f.memoryMax != "") && f.labName != "" {
+		return nil, usageErr("Try: phptune lab up --cpus ... --memory-max ..., then phptune tune --lab NAME", "--cpus and --memory-max cap a lab of its own (--app, --docroot); a running lab keeps the caps it was started with")
+	}
+	var caps lab.Options
+	if f.cpus != "" {
+		caps.CPUs = f.cpus
+	}
+	if err := labLimits(&caps, f.memoryMax); err != nil {
+		return nil, err
 	}
 	if f.objective != "throughput" && f.objective != "latency" {
 		return nil, usageErr("Try: --objective throughput", "--objective %q: choose throughput or latency", f.objective)
@@ -305,6 +338,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	p.opt = tune.Options{
 		Command: command, App: f.app, Workload: f.workload, Objective: f.objective,
 		Lab: f.labName, DocRoot: f.docroot, User: f.user, Conns: f.conns,
+		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy,
@@ -407,9 +441,15 @@ func checkWorkload(spec, app string) error {
 	switch {
 	case spec == "" || spec == labstack.WorkloadFront || strings.HasPrefix(spec, "/"):
 		return nil
-	case spec == labstack.WorkloadComment:
-		if app != "wordpress" {
-			return usageErr("Try: --app wordpress --workload comment", "--workload comment posts WordPress comments; the %s app has no comment form", app)
+	case strings.HasPrefix(spec, labstack.LogPrefix) || strings.HasPrefix(spec, labstack.LogPostPrefix):
+		if _, _, err := labstack.WorkloadFromSpec(spec); err != nil {
+			return usageErr("Try: --workload-from-log /var/log/nginx/access.log", "--workload-from-log: %v", err)
+		}
+		return nil
+	}
+	if need, ok := labstack.Builtin(spec); ok {
+		if need != "" && app != need {
+			return usageErr("Try: --app "+need+" --workload "+spec, "--workload %s needs the %s app; the %s app has no such pages", spec, need, app)
 		}
 		return nil
 	}
@@ -543,7 +583,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		if opt.DocRoot != "" {
 			app = "" // the result names it "docroot"
 		}
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, User: opt.User, Set: set, OwnedBy: "tune"})
+		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, User: opt.User, CPUs: opt.CPUs, MemoryMax: opt.MemoryMaxB, Set: set, OwnedBy: "tune"})
 		if err != nil {
 			return err
 		}
@@ -579,6 +619,19 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			}
 		}()
 	}
+	w.Expect = opt.Expect
+	stack := labstack.New(l, *w)
+	// The page the tune is about, before anything is measured: an error
+	// page answered with 200 would otherwise be tuned.
+	if p, err := stack.CheckPage(ctx); err != nil {
+		say("checking the page: %v", err)
+	} else {
+		say("page: %s", p)
+		stack.FirstPage = &p
+		for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
+			fmt.Fprintln(env.Stderr, "warning:", warn)
+		}
+	}
 	opt.ResetBetween = w.Writes
 	if w.Writes {
 		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))
@@ -594,7 +647,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	usesDB := l.MariaDBSocket != ""
 	envInfo := environment(ctx)
 	t := &tune.Tuner{
-		Stack:       labstack.New(l, *w),
+		Stack:       stack,
 		Store:       db,
 		Environment: envInfo,
 		Progress:    tuneProgress(env.Stderr),

@@ -85,6 +85,9 @@ func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, erro
 		return Workload{Name: WorkloadComment, Writes: true, Requests: []load.Request{commentRequest(id, 1)}}, nil
 	case strings.HasPrefix(spec, "/"):
 		return Workload{Name: spec, Requests: []load.Request{{Method: "GET", Path: spec}}}, nil
+	case strings.HasPrefix(spec, LogPrefix) || strings.HasPrefix(spec, LogPostPrefix):
+		w, _, err := WorkloadFromSpec(spec)
+		return w, err
 	}
 	f, err := os.Open(spec)
 	if err != nil {
@@ -115,6 +118,34 @@ func commentRequest(id int64, weight int) load.Request {
 	}
 	h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
 	return load.Request{Weight: weight, Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode())}
+}
+
+// Workload specs of an access log (tune and compare record the workload as
+// one string): "log:PATH" replays its GET and HEAD requests,
+// "log+post:PATH" its POSTs too (--allow-post).
+const (
+	LogPrefix     = "log:"
+	LogPostPrefix = "log+post:"
+)
+
+// LogSpec is the workload spec of an access log.
+func LogSpec(path string, allowPost bool) string {
+	if allowPost {
+		return LogPostPrefix + path
+	}
+	return LogPrefix + path
+}
+
+// WorkloadFromSpec builds the workload of a "log:" or "log+post:" spec
+// (see LogSpec), with the log's summary to show before it runs.
+func WorkloadFromSpec(spec string) (Workload, *accesslog.Summary, error) {
+	if path, ok := strings.CutPrefix(spec, LogPostPrefix); ok {
+		w, sum, err := WorkloadFromLog(path, accesslog.Options{AllowPost: true})
+		w.Name = spec
+		return w, sum, err
+	}
+	path, _ := strings.CutPrefix(spec, LogPrefix)
+	return WorkloadFromLog(path, accesslog.Options{})
 }
 
 // WorkloadFromLog builds a workload from a web server's access log (see
@@ -166,11 +197,16 @@ type Stack struct {
 	ObserveInterval time.Duration
 	// KeepAlive reuses connections (browsers do); default true via New.
 	KeepAlive bool
+	// CheckPages makes every Measure fetch the workload's page first and
+	// add PageWarnings (against the first check, FirstPage) to the
+	// result: a trial whose page turned into an error page says so.
+	CheckPages bool
+	FirstPage  *pagecheck.Page
 }
 
 // New returns the stack for l and w.
 func New(l *lab.Lab, w Workload) *Stack {
-	return &Stack{Lab: l, Workload: w, ObserveInterval: time.Second, KeepAlive: true}
+	return &Stack{Lab: l, Workload: w, ObserveInterval: time.Second, KeepAlive: true, CheckPages: true}
 }
 
 // Apply restarts the lab with cfg. When the stack fails to start, the error
@@ -225,6 +261,19 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if interval <= 0 {
 		interval = time.Second
 	}
+	var pageWarnings []string
+	if s.CheckPages {
+		p, perr := s.CheckPage(ctx)
+		switch {
+		case perr != nil:
+			pageWarnings = append(pageWarnings, "checking the page before the run: "+perr.Error())
+		case s.FirstPage == nil:
+			s.FirstPage = &p
+			pageWarnings = PageWarnings(pagecheck.Page{}, p)
+		default:
+			pageWarnings = PageWarnings(*s.FirstPage, p)
+		}
+	}
 	b, err := observe.Measure(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
@@ -240,6 +289,7 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if err != nil {
 		return nil, err
 	}
+	b.Warnings = append(b.Warnings, pageWarnings...)
 	return b, nil
 }
 
@@ -248,8 +298,10 @@ func (s *Stack) command(conns int, d, warmup time.Duration) string {
 	what := "--app-path " + s.Workload.Requests[0].Path
 	if len(s.Workload.Requests) > 1 {
 		what = "--workload " + s.Workload.Name
-		if f, ok := strings.CutPrefix(s.Workload.Name, "log:"); ok {
+		if f, ok := strings.CutPrefix(s.Workload.Name, LogPrefix); ok {
 			what = "--workload-from-log " + f
+		} else if f, ok := strings.CutPrefix(s.Workload.Name, LogPostPrefix); ok {
+			what = "--workload-from-log " + f + " --allow-post"
 		}
 	}
 	cmd := fmt.Sprintf("phptune bench --lab %s %s -c %d -d %s --warmup %s", s.Lab.Name, what, conns, d, warmup)

@@ -82,11 +82,11 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		}
 		switch {
 		case lo > 1:
-			fmt.Fprintf(w, "verdict on %s: the recommendation is faster than the start (%.2f×, the interval lies above 1)\n", what, ratio)
+			fmt.Fprintf(w, "verdict: the recommendation is faster than the start (%.2f×, the interval lies above 1; decided on %s)\n", ratio, what)
 		case hi < 1:
-			fmt.Fprintf(w, "verdict on %s: the recommendation was slower than the start in the holdout; keep the start\n", what)
+			fmt.Fprintf(w, "verdict: the recommendation was slower than the start in the holdout; keep the start (decided on %s)\n", what)
 		default:
-			fmt.Fprintf(w, "verdict on %s: no significant difference from the start in the holdout (the interval includes 1)\n", what)
+			fmt.Fprintf(w, "verdict: no significant difference from the start in the holdout (the interval includes 1; decided on %s)\n", what)
 		}
 	} else {
 		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")

@@ -75,8 +75,13 @@ type Options struct {
 	// build it again. The tuner does not read them.
 	Lab     string `json:"lab,omitempty"`
 	DocRoot string `json:"docroot,omitempty"`
-	// User is the account the lab of its own runs php-fpm as (--user).
-	User      string      `json:"user,omitempty"`
+	// User is the account the lab of its own runs php-fpm as (--user);
+	// CPUs and MemoryMaxB its caps (--cpus, --memory-max).
+	User       string `json:"user,omitempty"`
+	CPUs       string `json:"cpus,omitempty"`
+	MemoryMaxB int64  `json:"memory_max_bytes,omitempty"`
+	// Expect is the --expect regular expression every 2xx body must match.
+	Expect string `json:"expect,omitempty"`
 	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
 	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
 	// Conns is the workload's concurrency (default 50).

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/phpbuild"
+)
+
+func init() { register(newBuildCmd) }
+
+func newBuildCmd(env *Env) *cobra.Command {
+	var (
+		o       phpbuild.Options
+		jsonOut bool
+	)
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Rebuild the installed PHP (Debian's flags; plain or PGO) into phptune's build cache",
+		Long: `build compiles the installed php-fpm's PHP from the distro's source package
+with Debian's own configure choices (read from the package's debian/rules), so
+the distro's shared extensions (/usr/lib/php/API/*.so: mysqli, opcache,
+mbstring...) load into it unchanged, and keeps php-fpm, php and php-cgi in
+phptune's build cache (` + phpbuild.Dir() + `).
+
+Variants:
+  plain   Debian's flags, rebuilt here.
+  pgo     GCC profile-guided optimisation: make prof-gen, then the instrumented
+          php-fpm serves --train APP (hello, phpinfo or strings; default strings)
+          over FastCGI under phptune's generator with opcache, then prof-use.
+LTO and BOLT variants are not built yet; WordPress and io cannot be trained on
+yet (they need MariaDB, which only a lab brings up, and labs cannot run a
+build yet).
+
+The source: apt-get source through a private sources list and apt state under
+the build cache (nothing under /etc changes). When the archive no longer serves
+the installed version, the newest source of the same PHP it serves is built,
+and every output naming that build says it is OLDER than the installed binary
+(missing its security fixes); give the exact version with --source.
+
+Security: every step runs as the unprivileged account phptune-build (created on
+first use), training as the lab account; root never runs a build's binary.
+Every build step runs with the lowest CPU priority (nice 19, SCHED_IDLE), so a
+build takes only CPU nobody else wants; --jobs is make's -j (default 2).
+
+A build is complete or absent: Ctrl-C stops every process of it and keeps
+nothing. The same request again returns the existing build at once (--rebuild
+to make it again). Missing build dependencies are installed when run as root
+(like phptune setup), otherwise the apt-get line is printed.
+
+Timings measured on a 2-core VM: see docs/build.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if o.Variant != "" && o.Variant != phpbuild.VariantPGO && c.Flags().Changed("train") {
+				return usageErr("Try: phptune build --variant pgo --train strings", "--train is for --variant pgo")
+			}
+			o.Progress = env.Stderr
+			start := time.Now()
+			res, err := phpbuild.Build(env.Ctx, o)
+			if err != nil {
+				var me *phpbuild.MissingDepsError
+				if errors.As(err, &me) {
+					return err
+				}
+				if strings.HasPrefix(err.Error(), "--") {
+					return usageErr("Try: phptune build --help", "%v", err)
+				}
+				return err
+			}
+			r := res.Record
+			if jsonOut {
+				return printJSON(env, r)
+			}
+			if res.Cached {
+				fmt.Fprintf(env.Stderr, "build: already built (%s); --rebuild makes it again\n", time.Since(start).Round(time.Millisecond))
+			}
+			printBuild(env, r)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Variant, "variant", "plain", "plain or pgo (LTO and BOLT: not yet)")
+	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo or strings (default strings)")
+	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
+	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")
+	f.IntVar(&o.Jobs, "jobs", 2, "make -j")
+	f.BoolVar(&o.Minimal, "minimal", false, "--disable-all with fpm, cgi and cli only (tests, CI)")
+	f.BoolVar(&o.Rebuild, "rebuild", false, "build again even when the same build exists")
+	f.BoolVar(&o.NoInstall, "no-install", false, "print the apt-get line for missing build dependencies instead of installing them")
+	f.BoolVar(&jsonOut, "json", false, "print the build's record as JSON")
+	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env))
+	return cmd
+}
+
+// printBuild prints a build's record for people, its security warning
+// first and last when its source is older than the installed PHP.
+func printBuild(env *Env, r *phpbuild.Record) {
+	note := r.SecurityNote()
+	if note != "" {
+		fmt.Fprintln(env.Stdout, note)
+	}
+	fmt.Fprintf(env.Stdout, "build %s\n", r.ID)
+	fmt.Fprintf(env.Stdout, "  PHP %s (package %s) from %s; installed php-fpm %s\n", r.SourceVersion, r.SourcePackage, r.Source, r.Installed)
+	v := r.Variant
+	if r.Minimal {
+		v += " (minimal: --disable-all, fpm/cgi/cli)"
+	}
+	fmt.Fprintf(env.Stdout, "  variant %s", v)
+	if r.Training != "" {
+		fmt.Fprintf(env.Stdout, ", trained on %s: %s", r.Training, r.TrainInfo)
+	}
+	fmt.Fprintln(env.Stdout)
+	fmt.Fprintf(env.Stdout, "  CFLAGS %s\n  configure %s\n", r.CFLAGS, strings.Join(r.Configure, " "))
+	var steps []string
+	total := 0.0
+	for _, s := range r.Steps {
+		steps = append(steps, fmt.Sprintf("%s %.1fs", s.Name, s.Seconds))
+		total += s.Seconds
+	}
+	fmt.Fprintf(env.Stdout, "  steps %s (total %.0fs)\n", strings.Join(steps, ", "), total)
+	fmt.Fprintf(env.Stdout, "  extensions: %s\n", phpbuild.SummarizeExt(r.Extensions))
+	fmt.Fprintf(env.Stdout, "  binaries and logs: %s/%s\n", phpbuild.Dir(), r.ID)
+	if note != "" {
+		fmt.Fprintln(env.Stdout, note)
+	}
+}
+
+func newBuildListCmd(env *Env) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the complete builds in phptune's build cache",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			rs, err := phpbuild.List()
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				if rs == nil {
+					rs = []*phpbuild.Record{}
+				}
+				return printJSON(env, rs)
+			}
+			if len(rs) == 0 {
+				fmt.Fprintln(env.Stderr, "no builds; make one with: phptune build")
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPHP\tVARIANT\tTRAINING\tCREATED\tSECURITY")
+			for _, r := range rs {
+				v := r.Variant
+				if r.Minimal {
+					v += " (minimal)"
+				}
+				sec := "same as or newer than installed " + r.Installed
+				if r.Older {
+					sec = "OLDER than installed " + r.Installed + ": missing security fixes"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.SourceVersion, v, dash(r.Training), r.Created, sec)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the records as JSON")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newBuildRmCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID",
+		Short: "Remove a build from phptune's build cache",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := phpbuild.Remove(args[0]); err != nil {
+				if errors.Is(err, phpbuild.ErrNoBuild) {
+					return usageErr("List them with: phptune build list", "%v", err)
+				}
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "build %s removed\n", args[0])
+			return nil
+		},
+	}
+}
