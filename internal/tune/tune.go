@@ -81,7 +81,7 @@ type Options struct {
 	CPUs       string `json:"cpus,omitempty"`
 	MemoryMaxB int64  `json:"memory_max_bytes,omitempty"`
 	// Expect is the --expect regular expression every 2xx body must match.
-	Expect string `json:"expect,omitempty"`
+	Expect    string      `json:"expect,omitempty"`
 	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
 	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
 	// Conns is the workload's concurrency (default 50).
