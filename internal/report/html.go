@@ -126,8 +126,11 @@ type view struct {
 	Charts      []chart
 	Verdict     string
 	VerdictGood bool
-	// TrialWarnings are the trials' own warnings (generator saturation...).
+	// TrialWarnings are the trials' own warnings grouped by kind
+	// (generator saturation, steal...); TrialFacts the findings the tune
+	// expects (a pool sized to the connections is at pm.max_children).
 	TrialWarnings []string
+	TrialFacts    []string
 	// StealSeen is the highest steal any sample saw, in percent.
 	StealSeen float64
 }
@@ -163,7 +166,7 @@ func renderHTML(w io.Writer, r Run) error {
 				v.Verdict = "no significant difference in throughput from the starting configuration"
 			}
 		}
-		v.TrialWarnings = trialWarnings(t)
+		v.TrialWarnings, v.TrialFacts = trialWarnings(t)
 		v.StealSeen = envSteal(t.Environment)
 		for _, tr := range t.Trials {
 			if tr.Bench != nil {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"sort"
@@ -230,12 +231,65 @@ func configCurves(t *results.Tune) []configCurve {
 	return out
 }
 
+// warningKind names the kind of a trial's warning, so that the same kind
+// across trials (each with its own figures) reads as one line: what it is,
+// how many trials, which.
+type warningKind struct {
+	key, title string
+	match      func(string) bool
+}
+
+var warningKinds = []warningKind{
+	{"steal", "CPU steal above 10%: the hypervisor gave the CPU to a neighbour; these trials' throughput is unreliable (CPU per request is not)", func(w string) bool { return strings.HasPrefix(w, "CPU steal reached") }},
+	{"pool", "the pool ran with every worker busy: at pm.max_children", func(w string) bool { return strings.Contains(w, "the pool is at pm.max_children") }},
+	{"compete", "the generator and the stack competed for the cores", func(w string) bool { return strings.Contains(w, "compete for the cores") }},
+	{"swap", "swap in use", func(w string) bool { return strings.HasPrefix(w, "swap in use") }},
+	{"page", "the page changed or reads like an error", func(w string) bool {
+		return strings.Contains(w, "the page now answers") || strings.Contains(w, "title is now") || strings.Contains(w, "reads like an error") || strings.Contains(w, "the page is an error")
+	}},
+	{"unexpected", "responses did not match --expect", func(w string) bool {
+		return strings.Contains(w, "unexpected_body") || strings.Contains(w, "did not match")
+	}},
+}
+
+func kindOf(w string) (warningKind, bool) {
+	for _, k := range warningKinds {
+		if k.match(w) {
+			return k, true
+		}
+	}
+	return warningKind{}, false
+}
+
+// expected reports whether a trial's warning is what the trial was built
+// to do: a pool at pm.max_children when the pool is no larger than the
+// workload's connections (a static pool of 50 at 50 connections is busy by
+// design) is a fact, not a warning.
+func expected(k warningKind, tr results.Trial) bool {
+	return k.key == "pool" && knobInt(tr.Config, "pm.max_children") > 0 && knobInt(tr.Config, "pm.max_children") <= tr.Connections
+}
+
+func knobInt(cfg map[string]string, k string) int {
+	n, _ := strconv.Atoi(cfg[k])
+	return n
+}
+
 // trialWarnings are the warnings of the trials' own runs (generator
-// saturation, steal, observer trouble) folded into one line each.
-func trialWarnings(t *results.Tune) []string {
+// saturation, steal, the pool at its limit, the page...) grouped by kind,
+// one line each with the count and the trials, worst figure first; facts
+// are the findings the tune expects (a pool sized to the connections is
+// at pm.max_children), listed apart so the warnings that matter show.
+func trialWarnings(t *results.Tune) (warnings, facts []string) {
 	var saturated []string
-	seen := map[string][]string{}
-	var order []string
+	type group struct {
+		trials  []string
+		example string
+	}
+	groups := map[string]*group{}
+	factGroups := map[string]*group{}
+	var order, factOrder []string
+	other := map[string][]string{}
+	var otherOrder []string
 	for _, tr := range t.Trials {
 		if tr.Bench == nil {
 			continue
@@ -248,23 +302,61 @@ func trialWarnings(t *results.Tune) []string {
 		if o := tr.Bench.Observation; o != nil {
 			ws = append(ws, o.Derived.Warnings...)
 		}
+		seenHere := map[string]bool{}
 		for _, w := range ws {
-			if _, ok := seen[w]; !ok {
-				order = append(order, w)
+			k, ok := kindOf(w)
+			if !ok {
+				if _, seen := other[w]; !seen {
+					otherOrder = append(otherOrder, w)
+				}
+				other[w] = append(other[w], n)
+				continue
 			}
-			seen[w] = append(seen[w], n)
+			if seenHere[k.key] {
+				continue
+			}
+			seenHere[k.key] = true
+			gs, ord := groups, &order
+			if expected(k, tr) {
+				gs, ord = factGroups, &factOrder
+			}
+			g := gs[k.key]
+			if g == nil {
+				g = &group{example: w}
+				gs[k.key] = g
+				*ord = append(*ord, k.key)
+			}
+			g.trials = append(g.trials, n)
 		}
 	}
-	var out []string
+	line := func(k string, g *group) string {
+		kind := warningKind{title: k}
+		for _, wk := range warningKinds {
+			if wk.key == k {
+				kind = wk
+			}
+		}
+		what := "trial"
+		if len(g.trials) > 1 {
+			what = "trials"
+		}
+		return fmt.Sprintf("%s — %d %s (%s); e.g. %s", kind.title, len(g.trials), what, strings.Join(g.trials, ", "), g.example)
+	}
 	if len(saturated) > 0 {
-		out = append(out, "the load generator was saturated in trials "+strings.Join(saturated, ", ")+": their throughput may be the generator's, not the server's")
+		warnings = append(warnings, fmt.Sprintf("the load generator was saturated — %d trials (%s): their throughput may be the generator's, not the server's", len(saturated), strings.Join(saturated, ", ")))
 	}
-	for _, w := range order {
-		if len(seen[w]) == 1 {
-			out = append(out, "trial "+seen[w][0]+": "+w)
+	for _, k := range order {
+		warnings = append(warnings, line(k, groups[k]))
+	}
+	for _, w := range otherOrder {
+		if len(other[w]) == 1 {
+			warnings = append(warnings, "trial "+other[w][0]+": "+w)
 		} else {
-			out = append(out, "trials "+strings.Join(seen[w], ", ")+": "+w)
+			warnings = append(warnings, "trials "+strings.Join(other[w], ", ")+": "+w)
 		}
 	}
-	return out
+	for _, k := range factOrder {
+		facts = append(facts, line(k, factGroups[k])+" (expected: the pool is no larger than the workload's connections)")
+	}
+	return warnings, facts
 }

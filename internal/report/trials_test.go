@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,8 +64,49 @@ func TestKnobChartsAndCurves(t *testing.T) {
 		}
 	}
 	tn.Trials[3].Bench.Generator.Saturated = true
-	if w := trialWarnings(tn); len(w) == 0 || !strings.Contains(w[0], "generator was saturated in trials 4") {
+	if w, _ := trialWarnings(tn); len(w) == 0 || !strings.Contains(w[0], "generator was saturated — 1 trials (4)") {
 		t.Errorf("trial warnings %q", w)
+	}
+}
+
+// TestWarningsGroupedByKind: the same kind of warning over many trials is
+// one line with the count and the trials; a pool sized to the connections
+// being at pm.max_children is a finding, not a warning (the io tune's report
+// had buried three steal warnings under 19 such lines).
+func TestWarningsGroupedByKind(t *testing.T) {
+	tn := &results.Tune{}
+	add := func(n, conns, children int, ws ...string) {
+		b := &results.Bench{Observation: &results.Observation{Derived: results.Derived{Warnings: ws}}}
+		tn.Trials = append(tn.Trials, results.Trial{N: n, Connections: conns, Config: map[string]string{"pm.max_children": strconv.Itoa(children)}, Bench: b})
+	}
+	pool := func(k int) string {
+		return fmt.Sprintf("pool www ran with every worker busy (%d of %d) in 3 samples and up to 9 connections waited in the kernel's queue: the pool is at pm.max_children", k, k)
+	}
+	for n := 1; n <= 19; n++ {
+		add(n, 50, 50, pool(50))
+	}
+	add(20, 50, 5, pool(5), "CPU steal reached 23% (mean 14%): the hypervisor gave this machine's CPU to a neighbour; throughput and CPU figures of this run are unreliable, repeat it")
+	add(21, 50, 50, "CPU steal reached 12% (mean 11%): the hypervisor gave this machine's CPU to a neighbour; throughput and CPU figures of this run are unreliable, repeat it")
+	add(22, 50, 50, "observer: something rare")
+	w, facts := trialWarnings(tn)
+	if len(w) != 2 {
+		t.Fatalf("warnings %q, want steal and the rare one: 2 lines", w)
+	}
+	if !strings.HasPrefix(w[0], "CPU steal above 10%") || !strings.Contains(w[0], "2 trials (20, 21)") {
+		t.Errorf("steal: %q", w[0])
+	}
+	if w[1] != "trial 22: observer: something rare" {
+		t.Errorf("an unknown warning: %q", w[1])
+	}
+	// Every pool no larger than the 50 connections is busy by design (the
+	// distro's 5 workers too: that is what the tune is for).
+	if len(facts) != 1 || !strings.Contains(facts[0], "20 trials") || !strings.Contains(facts[0], "expected") {
+		t.Errorf("facts %q, want the 20 pools no larger than the connections as one finding", facts)
+	}
+	// A pool larger than the connections and still all busy is a warning.
+	add(23, 10, 50, pool(50))
+	if w, _ := trialWarnings(tn); len(w) != 3 || !strings.Contains(w[1], "at pm.max_children — 1 trial (23)") {
+		t.Errorf("a pool above the connections, saturated: %q", w)
 	}
 }
 

@@ -142,13 +142,17 @@
     }));
   }
 
+  // A line of one point draws nothing without its symbol: a 2-second run
+  // (one observer sample) shows its point.
+  function sym(d) { return d && d.length <= 1 ? "circle" : "none"; }
+
   function timelines() {
     (data.timelines || []).forEach(function (tl, i) {
       var cpu = init("cpu" + i);
       if (cpu) {
-        var s = tl.cpu.map(function (g) { return { name: g.name, type: "line", stack: "cpu", areaStyle: {}, symbol: "none", data: g.data }; });
+        var s = tl.cpu.map(function (g) { return { name: g.name, type: "line", stack: "cpu", areaStyle: {}, symbol: sym(g.data), symbolSize: 8, data: g.data }; });
         tl.machine.forEach(function (m) {
-          if (m.name.indexOf("steal") === 0) { s.push({ name: "machine " + m.name, type: "line", symbol: "none", lineStyle: { type: "dotted" }, data: m.data }); }
+          if (m.name.indexOf("steal") === 0) { s.push({ name: "machine " + m.name, type: "line", symbol: sym(m.data), symbolSize: 8, lineStyle: { type: "dotted" }, data: m.data }); }
         });
         cpu.setOption(base({ xAxis: { type: "category", name: "s", data: tl.t }, yAxis: { type: "value", name: "% of a core" }, series: s,
           grid: { left: 56, right: 56, top: 40, bottom: 64 },
@@ -157,7 +161,7 @@
       top(tl, i);
       var fpm = init("fpm" + i);
       if (fpm) {
-        var fs = tl.workers.map(function (w) { return { name: w.name, type: "line", step: "end", symbol: "none", data: w.data }; });
+        var fs = tl.workers.map(function (w) { return { name: w.name, type: "line", step: "end", symbol: sym(w.data), symbolSize: 8, data: w.data }; });
         (tl.queue || []).forEach(function (q) { fs.push({ name: q.name, type: "bar", yAxisIndex: 1, data: q.data }); });
         fpm.setOption(base({ xAxis: { type: "category", name: "s", data: tl.t }, yAxis: [{ type: "value", name: "workers", minInterval: 1 }, { type: "value", name: "queued", minInterval: 1 }], series: fs }));
       }
@@ -177,14 +181,15 @@
     var t = init("throughput");
     if (t) {
       var sec = data.series || [];
+      var one = sym(sec);
       t.setOption(base({
         xAxis: { type: "category", name: "s", data: sec.map(function (s) { return s.t_s; }) },
         yAxis: [{ type: "value", name: "rps" }, { type: "value", name: "ms" }],
         series: [
-          { name: "requests/s", type: "line", symbol: "none", data: sec.map(function (s) { return s.requests; }) },
-          { name: "errors/s", type: "line", symbol: "none", data: sec.map(function (s) { return s.errors; }) },
-          { name: "p50 ms", type: "line", yAxisIndex: 1, symbol: "none", data: sec.map(function (s) { return s.latency_p50_ms; }) },
-          { name: "p99 ms", type: "line", yAxisIndex: 1, symbol: "none", data: sec.map(function (s) { return s.latency_p99_ms; }) }
+          { name: "requests/s", type: "line", symbol: one, symbolSize: 8, data: sec.map(function (s) { return s.requests; }) },
+          { name: "errors/s", type: "line", symbol: one, symbolSize: 8, data: sec.map(function (s) { return s.errors; }) },
+          { name: "p50 ms", type: "line", yAxisIndex: 1, symbol: one, symbolSize: 8, data: sec.map(function (s) { return s.latency_p50_ms; }) },
+          { name: "p99 ms", type: "line", yAxisIndex: 1, symbol: one, symbolSize: 8, data: sec.map(function (s) { return s.latency_p99_ms; }) }
         ]
       }));
     }
