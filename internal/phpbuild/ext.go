@@ -14,6 +14,9 @@ type Module struct {
 	Name     string // file name without .so: "mysqli", "opcache"
 	Zend     bool   // zend_extension= (opcache)
 	Priority int    // Debian loads conf.d files in this order (mysqlnd 10 before mysqli 20)
+	// Path, when set, is loaded instead of NAME.so from the extension
+	// directory (the build's own opcache).
+	Path string
 }
 
 // ParseModIni reads one of Debian's /etc/php/X.Y/mods-available/NAME.ini
@@ -81,7 +84,11 @@ func CheckArgs(extDir string, ms []Module) []string {
 		if m.Zend {
 			key = "zend_extension"
 		}
-		args = append(args, "-d", key+"="+m.Name+".so")
+		file := m.Name + ".so"
+		if m.Path != "" {
+			file = m.Path
+		}
+		args = append(args, "-d", key+"="+file)
 		names = append(names, m.Name)
 	}
 	script := `$l = array_map('strtolower', array_merge(get_loaded_extensions(), get_loaded_extensions(true)));` +
@@ -98,7 +105,7 @@ type ExtResult struct {
 }
 
 var (
-	reUnable = regexp.MustCompile(`Unable to load dynamic library '([^']+)' \(tried: (.*)\)`)
+	reUnable = regexp.MustCompile(`(?:Unable to load dynamic library|Failed loading Zend extension) '([^']+)' \(tried: (.*)\)`)
 	reInit   = regexp.MustCompile(`(?:PHP )?(?:Warning|Fatal error|Core Warning):\s+(?:PHP Startup: )?([A-Za-z0-9_ -]+): Unable to initialize module`)
 	reAPI    = regexp.MustCompile(`(Module|PHP)\s+compiled with (module API|build ID)=(\S+)`)
 )
@@ -155,19 +162,30 @@ func ParseCheckOutput(out string, ms []Module) []ExtResult {
 }
 
 // innerReason picks dlopen's message out of PHP's "tried:" list: "PATH
-// (PATH: undefined symbol: x), PATH.so (...)" → "undefined symbol: x".
+// (PATH: undefined symbol: x), PATH.so (...)" → "undefined symbol: x";
+// a "cannot open" of a name PHP only guessed gives way to another entry's.
 func innerReason(tried string) string {
-	first := tried
-	if i := strings.Index(tried, "), "); i >= 0 {
-		first = tried[:i+1]
+	var reasons []string
+	for _, entry := range strings.Split(tried, "), ") {
+		i := strings.Index(entry, " (")
+		if i < 0 {
+			continue
+		}
+		r := strings.TrimSuffix(entry[i+2:], ")")
+		if j := strings.Index(r, ": "); j >= 0 && strings.HasPrefix(r, "/") {
+			r = r[j+2:]
+		}
+		reasons = append(reasons, strings.TrimSpace(r))
 	}
-	if i := strings.Index(first, "("); i >= 0 {
-		first = strings.TrimSuffix(first[i+1:], ")")
+	for _, r := range reasons {
+		if !strings.HasPrefix(r, "cannot open shared object file") {
+			return r
+		}
 	}
-	if i := strings.LastIndex(first, ".so: "); i >= 0 {
-		first = first[i+5:]
+	if len(reasons) > 0 {
+		return reasons[0]
 	}
-	return strings.TrimSpace(first)
+	return strings.TrimSpace(tried)
 }
 
 // SummarizeExt says in one line which modules did not load and why.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/phptune/phptune/internal/setup"
 )
 
 // Debian's debian/rules for php8.2 configures each SAPI in its own build
@@ -23,7 +25,7 @@ import (
 // what phptune wants.
 
 // RulesVars are the variables phptune asks debian/rules for.
-var RulesVars = []string{"fpm_config", "cgi_config", "DEB_CFLAGS_MAINT_APPEND", "DEB_LDFLAGS_MAINT_APPEND",
+var RulesVars = []string{"fpm_config", "cgi_config", "opcache_config", "DEB_CFLAGS_MAINT_APPEND", "DEB_LDFLAGS_MAINT_APPEND",
 	"DEB_BUILD_MAINT_OPTIONS", "PHP_ZEND_VERSION", "PHP_NAME_VERSION"}
 
 // RulesEval is the make fragment that prints RulesVars, one per line, with
@@ -141,6 +143,7 @@ var dropped = map[string]string{
 	"--with-libevent-dir":         "obsolete, ignored by configure",
 	"--enable-fastcgi":            "obsolete, ignored by configure",
 	"--enable-force-cgi-redirect": "obsolete, ignored by configure",
+	"--enable-opcache-file":       "obsolete, ignored by configure",
 }
 
 // minimalKeep are the flags a --minimal build keeps of Debian's: where
@@ -164,9 +167,13 @@ func optName(arg string) string {
 // ConfigureArgs turns Debian's fpm_config (words) into phptune's configure
 // line: Debian's flags without those in dropped, cgi enabled, and for a
 // minimal build only the flags of minimalKeep (--disable-all stays, so the
-// build has fpm, cgi and cli and no optional extension). A ZTS or debug
-// build is refused: the distro's extensions would not load into it.
-func ConfigureArgs(fpmConfig []string, minimal bool) ([]string, error) {
+// build has fpm, cgi and cli and no optional extension). Debian's
+// opcache_config is added: opcache is always built (shared, as Debian
+// builds it) because the distro's opcache.so only loads into the exact
+// PHP release it was built with (8.2.36's needs core symbols 8.2.32 lacks),
+// and a PHP without opcache is not what a lab runs. A ZTS or debug build is
+// refused: the distro's extensions would not load into it.
+func ConfigureArgs(fpmConfig, opcacheConfig []string, minimal bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range fpmConfig {
@@ -190,6 +197,15 @@ func ConfigureArgs(fpmConfig []string, minimal bool) ([]string, error) {
 		}
 	}
 	out = append(out, "--enable-cgi")
+	for _, a := range opcacheConfig {
+		if name := optName(a); strings.HasPrefix(name, "--enable-") && !seen[name] && dropped[name] == "" {
+			out = append(out, a)
+			seen[name] = true
+		}
+	}
+	if !seen["--enable-opcache"] {
+		out = append(out, "--enable-opcache")
+	}
 	return out, nil
 }
 
@@ -209,10 +225,11 @@ var depByFlag = map[string]string{
 	"--with-system-tzdata":   "tzdata",
 }
 
-// BaseDeps are what every build needs: the compiler and make, autoconf for
-// buildconf (Debian's patches change configure.ac), pkg-config, dpkg-dev
-// (dpkg-buildflags, the makefiles debian/rules includes, dpkg-source).
-var BaseDeps = []string{"gcc", "make", "autoconf", "pkg-config", "dpkg-dev", "libc6-dev"}
+// BaseDeps are what every build needs (setup.BuildDeps): the compiler and
+// make, autoconf for buildconf (Debian's patches change configure.ac),
+// pkg-config, dpkg-dev (dpkg-buildflags, the makefiles debian/rules
+// includes, dpkg-source).
+var BaseDeps = setup.BuildDeps
 
 // Deps lists the packages a configure line needs, sorted.
 func Deps(args []string) []string {

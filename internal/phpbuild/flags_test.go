@@ -105,8 +105,8 @@ func FuzzParseRulesOutput(f *testing.F) {
 			return
 		}
 		for _, m := range []bool{false, true} {
-			if args, err := ConfigureArgs(words, m); err == nil && args[len(args)-1] != "--enable-cgi" {
-				t.Fatalf("configure line %q does not end in --enable-cgi", args)
+			if args, err := ConfigureArgs(words, nil, m); err == nil && args[len(args)-1] != "--enable-opcache" {
+				t.Fatalf("configure line %q does not end in --enable-opcache", args)
 			}
 		}
 	})
@@ -114,6 +114,10 @@ func FuzzParseRulesOutput(f *testing.F) {
 
 func TestConfigureArgs(t *testing.T) {
 	words, err := SplitWords(readRules(t)["fpm_config"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	opc, err := SplitWords(readRules(t)["opcache_config"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,15 +135,15 @@ func TestConfigureArgs(t *testing.T) {
 	}{
 		{false,
 			[]string{"--enable-fpm", "--enable-cli", "--enable-cgi", "--disable-all", "--with-layout=GNU", "--libdir=${prefix}/lib/php",
-				"--with-config-file-scan-dir=/etc/php/8.2/fpm/conf.d", "--with-openssl", "--with-external-pcre", "--with-fpm-systemd", "--enable-dtrace", "--disable-debug"},
-			[]string{"--config-cache", "--cache-file", "--disable-cgi", "--with-libevent-dir", "--enable-maintainer-zts"}},
+				"--with-config-file-scan-dir=/etc/php/8.2/fpm/conf.d", "--with-openssl", "--with-external-pcre", "--with-fpm-systemd", "--enable-dtrace", "--disable-debug", "--enable-opcache", "--enable-huge-code-pages"},
+			[]string{"--config-cache", "--cache-file", "--disable-cgi", "--with-libevent-dir", "--enable-maintainer-zts", "--enable-opcache-file"}},
 		{true,
 			[]string{"--enable-fpm", "--enable-cli", "--enable-cgi", "--disable-all", "--with-layout=GNU", "--libdir=${prefix}/lib/php",
-				"--with-config-file-path=/etc/php/8.2/fpm", "--disable-debug", "--prefix=/usr"},
+				"--with-config-file-path=/etc/php/8.2/fpm", "--disable-debug", "--prefix=/usr", "--enable-opcache"},
 			[]string{"--with-openssl", "--with-external-pcre", "--with-fpm-systemd", "--enable-dtrace", "--with-libxml", "--cache-file", "--disable-cgi"}},
 	}
 	for _, c := range cases {
-		args, err := ConfigureArgs(words, c.minimal)
+		args, err := ConfigureArgs(words, opc, c.minimal)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +163,7 @@ func TestConfigureArgs(t *testing.T) {
 		{"--enable-fpm", "--enable-cli", "--disable-all", "--with-layout=GNU", "--enable-debug"},
 		{"--enable-cli", "--disable-all", "--with-layout=GNU"},
 	} {
-		if _, err := ConfigureArgs(bad, false); err == nil {
+		if _, err := ConfigureArgs(bad, nil, false); err == nil {
 			t.Errorf("ConfigureArgs(%q) accepted", bad)
 		}
 	}

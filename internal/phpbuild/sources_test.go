@@ -70,3 +70,20 @@ func FuzzDebSrcList(f *testing.F) {
 		}
 	})
 }
+
+func TestSourceVersions(t *testing.T) {
+	showsrc := "Package: php8.2\nVersion: 8.2.36-1~deb12u1\nBinary: x\n\nPackage: php8.2\nVersion: 8.2.32-1~deb12u1\n\nVersion: 8.2.36-1~deb12u1\nVersion: bad version\nVersion: 8.2.9-1\n"
+	cases := []struct {
+		installed string
+		want      string
+	}{
+		{"8.2.36-1~deb12u1", "8.2.36-1~deb12u1 8.2.32-1~deb12u1 8.2.9-1"},
+		{"8.2.40-1", "8.2.36-1~deb12u1 8.2.32-1~deb12u1 8.2.9-1"},
+		{"8.2.9-1", "8.2.9-1 8.2.36-1~deb12u1 8.2.32-1~deb12u1"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(SourceVersions(showsrc, c.installed), " "); got != c.want {
+			t.Errorf("installed %s: %q, want %q", c.installed, got, c.want)
+		}
+	}
+}

@@ -25,6 +25,32 @@ var Packages = [][]string{
 // generators and a browser for the report's test.
 var TestTools = []string{"wrk", "apache2-utils", "chromium", "patch"}
 
+// BuildDeps are what every `phptune build` needs: the compiler and make,
+// autoconf for buildconf, pkg-config, dpkg-dev (dpkg-source,
+// dpkg-buildflags, the makefiles debian/rules includes). The packages a
+// configure line needs beyond these (libssl-dev, libxml2-dev...) are named
+// by package phpbuild from the flags.
+var BuildDeps = []string{"gcc", "make", "autoconf", "pkg-config", "dpkg-dev", "libc6-dev"}
+
+// InstallMissing installs what of pkgs is missing, as root; otherwise it
+// returns an error with the exact apt-get line to run.
+func InstallMissing(ctx context.Context, pkgs []string, log io.Writer) error {
+	m := Missing(ctx, pkgs)
+	if len(m) == 0 {
+		return nil
+	}
+	line := "apt-get install -y --no-install-recommends " + strings.Join(m, " ")
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("missing packages %s; as root run:\n  apt-get update && %s", strings.Join(m, " "), line)
+	}
+	fmt.Fprintln(log, "setup: apt-get update")
+	if err := aptGet(ctx, log, "update", "-q"); err != nil {
+		return err
+	}
+	fmt.Fprintln(log, "setup:", line)
+	return aptGet(ctx, log, append([]string{"install", "-y", "-q", "--no-install-recommends"}, m...)...)
+}
+
 // Missing returns the packages of pkgs that dpkg does not list as installed.
 func Missing(ctx context.Context, pkgs []string) []string {
 	var out []string

@@ -1,0 +1,227 @@
+package phpbuild
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/lab"
+)
+
+// BuildUser is the system account every build step runs as when phptune
+// runs as root. It owns only the work trees of builds.
+const BuildUser = "phptune-build"
+
+// Account is a user processes run as.
+type Account struct {
+	Name     string
+	UID, GID uint32
+	// drop is true when phptune runs as root and must switch to the
+	// account; run by anyone else, everything runs as that user.
+	drop bool
+}
+
+// lookupOrCreate finds name, creating it as a system account (no home, no
+// shell, its own group) when root and it does not exist yet.
+func lookupOrCreate(name string) (*Account, error) {
+	if os.Geteuid() != 0 {
+		u, err := user.Current()
+		if err != nil {
+			return nil, err
+		}
+		return &Account{Name: u.Username, UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		out, cerr := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+			"--shell", "/usr/sbin/nologin", "--user-group", name).CombinedOutput()
+		if cerr != nil {
+			return nil, fmt.Errorf("creating the unprivileged account %q: %v: %s", name, cerr, out)
+		}
+		if u, err = user.Lookup(name); err != nil {
+			return nil, err
+		}
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	if uid == 0 || gid == 0 {
+		return nil, fmt.Errorf("account %q has uid %d, gid %d: builds never run as root", name, uid, gid)
+	}
+	return &Account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), drop: true}, nil
+}
+
+// BuildAccount is the account builds run as (BuildUser for root).
+func BuildAccount() (*Account, error) { return lookupOrCreate(BuildUser) }
+
+// LabAccount is the account labs run as (lab.StackUser for root); the
+// instrumented php-fpm trains as it.
+func LabAccount() (*Account, error) { return lookupOrCreate(lab.StackUser) }
+
+// ids are the owner of directories the account must write (-1: unchanged).
+func (a *Account) ids() (int, int) {
+	if !a.drop {
+		return -1, -1
+	}
+	return int(a.UID), int(a.GID)
+}
+
+const buildPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+// lowPriority is the wrapper every build step runs under: the lowest nice
+// value and the idle scheduling class, so a build only takes CPU nobody
+// else wants (labs and measurements on the same machine keep theirs).
+func lowPriority(bin string, args []string) (string, []string) {
+	pre := []string{}
+	if p, err := exec.LookPath("chrt"); err == nil {
+		pre = append(pre, p, "--idle", "0")
+	}
+	if p, err := exec.LookPath("nice"); err == nil {
+		pre = append(pre, p, "-n", "19")
+	}
+	if len(pre) == 0 {
+		return bin, args
+	}
+	return pre[0], append(append(pre[1:], bin), args...)
+}
+
+// step is one command of a build: the account it runs as, its directory,
+// environment (on top of PATH, HOME, LANG=C) and where its output goes.
+type step struct {
+	acct *Account
+	dir  string
+	env  []string
+	out  io.Writer
+	// stdin, when set, feeds the command.
+	stdin io.Reader
+	// onStart, when set, gets the process group id as soon as it exists.
+	onStart func(pgid int)
+}
+
+// run runs bin as the step's account, in a process group of its own (so
+// Ctrl-C or a timeout kills make and every compiler under it at once),
+// with the lowest CPU priority. Cancelling ctx sends SIGTERM to the group,
+// then SIGKILL after grace, and waits until the group is empty.
+func (s step) run(ctx context.Context, bin string, args ...string) error {
+	name, argv := lowPriority(bin, args)
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = s.dir
+	home := s.dir
+	if home == "" {
+		home = "/nonexistent"
+	}
+	cmd.Env = append([]string{buildPath, "HOME=" + home, "LANG=C", "LC_ALL=C", "TMPDIR=" + filepath.Join(home, ".tmp")}, s.env...)
+	if s.dir == "" {
+		cmd.Env[4] = "TMPDIR=/tmp"
+	} else {
+		_ = os.MkdirAll(filepath.Join(home, ".tmp"), 0o700)
+		if uid, gid := s.acct.ids(); uid >= 0 {
+			_ = os.Lchown(filepath.Join(home, ".tmp"), uid, gid)
+		}
+	}
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = s.out, s.out, s.stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.acct.drop {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.acct.UID, Gid: s.acct.GID, Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %v", filepath.Base(bin), err)
+	}
+	pgid := cmd.Process.Pid
+	if s.onStart != nil {
+		s.onStart(pgid)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		killGroup(pgid, 0) // a daemon a step left behind
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", filepath.Base(bin), strings.Join(firstN(args, 3), " "), err)
+		}
+		return nil
+	case <-ctx.Done():
+		killGroup(pgid, 5*time.Second)
+		<-done
+		return ctx.Err()
+	}
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}
+
+// killGroup sends SIGTERM to process group pgid and SIGKILL to what is
+// left after grace, then waits (up to 10 s) until the group is empty.
+func killGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 {
+		return
+	}
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) && groupAlive(pgid) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for i := 0; i < 200 && groupAlive(pgid); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether any process of group pgid is left (zombies
+// count until reaped).
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
+}
+
+// reapAccount kills every process of uid (SIGKILL) and waits for them to
+// go. Only called for the build account while holding the build lock: no
+// build is running, so whatever runs as it is left from an interrupted one.
+func reapAccount(uid uint32) int {
+	n := 0
+	for i := 0; i < 3; i++ {
+		pids := pidsOf(uid)
+		if len(pids) == 0 {
+			return n
+		}
+		for _, p := range pids {
+			if syscall.Kill(p, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return n
+}
+
+// pidsOf lists the processes whose real uid is uid.
+func pidsOf(uid uint32) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+e.Name(), &st) == nil && st.Uid == uid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,766 @@
+package phpbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/setup"
+)
+
+// Options describe one build.
+type Options struct {
+	// Variant is VariantPlain or VariantPGO.
+	Variant string
+	// Minimal configures --disable-all with fpm, cgi and cli only (tests,
+	// CI): minutes instead of tens of them.
+	Minimal bool
+	// Train is the training workload of a pgo build: APP[:WORKLOAD].
+	Train string
+	// TrainDuration is how long the generator loads the instrumented
+	// php-fpm (default 30 s).
+	TrainDuration time.Duration
+	// Source is a Debian PHP source directory or tarball; empty: fetched
+	// with apt-get source through phptune's private apt configuration.
+	Source string
+	// Jobs is make's -j (default 2).
+	Jobs int
+	// NoInstall makes missing build dependencies an error with the
+	// apt-get line even as root (default: root installs them).
+	NoInstall bool
+	// Rebuild ignores a complete build of the same request.
+	Rebuild bool
+	// ExtraDeps are packages required on top of what the flags need (the
+	// missing-dependency test names one that does not exist).
+	ExtraDeps []string
+	// Progress gets one line per step (stderr); nil: discarded.
+	Progress io.Writer
+}
+
+// Result is a finished Build.
+type Result struct {
+	Record *Record
+	// Cached is true when an existing build was returned.
+	Cached bool
+}
+
+func (o *Options) defaults() error {
+	if o.Variant == "" {
+		o.Variant = VariantPlain
+	}
+	switch o.Variant {
+	case VariantPlain:
+		if o.Train != "" {
+			return errors.New("--train is for --variant pgo: a plain build is not trained")
+		}
+	case VariantPGO:
+		if o.Train == "" {
+			o.Train = DefaultTrain
+		}
+		if _, _, err := ParseTrain(o.Train); err != nil {
+			return err
+		}
+	case "lto", "pgo-lto", "pgo-lto-bolt", "bolt":
+		return fmt.Errorf("--variant %s is not built yet: phptune builds plain and pgo; LTO and BOLT come later", o.Variant)
+	default:
+		return fmt.Errorf("--variant %q: choose plain or pgo", o.Variant)
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 2
+	}
+	if o.TrainDuration <= 0 {
+		o.TrainDuration = 30 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return nil
+}
+
+// builder carries one build's state.
+type builder struct {
+	o         Options
+	build     *Account
+	labAcct   *Account
+	work      string // .work/tmp-RAND
+	src       string // the unpacked tree
+	logs      string
+	rec       Record
+	phpName   string // "8.2"
+	installed string // installed php-fpm package version
+}
+
+// Build makes the build o asks for, or returns the complete one with the
+// same request. Cancelling ctx (Ctrl-C) stops every process of the build
+// and leaves nothing listed.
+func Build(ctx context.Context, o Options) (*Result, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if _, err := EnsureCache(); err != nil {
+		return nil, err
+	}
+	unlock, err := lockCache()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	b := &builder{o: o}
+	if b.build, err = BuildAccount(); err != nil {
+		return nil, err
+	}
+	if b.labAcct, err = LabAccount(); err != nil {
+		return nil, err
+	}
+	b.cleanStale()
+	if b.phpName, b.installed, err = installedFPM(ctx); err != nil {
+		return nil, err
+	}
+	if !o.Rebuild {
+		if r := b.sameRequest(); r != nil {
+			return &Result{Record: r, Cached: true}, nil
+		}
+	}
+	if err := b.checkDeps(ctx, BaseDeps); err != nil {
+		return nil, err
+	}
+	if err := b.mkWork(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			b.discard()
+		}
+	}()
+	r, err := b.run(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("build interrupted: every process of it was stopped and nothing was kept (%w)", ctx.Err())
+		}
+		return nil, err
+	}
+	ok = true
+	return &Result{Record: r}, nil
+}
+
+// sourceDesc is how the record and the request match name the source.
+func (b *builder) sourceDesc() string {
+	if b.o.Source == "" {
+		return "apt-get source php" + b.phpName
+	}
+	abs, err := filepath.Abs(b.o.Source)
+	if err != nil {
+		abs = b.o.Source
+	}
+	return abs
+}
+
+// sameRequest finds a complete build of the same request (source, variant,
+// minimal, training, installed version): a rebuild of an existing key is
+// instant without fetching anything. --rebuild skips it.
+func (b *builder) sameRequest() *Record {
+	rs, _ := List()
+	for _, r := range rs {
+		if r.Source == b.sourceDesc() && r.Variant == b.o.Variant && r.Minimal == b.o.Minimal &&
+			r.Training == b.trainingDesc() && r.Installed == b.installed {
+			return r
+		}
+	}
+	return nil
+}
+
+func (b *builder) trainingDesc() string {
+	if b.o.Variant != VariantPGO {
+		return ""
+	}
+	app, wl, _ := ParseTrain(b.o.Train)
+	return app + ":" + wl
+}
+
+// cleanStale kills what an interrupted build left running and removes its
+// work directories. The lock is held: no build runs.
+func (b *builder) cleanStale() {
+	if b.build.drop {
+		if n := reapAccount(b.build.UID); n > 0 {
+			fmt.Fprintf(b.o.Progress, "build: stopped %d process(es) an interrupted build left\n", n)
+		}
+	}
+	work := filepath.Join(Dir(), ".work")
+	ents, _ := os.ReadDir(work)
+	for _, e := range ents {
+		p := filepath.Join(work, e.Name())
+		if strings.HasPrefix(e.Name(), "tmp-") {
+			b.stopTraining(p)
+		}
+		if e.Name() != "apt" {
+			_ = os.RemoveAll(p)
+		}
+	}
+	stages, _ := filepath.Glob(filepath.Join(Dir(), ".stage-*"))
+	for _, s := range stages {
+		_ = os.RemoveAll(s)
+	}
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// mkWork creates the work tree: root-owned, the source directory the
+// build account's, the profile directory the lab account's.
+func (b *builder) mkWork() error {
+	b.work = filepath.Join(Dir(), ".work", "tmp-"+randHex(6))
+	b.logs = filepath.Join(b.work, "logs")
+	for _, d := range []string{b.work, b.logs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	uid, gid := b.build.ids()
+	src := filepath.Join(b.work, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		return err
+	}
+	if uid >= 0 {
+		if err := os.Lchown(src, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// discard removes the work tree of a build that did not complete, after
+// its processes are gone.
+func (b *builder) discard() {
+	if b.work == "" {
+		return
+	}
+	b.stopTraining(b.work)
+	if b.build.drop {
+		reapAccount(b.build.UID)
+	}
+	// The logs of the last failed build are kept (root's files), the rest
+	// goes.
+	failed := filepath.Join(Dir(), ".failed-logs")
+	_ = os.RemoveAll(failed)
+	_ = os.Rename(b.logs, failed)
+	_ = os.RemoveAll(b.work)
+}
+
+// logFile opens logs/NAME.log (root's, written from the children's pipes).
+func (b *builder) logFile(name string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(b.logs, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+}
+
+// timed runs one named step, printing its start and elapsed time, and
+// records it.
+func (b *builder) timed(name string, f func(log io.Writer) error) error {
+	lf, err := b.logFile(name)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	start := time.Now()
+	fmt.Fprintf(b.o.Progress, "build: %-10s ...\n", name)
+	stop := b.ticker(name, start)
+	err = f(lf)
+	stop()
+	d := time.Since(start)
+	b.rec.Steps = append(b.rec.Steps, Step{Name: name, Seconds: round1(d.Seconds()), Log: name + ".log"})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("%s failed after %s: %v\n%s\nfull log: %s", name, d.Round(time.Second), err, tailFile(lf.Name(), 12),
+			filepath.Join(Dir(), ".failed-logs", filepath.Base(lf.Name())))
+	}
+	fmt.Fprintf(b.o.Progress, "build: %-10s done in %s\n", name, d.Round(100*time.Millisecond))
+	return nil
+}
+
+// ticker prints the step's elapsed time every 30 s while it runs.
+func (b *builder) ticker(name string, start time.Time) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(b.o.Progress, "build: %-10s %s elapsed\n", name, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
+
+// tailFile returns the last n lines of root's own log file.
+func tailFile(path string, n int) string {
+	data, err := readOwned(path, 1<<30)
+	if err != nil {
+		return ""
+	}
+	if len(data) > 64<<10 {
+		data = data[len(data)-64<<10:]
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  | " + strings.Join(lines, "\n  | ")
+}
+
+// as returns a step of the build account in dir writing to out.
+func (b *builder) as(dir string, out io.Writer, env ...string) step {
+	return step{acct: b.build, dir: dir, env: env, out: out}
+}
+
+// output runs a short command as the build account and returns its output.
+func (b *builder) output(ctx context.Context, dir string, env []string, bin string, args ...string) (string, error) {
+	var buf bytes.Buffer
+	err := b.as(dir, &limitedBuffer{b: &buf, n: 4 << 20}, env...).run(ctx, bin, args...)
+	return buf.String(), err
+}
+
+// limitedBuffer keeps the first n bytes written to it.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *builder) run(ctx context.Context) (*Record, error) {
+	o := b.o
+	b.rec = Record{Schema: 1, Variant: o.Variant, Minimal: o.Minimal, Installed: b.installed, Source: b.sourceDesc(), Training: b.trainingDesc()}
+	if err := b.timed("fetch", func(log io.Writer) error { return b.fetch(ctx, log) }); err != nil {
+		return nil, err
+	}
+	b.rec.Older = OlderThan(b.rec.SourceVersion, b.installed)
+	var vars map[string]string
+	if err := b.timed("flags", func(log io.Writer) error {
+		var err error
+		vars, err = b.flags(ctx, log)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.checkDeps(ctx, append(Deps(b.rec.Configure), o.ExtraDeps...)); err != nil {
+		return nil, err
+	}
+	_ = vars
+	key := Key(KeyParts{SourceVersion: b.rec.SourceVersion + " " + b.rec.SourcePackage, SourceDigest: b.rec.Source,
+		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: b.rec.Training})
+	b.rec.Key, b.rec.ID = key, IDOf(key)
+	if r, err := Load(b.rec.ID); err == nil && !o.Rebuild {
+		return r, nil
+	}
+	fmt.Fprintf(o.Progress, "build: %s\n", b.rec.Summary())
+	if note := b.rec.SecurityNote(); note != "" {
+		fmt.Fprintln(o.Progress, "build: "+note)
+	}
+	env := []string{"CFLAGS=" + b.rec.CFLAGS, "CPPFLAGS=" + b.rec.CPPFLAGS, "LDFLAGS=" + b.rec.LDFLAGS, "EXTENSION_DIR=" + b.rec.ExtDir}
+	if err := b.timed("buildconf", func(log io.Writer) error {
+		return b.as(b.src, log).run(ctx, "./buildconf", "--force")
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.timed("configure", func(log io.Writer) error {
+		return b.as(b.src, log, env...).run(ctx, "./configure", b.rec.Configure...)
+	}); err != nil {
+		return nil, err
+	}
+	jobs := "-j" + strconv.Itoa(o.Jobs)
+	prof := filepath.Join(b.work, "prof")
+	switch o.Variant {
+	case VariantPlain:
+		if err := b.timed("make", func(log io.Writer) error {
+			return b.as(b.src, log).run(ctx, "make", jobs, "all")
+		}); err != nil {
+			return nil, err
+		}
+	case VariantPGO:
+		if err := b.mkProfDir(prof); err != nil {
+			return nil, err
+		}
+		if err := b.timed("prof-gen", func(log io.Writer) error {
+			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make", jobs,
+				"PROF_FLAGS=-fprofile-generate -fprofile-dir="+prof+" -fprofile-update=atomic", "all")
+		}); err != nil {
+			return nil, err
+		}
+		if err := b.timed("train", func(log io.Writer) error {
+			info, err := b.train(ctx, prof, log)
+			b.rec.TrainInfo = info
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		if err := b.timed("prof-use", func(log io.Writer) error {
+			if err := b.as(b.src, log).run(ctx, "make", "prof-clean"); err != nil {
+				return err
+			}
+			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make", jobs,
+				"PROF_FLAGS=-fprofile-use -fprofile-dir="+prof+" -fprofile-correction -Wno-missing-profile", "all")
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.timed("check", func(log io.Writer) error { return b.checkExtensions(ctx, log) }); err != nil {
+		return nil, err
+	}
+	for _, r := range b.rec.Extensions {
+		if strings.HasPrefix(r.Name, "opcache (") && !r.Loaded {
+			return nil, fmt.Errorf("the build's own opcache does not load into its php: %s; see %s", r.Reason, filepath.Join(b.logs, "check.log"))
+		}
+	}
+	fmt.Fprintf(o.Progress, "build: %s\n", SummarizeExt(b.rec.Extensions))
+	return b.complete()
+}
+
+var prefixMapRE = regexp.MustCompile(`-f(file|debug|macro)-prefix-map=\S+`)
+
+// keyFlags drops the flags that name the (random) work directory.
+func keyFlags(s string) string {
+	return strings.Join(strings.Fields(prefixMapRE.ReplaceAllString(s, "")), " ")
+}
+
+// mkProfDir creates the directory training writes profiles into: the lab
+// account's (its php-fpm writes them), readable by the build account.
+func (b *builder) mkProfDir(prof string) error {
+	if err := os.Mkdir(prof, 0o755); err != nil {
+		return err
+	}
+	if uid, gid := b.labAcct.ids(); uid >= 0 {
+		return os.Lchown(prof, uid, gid)
+	}
+	return nil
+}
+
+// installedFPM finds the installed phpX.Y-fpm package: "8.2" and its
+// version. (dpkg-query is the distro's; no build binary runs as root.)
+func installedFPM(ctx context.Context) (name, version string, err error) {
+	out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\n", "php*-fpm").Output()
+	if err != nil && len(out) == 0 {
+		return "", "", fmt.Errorf("no php-fpm package is installed (dpkg-query: %v); phptune builds the installed PHP: run phptune setup", err)
+	}
+	re := regexp.MustCompile(`^php(\d+\.\d+)-fpm (\S+) ii`)
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := re.FindStringSubmatch(line); m != nil && (name == "" || versionLess(name, m[1])) {
+			name, version = m[1], m[2]
+		}
+	}
+	if name == "" {
+		return "", "", errors.New("no phpX.Y-fpm package is installed; phptune builds the installed PHP: run phptune setup")
+	}
+	return name, version, nil
+}
+
+var verNumRE = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)`)
+
+// versionLess compares the leading X.Y[.Z] of two versions.
+func versionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return false
+}
+
+func versionParts(v string) [3]int {
+	var out [3]int
+	for i, f := range strings.SplitN(v, ".", 3) {
+		n := 0
+		for _, c := range f {
+			if c < '0' || c > '9' {
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// OlderThan reports whether PHP version src ("8.2.32") is older than the
+// installed package version ("8.2.36-1~deb12u1").
+func OlderThan(src, installed string) bool {
+	m := verNumRE.FindString(installed)
+	if m == "" || verNumRE.FindString(src) == "" {
+		return false
+	}
+	return versionLess(src, m)
+}
+
+// checkDeps finds missing packages; as root (without NoInstall) it
+// installs them, otherwise it fails with the exact line to run.
+func (b *builder) checkDeps(ctx context.Context, pkgs []string) error {
+	missing := missingPackages(ctx, pkgs)
+	if len(missing) == 0 {
+		return nil
+	}
+	line := "apt-get install -y --no-install-recommends " + strings.Join(missing, " ")
+	if os.Geteuid() != 0 || b.o.NoInstall {
+		return &MissingDepsError{Packages: missing, Line: line}
+	}
+	fmt.Fprintf(b.o.Progress, "build: installing the build dependencies: %s\n", line)
+	if err := setup.InstallMissing(ctx, missing, b.o.Progress); err != nil {
+		return fmt.Errorf("installing the build dependencies failed: %v; run as root: apt-get update && %s", err, line)
+	}
+	return nil
+}
+
+// MissingDepsError is a build that cannot start for want of packages.
+type MissingDepsError struct {
+	Packages []string
+	Line     string
+}
+
+func (e *MissingDepsError) Error() string {
+	return fmt.Sprintf("missing build dependencies: %s; as root run:\n  apt-get update && %s", strings.Join(e.Packages, " "), e.Line)
+}
+
+func missingPackages(ctx context.Context, pkgs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		o, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${db:Status-Abbrev}", p).Output()
+		if err != nil || !strings.HasPrefix(string(o), "ii") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// flags evaluates debian/rules as the build account and derives the
+// configure line and compiler flags.
+func (b *builder) flags(ctx context.Context, log io.Writer) (map[string]string, error) {
+	if _, err := os.Lstat(filepath.Join(b.src, "debian", "rules")); err != nil {
+		return nil, fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.phpName)
+	}
+	out, err := b.output(ctx, b.src, nil, "make", "-s", "--no-print-directory", "-f", "debian/rules", "--eval", RulesEval(), "phptune-print-vars")
+	fmt.Fprint(log, out)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating debian/rules: %v: %s", err, lastLines(out, 5))
+	}
+	vars, err := ParseRulesOutput(out)
+	if err != nil {
+		return nil, err
+	}
+	if vars["PHP_NAME_VERSION"] != b.phpName {
+		return nil, fmt.Errorf("the source is PHP %s but the installed php-fpm is %s: the distro's extensions would not load; give a php%s source", vars["PHP_NAME_VERSION"], b.phpName, b.phpName)
+	}
+	words, err := SplitWords(vars["fpm_config"])
+	if err != nil {
+		return nil, fmt.Errorf("%w: fpm_config: %v", ErrRules, err)
+	}
+	opc, err := SplitWords(vars["opcache_config"])
+	if err != nil {
+		return nil, fmt.Errorf("%w: opcache_config: %v", ErrRules, err)
+	}
+	if b.rec.Configure, err = ConfigureArgs(words, opc, b.o.Minimal); err != nil {
+		return nil, err
+	}
+	api := vars["PHP_ZEND_VERSION"]
+	if !regexp.MustCompile(`^\d{8}$`).MatchString(api) {
+		return nil, fmt.Errorf("%w: PHP_ZEND_VERSION %q is not a module API number", ErrRules, api)
+	}
+	b.rec.PHPAPI, b.rec.ExtDir = api, "/usr/lib/php/"+api
+	env := BuildFlagsEnv(vars)
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"CFLAGS", &b.rec.CFLAGS}, {"CPPFLAGS", &b.rec.CPPFLAGS}, {"LDFLAGS", &b.rec.LDFLAGS}} {
+		v, err := b.output(ctx, b.src, env, "dpkg-buildflags", "--get", f.name)
+		if err != nil {
+			return nil, fmt.Errorf("dpkg-buildflags --get %s: %v", f.name, err)
+		}
+		*f.dst = strings.TrimSpace(v)
+		fmt.Fprintf(log, "%s=%s\n", f.name, *f.dst)
+	}
+	fmt.Fprintf(log, "configure %s\n", strings.Join(b.rec.Configure, " "))
+	return vars, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// checkExtensions loads every distro extension (mods-available, in conf.d
+// order) into the built php-cli, run as the build account.
+func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
+	avail := filepath.Join("/etc/php", b.phpName, "mods-available")
+	ents, err := os.ReadDir(avail)
+	if err != nil {
+		return fmt.Errorf("reading the distro's extension list %s: %v", avail, err)
+	}
+	var mods []Module
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".ini") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(avail, e.Name()))
+		if err != nil {
+			continue
+		}
+		if m, ok := ParseModIni(string(data)); ok {
+			if _, err := os.Stat(filepath.Join(b.rec.ExtDir, m.Name+".so")); err == nil {
+				mods = append(mods, m)
+			}
+		}
+	}
+	// The build's own opcache, which labs of the build load instead of the
+	// distro's (see ConfigureArgs).
+	mods = append(mods, Module{Name: "opcache", Zend: true, Priority: 10, Path: filepath.Join(b.src, "modules", "opcache.so")})
+	SortModules(mods)
+	out, err := b.output(ctx, b.src, nil, filepath.Join(b.src, "sapi", "cli", "php"), CheckArgs(b.rec.ExtDir, mods)...)
+	fmt.Fprint(log, out)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	b.rec.Extensions = ParseCheckOutput(out, mods)
+	older := OlderThan(b.rec.SourceVersion, b.installed)
+	for i, r := range b.rec.Extensions {
+		if mods[i].Path != "" {
+			b.rec.Extensions[i].Name = "opcache (the build's own)"
+		}
+		if !r.Loaded {
+			if older && strings.Contains(r.Reason, "undefined symbol") && mods[i].Path == "" {
+				b.rec.Extensions[i].Reason += fmt.Sprintf("; the distro's %s.so was built for the installed PHP %s, newer than this %s source", r.Name, b.installed, b.rec.SourceVersion)
+			}
+			fmt.Fprintf(log, "NOT LOADED %s: %s\n", b.rec.Extensions[i].Name, b.rec.Extensions[i].Reason)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the built php-cli failed the extension check: %v: %s", err, lastLines(out, 5))
+	}
+	return nil
+}
+
+// complete copies the binaries into a root-owned stage, writes the record
+// and renames the stage into place.
+func (b *builder) complete() (*Record, error) {
+	b.rec.Created = time.Now().UTC().Format(time.RFC3339)
+	b.rec.Older = OlderThan(b.rec.SourceVersion, b.installed)
+	stage := filepath.Join(Dir(), ".stage-"+b.rec.ID)
+	_ = os.RemoveAll(stage)
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(stage, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		return nil, err
+	}
+	for _, c := range [][2]string{{"sapi/fpm/php-fpm", "php-fpm"}, {"sapi/cli/php", "php"}, {"sapi/cgi/php-cgi", "php-cgi"}, {"modules/opcache.so", "opcache.so"}} {
+		if err := copyBinary(filepath.Join(b.src, c[0]), filepath.Join(bin, c[1])); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(b.logs, filepath.Join(stage, "logs")); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(&b.rec, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(stage, "record.json"), append(data, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	final := filepath.Join(Dir(), b.rec.ID)
+	if _, err := os.Lstat(final); err == nil {
+		// --rebuild of an existing key: the old one goes first.
+		if err := os.Rename(final, filepath.Join(Dir(), ".work", "old-"+b.rec.ID+"-"+randHex(4))); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(stage, final); err != nil {
+		return nil, err
+	}
+	_ = os.RemoveAll(b.work)
+	b.work = ""
+	r := b.rec
+	return &r, nil
+}
+
+// copyBinary copies a binary the build account made into a root-owned 0755
+// file, opening the source without following links and refusing anything
+// but a regular file.
+func copyBinary(from, to string) error {
+	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("the build made no %s: %v", filepath.Base(from), err)
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file: refused", from)
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.LimitReader(in, 1<<30)); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(0o755); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// fileDigest is the sha256 of a file (a --source tarball).
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

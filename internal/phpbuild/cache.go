@@ -1,0 +1,328 @@
+package phpbuild
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/lab"
+)
+
+// Variants phptune builds. LTO and BOLT are not built yet.
+const (
+	VariantPlain = "plain"
+	VariantPGO   = "pgo"
+)
+
+// Record is what a completed build says about itself (record.json).
+type Record struct {
+	Schema  int    `json:"schema"`
+	ID      string `json:"id"`
+	Key     string `json:"key"` // sha256 of the key's parts
+	Created string `json:"created"`
+	// SourceVersion is the PHP version built ("8.2.32"), SourcePackage the
+	// Debian source package version when fetched ("8.2.32-1~deb12u1"),
+	// Source where it came from (apt-get source, a directory, a tarball).
+	SourceVersion string `json:"source_version"`
+	SourcePackage string `json:"source_package,omitempty"`
+	Source        string `json:"source"`
+	// Installed is the installed php-fpm package's version; Older is true
+	// when the source is older than it (security fixes of the newer one
+	// are missing from the build).
+	Installed string   `json:"installed_version,omitempty"`
+	Older     bool     `json:"older_than_installed"`
+	Variant   string   `json:"variant"`
+	Minimal   bool     `json:"minimal"`
+	Configure []string `json:"configure"`
+	CFLAGS    string   `json:"cflags"`
+	CPPFLAGS  string   `json:"cppflags"`
+	LDFLAGS   string   `json:"ldflags"`
+	PHPAPI    string   `json:"php_api"`
+	ExtDir    string   `json:"extension_dir"`
+	Training  string   `json:"training,omitempty"` // "APP:WORKLOAD", pgo only
+	TrainInfo string   `json:"training_result,omitempty"`
+	Steps     []Step   `json:"steps"`
+	// Extensions is the check of the distro's shared extensions.
+	Extensions []ExtResult `json:"extensions"`
+}
+
+// Step is one timed step of a build.
+type Step struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	Log     string  `json:"log,omitempty"` // file name in logs/
+}
+
+// SecurityNote is the plain-words warning every output naming an older
+// build carries ("" when it is not older).
+func (r *Record) SecurityNote() string {
+	if !r.Older {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: this build is PHP %s, OLDER than the installed php-fpm %s: it lacks the security fixes made since; do not serve untrusted traffic with it (give the exact source with --source)", r.SourceVersion, r.Installed)
+}
+
+// Summary is one line naming the build.
+func (r *Record) Summary() string {
+	s := fmt.Sprintf("%s  PHP %s  %s", r.ID, r.SourceVersion, r.Variant)
+	if r.Minimal {
+		s += " (minimal)"
+	}
+	if r.Training != "" {
+		s += "  trained on " + r.Training
+	}
+	if r.Older {
+		s += fmt.Sprintf("  OLDER than installed %s (missing security fixes)", r.Installed)
+	}
+	return s
+}
+
+// KeyParts are what a build's identity is made of.
+type KeyParts struct {
+	SourceVersion string   // PHP version and, when known, the package's
+	SourceDigest  string   // a digest of a --source tarball or directory listing, or ""
+	Variant       string   // plain, pgo
+	Configure     []string // the configure line
+	CFLAGS        string
+	Training      string // "" for plain
+}
+
+// Key hashes parts: builds with equal keys are the same build.
+func Key(p KeyParts) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "phptune-build-1\x00%s\x00%s\x00%s\x00%s\x00%s\x00", p.SourceVersion, p.SourceDigest, p.Variant, p.CFLAGS, p.Training)
+	for _, a := range p.Configure {
+		fmt.Fprintf(h, "%s\x00", a)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// IDOf is a build's short id: the key's first 12 hex digits.
+func IDOf(key string) string { return key[:12] }
+
+var idRE = regexp.MustCompile(`^[0-9a-f]{12}$`)
+
+// ValidID reports whether s has the form of a build id.
+func ValidID(s string) bool { return idRE.MatchString(s) }
+
+// Dir is the build cache: lab.Home()/builds.
+func Dir() string { return filepath.Join(lab.Home(), "builds") }
+
+// ensureDir makes dir a root-owned (the invoking user's) directory with
+// mode, refusing a symlink or a directory someone else owns.
+func ensureDir(dir string, mode os.FileMode) error {
+	if err := os.Mkdir(dir, mode); err != nil && !os.IsExist(err) {
+		return err
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %v (it must be a real directory, not a link)", dir, err)
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to the user running phptune (uid %d): refused", dir, st.Uid, os.Geteuid())
+	}
+	if os.FileMode(st.Mode).Perm() != mode {
+		return syscall.Fchmod(fd, uint32(mode))
+	}
+	return nil
+}
+
+// EnsureCache creates phptune's home and the build cache (0755: labs of
+// the lab account run binaries from it; nobody but root writes it).
+func EnsureCache() (string, error) {
+	if _, err := lab.EnsureHome(); err != nil {
+		return "", err
+	}
+	home := lab.Home()
+	if os.Geteuid() == 0 {
+		// The lab account must reach builds/ID/bin through the home (0710
+		// root:phptune already lets it); the build account only reaches
+		// its work tree, through o+x.
+		if st, err := os.Lstat(home); err == nil && st.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(home, st.Mode().Perm()|0o001); err != nil {
+				return "", err
+			}
+		}
+	}
+	d := Dir()
+	for _, sub := range []string{d, filepath.Join(d, ".work")} {
+		if err := ensureDir(sub, 0o755); err != nil {
+			return "", fmt.Errorf("build cache: %v", err)
+		}
+	}
+	return d, nil
+}
+
+// ErrNoBuild is wrapped when a build id names no complete build.
+var ErrNoBuild = errors.New("no such build")
+
+// Load reads the record of complete build id.
+func Load(id string) (*Record, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("%w %q: a build id is 12 hex digits; list them with: phptune build list", ErrNoBuild, id)
+	}
+	data, err := readOwned(filepath.Join(Dir(), id, "record.json"), 1<<20)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%w %s; list them with: phptune build list", ErrNoBuild, id)
+		}
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("build %s: record.json: %v", id, err)
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("build %s: record.json names build %q", id, r.ID)
+	}
+	return &r, nil
+}
+
+// readOwned reads a regular file of the current user without following a
+// link, at most limit bytes.
+func readOwned(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s: not a regular file of uid %d: refused", path, os.Geteuid())
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// List returns every complete build, newest first. Work in progress and
+// what interrupted builds left are never listed.
+func List() ([]*Record, error) {
+	ents, err := os.ReadDir(Dir())
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []*Record
+	for _, e := range ents {
+		if !e.IsDir() || !ValidID(e.Name()) {
+			continue
+		}
+		r, err := Load(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created > out[j].Created })
+	return out, nil
+}
+
+// Remove deletes complete build id.
+func Remove(id string) error {
+	if _, err := Load(id); err != nil {
+		return err
+	}
+	unlock, err := lockCache()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	dir := filepath.Join(Dir(), id)
+	// Rename first: a lab looking the build up sees it complete or gone.
+	gone := filepath.Join(Dir(), ".work", "rm-"+id+"-"+fmt.Sprint(time.Now().UnixNano()))
+	if err := os.Rename(dir, gone); err != nil {
+		return err
+	}
+	return os.RemoveAll(gone)
+}
+
+// Binary returns the php-fpm and php (cli) binaries of complete build id,
+// for a lab (knob php.build). They are root-owned and not writable by the
+// lab; run them as the lab's account. An id that names no complete build is
+// an error wrapping ErrNoBuild. A lab running them must load the build's
+// own opcache (Files.Opcache) instead of the distro's: see Files.
+func Binary(id string) (fpmPath, cliPath string, err error) {
+	f, err := BuildFiles(id)
+	if err != nil {
+		return "", "", err
+	}
+	return f.FPM, f.CLI, nil
+}
+
+// Files are a complete build's files, each checked to be a regular file
+// owned by the user running phptune and writable by it alone.
+type Files struct {
+	FPM, CLI, CGI string
+	// Opcache is the build's own opcache.so: the distro's only loads into
+	// the PHP release it was built for, so a lab running this build loads
+	// it with zend_extension=<this path> in place of Debian's
+	// 10-opcache.ini (zend_extension=opcache.so from extension_dir).
+	Opcache string
+	Record  *Record
+}
+
+// BuildFiles returns build id's files for a lab.
+func BuildFiles(id string) (*Files, error) {
+	r, err := Load(id)
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(Dir(), r.ID, "bin")
+	f := &Files{FPM: filepath.Join(bin, "php-fpm"), CLI: filepath.Join(bin, "php"), CGI: filepath.Join(bin, "php-cgi"),
+		Opcache: filepath.Join(bin, "opcache.so"), Record: r}
+	for _, p := range []string{f.FPM, f.CLI, f.CGI, f.Opcache} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return nil, fmt.Errorf("build %s is incomplete (%v); remove it with: phptune build rm %s", id, err, id)
+		}
+		sys, _ := st.Sys().(*syscall.Stat_t)
+		if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
+			return nil, fmt.Errorf("build %s: %s is not a regular file owned by uid %d and writable by it alone: refused", id, p, os.Geteuid())
+		}
+	}
+	return f, nil
+}
+
+// Validator is a knob.BuildValidator backed by the cache: a value is valid
+// when it names a complete build.
+func Validator(v string) (string, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if _, err := Load(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// lockCache takes the build cache's exclusive lock (one build at a time,
+// none removed meanwhile). It fails at once when another phptune holds it.
+func lockCache() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(Dir(), ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another phptune build is running (the build cache %s is locked); builds run one at a time", Dir())
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,269 @@
+package phpbuild
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/peercred"
+)
+
+// DefaultTrain is the training workload when --train is not given.
+const DefaultTrain = "strings"
+
+// ParseTrain reads APP[:WORKLOAD]. Only the built-in apps without a
+// database train for now (hello, phpinfo, strings; workload "front", the
+// front page): io and wordpress need MariaDB, which only a lab brings up,
+// and the lab cannot yet run a build's php-fpm.
+func ParseTrain(s string) (app, workload string, err error) {
+	app, workload, _ = strings.Cut(strings.TrimSpace(s), ":")
+	if workload == "" {
+		workload = "front"
+	}
+	a, err := apps.Lookup(app)
+	if err != nil {
+		return "", "", fmt.Errorf("--train %s: %v", s, err)
+	}
+	if a.NeedsDB {
+		return "", "", fmt.Errorf("--train %s: the app needs MariaDB, which only a lab brings up, and labs cannot run a build's php-fpm yet; train on hello, phpinfo or strings for now", s)
+	}
+	if workload != "front" {
+		return "", "", fmt.Errorf("--train %s: app %s has one workload, front (its front page)", s, app)
+	}
+	return app, workload, nil
+}
+
+// trainDirs are the training's places: the docroot and configuration
+// (root's, read by the lab account) and run/ (the lab account's: the
+// socket, the pid file, php-fpm's log).
+type trainDirs struct{ root, docroot, conf, run string }
+
+func newTrainDirs(work string) trainDirs {
+	t := filepath.Join(work, "train")
+	return trainDirs{root: t, docroot: filepath.Join(t, "docroot"), conf: filepath.Join(t, "php-fpm.conf"), run: filepath.Join(t, "run")}
+}
+
+// FPMConfig is the php-fpm configuration training runs with: one static
+// pool of workers on a unix socket, in the foreground, as the account
+// that starts it (no user/group: it does not run as root).
+func FPMConfig(runDir string, workers int) string {
+	return fmt.Sprintf(`; phptune build: training pool
+[global]
+pid = %[1]s/php-fpm.pid
+error_log = %[1]s/php-fpm.log
+daemonize = no
+
+[train]
+listen = %[1]s/php-fpm.sock
+listen.mode = 0600
+pm = static
+pm.max_children = %[2]d
+catch_workers_output = yes
+`, runDir, workers)
+}
+
+// TrainINI are the -d settings of the training php-fpm: no php.ini (-n),
+// the build's own opcache (as a lab's php-fpm has one).
+func TrainINI(extDir, opcache string) []string {
+	return []string{"-n", "-d", "extension_dir=" + extDir, "-d", "zend_extension=" + opcache,
+		"-d", "opcache.enable=1", "-d", "opcache.validate_timestamps=1", "-d", "memory_limit=128M"}
+}
+
+// train serves the app with the instrumented php-fpm (as the lab account,
+// its own process group) and loads it with phptune's FastCGI generator;
+// php-fpm is then stopped gracefully (SIGQUIT) so every worker writes its
+// profile. It returns a line about the run.
+func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string, error) {
+	app, _, err := ParseTrain(b.o.Train)
+	if err != nil {
+		return "", err
+	}
+	t := newTrainDirs(b.work)
+	for _, d := range []string{t.root, t.docroot} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := apps.Install(app, t.docroot); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(t.run, 0o755); err != nil {
+		return "", err
+	}
+	if uid, gid := b.labAcct.ids(); uid >= 0 {
+		if err := os.Lchown(t.run, uid, gid); err != nil {
+			return "", err
+		}
+	}
+	if strings.ContainsAny(t.run, "\"'\n;= ") {
+		return "", fmt.Errorf("the build cache's path %s has characters php-fpm.conf cannot carry; set PHPTUNE_HOME to a plain path", t.run)
+	}
+	if err := os.WriteFile(t.conf, []byte(FPMConfig(t.run, 2)), 0o644); err != nil {
+		return "", err
+	}
+	fpm := filepath.Join(b.src, "sapi", "fpm", "php-fpm")
+	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"))...)
+	name, argv := lowPriority(fpm, args)
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = t.run
+	cmd.Env = []string{buildPath, "HOME=" + t.run, "LANG=C"}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if b.labAcct.drop {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: b.labAcct.UID, Gid: b.labAcct.GID, Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("starting the instrumented php-fpm: %v", err)
+	}
+	pgid := cmd.Process.Pid
+	// Recorded (root's file) so an interrupted build's training is found.
+	_ = os.WriteFile(filepath.Join(t.root, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			killGroup(pgid, 2*time.Second)
+			<-done
+		}
+	}()
+	sock := filepath.Join(t.run, "php-fpm.sock")
+	uid := int(b.labAcct.UID)
+	if err := waitSocket(ctx, sock, uid, done); err != nil {
+		return "", err
+	}
+	res, err := load.Run(ctx, load.Options{
+		Target: load.Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: t.docroot,
+			Display: "fcgi://" + sock, CheckPeer: true, PeerUID: uid, Host: "localhost"},
+		Requests:    []load.Request{{Path: "/index.php"}},
+		Connections: 2,
+		Duration:    b.o.TrainDuration,
+		KeepAlive:   true,
+		Command:     "phptune build (training)",
+	})
+	if err != nil {
+		return "", fmt.Errorf("training load: %v", err)
+	}
+	info := fmt.Sprintf("%s front page over FastCGI, %d requests in %.0f s (%.0f rps, %d errors)", app, res.Requests, res.DurationS, res.ThroughputRPS, res.Errors)
+	fmt.Fprintln(log, info)
+	if res.Requests == 0 || res.Errors*2 > res.Requests {
+		return info, fmt.Errorf("training failed: %s; see php-fpm's log in %s", info, t.run)
+	}
+	// SIGQUIT: graceful, workers exit through exit() and write their
+	// profiles (SIGKILL would lose them).
+	_ = syscall.Kill(pgid, syscall.SIGQUIT)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		return info, fmt.Errorf("the instrumented php-fpm did not stop within 60 s of SIGQUIT")
+	case <-ctx.Done():
+		return info, ctx.Err()
+	}
+	stopped = true
+	killGroup(pgid, time.Second)
+	// Count the profiles as the build account (root does not read the
+	// lab's directory).
+	out, err := b.output(ctx, prof, nil, "find", ".", "-maxdepth", "1", "-type", "f", "-name", "*.gcda", "-printf", "x")
+	if err != nil {
+		return info, fmt.Errorf("reading the profiles: %v", err)
+	}
+	if len(out) == 0 {
+		return info, fmt.Errorf("training wrote no profile into %s", prof)
+	}
+	info += fmt.Sprintf("; %d profile files", len(out))
+	return info, nil
+}
+
+// waitSocket waits until php-fpm (running as uid) accepts on sock.
+func waitSocket(ctx context.Context, sock string, uid int, exited <-chan error) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		c, err := peercred.Dial(dctx, "unix", sock, uid)
+		cancel()
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the php-fpm exited while starting (%v)", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the php-fpm did not accept on %s within 60 s: %v", sock, err)
+		}
+	}
+}
+
+// stopTraining kills the training php-fpm an interrupted build in work
+// left, by the group recorded in root's pgid file, and only when its
+// members still run the build's binary.
+func (b *builder) stopTraining(work string) {
+	t := newTrainDirs(work)
+	data, err := readOwned(filepath.Join(t.root, "pgid"), 32)
+	if err != nil {
+		return
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pgid <= 1 {
+		return
+	}
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pgid) + "/exe")
+	if err == nil && strings.HasPrefix(exe, work+"/") {
+		killGroup(pgid, 2*time.Second)
+	}
+}
+
+// ServeOnce starts a build's php-fpm (with its own opcache) as acct on a
+// private socket under dir, sends one FastCGI request for script and stops
+// it: a build is shown to serve.
+func ServeOnce(ctx context.Context, f *Files, acct *Account, dir, extDir, script string) (*fcgi.Response, error) {
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return nil, err
+	}
+	if uid, gid := acct.ids(); uid >= 0 {
+		if err := os.Lchown(run, uid, gid); err != nil {
+			return nil, err
+		}
+	}
+	conf := filepath.Join(dir, "php-fpm.conf")
+	if err := os.WriteFile(conf, []byte(FPMConfig(run, 1)), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(f.FPM, append([]string{"-F", "-y", conf}, TrainINI(extDir, f.Opcache)...)...)
+	cmd.Dir, cmd.Env = run, []string{buildPath, "HOME=" + run}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if acct.drop {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: acct.UID, Gid: acct.GID, Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() { killGroup(cmd.Process.Pid, 2*time.Second); <-done }()
+	sock := filepath.Join(run, "php-fpm.sock")
+	if err := waitSocket(ctx, sock, int(acct.UID), done); err != nil {
+		return nil, err
+	}
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		return peercred.Dial(ctx, network, address, int(acct.UID))
+	}
+	params := fcgi.Params("GET", "/"+filepath.Base(script), script, nil, nil)
+	return fcgi.GetWith(ctx, dial, "unix", sock, params, nil)
+}
