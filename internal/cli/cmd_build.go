@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/setup"
 )
 
 func init() { register(newBuildCmd) }
@@ -93,7 +94,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f.BoolVar(&o.Rebuild, "rebuild", false, "build again even when the same build exists")
 	f.BoolVar(&o.NoInstall, "no-install", false, "print the apt-get line for missing build dependencies instead of installing them")
 	f.BoolVar(&jsonOut, "json", false, "print the build's record as JSON")
-	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env))
+	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env), newBuildDepsCmd(env))
 	return cmd
 }
 
@@ -191,6 +192,25 @@ func newBuildRmCmd(env *Env) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(env.Stderr, "build %s removed\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newBuildDepsCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "deps",
+		Short: "Install what every build needs (compiler, make, autoconf, dpkg-dev) as root, or print the apt-get line",
+		Long: `deps installs the packages every build needs: ` + strings.Join(setup.BuildDeps, ", ") + `.
+The packages Debian's configure flags need on top (libssl-dev, libxml2-dev,
+libsystemd-dev...) are known only once the source's debian/rules is read:
+phptune build installs those itself (as root) or prints their apt-get line.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := setup.InstallMissing(env.Ctx, setup.BuildDeps, env.Stderr); err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stderr, "build deps: installed")
 			return nil
 		},
 	}

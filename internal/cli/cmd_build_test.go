@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/phpbuild"
+)
+
+// fakeBuild puts a complete-looking build into the cache (no compiler
+// runs): the listing, the security wording and rm are the CLI's.
+func fakeBuild(t *testing.T, id string, older bool) {
+	t.Helper()
+	dir := filepath.Join(phpbuild.Dir(), id)
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := phpbuild.Record{Schema: 1, ID: id, SourceVersion: "8.2.32", Installed: "8.2.36-1~deb12u1", Older: older,
+		Variant: "pgo", Minimal: true, Training: "strings:front", Created: "2026-11-23T17:00:00Z"}
+	if !older {
+		r.SourceVersion = "8.2.36"
+	}
+	data, _ := json.Marshal(&r)
+	if err := os.WriteFile(filepath.Join(dir, "record.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuildListAndRm(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PHPTUNE_HOME", home)
+	if out, errs, code := runCLI(t, "build", "list"); code != 0 || out != "" || !strings.Contains(errs, "no builds") {
+		t.Fatalf("empty list: %d %q %q", code, out, errs)
+	}
+	fakeBuild(t, "0123456789ab", true)
+	fakeBuild(t, "ba9876543210", false)
+	// A build in progress and a stage are never listed.
+	os.MkdirAll(filepath.Join(phpbuild.Dir(), ".work", "tmp-abc"), 0o755)
+	os.MkdirAll(filepath.Join(phpbuild.Dir(), ".stage-cccccccccccc"), 0o755)
+	out, errs, code := runCLI(t, "build", "list")
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("list:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		switch {
+		case strings.HasPrefix(l, "0123456789ab"):
+			if !strings.Contains(l, "OLDER than installed 8.2.36-1~deb12u1: missing security fixes") || !strings.Contains(l, "pgo (minimal)") {
+				t.Errorf("older build's line: %q", l)
+			}
+		case strings.HasPrefix(l, "ba9876543210"):
+			if strings.Contains(l, "OLDER") {
+				t.Errorf("current build's line: %q", l)
+			}
+		default:
+			t.Errorf("unexpected line %q", l)
+		}
+	}
+	if out, _, code := runCLI(t, "build", "list", "--json"); code != 0 || !strings.Contains(out, `"older_than_installed": true`) {
+		t.Fatalf("list --json: %d\n%s", code, out)
+	}
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"build", "rm", "nothex"}, 2, "a build id is 12 hex digits"},
+		{[]string{"build", "rm", "ffffffffffff"}, 2, "phptune build list"},
+		{[]string{"build", "rm", "0123456789ab"}, 0, "build 0123456789ab removed"},
+		{[]string{"build", "rm", "0123456789ab"}, 2, "no such build"},
+		{[]string{"build", "--variant", "pgo-lto"}, 2, "LTO and BOLT come later"},
+		{[]string{"build", "--variant", "fast"}, 2, "choose plain or pgo"},
+		{[]string{"build", "--train", "hello"}, 2, "--train is for --variant pgo"},
+		{[]string{"build", "--variant", "pgo", "--train", "wordpress"}, 2, "needs MariaDB"},
+	}
+	for _, c := range cases {
+		_, errs, code := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.stderr) {
+			t.Errorf("%v: exit %d stderr %q; want %d and %q", c.args, code, errs, c.code, c.stderr)
+		}
+	}
+	if out, _, _ := runCLI(t, "build", "list"); strings.Contains(out, "0123456789ab") || !strings.Contains(out, "ba9876543210") {
+		t.Errorf("after rm:\n%s", out)
+	}
+	if out, _, code := runCLI(t, "build", "--help"); code != 0 || !strings.Contains(out, "LTO and BOLT variants are not built yet") || !strings.Contains(out, "SCHED_IDLE") {
+		t.Errorf("help:\n%s", out)
+	}
+}
