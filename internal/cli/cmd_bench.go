@@ -22,7 +22,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
@@ -207,7 +206,7 @@ contents are never recorded.`,
 				if lerr != nil {
 					return lerr
 				}
-				res, err = observe.Measure(env.Ctx, l, f.observeInterval, run)
+				res, err = labstack.Observe(env.Ctx, l, f.observeInterval, run)
 			} else {
 				res, err = run(env.Ctx)
 			}

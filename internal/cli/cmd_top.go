@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -50,7 +51,7 @@ Without LAB, the only running lab is used. Ctrl-C stops.`,
 			if err != nil {
 				return err
 			}
-			cfg, closeDB, err := observe.ForLab(l)
+			cfg, closeDB, err := labstack.Observer(l)
 			if err != nil {
 				return err
 			}

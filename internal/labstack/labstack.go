@@ -17,7 +17,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/mariadb"
-	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/tune"
@@ -274,7 +273,7 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			pageWarnings = PageWarnings(*s.FirstPage, p)
 		}
 	}
-	b, err := observe.Measure(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
+	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
 			Requests:    s.Workload.Requests,

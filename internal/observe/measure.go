@@ -6,26 +6,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/results"
 )
 
-// Measure observes the running lab l while run loads it, and returns run's
-// result with the observation attached as b.Observation.
-//
-// It is what one bench or one tuning trial needs:
-//
-//	b, err := observe.Measure(ctx, l, time.Second, func(ctx context.Context) (*results.Bench, error) {
-//		return load.Run(ctx, opts) // any generator run in this process
-//	})
-//	d := b.Observation.Derived // WorkerPSSP95B, OtherPSSB, MaxStealPct, CPUSecondsPerRequest ...
-//
-// The observer (ForLab's configuration) samples every interval (1 s when
-// zero) the lab's nginx, php-fpm (status page over FastCGI, workers'
-// PSS) and MariaDB, the accept queues of their sockets, the machine, this
-// process as the "generator" group (run must load from this process) and
-// every other process as "other". Sampling starts before run is called and
-// stops when it returns.
+// MeasureHere observes the stack cfg describes while run loads it from
+// this process, and returns run's result with the observation attached as
+// b.Observation. It is what one bench or one tuning trial needs (see
+// labstack.Observe for a lab's configuration): this process is the
+// "generator" group, every other process the "other" group, samples every
+// interval (1 s when zero) from before run is called until it returns.
 //
 // Derived is computed over the measured part only: from the moment run was
 // called plus b.WarmupS (the warm-up is left out) until run returned, with
@@ -35,22 +24,15 @@ import (
 //
 // When run returns a result together with an error (an interrupted run)
 // the result is returned with its observation and the error. When run
-// returns no result, Measure returns run's error. A lab whose observer
-// cannot be configured (its database credentials unreadable) is an error
-// before run is called.
-func Measure(ctx context.Context, l *lab.Lab, interval time.Duration, run func(ctx context.Context) (*results.Bench, error)) (*results.Bench, error) {
-	cfg, closeDB, err := ForLab(l)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDB()
+// returns no result, MeasureHere returns run's error.
+func MeasureHere(ctx context.Context, cfg Config, interval time.Duration, run func(ctx context.Context) (*results.Bench, error)) (*results.Bench, error) {
 	cfg.Roots = append(cfg.Roots, Root{Component: ComponentGenerator, PID: os.Getpid()})
 	cfg.Others = true
 	cfg.Interval = interval
 	return MeasureConfig(ctx, cfg, run)
 }
 
-// MeasureConfig is Measure with an explicit observer configuration (for a
+// MeasureConfig is MeasureHere with an explicit observer configuration (for a
 // stack that is not a lab, or a test). Add the generator's root to cfg.Roots
 // yourself.
 func MeasureConfig(ctx context.Context, cfg Config, run func(ctx context.Context) (*results.Bench, error)) (*results.Bench, error) {

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -43,10 +42,10 @@ func TestMeasureExcludesWarmup(t *testing.T) {
 	}
 	const phase = 700 * time.Millisecond
 	const requests = 100
-	l := &lab.Lab{Name: "nostack"} // no processes: only the generator and the rest
+	cfg := Config{} // no stack: only the generator and the rest
 	for _, burnWarmup := range []bool{true, false} {
 		var measuredCPU, warmupCPU time.Duration
-		b, err := Measure(context.Background(), l, 100*time.Millisecond, func(ctx context.Context) (*results.Bench, error) {
+		b, err := MeasureHere(context.Background(), cfg, 100*time.Millisecond, func(ctx context.Context) (*results.Bench, error) {
 			if burnWarmup {
 				w0 := processCPU(t)
 				burn(phase)
@@ -89,26 +88,26 @@ func TestMeasureExcludesWarmup(t *testing.T) {
 }
 
 func TestMeasureRunErrors(t *testing.T) {
-	l := &lab.Lab{Name: "nostack"}
+	cfg := Config{}
 	boom := errors.New("boom")
-	if b, err := Measure(context.Background(), l, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
+	if b, err := MeasureHere(context.Background(), cfg, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
 		return nil, boom
 	}); b != nil || !errors.Is(err, boom) {
 		t.Fatalf("no result: got %v, %v", b, err)
 	}
-	if b, err := Measure(context.Background(), l, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
+	if b, err := MeasureHere(context.Background(), cfg, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
 		return nil, nil
 	}); b != nil || err == nil {
 		t.Fatalf("nil, nil: got %v, %v", b, err)
 	}
-	b, err := Measure(context.Background(), l, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
+	b, err := MeasureHere(context.Background(), cfg, 100*time.Millisecond, func(context.Context) (*results.Bench, error) {
 		time.Sleep(250 * time.Millisecond)
 		return &results.Bench{Requests: 5, DurationS: 0.25}, context.Canceled
 	})
 	if !errors.Is(err, context.Canceled) || b == nil || b.Observation == nil || len(b.Observation.Samples) == 0 {
 		t.Fatalf("partial result: got %+v, %v", b, err)
 	}
-	if _, err := Measure(context.Background(), l, time.Millisecond, nil); err == nil {
+	if _, err := MeasureHere(context.Background(), cfg, time.Millisecond, nil); err == nil {
 		t.Fatal("a 1 ms interval was accepted")
 	}
 }

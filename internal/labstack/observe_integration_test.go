@@ -1,4 +1,4 @@
-package observe
+package labstack
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -87,12 +88,12 @@ func TestLabUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg, closeDB, err := ForLab(l)
+	cfg, closeDB, err := Observer(l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	cfg.Roots = append(cfg.Roots, Root{Component: ComponentGenerator, PID: os.Getpid()})
+	cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
 	cfg.Others = true
 	cfg.Interval = 500 * time.Millisecond
 	var roots []int
@@ -113,7 +114,7 @@ func TestLabUnderLoad(t *testing.T) {
 		tree = append(tree, c)
 		mu.Unlock()
 	}
-	b, err := MeasureConfig(ctx, cfg, labLoad(t, l, 8, 5*time.Second, time.Second))
+	b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 8, 5*time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestLabUnderLoad(t *testing.T) {
 			t.Errorf("sample %d: %s", i, e)
 		}
 		for _, g := range s.Groups {
-			if g.Name == GroupGenerator || g.Name == GroupOther {
+			if g.Name == observe.GroupGenerator || g.Name == observe.GroupOther {
 				continue
 			}
 			if g.Processes > 0 && g.PSSB <= 0 {
@@ -161,7 +162,7 @@ func TestLabUnderLoad(t *testing.T) {
 			statusQueue = max(statusQueue, f.ListenQueue, f.MaxListenQueue)
 		}
 		for _, q := range s.Queues {
-			if q.Owner == ComponentFPM {
+			if q.Owner == observe.ComponentFPM {
 				kernelQueue = max(kernelQueue, q.Queued)
 			}
 		}
@@ -192,7 +193,7 @@ func TestLabUnderLoad(t *testing.T) {
 		for _, g := range s.Groups {
 			c := (g.UserPct + g.SystemPct) / 100 * s.DTS
 			allGroups += c
-			if g.Name != GroupOther {
+			if g.Name != observe.GroupOther {
 				stackGroups += c
 			}
 		}
@@ -241,15 +242,15 @@ func TestLabUnderLoad(t *testing.T) {
 	if err := l.Apply(ctx, c2); err != nil {
 		t.Fatal(err)
 	}
-	cfg2, closeDB2, err := ForLab(l)
+	cfg2, closeDB2, err := Observer(l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeDB2()
-	cfg2.Roots = append(cfg2.Roots, Root{Component: ComponentGenerator, PID: os.Getpid()})
+	cfg2.Roots = append(cfg2.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
 	cfg2.Others = true
 	cfg2.Interval = 500 * time.Millisecond
-	b, err = MeasureConfig(ctx, cfg2, labLoad(t, l, 4, 4*time.Second, 500*time.Millisecond))
+	b, err = observe.MeasureConfig(ctx, cfg2, labLoad(t, l, 4, 4*time.Second, 500*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestLabUnderLoad(t *testing.T) {
 		}
 		var workers *results.GroupSample
 		for j := range s.Groups {
-			if s.Groups[j].Name == GroupFPMWorkers {
+			if s.Groups[j].Name == observe.GroupFPMWorkers {
 				workers = &s.Groups[j]
 			}
 		}
@@ -295,7 +296,7 @@ func TestLabUnderLoad(t *testing.T) {
 	if len(pids) < 4 {
 		t.Errorf("only %d distinct workers seen while recycling every 5 requests", len(pids))
 	}
-	if c := obs.Derived.CPUSecondsPerRequest[GroupFPMWorkers]; c <= 0 {
+	if c := obs.Derived.CPUSecondsPerRequest[observe.GroupFPMWorkers]; c <= 0 {
 		t.Errorf("workers' CPU per request %v while recycling", c)
 	}
 }

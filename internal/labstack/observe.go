@@ -1,0 +1,100 @@
+package labstack
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Observer returns the observer configuration for a running lab: its nginx,
+// php-fpm and MariaDB process trees, the fpm status page read over FastCGI,
+// nginx's stub_status, MariaDB's status as the lab's database user, and the
+// accept queues of the fpm socket and nginx's port. The caller adds its own
+// generator root (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the
+// lab. close releases the database handle.
+func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
+	close = func() {}
+	for _, p := range l.Processes {
+		cfg.Roots = append(cfg.Roots, observe.Root{Component: p.Component, PID: p.PID})
+	}
+	if l.FPMListen != "" {
+		network, addr := l.FPMAddr()
+		path := l.FPMStatusPath
+		if path == "" {
+			path = "/fpm-status"
+		}
+		cfg.FPM = []observe.FPMSource{{Pool: "www", Fetch: observe.FPMFetcher(network, addr, path, l.FPMPeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen})
+	}
+	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentNginx, Addr: hostPort(u.Host)})
+	}
+	cfg.NginxStatusURL = l.NginxStatusURL
+	if l.MariaDBSocket != "" {
+		sec, err := l.ReadSecrets()
+		if err != nil {
+			return cfg, close, fmt.Errorf("reading lab %s's database credentials: %w (they are in %s/secrets.json, readable by root or the lab's owner)", l.Name, err, l.Dir)
+		}
+		var db *sql.DB
+		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, ""); err != nil {
+			return cfg, close, err
+		}
+		db.SetMaxOpenConns(1)
+		cfg.DB = db
+		close = func() { db.Close() }
+	}
+	return cfg, close, nil
+}
+
+// hostPort turns a URL host into IP:PORT for the socket tables.
+func hostPort(h string) string {
+	if strings.HasPrefix(h, "localhost:") {
+		return "127.0.0.1:" + strings.TrimPrefix(h, "localhost:")
+	}
+	return h
+}
+
+// Observe observes the running lab l while run loads it, and returns run's
+// result with the observation attached as b.Observation.
+//
+// It is what one bench or one tuning trial needs:
+//
+//	b, err := labstack.Observe(ctx, l, time.Second, func(ctx context.Context) (*results.Bench, error) {
+//		return load.Run(ctx, opts) // any generator run in this process
+//	})
+//	d := b.Observation.Derived // WorkerPSSP95B, OtherPSSB, MaxStealPct, CPUSecondsPerRequest ...
+//
+// The observer (Observer's configuration) samples every interval (1 s when
+// zero) the lab's nginx, php-fpm (status page over FastCGI, workers'
+// PSS) and MariaDB, the accept queues of their sockets, the machine, this
+// process as the "generator" group (run must load from this process) and
+// every other process as "other". Sampling starts before run is called and
+// stops when it returns.
+//
+// Derived is computed over the measured part only: from the moment run was
+// called plus b.WarmupS (the warm-up is left out) until run returned, with
+// b.Requests as the request count (CPU per request uses the mean CPU rate
+// in that window times b.DurationS). Groups[].PSSB of every sample is the
+// group's summed PSS.
+//
+// When run returns a result together with an error (an interrupted run)
+// the result is returned with its observation and the error. When run
+// returns no result, Observe returns run's error. A lab whose observer
+// cannot be configured (its database credentials unreadable) is an error
+// before run is called.
+func Observe(ctx context.Context, l *lab.Lab, interval time.Duration, run func(ctx context.Context) (*results.Bench, error)) (*results.Bench, error) {
+	cfg, closeDB, err := Observer(l)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	return observe.MeasureHere(ctx, cfg, interval, run)
+}
