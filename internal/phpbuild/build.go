@@ -103,6 +103,7 @@ type builder struct {
 	rec       Record
 	phpName   string // "8.2"
 	installed string // installed php-fpm package version
+	cached    bool   // the key was already built
 }
 
 // Build makes the build o asks for, or returns the complete one with the
@@ -145,7 +146,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			b.discard()
+			b.discard(true)
 		}
 	}()
 	r, err := b.run(ctx)
@@ -156,7 +157,10 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	ok = true
-	return &Result{Record: r}, nil
+	if b.cached {
+		b.discard(false)
+	}
+	return &Result{Record: r, Cached: b.cached}, nil
 }
 
 // sourceDesc is how the record and the request match name the source.
@@ -249,7 +253,7 @@ func (b *builder) mkWork() error {
 
 // discard removes the work tree of a build that did not complete, after
 // its processes are gone.
-func (b *builder) discard() {
+func (b *builder) discard(failed bool) {
 	if b.work == "" {
 		return
 	}
@@ -257,12 +261,14 @@ func (b *builder) discard() {
 	if b.build.drop {
 		reapAccount(b.build.UID)
 	}
-	// The logs of the last failed build are kept (root's files), the rest
-	// goes.
-	failed := filepath.Join(Dir(), ".failed-logs")
-	_ = os.RemoveAll(failed)
-	_ = os.Rename(b.logs, failed)
+	if failed {
+		// The logs of the last failed build are kept (root's files).
+		keep := filepath.Join(Dir(), ".failed-logs")
+		_ = os.RemoveAll(keep)
+		_ = os.Rename(b.logs, keep)
+	}
 	_ = os.RemoveAll(b.work)
+	b.work = ""
 }
 
 // logFile opens logs/NAME.log (root's, written from the children's pipes).
@@ -380,6 +386,7 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: b.rec.Training})
 	b.rec.Key, b.rec.ID = key, IDOf(key)
 	if r, err := Load(b.rec.ID); err == nil && !o.Rebuild {
+		b.cached = true
 		return r, nil
 	}
 	fmt.Fprintf(o.Progress, "build: %s\n", b.rec.Summary())
