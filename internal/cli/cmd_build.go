@@ -124,7 +124,10 @@ func printBuild(env *Env, r *phpbuild.Record) {
 		total += s.Seconds
 	}
 	fmt.Fprintf(env.Stdout, "  steps %s (total %.0fs)\n", strings.Join(steps, ", "), total)
-	fmt.Fprintf(env.Stdout, "  extensions: %s\n", phpbuild.SummarizeExt(r.Extensions))
+	fmt.Fprintf(env.Stdout, "  distro extensions: %s\n", phpbuild.SummarizeExt(r.Extensions))
+	if r.ExtNote != "" {
+		fmt.Fprintf(env.Stdout, "  (%s; the build has its own opcache)\n", r.ExtNote)
+	}
 	fmt.Fprintf(env.Stdout, "  binaries and logs: %s/%s\n", phpbuild.Dir(), r.ID)
 	if note != "" {
 		fmt.Fprintln(env.Stdout, note)

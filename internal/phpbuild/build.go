@@ -134,6 +134,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	if !o.Rebuild {
 		if r := b.sameRequest(); r != nil {
+			b.announce(r, "already built")
 			return &Result{Record: r, Cached: true}, nil
 		}
 	}
@@ -387,12 +388,10 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	b.rec.Key, b.rec.ID = key, IDOf(key)
 	if r, err := Load(b.rec.ID); err == nil && !o.Rebuild {
 		b.cached = true
+		b.announce(r, "already built")
 		return r, nil
 	}
-	fmt.Fprintf(o.Progress, "build: %s\n", b.rec.Summary())
-	if note := b.rec.SecurityNote(); note != "" {
-		fmt.Fprintln(o.Progress, "build: "+note)
-	}
+	b.announce(&b.rec, "")
 	env := []string{"CFLAGS=" + b.rec.CFLAGS, "CPPFLAGS=" + b.rec.CPPFLAGS, "LDFLAGS=" + b.rec.LDFLAGS, "EXTENSION_DIR=" + b.rec.ExtDir}
 	if err := b.timed("buildconf", func(log io.Writer) error {
 		return b.as(b.src, log).run(ctx, "./buildconf", "--force")
@@ -443,13 +442,24 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if err := b.timed("check", func(log io.Writer) error { return b.checkExtensions(ctx, log) }); err != nil {
 		return nil, err
 	}
-	for _, r := range b.rec.Extensions {
-		if strings.HasPrefix(r.Name, "opcache (") && !r.Loaded {
-			return nil, fmt.Errorf("the build's own opcache does not load into its php: %s; see %s", r.Reason, filepath.Join(b.logs, "check.log"))
-		}
-	}
 	fmt.Fprintf(o.Progress, "build: %s\n", SummarizeExt(b.rec.Extensions))
+	if b.rec.ExtNote != "" {
+		fmt.Fprintf(o.Progress, "build: %s\n", b.rec.ExtNote)
+	}
 	return b.complete()
+}
+
+// announce names the build on the progress stream, with the security
+// warning when its source is older than the installed PHP.
+func (b *builder) announce(r *Record, what string) {
+	line := r.Summary()
+	if what != "" {
+		line += " (" + what + ")"
+	}
+	fmt.Fprintf(b.o.Progress, "build: %s\n", line)
+	if note := r.SecurityNote(); note != "" {
+		fmt.Fprintln(b.o.Progress, "build: "+note)
+	}
 }
 
 var prefixMapRE = regexp.MustCompile(`-f(file|debug|macro)-prefix-map=\S+`)
@@ -654,30 +664,37 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 			}
 		}
 	}
-	// The build's own opcache, which labs of the build load instead of the
-	// distro's (see ConfigureArgs).
-	mods = append(mods, Module{Name: "opcache", Zend: true, Priority: 10, Path: filepath.Join(b.src, "modules", "opcache.so")})
 	SortModules(mods)
-	out, err := b.output(ctx, b.src, nil, filepath.Join(b.src, "sapi", "cli", "php"), CheckArgs(b.rec.ExtDir, mods)...)
+	php := filepath.Join(b.src, "sapi", "cli", "php")
+	out, err := b.output(ctx, b.src, nil, php, CheckArgs(b.rec.ExtDir, mods)...)
 	fmt.Fprint(log, out)
-	if err != nil && ctx.Err() != nil {
-		return err
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the built php-cli failed the extension check: %v: %s", err, lastLines(out, 5))
 	}
 	b.rec.Extensions = ParseCheckOutput(out, mods)
-	older := OlderThan(b.rec.SourceVersion, b.installed)
-	for i, r := range b.rec.Extensions {
-		if mods[i].Path != "" {
-			b.rec.Extensions[i].Name = "opcache (the build's own)"
-		}
+	failed := 0
+	for _, r := range b.rec.Extensions {
 		if !r.Loaded {
-			if older && strings.Contains(r.Reason, "undefined symbol") && mods[i].Path == "" {
-				b.rec.Extensions[i].Reason += fmt.Sprintf("; the distro's %s.so was built for the installed PHP %s, newer than this %s source", r.Name, b.installed, b.rec.SourceVersion)
-			}
-			fmt.Fprintf(log, "NOT LOADED %s: %s\n", b.rec.Extensions[i].Name, b.rec.Extensions[i].Reason)
+			failed++
+			fmt.Fprintf(log, "NOT LOADED %s: %s\n", r.Name, r.Reason)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("the built php-cli failed the extension check: %v: %s", err, lastLines(out, 5))
+	if failed > 0 && OlderThan(b.rec.SourceVersion, b.installed) {
+		b.rec.ExtNote = fmt.Sprintf("the distro's extensions were built for the installed PHP %s; this source is %s, older: those that need core symbols added since (\"undefined symbol\") cannot load into it", b.installed, b.rec.SourceVersion)
+	}
+	// The build's own opcache, which labs of the build load instead of the
+	// distro's (see ConfigureArgs): a build without a working one fails.
+	own := []Module{{Name: "opcache", Zend: true, Path: filepath.Join(b.src, "modules", "opcache.so")}}
+	out, err = b.output(ctx, b.src, nil, php, CheckArgs(b.rec.ExtDir, own)...)
+	fmt.Fprint(log, out)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if r := ParseCheckOutput(out, own)[0]; err != nil || !r.Loaded {
+		return fmt.Errorf("the build's own opcache does not load into its php: %s (%v)", r.Reason, err)
 	}
 	return nil
 }

@@ -52,8 +52,11 @@ type Record struct {
 	Training  string   `json:"training,omitempty"` // "APP:WORKLOAD", pgo only
 	TrainInfo string   `json:"training_result,omitempty"`
 	Steps     []Step   `json:"steps"`
-	// Extensions is the check of the distro's shared extensions.
+	// Extensions is the check of the distro's shared extensions (the
+	// build's own opcache always loads: a build where it does not fails);
+	// ExtNote says why many fail when the source is older.
 	Extensions []ExtResult `json:"extensions"`
+	ExtNote    string      `json:"extensions_note,omitempty"`
 }
 
 // Step is one timed step of a build.

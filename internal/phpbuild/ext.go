@@ -107,6 +107,7 @@ type ExtResult struct {
 var (
 	reUnable = regexp.MustCompile(`(?:Unable to load dynamic library|Failed loading Zend extension) '([^']+)' \(tried: (.*)\)`)
 	reInit   = regexp.MustCompile(`(?:PHP )?(?:Warning|Fatal error|Core Warning):\s+(?:PHP Startup: )?([A-Za-z0-9_ -]+): Unable to initialize module`)
+	reNeeds  = regexp.MustCompile(`Cannot load module "([^"]+)" because required module "([^"]+)" is not loaded`)
 	reAPI    = regexp.MustCompile(`(Module|PHP)\s+compiled with (module API|build ID)=(\S+)`)
 )
 
@@ -130,6 +131,10 @@ func ParseCheckOutput(out string, ms []Module) []ExtResult {
 		if m := reUnable.FindStringSubmatch(line); m != nil {
 			name := strings.TrimSuffix(m[1][strings.LastIndexByte(m[1], '/')+1:], ".so")
 			reasons[name] = innerReason(m[2])
+			continue
+		}
+		if m := reNeeds.FindStringSubmatch(line); m != nil {
+			reasons[strings.ToLower(m[1])] = fmt.Sprintf("needs module %s, which is not loaded (not in this build, or it failed to load)", m[2])
 			continue
 		}
 		if m := reInit.FindStringSubmatch(line); m != nil {

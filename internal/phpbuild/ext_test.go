@@ -35,7 +35,7 @@ func TestParseModIni(t *testing.T) {
 
 func TestParseCheckOutput(t *testing.T) {
 	ms := []Module{{Name: "mysqlnd"}, {Name: "opcache", Zend: true}, {Name: "dom"}, {Name: "mysqli"}, {Name: "old"}, {Name: "quiet"},
-		{Name: "opcache2", Zend: true}, {Name: "gone"}}
+		{Name: "opcache2", Zend: true}, {Name: "gone"}, {Name: "xml"}}
 	out := `PHP Warning:  PHP Startup: Unable to load dynamic library 'dom.so' (tried: /usr/lib/php/20220829/dom.so (/usr/lib/php/20220829/dom.so: undefined symbol: dom_node_class_entry_x), /usr/lib/php/20220829/dom.so.so (/usr/lib/php/20220829/dom.so.so: cannot open shared object file: No such file or directory)) in Unknown on line 0
 PHP Warning:  old: Unable to initialize module
 Module compiled with module API=20210902
@@ -44,6 +44,7 @@ These options need to match
  in Unknown on line 0
 Warning: Failed loading Zend extension 'opcache2.so' (tried: /usr/lib/php/20220829/opcache2.so (/usr/lib/php/20220829/opcache2.so: undefined symbol: zend_handle_delayed_oom), /usr/lib/php/20220829/opcache2.so.so (/usr/lib/php/20220829/opcache2.so.so: cannot open shared object file: No such file or directory)) in Unknown on line 0
 Warning: PHP Startup: Unable to load dynamic library 'gone' (tried: /usr/lib/php/20220829/gone (/usr/lib/php/20220829/gone: cannot open shared object file: No such file or directory), /usr/lib/php/20220829/gone.so (/usr/lib/php/20220829/gone.so: undefined symbol: _safe_femalloc)) in Unknown on line 0
+Warning: Cannot load module "xml" because required module "libxml" is not loaded in Unknown on line 0
 LOADED mysqlnd
 LOADED opcache
 LOADED mysqli
@@ -51,7 +52,8 @@ LOADED mysqli
 	rs := ParseCheckOutput(out, ms)
 	want := map[string]string{"mysqlnd": "", "opcache": "", "mysqli": "", "dom": "undefined symbol: dom_node_class_entry_x",
 		"old": "unable to initialize module: Module module API 20210902, PHP module API 20220829", "quiet": "not loaded (no reason printed)",
-		"opcache2": "undefined symbol: zend_handle_delayed_oom", "gone": "undefined symbol: _safe_femalloc"}
+		"opcache2": "undefined symbol: zend_handle_delayed_oom", "gone": "undefined symbol: _safe_femalloc",
+		"xml": "needs module libxml, which is not loaded (not in this build, or it failed to load)"}
 	for _, r := range rs {
 		w := want[r.Name]
 		if (w == "") != r.Loaded || r.Reason != w {
@@ -59,7 +61,7 @@ LOADED mysqli
 		}
 	}
 	s := SummarizeExt(rs)
-	if !strings.Contains(s, "3 of 8") || !strings.Contains(s, "dom (undefined symbol") {
+	if !strings.Contains(s, "3 of 9") || !strings.Contains(s, "dom (undefined symbol") {
 		t.Errorf("summary %q", s)
 	}
 	args := CheckArgs("/usr/lib/php/20220829", ms)
