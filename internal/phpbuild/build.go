@@ -748,7 +748,8 @@ func (b *builder) complete() (*Record, error) {
 // file, opening the source without following links and refusing anything
 // but a regular file.
 func copyBinary(from, to string) error {
-	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a FIFO planted in its place does not hang the open.
+	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("the build made no %s: %v", filepath.Base(from), err)
 	}
