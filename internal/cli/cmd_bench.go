@@ -437,7 +437,7 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 				Display: "fcgi://" + l.FPMListen + " (lab " + l.Name + ") " + reqPath,
 				// The socket's directory is the lab's to write: every
 				// connection checks who listens before it sends.
-				CheckPeer: true, PeerUID: l.FPMPeerUID()}
+				CheckPeer: true, PeerUID: l.PeerUID()}
 			labFront = l.ScriptFilename
 			p, _, _ := strings.Cut(reqPath, "?")
 			if f.scriptFilename == "" && !strings.HasSuffix(p, ".php") {

@@ -80,8 +80,8 @@ and its throughput ratio against the first with a 95% confidence interval.
 The lab is one of its own for --app (default hello) or --docroot (your app,
 a directory with index.php), taken down at the end, or a lab you run
 (--lab NAME), whose configuration is restored at the end. --user runs a lab
-of its own's php-fpm as that account (root only, never root): the app then
-runs with that account's rights.
+of its own as that account (root only, never root): the app then runs with
+that account's rights.
 
 A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 "default" for the distro's configuration; LABEL=FILE names it.`,
@@ -104,7 +104,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if labName != "" && user != "" {
 				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune compare --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
 			}
-			if err := lab.CheckPoolUser(user); err != nil {
+			if err := lab.CheckUser(user); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if labName == "" && docroot == "" {
@@ -232,7 +232,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.StringVar(&appName, "app", "hello", "built-in app to compare on: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
-	fl.StringVar(&user, "user", "", "run the lab's php-fpm as this account (root only; not root): the app runs with that account's rights")
+	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account (root only; not root): the app runs with that account's rights")
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
 	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
 	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")

@@ -104,7 +104,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
 				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
 			}
-			if err := lab.CheckPoolUser(opt.User); err != nil {
+			if err := lab.CheckUser(opt.User); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if err := labLimits(&opt, memoryMax); err != nil {
@@ -143,7 +143,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
 	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
-	f.StringVar(&opt.User, "user", "", "run php-fpm as this account (root only; not root): the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns")
+	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account (root only; not root): the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns")
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
 }
@@ -191,8 +191,8 @@ func printLab(env *Env, l *lab.Lab) {
 		fmt.Fprintf(w, "mariadb:    %s\n", l.MariaDBSocket)
 	}
 	fmt.Fprintf(w, "dir:        %s\n", l.Dir)
-	if l.PoolUser != "" {
-		fmt.Fprintf(w, "runs as:    %s (php-fpm as %s, with that account's rights)\n", l.User, l.PoolUser)
+	if l.User != lab.StackUser && os.Geteuid() == 0 {
+		fmt.Fprintf(w, "runs as:    %s (--user: the whole lab has that account's rights)\n", l.User)
 	} else {
 		fmt.Fprintf(w, "runs as:    %s\n", l.User)
 	}
@@ -227,14 +227,25 @@ func newLabDownCmd(env *Env) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				var failed []string
 				for _, h := range hs {
-					if strings.HasPrefix(h.Status, "cleaned") {
+					switch {
+					case strings.HasPrefix(h.Status, "cleaned"):
+						continue
+					case strings.HasPrefix(h.Status, "unmarked"):
+						// Not phptune's own: only removed when named.
+						fmt.Fprintf(env.Stderr, "left alone: %s/%s is not marked as phptune's (remove it by name: phptune lab down %s)\n", lab.Root(), h.Lab.Name, h.Lab.Name)
 						continue
 					}
 					if err := lab.Down(h.Lab.Name); err != nil {
-						return err
+						fmt.Fprintf(env.Stderr, "lab %s: %v\n", h.Lab.Name, err)
+						failed = append(failed, h.Lab.Name)
+						continue
 					}
 					fmt.Fprintf(env.Stdout, "lab %s is down\n", h.Lab.Name)
+				}
+				if len(failed) > 0 {
+					return fmt.Errorf("could not take down %s", strings.Join(failed, ", "))
 				}
 				return nil
 			}

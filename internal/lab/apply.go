@@ -32,11 +32,7 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err != nil {
 		return err
 	}
-	acct, err := stackAccount()
-	if err != nil {
-		return err
-	}
-	pool, err := l.poolAccount(acct)
+	acct, err := l.account()
 	if err != nil {
 		return err
 	}
@@ -45,6 +41,9 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 		return err
 	}
 	defer unlock()
+	if err := l.refresh(); err != nil {
+		return err
+	}
 	dbChanged := false
 	for _, ch := range knob.Diff(l.Config, cfg) {
 		if k, _ := knob.Lookup(ch.Knob); k.Component == knob.MariaDB {
@@ -53,16 +52,16 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	}
 	old := l.Config
 	l.Config = cfg.Clone()
-	if err := l.render(acct, pool); err != nil {
+	if err := l.render(acct); err != nil {
 		l.Config = old
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, pool, fpmBin, nginxBin); err != nil {
+	if err := l.testConfigs(ctx, acct, fpmBin, nginxBin); err != nil {
 		l.Config = old
-		_ = l.render(acct, pool)
+		_ = l.render(acct)
 		return err
 	}
-	state, ownerPID, ownerStart := l.State, l.OwnerPID, l.OwnerStart
+	ownerPID, ownerStart := l.OwnerPID, l.OwnerStart
 	l.State, l.OwnerPID, l.OwnerStart = "restarting", os.Getpid(), startTime(os.Getpid())
 	if err := l.writeState(); err != nil {
 		return err
@@ -87,13 +86,19 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 			return err
 		}
 	}
-	if err := l.startFPM(ctx, pool, fpmBin); err != nil {
+	if err := l.startFPM(ctx, acct, fpmBin); err != nil {
 		return err
 	}
 	if err := l.startNginx(ctx, acct, nginxBin); err != nil {
 		return err
 	}
-	l.State, l.OwnerPID, l.OwnerStart = state, ownerPID, ownerStart
+	// Up again, whatever an earlier restart that failed halfway left: the
+	// owner is the lab's own (a tune's), or none.
+	l.State = "up"
+	if l.OwnedBy == "" {
+		ownerPID, ownerStart = 0, 0
+	}
+	l.OwnerPID, l.OwnerStart = ownerPID, ownerStart
 	return l.writeState()
 }
 
@@ -136,10 +141,10 @@ func (l *Lab) smoke(ctx context.Context) error {
 	if p.Status < 400 {
 		return nil
 	}
-	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, strings.TrimSpace(p.Body))
+	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, printable(strings.TrimSpace(p.Body)))
 	logs, _ := l.Logs("php-fpm", 20)
-	if l.PoolUser == "" && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {
-		msg += fmt.Sprintf("\nthe app could not open its own files as the lab's account %q; if they belong to the app's account (for example www-data), run the pool as it: --user www-data (root only; the app then runs with that account's rights)", l.User)
+	if l.User == StackUser && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {
+		msg += fmt.Sprintf("\nthe app could not open its own files as the lab's account %q; if they belong to the app's account (for example www-data), run the lab as it: --user www-data (root only; the app then runs with that account's rights)", l.User)
 	}
 	return errors.New(msg)
 }

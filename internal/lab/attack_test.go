@@ -471,3 +471,61 @@ func TestOwnedLabGoesWithItsOwner(t *testing.T) {
 	}
 	assertGone(t, l)
 }
+
+// TestEscapedProcessDiesWithTheLab: code in a lab starts a process that
+// leaves its session and takes another name (so neither the recorded
+// groups nor the command-line scan know it); `lab down` still stops it,
+// through the lab's cgroup.
+func TestEscapedProcessDiesWithTheLab(t *testing.T) {
+	acct := rootOnly(t)
+	testHome(t)
+	dir, err := os.MkdirTemp("", "phptune-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "index.php"), []byte(`<?php
+exec("setsid -f bash -c 'exec -a phptune-escapee sleep 300' >/dev/null 2>&1");
+echo "started";`), 0o644)
+	l, err := Up(context.Background(), Options{Name: "escape", DocRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Limits.Track {
+		Down(l.Name)
+		t.Skip("no cgroup to track the lab's processes on this machine")
+	}
+	escapees := func() []int {
+		var out []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if bytes.HasPrefix(cmd, []byte("phptune-escapee")) {
+				pid, _ := strconv.Atoi(e.Name())
+				if st, ok := readStat(pid); ok && st.uid == int(acct.UID) && st.state != "Z" {
+					out = append(out, pid)
+				}
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(escapees()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(escapees()) == 0 {
+		Down(l.Name)
+		t.Fatal("the escapee never started")
+	}
+	if err := Down(l.Name); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := escapees(); len(left) > 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("processes %v escaped lab down", left)
+	}
+}

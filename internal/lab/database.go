@@ -129,6 +129,9 @@ func (l *Lab) Reset(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
+	if err := l.refresh(); err != nil {
+		return err
+	}
 	y := layout{l.Dir}
 	in, err := os.OpenFile(y.snapshot(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -143,7 +146,7 @@ func (l *Lab) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	acct, err := stackAccount()
+	acct, err := l.account()
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,9 @@ func teardown(o owner, procs []Process) error {
 		return fmt.Errorf("lab processes %v would not stop; the lab directory %s is kept", left, o.dir)
 	}
 	if o.limits != nil {
-		o.limits.removeCgroup()
+		if left := o.limits.stopCgroup(); len(left) > 0 {
+			return fmt.Errorf("processes %v of the lab's cgroup would not stop; the lab directory %s is kept", left, o.dir)
+		}
 	}
 	return os.RemoveAll(o.dir)
 }

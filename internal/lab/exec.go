@@ -173,14 +173,5 @@ func dialAs(ctx context.Context, network, addr string, uid int) (net.Conn, error
 // handles) accept on a unix socket of the lab.
 func (l *Lab) PeerUID() int { return l.UID }
 
-// FPMPeerUID is the account php-fpm's socket listener runs as: the pool's
-// with --user, otherwise the stack's.
-func (l *Lab) FPMPeerUID() int {
-	if l.PoolUser != "" {
-		return l.PoolUID
-	}
-	return l.UID
-}
-
 // noFollow is O_NOFOLLOW for os.OpenFile.
 const noFollow = syscall.O_NOFOLLOW

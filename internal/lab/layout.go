@@ -22,9 +22,7 @@ func (y layout) dbSocket() string         { return y.p("run", "mariadb.sock") }
 func (y layout) snapshot() string         { return y.p("db-snapshot.sql") }
 func (y layout) clientConf() string       { return y.p("client.cnf") }
 
-// fpmDir ("fpm") holds php-fpm's socket, pid file and log: owned by the
-// pool's account (the stack's, or the app's with --user), reachable by the
-// stack's group so nginx can connect.
+// fpmDir ("fpm") holds php-fpm's socket, pid file and log.
 const fpmDir = "fpm"
 
 // writableDirs are the directories the stack account owns.
@@ -68,42 +66,18 @@ func (y layout) outFile(component string) string {
 	return y.p(outDir, component+".out")
 }
 
-// makeDirs creates the lab's subdirectories with their owners. pool is
-// the account php-fpm runs as: the stack's, or with --user the app's, which
-// then also needs to reach the database's socket (run/, by group), read the
-// pool's configuration and the app (php/, app/ by group; www/ by all, since
-// nginx reads it too).
-func (y layout) makeDirs(acct, pool *account) error {
+// makeDirs creates the lab's subdirectories with their owners.
+func (y layout) makeDirs(acct *account) error {
 	uid, gid := acct.ids()
-	for _, d := range writableDirs {
-		mode := os.FileMode(0o700)
-		g := gid
-		if pool != acct && d == "run" {
-			g, mode = int(pool.GID), 0o710
-		}
-		if err := mkdirOwned(y.p(d), uid, g, mode); err != nil {
+	for _, d := range append(writableDirs, fpmDir) {
+		if err := mkdirOwned(y.p(d), uid, gid, 0o700); err != nil {
 			return err
 		}
 	}
 	for _, d := range readableDirs {
-		g, mode := acct.group(), acct.readDirMode()
-		if pool != acct {
-			g = int(pool.GID)
-			if d == "www" {
-				mode = 0o755
-			}
-		}
-		if err := mkdirOwned(y.p(d), -1, g, mode); err != nil {
+		if err := mkdirOwned(y.p(d), -1, acct.group(), acct.readDirMode()); err != nil {
 			return err
 		}
-	}
-	puid, pgid := pool.ids()
-	fmode := os.FileMode(0o700)
-	if pool != acct {
-		pgid, fmode = int(acct.GID), 0o710 // nginx, of the stack's group, connects
-	}
-	if err := mkdirOwned(y.p(fpmDir), puid, pgid, fmode); err != nil {
-		return err
 	}
 	return mkdirOwned(y.p(outDir), -1, -1, 0o700)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,11 @@ import (
 //
 // Every process is started already inside the cgroup (v2: clone into it;
 // v1: the forking thread joins it for the fork and leaves right after), so
-// none runs uncapped for a moment.
+// none runs uncapped for a moment. Run as root, every lab gets such a
+// cgroup even without caps: nothing forked in a lab can leave it (the lab's
+// account cannot write cgroup files), so `lab down` finds and kills every
+// process the lab ever started, even one that renamed itself and left its
+// session.
 
 // Limits are a lab's caps; the zero value caps nothing.
 type Limits struct {
@@ -36,8 +41,10 @@ type Limits struct {
 	MemoryMaxB int64  `json:"memory_max_bytes,omitempty"`
 	// Enforced says how: "cgroup v2", "cgroup v1 memory", "cpu affinity".
 	Enforced []string `json:"enforced,omitempty"`
-	// Cgroup is the lab's cgroup directory, removed with the lab.
+	// Cgroup is the lab's cgroup directory, removed with the lab; Track
+	// asks for one without caps (every root lab where cgroups exist).
 	Cgroup string `json:"cgroup,omitempty"`
+	Track  bool   `json:"track,omitempty"`
 }
 
 // ParseCPUList parses a CPU list ("0", "0-1,3") and checks every CPU is
@@ -142,6 +149,10 @@ func planLimits(cpus string, memMax int64, root bool) (Limits, error) {
 	if memMax != 0 && memMax < 64<<20 {
 		return lim, fmt.Errorf("--memory-max %d bytes: give at least 64M (nginx, php-fpm and MariaDB need more to start)", memMax)
 	}
+	if root {
+		_, v1err := os.Stat(filepath.Join(cgroupV1Mem, "memory.limit_in_bytes"))
+		lim.Track = cgroupV2() || v1err == nil
+	}
 	if memMax == 0 && cpus == "" {
 		return lim, nil
 	}
@@ -163,12 +174,23 @@ func planLimits(cpus string, memMax int64, root bool) (Limits, error) {
 	return lim, nil
 }
 
-// makeCgroup creates the lab's cgroup and writes its caps.
+// makeCgroup creates the lab's cgroup and writes its caps. A cgroup only
+// for tracking that cannot be made (a read-only cgroup tree in a
+// container) is done without: the scans by group and command line remain.
 func (lim *Limits) makeCgroup(name string) error {
-	if lim.MemoryMaxB == 0 && (lim.CPUs == "" || !contains(lim.Enforced, "cgroup v2")) {
+	err := lim.makeCgroupOrFail(name)
+	if err != nil && lim.MemoryMaxB == 0 && lim.CPUs == "" {
+		lim.Cgroup, lim.Track = "", false
 		return nil
 	}
-	if contains(lim.Enforced, "cgroup v2") {
+	return err
+}
+
+func (lim *Limits) makeCgroupOrFail(name string) error {
+	if !lim.Track && lim.MemoryMaxB == 0 && (lim.CPUs == "" || !contains(lim.Enforced, "cgroup v2")) {
+		return nil
+	}
+	if cgroupV2() {
 		parent := filepath.Join(cgroupV2Root, "phptune")
 		if err := os.MkdirAll(parent, 0o755); err != nil {
 			return fmt.Errorf("making the labs' cgroup: %v", err)
@@ -179,8 +201,8 @@ func (lim *Limits) makeCgroup(name string) error {
 			}
 		}
 		lim.Cgroup = filepath.Join(parent, name)
-		if err := os.Mkdir(lim.Cgroup, 0o755); err != nil && !os.IsExist(err) {
-			return fmt.Errorf("making the lab's cgroup: %v", err)
+		if err := freshCgroup(lim.Cgroup); err != nil {
+			return err
 		}
 		if lim.MemoryMaxB > 0 {
 			if err := os.WriteFile(filepath.Join(lim.Cgroup, "memory.max"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0); err != nil {
@@ -188,7 +210,7 @@ func (lim *Limits) makeCgroup(name string) error {
 			}
 			_ = os.WriteFile(filepath.Join(lim.Cgroup, "memory.swap.max"), []byte("0"), 0)
 		}
-		if lim.CPUs != "" {
+		if lim.CPUs != "" && contains(lim.Enforced, "cgroup v2") {
 			if err := os.WriteFile(filepath.Join(lim.Cgroup, "cpuset.cpus"), []byte(lim.CPUs), 0); err != nil {
 				return fmt.Errorf("setting cpuset.cpus: %v", err)
 			}
@@ -200,8 +222,11 @@ func (lim *Limits) makeCgroup(name string) error {
 		return err
 	}
 	lim.Cgroup = filepath.Join(cgroupV1Mem, own, "phptune-"+name)
-	if err := os.Mkdir(lim.Cgroup, 0o755); err != nil && !os.IsExist(err) {
-		return fmt.Errorf("making the lab's memory cgroup: %v", err)
+	if err := freshCgroup(lim.Cgroup); err != nil {
+		return err
+	}
+	if lim.MemoryMaxB == 0 {
+		return nil
 	}
 	if err := os.WriteFile(filepath.Join(lim.Cgroup, "memory.limit_in_bytes"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0); err != nil {
 		return fmt.Errorf("setting memory.limit_in_bytes: %v", err)
@@ -212,11 +237,73 @@ func (lim *Limits) makeCgroup(name string) error {
 	return nil
 }
 
-// removeCgroup removes the lab's cgroup (empty once its processes are gone).
-func (lim *Limits) removeCgroup() {
-	if lim.Cgroup != "" && (strings.HasPrefix(lim.Cgroup, cgroupV2Root+"/phptune/") || strings.Contains(lim.Cgroup, "/phptune-")) {
-		_ = syscall.Rmdir(lim.Cgroup)
+// freshCgroup makes the lab's cgroup; one left by an earlier lab of the
+// same name is emptied (its processes killed) and reused.
+func freshCgroup(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if !os.IsExist(err) {
+			return fmt.Errorf("making the lab's cgroup %s: %v", dir, err)
+		}
+		if left := killCgroup(dir); len(left) > 0 {
+			return fmt.Errorf("the cgroup %s of an earlier lab of this name still holds processes %v that would not die", dir, left)
+		}
 	}
+	return nil
+}
+
+// cgroupProcs lists the processes in a cgroup.
+func cgroupProcs(dir string) []int {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killCgroup kills every process in the cgroup (cgroup.kill on v2, else
+// SIGKILL to each listed process, again until none is left) and returns
+// what survived two seconds of it.
+func killCgroup(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	for i := 0; i < 40; i++ {
+		pids := cgroupProcs(dir)
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cgroupProcs(dir)
+}
+
+// ours says whether dir is a cgroup phptune makes for labs.
+func ours(dir string) bool {
+	return strings.HasPrefix(dir, cgroupV2Root+"/phptune/") || (strings.HasPrefix(dir, cgroupV1Mem+"/") && strings.HasPrefix(filepath.Base(dir), "phptune-"))
+}
+
+// stopCgroup kills whatever is still in the lab's cgroup — a process that
+// escaped the scans by leaving its session and renaming itself — and
+// removes the cgroup; it returns the processes that survived.
+func (lim *Limits) stopCgroup() []int {
+	if lim.Cgroup == "" || !ours(lim.Cgroup) {
+		return nil
+	}
+	if left := killCgroup(lim.Cgroup); len(left) > 0 {
+		return left
+	}
+	_ = syscall.Rmdir(lim.Cgroup)
+	return nil
 }
 
 func contains(xs []string, x string) bool {
@@ -233,7 +320,7 @@ func (lim *Limits) startCapped(cmd *exec.Cmd) error {
 	if lim.CPUs == "" && lim.Cgroup == "" {
 		return cmd.Start()
 	}
-	if contains(lim.Enforced, "cgroup v2") && lim.Cgroup != "" {
+	if lim.Cgroup != "" && strings.HasPrefix(lim.Cgroup, cgroupV2Root+"/phptune/") {
 		fd, err := syscall.Open(lim.Cgroup, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("opening the lab's cgroup: %v", err)

@@ -3,14 +3,18 @@ package lab
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
 
 // Every command that changes a lab (up, apply, reset, down, and status when
-// it cleans a dead lab) holds the lab's lock: flock on its directory. A
-// lock dies with its holder, so a crashed phptune never leaves a lab
-// locked; a command that finds a lab locked never reaps it.
+// it cleans a dead lab) holds the lab's lock: flock on a file of its name in
+// phptune's root-only locks directory (not on the lab directory, which the
+// lab's own processes can open and could hold locked forever). A lock dies
+// with its holder, so a crashed phptune never leaves a lab locked; a
+// command that finds a lab locked never reaps it.
 
 // errBusy says another phptune holds the lab's lock.
 var errBusy = errors.New("lab is busy")
@@ -22,12 +26,17 @@ var lockWait = 2 * time.Minute
 // lockWait passes. It fails with ErrNoLab when dir is gone (or was replaced)
 // once the lock is held.
 func lockLab(dir string, wait bool) (unlock func(), err error) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	locks := filepath.Join(Home(), "locks")
+	if err := os.Mkdir(locks, 0o700); err != nil && !os.IsExist(err) {
+		return nil, fmt.Errorf("making the labs' lock directory: %v", err)
+	}
+	if err := ownPrivateDir(locks, -1, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(locks, filepath.Base(dir)+".lock")
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) {
-			return nil, fmt.Errorf("%w: %s is gone", ErrNoLab, dir)
-		}
-		return nil, fmt.Errorf("locking %s: %v", dir, err)
+		return nil, fmt.Errorf("locking lab %s: %v", filepath.Base(dir), err)
 	}
 	deadline := time.Now().Add(lockWait)
 	for {
@@ -45,12 +54,10 @@ func lockLab(dir string, wait bool) (unlock func(), err error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The directory may have been removed (and even made again) while we
-	// waited: the lock must be on the one that is there now.
-	var a, b syscall.Stat_t
-	if syscall.Fstat(fd, &a) != nil || syscall.Lstat(dir, &b) != nil || a.Ino != b.Ino || a.Dev != b.Dev {
+	// The lab may have been taken down while we waited.
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("%w: %s was removed", ErrNoLab, dir)
+		return nil, fmt.Errorf("%w: %s is gone", ErrNoLab, dir)
 	}
 	return func() { syscall.Close(fd) }, nil
 }

@@ -57,8 +57,6 @@ func (l *Lab) readLog(f logFile) ([]byte, error) {
 	switch f.dir {
 	case y.p(outDir):
 		file, err = os.OpenFile(f.path(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	case y.p(fpmDir):
-		file, err = openLabFile(f.dir, f.name, l.FPMPeerUID())
 	default:
 		file, err = openLabFile(f.dir, f.name, l.UID)
 	}
@@ -83,5 +81,20 @@ func lastLines(s string, n int) string {
 	if len(parts) > n {
 		parts = parts[len(parts)-n:]
 	}
-	return passwordRE.ReplaceAllString(strings.Join(parts, "\n"), "${1}[hidden]")
+	return printable(passwordRE.ReplaceAllString(strings.Join(parts, "\n"), "${1}[hidden]"))
+}
+
+// printable replaces control characters but newline and tab (escape
+// sequences a lab could write into its logs or pages to drive root's
+// terminal: titles, the clipboard) with '?'.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return '?'
+		}
+		return r
+	}, s)
 }

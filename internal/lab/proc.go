@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // alive reports whether pid runs and is not a zombie. kill(pid, 0) alone
@@ -98,11 +100,7 @@ func (o owner) ownedBy(uid int) bool {
 }
 
 func (l *Lab) owner() owner {
-	o := owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID, limits: &l.Limits}
-	if l.PoolUser != "" {
-		o.uids = append(o.uids, l.PoolUID)
-	}
-	return o
+	return owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID, limits: &l.Limits}
 }
 
 // verified reports whether p still is the process that was recorded: same
@@ -115,6 +113,20 @@ func (o owner) verified(p Process) bool {
 	return ok && st.start == p.StartTime && o.ownedBy(st.uid) && st.state != "Z"
 }
 
+// LiveProcesses are the lab's recorded processes that are still the ones
+// that were recorded (same boot, start time and account): what an
+// observer may read, never a later process that got a recorded pid.
+func (l *Lab) LiveProcesses() []Process {
+	o := l.owner()
+	var out []Process
+	for _, p := range l.Processes {
+		if o.verified(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // labProcesses finds every live process that belongs to the lab: members of
 // a recorded process group whose leader is verified (or, the leader gone,
 // that started after it in the same boot), and processes whose command line
@@ -122,6 +134,21 @@ func (o owner) verified(p Process) bool {
 // whose pid was never recorded). Only processes of the lab's account count;
 // phptune itself and its parents never do.
 func labProcesses(o owner, procs []Process) []int {
+	refs := labRefs(o, procs)
+	out := make([]int, len(refs))
+	for i, r := range refs {
+		out[i] = r.pid
+	}
+	return out
+}
+
+// procRef is a process as a scan found it: its pid and start time.
+type procRef struct {
+	pid   int
+	start uint64
+}
+
+func labRefs(o owner, procs []Process) []procRef {
 	skip := ancestors()
 	sameBoot := o.bootID != "" && o.bootID == bootID()
 	groups := map[int]uint64{} // pgid -> earliest start of a member
@@ -135,7 +162,7 @@ func labProcesses(o owner, procs []Process) []int {
 		groups[p.PID] = p.StartTime
 	}
 	entries, _ := os.ReadDir("/proc")
-	var out []int
+	var out []procRef
 	marker := []byte(o.dir + "/")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -153,7 +180,7 @@ func labProcesses(o owner, procs []Process) []int {
 			match = bytes.Contains(cmd, marker)
 		}
 		if match {
-			out = append(out, pid)
+			out = append(out, procRef{pid, st.start})
 		}
 	}
 	return out
@@ -178,41 +205,53 @@ func ancestors() map[int]bool {
 // whatever is still there after the grace period, and reports what survived
 // (nothing, unless the kernel refuses).
 func killAll(o owner, procs []Process, grace time.Duration) []int {
-	pids := labProcesses(o, procs)
-	if len(pids) == 0 {
+	refs := labRefs(o, procs)
+	if len(refs) == 0 {
 		return nil
 	}
-	signalAll(o, pids, syscall.SIGTERM)
+	signalAll(o, refs, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		if pids = labProcesses(o, procs); len(pids) == 0 {
+		if refs = labRefs(o, procs); len(refs) == 0 {
 			return nil
 		}
 	}
-	signalAll(o, pids, syscall.SIGKILL)
+	signalAll(o, refs, syscall.SIGKILL)
 	for i := 0; i < 40; i++ {
 		time.Sleep(50 * time.Millisecond)
-		if pids = labProcesses(o, procs); len(pids) == 0 {
+		if refs = labRefs(o, procs); len(refs) == 0 {
 			return nil
 		}
 	}
-	return pids
+	out := make([]int, len(refs))
+	for i, r := range refs {
+		out[i] = r.pid
+	}
+	return out
 }
 
-// signalAll signals each pid found by labProcesses, and the group of each
-// that leads one, so workers forked after the scan die with it. Between the
-// scan and the signal a pid could only be reused within the same scan
-// interval; each is read again right before it is signalled.
-func signalAll(o owner, pids []int, sig syscall.Signal) {
-	for _, pid := range pids {
-		st, ok := readStat(pid)
-		if !ok || !o.ownedBy(st.uid) {
-			continue
+// signalAll signals each process found by labRefs, and the group of each
+// that leads one, so workers forked after the scan die with it. Each is
+// held by a pidfd and checked again (start time, account) before the
+// signal goes through that pidfd: a pid reused between the scan and the
+// signal is never hit.
+func signalAll(o owner, refs []procRef, sig syscall.Signal) {
+	for _, r := range refs {
+		fd, err := unix.PidfdOpen(r.pid, 0)
+		if err != nil {
+			continue // gone
 		}
-		if st.pgrp == pid {
-			_ = syscall.Kill(-pid, sig)
+		st, ok := readStat(r.pid)
+		if ok && st.start == r.start && o.ownedBy(st.uid) {
+			if st.pgrp == r.pid {
+				// A group id is not reused while any member lives; the
+				// window between this check and the kill is the one
+				// left (the pidfd covers the process itself).
+				_ = syscall.Kill(-r.pid, sig)
+			}
+			_ = unix.PidfdSendSignal(fd, sig, nil, 0)
 		}
-		_ = syscall.Kill(pid, sig)
+		unix.Close(fd)
 	}
 }

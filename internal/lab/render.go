@@ -21,7 +21,7 @@ const (
 // render writes every configuration file of the lab from l.Config: owned by
 // root, readable by the stack's group (mode 0640), in directories the stack
 // cannot write.
-func (l *Lab) render(acct, pool *account) error {
+func (l *Lab) render(acct *account) error {
 	y := layout{l.Dir}
 	listen := y.fpmSocket()
 	l.FPMListen = "unix:" + listen
@@ -50,16 +50,10 @@ func (l *Lab) render(acct, pool *account) error {
 	if l.MariaDBSocket != "" {
 		extra = append(extra, "env[PHPTUNE_DB_CONFIG] = "+y.p("app", "db.php"))
 	}
-	fpmPaths := phpfpm.Paths{
+	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
 		Listen: listen, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,
-	}
-	if pool != acct {
-		// Another account's socket: nginx connects through the directory,
-		// which only the pool and the stack's group can traverse.
-		fpmPaths.ListenMode = "0666"
-	}
-	fpmConf := phpfpm.RenderConf(l.Config, fpmPaths)
+	})
 	front := ""
 	if app.FrontController {
 		front = "/index.php"
@@ -83,11 +77,7 @@ func (l *Lab) render(acct, pool *account) error {
 		})
 	}
 	for name, content := range files {
-		gid := acct.group()
-		if pool != acct && (name == "php-fpm.conf" || strings.HasPrefix(name, "php/")) {
-			gid = int(pool.GID) // read by php-fpm, which runs as the pool
-		}
-		if err := writeOwned(y.p(name), []byte(content), acct.readFileMode(), gid); err != nil {
+		if err := writeOwned(y.p(name), []byte(content), acct.readFileMode(), acct.group()); err != nil {
 			return err
 		}
 	}
@@ -96,9 +86,9 @@ func (l *Lab) render(acct, pool *account) error {
 
 // testConfigs runs php-fpm -t and nginx -t on the rendered files, as the
 // stack user, and returns their own words when they refuse.
-func (l *Lab) testConfigs(ctx context.Context, acct, pool *account, fpmBin *phpfpm.Binary, nginxBin string) error {
+func (l *Lab) testConfigs(ctx context.Context, acct *account, fpmBin *phpfpm.Binary, nginxBin string) error {
 	y := layout{l.Dir}
-	out, err := l.output(ctx, pool, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), phpfpm.Env(y.p("php")))
+	out, err := l.output(ctx, acct, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), phpfpm.Env(y.p("php")))
 	if err != nil {
 		return fmt.Errorf("php-fpm -t refused the configuration: %s (%v)", strings.TrimSpace(out), err)
 	}

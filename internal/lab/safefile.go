@@ -60,9 +60,10 @@ func writeOwned(path string, data []byte, mode os.FileMode, gid int) error {
 	return os.Rename(tmp, path)
 }
 
-// mkdirOwned creates dir (which must not exist, or must be a real directory
-// owned by uid) in a directory only root can write, with uid:gid and mode;
-// -1 keeps the current owner or group.
+// mkdirOwned creates dir, or takes the real directory (not a link) already
+// there, and gives it uid:gid (-1 keeps either) and mode. Call it only in a
+// directory the lab cannot write: it does not check who made an existing
+// directory.
 func mkdirOwned(dir string, uid, gid int, mode os.FileMode) error {
 	if err := os.Mkdir(dir, mode.Perm()); err != nil && !errors.Is(err, os.ErrExist) {
 		return err

@@ -28,6 +28,10 @@ type Process struct {
 // Lab is a lab's recorded state (DIR/state.json). Everything a client needs to
 // reach the stack is here; secrets are kept apart in DIR/secrets.json.
 type Lab struct {
+	// ID is random per lab: a lab taken down and brought up again under
+	// the same name is another lab, and a stale copy of the old one's
+	// state must not overwrite the new one's.
+	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Dir   string `json:"dir"`
 	App   string `json:"app"`
@@ -60,11 +64,6 @@ type Lab struct {
 	User string `json:"user"`
 	UID  int    `json:"uid"`
 	GID  int    `json:"gid"`
-	// PoolUser (with its ids) is the account php-fpm runs as when the lab
-	// was started with --user: the app's own account, with its rights.
-	PoolUser string `json:"pool_user,omitempty"`
-	PoolUID  int    `json:"pool_uid,omitempty"`
-	PoolGID  int    `json:"pool_gid,omitempty"`
 	// Limits are the lab's CPU and memory caps (--cpus, --memory-max).
 	Limits Limits `json:"limits,omitempty"`
 	// FrontPage is what GET / answered when the lab came up.
@@ -122,6 +121,23 @@ func readState(name string) (*Lab, error) {
 	return &l, nil
 }
 
+// refresh re-reads the lab's state once its lock is held: what another
+// phptune changed since l was read (its processes, its configuration, its
+// state) is what l holds then, and
+// a lab that was taken down and brought up again under the same name
+// (another ID) is refused rather than overwritten with a stale copy.
+func (l *Lab) refresh() error {
+	fresh, err := readState(l.Name)
+	if err != nil {
+		return err
+	}
+	if fresh.ID != l.ID {
+		return fmt.Errorf("lab %s was taken down and brought up again since this phptune read it; open it again", l.Name)
+	}
+	*l = *fresh
+	return nil
+}
+
 // writeState saves l atomically so a crash never leaves half a state file.
 func (l *Lab) writeState() error {
 	data, err := json.MarshalIndent(l, "", "  ")
@@ -140,7 +156,7 @@ const markerFile = ".phptune-lab"
 const markerText = "phptune lab directory (format 2); remove with: phptune lab down NAME\n"
 
 // writeMarker marks dir as a lab and names the accounts its processes run
-// as (the stack's, and the pool's with --user), so even a lab whose state
+// as, so even a lab whose state
 // is lost can be stopped without signalling anyone else.
 func writeMarker(dir string, uids []int) error {
 	text := markerText + "uids:"

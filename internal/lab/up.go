@@ -30,9 +30,11 @@ type Options struct {
 	Set []string
 	// Port is the HTTP port on 127.0.0.1; 0 picks a free one.
 	Port int
-	// User, when set (root only), runs php-fpm as this account instead of
-	// phptune's: the app then runs with that account's rights, so it can
-	// write the caches and uploads it owns. root is refused.
+	// User, when set (root only), runs the whole lab — nginx, php-fpm,
+	// MariaDB, the helpers — as this account instead of phptune's: the app
+	// then runs with that account's rights, so it can write the caches and
+	// uploads it owns, and no other lab (phptune's account) can reach it.
+	// root is refused.
 	User string
 	// CPUs ("0-1,3") and MemoryMax (bytes) cap every process of the lab
 	// (see Limits); refused before anything starts when they cannot hold.
@@ -55,8 +57,7 @@ type plan struct {
 	nginx    string
 	db       *mariadb.Binaries
 	port     int
-	acct     *account
-	pool     *account // php-fpm's account: acct, or the --user one
+	acct     *account // the lab's account: phptune's, or --user's
 	limits   Limits
 	dir      string
 	progress func(string)
@@ -112,10 +113,7 @@ func planUp(opt Options) (*plan, error) {
 	} else if p.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	if p.acct, err = stackAccount(); err != nil {
-		return nil, err
-	}
-	if p.pool, err = poolAccount(p.acct, opt.User); err != nil {
+	if p.acct, err = labAccount(opt.User); err != nil {
 		return nil, err
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
@@ -129,13 +127,8 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	if opt.DocRoot != "" {
-		if err := p.pool.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
+		if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
 			return nil, err
-		}
-		if p.pool != p.acct {
-			if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return p, nil
@@ -174,9 +167,10 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if _, err := EnsureHome(); err != nil {
 		return nil, err
 	}
-	if p.pool != p.acct {
-		// The pool's account must traverse to its lab: home and labs/ get
-		// o+x (others may pass through, never list; every lab is 0750).
+	if p.acct.Name != StackUser && p.acct.root {
+		// Another account must traverse to its lab: home and labs/ get o+x
+		// (others may pass through, never list; every lab is 0750 with
+		// its own account's group).
 		for _, d := range []string{Home(), Root()} {
 			if err := allowTraverse(d); err != nil {
 				return nil, err
@@ -200,24 +194,16 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	}
 	defer unlock()
 	// Root's, readable (not writable) by the stack's group.
-	labMode := p.acct.readDirMode()
-	if p.pool != p.acct {
-		labMode = 0o751
-	}
-	if err := mkdirOwned(p.dir, -1, p.acct.group(), labMode); err != nil {
+	if err := mkdirOwned(p.dir, -1, p.acct.group(), p.acct.readDirMode()); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
-	uids := []int{int(p.acct.UID)}
-	if p.pool != p.acct {
-		uids = append(uids, int(p.pool.UID))
-	}
-	if err := writeMarker(p.dir, uids); err != nil {
+	if err := writeMarker(p.dir, []int{int(p.acct.UID)}); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
 	l := &Lab{
-		Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
+		ID: mariadb.Password()[:16], Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
 		OwnerPID: os.Getpid(), OwnerStart: startTime(os.Getpid()), OwnedBy: opt.OwnedBy,
 		URL:            fmt.Sprintf("http://127.0.0.1:%d", p.port),
 		FPMStatusPath:  fpmStatusPath,
@@ -226,9 +212,6 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		Config:         p.cfg,
 		User:           p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
 		BootID: bootID(),
-	}
-	if p.pool != p.acct {
-		l.PoolUser, l.PoolUID, l.PoolGID = p.pool.Name, int(p.pool.UID), int(p.pool.GID)
 	}
 	l.Limits = p.limits
 	defer func() {
@@ -268,8 +251,8 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 // its servers.
 func (l *Lab) build(ctx context.Context, p *plan) error {
 	y := layout{l.Dir}
-	say, acct, pool := p.progress, p.acct, p.pool
-	if err := y.makeDirs(acct, pool); err != nil {
+	say, acct := p.progress, p.acct
+	if err := y.makeDirs(acct); err != nil {
 		return err
 	}
 	if l.DocRoot == "" {
@@ -297,12 +280,12 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		}
 		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %s, 'user' => %s, 'password' => %s, 'db' => %s];\n",
 			phpString(y.dbSocket()), phpString(secrets.DBUser), phpString(secrets.DBPassword), phpString(secrets.DBName))
-		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), pool.group()); err != nil {
+		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), acct.group()); err != nil {
 			return err
 		}
 		if p.app.Name == "wordpress" {
 			say("copying WordPress from " + wordpress.Source)
-			if err := l.prepareWordPress(pool, secrets); err != nil {
+			if err := l.prepareWordPress(acct, secrets); err != nil {
 				return err
 			}
 		}
@@ -310,10 +293,10 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if err := l.writeSecrets(secrets); err != nil {
 		return err
 	}
-	if err := l.render(acct, pool); err != nil {
+	if err := l.render(acct); err != nil {
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, pool, p.fpm, p.nginx); err != nil {
+	if err := l.testConfigs(ctx, acct, p.fpm, p.nginx); err != nil {
 		return err
 	}
 	if p.app.NeedsDB {
@@ -330,12 +313,12 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	}
 	if p.app.Name == "wordpress" {
 		say("installing and seeding WordPress")
-		if err := l.installWordPress(ctx, acct, pool, p, secrets); err != nil {
+		if err := l.installWordPress(ctx, acct, p, secrets); err != nil {
 			return err
 		}
 	}
 	say("starting php-fpm")
-	if err := l.startFPM(ctx, pool, p.fpm); err != nil {
+	if err := l.startFPM(ctx, acct, p.fpm); err != nil {
 		return err
 	}
 	say("starting nginx")
@@ -346,8 +329,8 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 }
 
 // prepareWordPress copies Debian's WordPress into the lab's root-owned www/
-// (the pool reads it; only wp-content/uploads is the pool's to write) and
-// renders wp-config.php readable by the pool's group.
+// (the lab reads it; only wp-content/uploads is the lab's to write) and
+// renders wp-config.php readable by the lab's group.
 func (l *Lab) prepareWordPress(acct *account, s Secrets) error {
 	y := layout{l.Dir}
 	dbAcct := mariadb.Account{DB: s.DBName, User: s.DBUser, Password: s.DBPassword}
@@ -363,15 +346,15 @@ func (l *Lab) prepareWordPress(acct *account, s Secrets) error {
 
 // installWordPress runs the installer as the stack account (the admin
 // password in its environment, never in argv) and snapshots the database.
-func (l *Lab) installWordPress(ctx context.Context, acct, pool *account, p *plan, s Secrets) error {
+func (l *Lab) installWordPress(ctx context.Context, acct *account, p *plan, s Secrets) error {
 	y := layout{l.Dir}
 	script := y.p("app", "install.php")
-	if err := writeOwned(script, wordpress.InstallScript(), acct.readFileMode(), pool.group()); err != nil {
+	if err := writeOwned(script, wordpress.InstallScript(), acct.readFileMode(), acct.group()); err != nil {
 		return err
 	}
 	host := strings.TrimPrefix(l.URL, "http://")
 	env := []string{"PHPTUNE_WP_ADMIN_PASSWORD=" + s.WPAdminPassword}
-	if err := l.runQuiet(ctx, pool, "app", p.fpm.CLI, []string{"-d", "memory_limit=512M", script, l.DocRoot, host}, env, nil, 5*time.Minute); err != nil {
+	if err := l.runQuiet(ctx, acct, "app", p.fpm.CLI, []string{"-d", "memory_limit=512M", script, l.DocRoot, host}, env, nil, 5*time.Minute); err != nil {
 		return fmt.Errorf("installing WordPress failed: %w", err)
 	}
 	return l.snapshot(ctx, acct, p.db, s.DBName)
@@ -384,7 +367,7 @@ func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) err
 		return err
 	}
 	network, addr := l.FPMAddr()
-	return l.waitDial(ctx, "php-fpm", network, addr, l.FPMPeerUID(), cmd.Process.Pid)
+	return l.waitDial(ctx, "php-fpm", network, addr, l.PeerUID(), cmd.Process.Pid)
 }
 
 func (l *Lab) startNginx(ctx context.Context, acct *account, bin string) error {

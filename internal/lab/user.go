@@ -56,14 +56,21 @@ func (a *account) sysProcAttr() *syscall.SysProcAttr {
 	return attr
 }
 
-// poolAccount is the account php-fpm runs as: the stack's, or name's
-// (--user), which only root can start processes as, and never root itself.
-func poolAccount(stack *account, name string) (*account, error) {
-	if name == "" || name == stack.Name {
-		return stack, nil
+// labAccount is the account a new lab runs as: phptune's own, or with
+// --user the app's (root only, never root), which then runs the whole lab —
+// nginx, php-fpm, MariaDB — with its rights, so that no process of another
+// lab (all of which share phptune's account) can reach it.
+func labAccount(name string) (*account, error) {
+	stack, err := stackAccount()
+	if err != nil || name == "" || name == stack.Name {
+		return stack, err
 	}
-	if !stack.root {
-		return nil, fmt.Errorf("--user %s: only root can run the pool as another account; run phptune as root, or leave --user out to run it as yourself", name)
+	return userAccount(stack.root, name)
+}
+
+func userAccount(asRoot bool, name string) (*account, error) {
+	if !asRoot {
+		return nil, fmt.Errorf("--user %s: only root can run a lab as another account; run phptune as root, or leave --user out to run it as yourself", name)
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
@@ -72,40 +79,39 @@ func poolAccount(stack *account, name string) (*account, error) {
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	if uid == 0 || gid == 0 {
-		return nil, fmt.Errorf("--user %s: the pool never runs as root (uid %d, gid %d): PHP code in a lab could then act as root; give the app's own account, e.g. www-data", name, uid, gid)
+		return nil, fmt.Errorf("--user %s: a lab never runs as root (uid %d, gid %d): PHP code in it could then act as root; give the app's own account, e.g. www-data", name, uid, gid)
 	}
 	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
 }
 
-// CheckPoolUser refuses a --user value before anything starts: only root
-// may give one, root itself never, and the account must exist.
-func CheckPoolUser(name string) error {
+// CheckUser refuses a --user value before anything starts: only root may
+// give one, root itself never, and the account must exist.
+func CheckUser(name string) error {
 	if name == "" || name == StackUser {
 		return nil
 	}
-	stack := &account{Name: StackUser, root: os.Geteuid() == 0}
-	_, err := poolAccount(stack, name)
+	_, err := userAccount(os.Geteuid() == 0, name)
 	return err
 }
 
-// poolAccount is the lab's pool account, checked against the ids recorded
-// when it started (an account removed and made again is refused).
-func (l *Lab) poolAccount(stack *account) (*account, error) {
-	if l.PoolUser == "" {
-		return stack, nil
+// account is the lab's account, checked against the ids recorded when it
+// started (an account removed and made again is refused).
+func (l *Lab) account() (*account, error) {
+	if os.Geteuid() != 0 {
+		return stackAccount()
 	}
-	a, err := poolAccount(stack, l.PoolUser)
+	a, err := labAccount(l.User)
 	if err != nil {
 		return nil, err
 	}
-	if int(a.UID) != l.PoolUID || int(a.GID) != l.PoolGID {
-		return nil, fmt.Errorf("lab %s runs its pool as %s (uid %d, gid %d), which is now uid %d, gid %d; take the lab down and up again", l.Name, l.PoolUser, l.PoolUID, l.PoolGID, a.UID, a.GID)
+	if int(a.UID) != l.UID || int(a.GID) != l.GID {
+		return nil, fmt.Errorf("lab %s runs as %s (uid %d, gid %d), which is now uid %d, gid %d; take the lab down and up again", l.Name, l.User, l.UID, l.GID, a.UID, a.GID)
 	}
 	return a, nil
 }
 
-// allowTraverse adds o+x to one of phptune's own directories, so a pool of
-// another account (--user) can pass through it to its lab.
+// allowTraverse adds o+x to one of phptune's own directories, so a lab of
+// another account (--user) can pass through it to its own directory.
 func allowTraverse(dir string) error {
 	st, err := os.Lstat(dir)
 	if err != nil {

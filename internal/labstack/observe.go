@@ -22,7 +22,7 @@ import (
 // lab. close releases the database handle.
 func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	close = func() {}
-	for _, p := range l.Processes {
+	for _, p := range l.LiveProcesses() {
 		cfg.Roots = append(cfg.Roots, observe.Root{Component: p.Component, PID: p.PID})
 	}
 	if l.FPMListen != "" {
@@ -31,7 +31,7 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		if path == "" {
 			path = "/fpm-status"
 		}
-		cfg.FPM = []observe.FPMSource{{Pool: "www", Fetch: observe.FPMFetcher(network, addr, path, l.FPMPeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
+		cfg.FPM = []observe.FPMSource{{Pool: "www", Fetch: observe.FPMFetcher(network, addr, path, l.PeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
 		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen})
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {

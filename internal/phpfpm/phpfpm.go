@@ -232,14 +232,7 @@ func renderPool(cfg knob.Config, p Paths) (string, error) {
 		r.w("listen.group = %s", p.User)
 		r.w("listen.mode = 0660")
 	} else if cfg["listen"] == "unix" {
-		mode := p.ListenMode
-		if mode == "" {
-			mode = "0600"
-		}
-		if len(mode) != 4 || strings.Trim(mode, "01234567") != "" {
-			r.fail(fmt.Errorf("php-fpm listen.mode %q: want four octal digits", mode))
-		}
-		r.w("listen.mode = %s", mode)
+		r.w("listen.mode = 0600")
 	} else {
 		r.w("listen.allowed_clients = 127.0.0.1")
 	}
