@@ -168,6 +168,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				if docroot != "" {
 					appName = "docroot"
 				}
+				warnNeighbours(env)
 				name := fmt.Sprintf("compare-%d", os.Getpid())
 				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, OwnedBy: "compare"})
 				if err != nil {

@@ -551,8 +551,14 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		}
 	}
 	outDir := plan.outDir
+	if outDir == "" && f.resume != "" && opt.OutDir != "" {
+		outDir = opt.OutDir // where the interrupted session was writing
+	}
 	if outDir == "" {
 		outDir = "phptune-tune-" + opt.ID
+	}
+	if abs, err := filepath.Abs(outDir); err == nil && f.resume == "" {
+		opt.OutDir = abs
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "tune: "+format+"\n", args...) }
 	say("run %s; %s; files go to %s", opt.ID, plan.budgetMsg, outDir)
@@ -578,6 +584,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			set = append(set, k+"="+v)
 		}
 		sort.Strings(set)
+		warnNeighbours(env)
 		say("bringing up lab %s (%s)", name, firstNonEmpty(opt.App, opt.DocRoot))
 		app := opt.App
 		if opt.DocRoot != "" {

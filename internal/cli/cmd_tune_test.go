@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,7 +126,8 @@ func TestTuneHelloEndToEnd(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if err := Run(context.Background(), []string{"tune", "--resume", ie.RunID, "--workload", workload, "-o", out}, &stdout, &stderr); err != nil {
+	// Without -o: the files go where the first session was writing them.
+	if err := Run(context.Background(), []string{"tune", "--resume", ie.RunID, "--workload", workload}, &stdout, &stderr); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr.String())
 	}
 	if n := strings.Count(stderr.String(), "(stored)"); n < len(done) {
@@ -330,5 +334,62 @@ func TestBenchLabObservedStoredReported(t *testing.T) {
 	htmlPath, errs, code := runCLI(t, "report", "latest", "-o", "again.html")
 	if code != 0 || !strings.HasSuffix(strings.TrimSpace(htmlPath), "again.html") {
 		t.Errorf("report latest -o: exit %d %q %s", code, htmlPath, errs)
+	}
+}
+
+// TestTuneDocRootAsTheAppsAccount tunes an app whose data directory belongs
+// to www-data (as Debian's packaged apps keep theirs) with --user www-data,
+// end to end: the lab runs as that account, every trial answers, and the
+// holdout is measured.
+func TestTuneDocRootAsTheAppsAccount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--user needs root")
+	}
+	u, err := user.Lookup("www-data")
+	if err != nil {
+		t.Skip("no www-data account")
+	}
+	home := labtest.Home(t)
+	app, err := os.MkdirTemp("", "phptune-app-") // outside phptune's private home
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(app)
+	os.Chmod(app, 0o755)
+	os.MkdirAll(filepath.Join(app, "data"), 0o755)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	os.Chown(filepath.Join(app, "data"), uid, gid)
+	os.Chmod(filepath.Join(app, "data"), 0o700)
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
+if (@file_put_contents(__DIR__ . '/data/hits', "x", FILE_APPEND) === false) { http_response_code(500); exit("cannot write data/"); }
+echo "<title>Counter</title>ok";`), 0o644)
+	out := filepath.Join(home, "out")
+	stdout, stderr, code := runCLI(t, "tune", "--docroot", app, "--user", "www-data", "--expect", "ok", "-c", "4", "--time-budget", "40s",
+		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, `title "Counter"`) {
+		t.Errorf("the page check was not printed:\n%s", stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results.Tune
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Holdout == nil || res.Holdout.Rounds < 1 {
+		t.Fatalf("no holdout: %+v", res.Holdout)
+	}
+	for _, tr := range res.Trials {
+		if tr.Bench != nil && tr.Bench.Errors > 0 {
+			t.Errorf("trial %d had %d errors %v: the app could not write its data as www-data", tr.N, tr.Bench.Errors, tr.Bench.ErrorsByClass)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(app, "data", "hits")); err != nil || st.Sys().(*syscall.Stat_t).Uid != uint32(uid) {
+		t.Errorf("the app's data was not written by www-data: %v", err)
 	}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	User       string `json:"user,omitempty"`
 	CPUs       string `json:"cpus,omitempty"`
 	MemoryMaxB int64  `json:"memory_max_bytes,omitempty"`
+	// OutDir is where the caller writes the run's files (absolute), kept so
+	// that --resume writes them where the first session would have.
+	OutDir string `json:"out_dir,omitempty"`
 	// Expect is the --expect regular expression every 2xx body must match.
 	Expect    string      `json:"expect,omitempty"`
 	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
