@@ -90,7 +90,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")
 	f.IntVar(&o.Jobs, "jobs", 2, "make -j")
-	f.BoolVar(&o.Minimal, "minimal", false, "--disable-all with fpm, cgi and cli only (tests, CI)")
+	f.BoolVar(&o.Minimal, "minimal", false, "--disable-all with fpm, cgi, cli and opcache only (tests, CI)")
 	f.BoolVar(&o.Rebuild, "rebuild", false, "build again even when the same build exists")
 	f.BoolVar(&o.NoInstall, "no-install", false, "print the apt-get line for missing build dependencies instead of installing them")
 	f.BoolVar(&jsonOut, "json", false, "print the build's record as JSON")
@@ -109,7 +109,7 @@ func printBuild(env *Env, r *phpbuild.Record) {
 	fmt.Fprintf(env.Stdout, "  PHP %s (package %s) from %s; installed php-fpm %s\n", r.SourceVersion, r.SourcePackage, r.Source, r.Installed)
 	v := r.Variant
 	if r.Minimal {
-		v += " (minimal: --disable-all, fpm/cgi/cli)"
+		v += " (minimal: --disable-all, fpm/cgi/cli, opcache)"
 	}
 	fmt.Fprintf(env.Stdout, "  variant %s", v)
 	if r.Training != "" {
