@@ -38,7 +38,7 @@ test-short: vet
 	$(GO) test -short -count=1 ./...
 
 # The PHP build pipeline on a minimal configure (plain, then pgo: three
-# compiles, ~20 min on 2 cores; see docs/build.md). Its own CI step: it would
+# compiles: ~20 min on a quiet 2-core machine, ~40 under load; docs/build.md). Its own CI step: it would
 # push make test past its 40-minute budget. Every compile runs at nice 19.
 test-build: build
 	$(BIN) build deps

@@ -371,18 +371,12 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 		return nil, err
 	}
 	b.rec.Older = OlderThan(b.rec.SourceVersion, b.installed)
-	var vars map[string]string
-	if err := b.timed("flags", func(log io.Writer) error {
-		var err error
-		vars, err = b.flags(ctx, log)
-		return err
-	}); err != nil {
+	if err := b.timed("flags", func(log io.Writer) error { return b.flags(ctx, log) }); err != nil {
 		return nil, err
 	}
 	if err := b.checkDeps(ctx, append(Deps(b.rec.Configure), o.ExtraDeps...)); err != nil {
 		return nil, err
 	}
-	_ = vars
 	key := Key(KeyParts{SourceVersion: b.rec.SourceVersion + " " + b.rec.SourcePackage, SourceDigest: b.rec.Source,
 		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: b.rec.Training})
 	b.rec.Key, b.rec.ID = key, IDOf(key)
@@ -585,36 +579,36 @@ func missingPackages(ctx context.Context, pkgs []string) []string {
 
 // flags evaluates debian/rules as the build account and derives the
 // configure line and compiler flags.
-func (b *builder) flags(ctx context.Context, log io.Writer) (map[string]string, error) {
+func (b *builder) flags(ctx context.Context, log io.Writer) error {
 	if _, err := os.Lstat(filepath.Join(b.src, "debian", "rules")); err != nil {
-		return nil, fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.phpName)
+		return fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.phpName)
 	}
 	out, err := b.output(ctx, b.src, nil, "make", "-s", "--no-print-directory", "-f", "debian/rules", "--eval", RulesEval(), "phptune-print-vars")
 	fmt.Fprint(log, out)
 	if err != nil {
-		return nil, fmt.Errorf("evaluating debian/rules: %v: %s", err, lastLines(out, 5))
+		return fmt.Errorf("evaluating debian/rules: %v: %s", err, lastLines(out, 5))
 	}
 	vars, err := ParseRulesOutput(out)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if vars["PHP_NAME_VERSION"] != b.phpName {
-		return nil, fmt.Errorf("the source is PHP %s but the installed php-fpm is %s: the distro's extensions would not load; give a php%s source", vars["PHP_NAME_VERSION"], b.phpName, b.phpName)
+		return fmt.Errorf("the source is PHP %s but the installed php-fpm is %s: the distro's extensions would not load; give a php%s source", vars["PHP_NAME_VERSION"], b.phpName, b.phpName)
 	}
 	words, err := SplitWords(vars["fpm_config"])
 	if err != nil {
-		return nil, fmt.Errorf("%w: fpm_config: %v", ErrRules, err)
+		return fmt.Errorf("%w: fpm_config: %v", ErrRules, err)
 	}
 	opc, err := SplitWords(vars["opcache_config"])
 	if err != nil {
-		return nil, fmt.Errorf("%w: opcache_config: %v", ErrRules, err)
+		return fmt.Errorf("%w: opcache_config: %v", ErrRules, err)
 	}
 	if b.rec.Configure, err = ConfigureArgs(words, opc, b.o.Minimal); err != nil {
-		return nil, err
+		return err
 	}
 	api := vars["PHP_ZEND_VERSION"]
 	if !regexp.MustCompile(`^\d{8}$`).MatchString(api) {
-		return nil, fmt.Errorf("%w: PHP_ZEND_VERSION %q is not a module API number", ErrRules, api)
+		return fmt.Errorf("%w: PHP_ZEND_VERSION %q is not a module API number", ErrRules, api)
 	}
 	b.rec.PHPAPI, b.rec.ExtDir = api, "/usr/lib/php/"+api
 	env := BuildFlagsEnv(vars)
@@ -624,13 +618,13 @@ func (b *builder) flags(ctx context.Context, log io.Writer) (map[string]string, 
 	}{{"CFLAGS", &b.rec.CFLAGS}, {"CPPFLAGS", &b.rec.CPPFLAGS}, {"LDFLAGS", &b.rec.LDFLAGS}} {
 		v, err := b.output(ctx, b.src, env, "dpkg-buildflags", "--get", f.name)
 		if err != nil {
-			return nil, fmt.Errorf("dpkg-buildflags --get %s: %v", f.name, err)
+			return fmt.Errorf("dpkg-buildflags --get %s: %v", f.name, err)
 		}
 		*f.dst = strings.TrimSpace(v)
 		fmt.Fprintf(log, "%s=%s\n", f.name, *f.dst)
 	}
 	fmt.Fprintf(log, "configure %s\n", strings.Join(b.rec.Configure, " "))
-	return vars, nil
+	return nil
 }
 
 func lastLines(s string, n int) string {
