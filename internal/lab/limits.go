@@ -273,9 +273,19 @@ func killCgroup(dir string) []int {
 	if dir == "" {
 		return nil
 	}
-	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	// phptune itself is never in a lab's cgroup but for the instant a
+	// thread forks into it (v1); should it be listed, it is spared.
+	self := ancestors()
+	if len(cgroupProcs(dir)) > 0 && !containsAny(cgroupProcs(dir), self) {
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	}
 	for i := 0; i < 40; i++ {
-		pids := cgroupProcs(dir)
+		var pids []int
+		for _, pid := range cgroupProcs(dir) {
+			if !self[pid] {
+				pids = append(pids, pid)
+			}
+		}
 		if len(pids) == 0 {
 			return nil
 		}
@@ -285,6 +295,15 @@ func killCgroup(dir string) []int {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return cgroupProcs(dir)
+}
+
+func containsAny(pids []int, set map[int]bool) bool {
+	for _, p := range pids {
+		if set[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // ours says whether dir is a cgroup phptune makes for labs.
