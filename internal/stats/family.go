@@ -37,23 +37,9 @@ func (t PairTest) CI(confidence float64) RatioCI {
 // all of them (sum(n_i - 1) degrees of freedom). A pair with no rounds gets
 // N 0 and P 1; with no pooled degrees of freedom every SE is +Inf.
 func PooledTests(pairs []Pair) ([]PairTest, error) {
-	logs := make([][]float64, len(pairs))
-	ss, df := 0.0, 0
-	for i, p := range pairs {
-		if len(p.A) != len(p.B) {
-			return nil, fmt.Errorf("stats: pair %d has %d A and %d B values", i, len(p.A), len(p.B))
-		}
-		for j := range p.A {
-			if p.A[j] <= 0 || p.B[j] <= 0 {
-				return nil, fmt.Errorf("%w: pair %d round %d", ErrNotPositive, i, j+1)
-			}
-			logs[i] = append(logs[i], math.Log(p.B[j]/p.A[j]))
-		}
-		if n := len(logs[i]); n >= 2 {
-			s := StdDev(logs[i])
-			ss += s * s * float64(n-1)
-			df += n - 1
-		}
+	logs, ss, df, err := pooledLogs(pairs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]PairTest, len(pairs))
 	for i, l := range logs {
@@ -118,4 +104,29 @@ func Holm(p []float64, m int, alpha float64) (reject []bool, level []float64) {
 		stopped = true
 	}
 	return reject, level
+}
+
+// pooledLogs are each pair's per-round log ratios log(B/A), with the sum of
+// squared deviations and the degrees of freedom pooled over every pair of
+// at least two rounds (PooledTests and the sequential comparisons share
+// them).
+func pooledLogs(pairs []Pair) (logs [][]float64, ss float64, df int, err error) {
+	logs = make([][]float64, len(pairs))
+	for i, p := range pairs {
+		if len(p.A) != len(p.B) {
+			return nil, 0, 0, fmt.Errorf("stats: pair %d has %d A and %d B values", i, len(p.A), len(p.B))
+		}
+		for j := range p.A {
+			if p.A[j] <= 0 || p.B[j] <= 0 {
+				return nil, 0, 0, fmt.Errorf("%w: pair %d round %d", ErrNotPositive, i, j+1)
+			}
+			logs[i] = append(logs[i], math.Log(p.B[j]/p.A[j]))
+		}
+		if n := len(logs[i]); n >= 2 {
+			s := StdDev(logs[i])
+			ss += s * s * float64(n-1)
+			df += n - 1
+		}
+	}
+	return logs, ss, df, nil
 }

@@ -329,23 +329,9 @@ func ComparePooled(pairs []Pair, o CompareOptions) ([]Decision, error) {
 	if o.MaxRounds < o.MinRounds {
 		o.MaxRounds = o.MinRounds
 	}
-	logs := make([][]float64, len(pairs))
-	ss, df := 0.0, 0
-	for i, p := range pairs {
-		if len(p.A) != len(p.B) {
-			return nil, fmt.Errorf("stats: pair %d has %d A and %d B values", i, len(p.A), len(p.B))
-		}
-		for j := range p.A {
-			if p.A[j] <= 0 || p.B[j] <= 0 {
-				return nil, fmt.Errorf("%w: pair %d round %d", ErrNotPositive, i, j+1)
-			}
-			logs[i] = append(logs[i], math.Log(p.B[j]/p.A[j]))
-		}
-		if n := len(logs[i]); n >= 2 {
-			s := StdDev(logs[i])
-			ss += s * s * float64(n-1)
-			df += n - 1
-		}
+	logs, ss, df, err := pooledLogs(pairs)
+	if err != nil {
+		return nil, err
 	}
 	looks := float64(o.MaxRounds - o.MinRounds + 1)
 	perLook := 1 - (1-o.Confidence)/math.Pow(looks, 0.7)
