@@ -19,7 +19,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
@@ -155,15 +154,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if l != nil {
 				appName = l.App
 				restore := l.Config.Clone()
-				defer func() {
-					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-					defer cancel()
-					if err := l.Apply(rctx, restore); err != nil {
-						say("restoring lab %s's configuration: %v", l.Name, err)
-					} else {
-						say("lab %s runs its starting configuration again", l.Name)
-					}
-				}()
+				defer restoreLab(ctx, l, restore, say)
 			} else {
 				if docroot != "" {
 					appName = "docroot"
@@ -190,13 +181,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			w := *pw
 			w.Expect = expect
 			stack := labstack.New(l, w)
-			if p, err := stack.CheckPage(ctx); err == nil {
-				say("page: %s", p)
-				stack.FirstPage = &p
-				for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
-					fmt.Fprintln(env.Stderr, "warning:", warn)
-				}
-			}
+			checkStartPage(ctx, env, stack, say)
 			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err

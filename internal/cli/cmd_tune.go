@@ -25,7 +25,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
 	"github.com/phptune/phptune/internal/redact"
@@ -616,29 +615,11 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		w = &pw
 	}
 	if restore != nil {
-		defer func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if err := l.Apply(rctx, restore); err != nil {
-				say("restoring lab %s's configuration: %v", l.Name, err)
-			} else {
-				say("lab %s runs its starting configuration again", l.Name)
-			}
-		}()
+		defer restoreLab(ctx, l, restore, say)
 	}
 	w.Expect = opt.Expect
 	stack := labstack.New(l, *w)
-	// The page the tune is about, before anything is measured: an error
-	// page answered with 200 would otherwise be tuned.
-	if p, err := stack.CheckPage(ctx); err != nil {
-		say("checking the page: %v", err)
-	} else {
-		say("page: %s", p)
-		stack.FirstPage = &p
-		for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
-			fmt.Fprintln(env.Stderr, "warning:", warn)
-		}
-	}
+	checkStartPage(ctx, env, stack, say)
 	opt.ResetBetween = w.Writes
 	if w.Writes {
 		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))
