@@ -47,6 +47,16 @@ func testHome(t *testing.T) string {
 	return dir
 }
 
+// labProcesses are the pids labRefs finds.
+func labProcesses(o owner, procs []Process) []int {
+	refs := labRefs(o, procs)
+	out := make([]int, len(refs))
+	for i, r := range refs {
+		out[i] = r.pid
+	}
+	return out
+}
+
 // testOwner finds every process of the stack account naming dir.
 func testOwner(t *testing.T, dir string) owner {
 	t.Helper()

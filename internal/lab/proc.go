@@ -127,27 +127,18 @@ func (l *Lab) LiveProcesses() []Process {
 	return out
 }
 
-// labProcesses finds every live process that belongs to the lab: members of
-// a recorded process group whose leader is verified (or, the leader gone,
-// that started after it in the same boot), and processes whose command line
-// names the lab directory (a master started just before phptune was killed,
-// whose pid was never recorded). Only processes of the lab's account count;
-// phptune itself and its parents never do.
-func labProcesses(o owner, procs []Process) []int {
-	refs := labRefs(o, procs)
-	out := make([]int, len(refs))
-	for i, r := range refs {
-		out[i] = r.pid
-	}
-	return out
-}
-
 // procRef is a process as a scan found it: its pid and start time.
 type procRef struct {
 	pid   int
 	start uint64
 }
 
+// labRefs finds every live process that belongs to the lab: members of
+// a recorded process group whose leader is verified (or, the leader gone,
+// that started after it in the same boot), and processes whose command line
+// names the lab directory (a master started just before phptune was killed,
+// whose pid was never recorded). Only processes of the lab's account count;
+// phptune itself and its parents never do.
 func labRefs(o owner, procs []Process) []procRef {
 	skip := ancestors()
 	sameBoot := o.bootID != "" && o.bootID == bootID()

@@ -124,13 +124,3 @@ func (u CPUUse) CPUBound() bool {
 	c := u.StackCeiling()
 	return c > 0 && u.ThroughputRPS >= CPUBoundShare*c
 }
-
-// StackCeiling is CPUUse.StackCeiling of a run (0 when it has no CPU
-// figures): the figure to print beside the PHP-only ceiling.
-func StackCeiling(b *results.Bench, cores int) float64 {
-	u, ok := CPUUseOf(b, cores)
-	if !ok {
-		return 0
-	}
-	return u.StackCeiling()
-}

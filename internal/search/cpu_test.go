@@ -37,7 +37,7 @@ func TestStackCeiling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		u, _ := search.CPUUseOf(tt.b, 2)
-		if got := search.StackCeiling(tt.b, 2); math.Abs(got-tt.ceiling) > 1e-6 {
+		if got := u.StackCeiling(); math.Abs(got-tt.ceiling) > 1e-6 {
 			t.Errorf("%s: stack ceiling %.1f, want %.1f", tt.name, got, tt.ceiling)
 		}
 		if got := u.PHPCeiling(); math.Abs(got-tt.php) > 1e-6 {
