@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Page is what one GET of a page returned.
@@ -64,17 +63,22 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title\s*>`)
 
-// Title returns the page's <title>, unescaped, spaces collapsed, at most 200
-// characters; "" when there is none.
+// Title returns the page's <title>, unescaped, control characters dropped,
+// spaces collapsed, at most 200 characters; "" when there is none.
 func Title(body []byte) string {
 	m := titleRE.FindSubmatch(body)
 	if m == nil {
 		return ""
 	}
-	t := strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " ")
-	if !utf8.ValidString(t) {
-		t = strings.ToValidUTF8(t, "?")
-	}
+	// The lab's page is the lab's to write: no control character (an
+	// escape sequence driving the terminal it is printed on) gets through.
+	t := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(html.UnescapeString(string(m[1])), "?"))
+	t = strings.Join(strings.Fields(t), " ")
 	if r := []rune(t); len(r) > 200 {
 		t = string(r[:200]) + "…"
 	}

@@ -17,6 +17,7 @@ func TestTitle(t *testing.T) {
 		{"no title here", ""},
 		{"<title>" + strings.Repeat("x", 300) + "</title>", strings.Repeat("x", 200) + "…"},
 		{"<title>\xff\xfebad</title>", "?bad"},
+		{"<title>a\x1b]0;pwned\x07b &#27;[2J</title>", "a ]0;pwned b [2J"},
 	} {
 		if got := Title([]byte(c.body)); got != c.want {
 			t.Errorf("Title(%.40q) = %q, want %q", c.body, got, c.want)
@@ -94,7 +95,7 @@ func FuzzTitle(f *testing.F) {
 	f.Add([]byte("<title><title></title>"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got := Title(b)
-		if len([]rune(got)) > 201 || strings.ContainsAny(got, "\n\t") {
+		if len([]rune(got)) > 201 || strings.ContainsAny(got, "\n\t\x1b\x07") {
 			t.Fatalf("Title = %q", got)
 		}
 	})
