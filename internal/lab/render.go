@@ -81,7 +81,7 @@ func (l *Lab) render(acct *account) error {
 			return err
 		}
 	}
-	return nil
+	return l.writeStatusScript(acct)
 }
 
 // testConfigs runs php-fpm -t and nginx -t on the rendered files, as the
