@@ -12,7 +12,6 @@ import (
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/nginx"
 	"github.com/phptune/phptune/internal/pagecheck"
-	"github.com/phptune/phptune/internal/phpfpm"
 )
 
 // Apply restarts the lab's servers with cfg (the tuner's trial step). MariaDB
@@ -24,7 +23,7 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	fpmBin, err := phpfpm.Find()
+	fpmBin, _, err := phpFor(cfg)
 	if err != nil {
 		return err
 	}

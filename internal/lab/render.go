@@ -23,6 +23,10 @@ const (
 // cannot write.
 func (l *Lab) render(acct *account) error {
 	y := layout{l.Dir}
+	_, build, err := phpFor(l.Config)
+	if err != nil {
+		return err
+	}
 	listen := y.fpmSocket()
 	l.FPMListen = "unix:" + listen
 	nginxPass := "unix:" + listen
@@ -33,7 +37,6 @@ func (l *Lab) render(acct *account) error {
 			port, _ = strconv.Atoi(l.FPMListen[strings.LastIndexByte(l.FPMListen, ':')+1:])
 		}
 		if port == 0 {
-			var err error
 			if port, err = freePort(); err != nil {
 				return err
 			}
@@ -67,6 +70,7 @@ func (l *Lab) render(acct *account) error {
 	})
 	files := map[string]string{
 		"php-fpm.conf":       fpmConf,
+		"php/00-build.ini":   buildIni(build),
 		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
 		"nginx.conf":         nginxConf,
 	}
@@ -88,7 +92,7 @@ func (l *Lab) render(acct *account) error {
 // stack user, and returns their own words when they refuse.
 func (l *Lab) testConfigs(ctx context.Context, acct *account, fpmBin *phpfpm.Binary, nginxBin string) error {
 	y := layout{l.Dir}
-	out, err := l.output(ctx, acct, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), phpfpm.Env(y.p("php")))
+	out, err := l.output(ctx, acct, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), l.fpmEnv())
 	if err != nil {
 		return fmt.Errorf("php-fpm -t refused the configuration: %s (%v)", strings.TrimSpace(out), err)
 	}

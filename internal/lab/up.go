@@ -53,7 +53,8 @@ type plan struct {
 	app      apps.App
 	docroot  string
 	cfg      knob.Config
-	fpm      *phpfpm.Binary
+	fpm      *phpfpm.Binary // the php-fpm it runs: the distro's or a build's (CLI stays the distro's)
+	build    *PHPBuild      // php.build, nil for the distro's PHP
 	nginx    string
 	db       *mariadb.Binaries
 	port     int
@@ -83,7 +84,7 @@ func planUp(opt Options) (*plan, error) {
 	if err := p.cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if p.fpm, err = phpfpm.Find(); err != nil {
+	if p.fpm, p.build, err = phpFor(p.cfg); err != nil {
 		return nil, err
 	}
 	if p.nginx, err = nginx.Find(); err != nil {
@@ -252,6 +253,12 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 func (l *Lab) build(ctx context.Context, p *plan) error {
 	y := layout{l.Dir}
 	say, acct := p.progress, p.acct
+	if p.build != nil {
+		say("PHP: build " + p.build.Summary)
+		for _, n := range p.build.Notes {
+			say(n)
+		}
+	}
 	if err := y.makeDirs(acct); err != nil {
 		return err
 	}
@@ -362,7 +369,7 @@ func (l *Lab) installWordPress(ctx context.Context, acct *account, p *plan, s Se
 
 func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) error {
 	y := layout{l.Dir}
-	cmd, err := l.start(acct, "php-fpm", b.Path, b.Args(y.p("php-fpm.conf")), phpfpm.Env(y.p("php")))
+	cmd, err := l.start(acct, "php-fpm", b.Path, b.Args(y.p("php-fpm.conf")), l.fpmEnv())
 	if err != nil {
 		return err
 	}

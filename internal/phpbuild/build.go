@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -583,7 +584,20 @@ func (b *builder) flags(ctx context.Context, log io.Writer) error {
 	if _, err := os.Lstat(filepath.Join(b.src, "debian", "rules")); err != nil {
 		return fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.phpName)
 	}
-	out, err := b.output(ctx, b.src, nil, "make", "-s", "--no-print-directory", "-f", "debian/rules", "--eval", RulesEval(), "phptune-print-vars")
+	// A full build also compiles the shared extensions the installed
+	// php-fpm enables, with Debian's flags for each (extbuild.go).
+	var enabled []Module
+	var extVars []string
+	if !b.o.Minimal {
+		var err error
+		if enabled, err = EnabledModules(filepath.Join("/etc/php", b.phpName, "fpm", "conf.d")); err != nil {
+			return err
+		}
+		for _, m := range enabled {
+			extVars = append(extVars, ExtConfigVar(m.Name))
+		}
+	}
+	out, err := b.output(ctx, b.src, nil, "make", "-s", "--no-print-directory", "-f", "debian/rules", "--eval", RulesEval(extVars...), "phptune-print-vars")
 	fmt.Fprint(log, out)
 	if err != nil {
 		return fmt.Errorf("evaluating debian/rules: %v: %s", err, lastLines(out, 5))
@@ -604,6 +618,9 @@ func (b *builder) flags(ctx context.Context, log io.Writer) error {
 		return fmt.Errorf("%w: opcache_config: %v", ErrRules, err)
 	}
 	if b.rec.Configure, err = ConfigureArgs(words, opc, b.o.Minimal); err != nil {
+		return err
+	}
+	if b.rec.Configure, b.rec.Built, err = ExtensionArgs(b.rec.Configure, enabled, vars); err != nil {
 		return err
 	}
 	api := vars["PHP_ZEND_VERSION"]
@@ -653,7 +670,10 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 			continue
 		}
 		if m, ok := ParseModIni(string(data)); ok {
-			if _, err := os.Stat(filepath.Join(b.rec.ExtDir, m.Name+".so")); err == nil {
+			if slices.Contains(b.rec.Built, m.Name) {
+				m.Path = filepath.Join(b.src, "modules", m.Name+".so")
+				mods = append(mods, m)
+			} else if _, err := os.Stat(filepath.Join(b.rec.ExtDir, m.Name+".so")); err == nil {
 				mods = append(mods, m)
 			}
 		}
@@ -670,7 +690,8 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 	}
 	b.rec.Extensions = ParseCheckOutput(out, mods)
 	failed := 0
-	for _, r := range b.rec.Extensions {
+	for i, r := range b.rec.Extensions {
+		b.rec.Extensions[i].Own = slices.Contains(b.rec.Built, r.Name)
 		if !r.Loaded {
 			failed++
 			fmt.Fprintf(log, "NOT LOADED %s: %s\n", r.Name, r.Reason)
@@ -710,6 +731,17 @@ func (b *builder) complete() (*Record, error) {
 	for _, c := range [][2]string{{"sapi/fpm/php-fpm", "php-fpm"}, {"sapi/cli/php", "php"}, {"sapi/cgi/php-cgi", "php-cgi"}, {"modules/opcache.so", "opcache.so"}} {
 		if err := copyBinary(filepath.Join(b.src, c[0]), filepath.Join(bin, c[1])); err != nil {
 			return nil, err
+		}
+	}
+	if len(b.rec.Built) > 0 {
+		ext := filepath.Join(stage, "ext")
+		if err := os.Mkdir(ext, 0o755); err != nil {
+			return nil, err
+		}
+		for _, name := range b.rec.Built {
+			if err := copyBinary(filepath.Join(b.src, "modules", name+".so"), filepath.Join(ext, name+".so")); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := os.Rename(b.logs, filepath.Join(stage, "logs")); err != nil {

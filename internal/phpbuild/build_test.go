@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -224,6 +227,54 @@ func TestMinimalBuild(t *testing.T) {
 		}
 		if _, err := knob.Defaults().Apply([]string{knob.BuildKnob + "=ffffffffffff"}); err == nil || !strings.Contains(err.Error(), "phptune build list") {
 			t.Fatalf("an unknown build: %v", err)
+		}
+	})
+
+	t.Run("a lab runs it and goes back to the distro's", func(t *testing.T) {
+		defer func(v func(string) (string, error), h func(string) (*lab.PHPBuild, error)) {
+			knob.BuildValidator, lab.PHPBuilds = v, h
+		}(knob.BuildValidator, lab.PHPBuilds)
+		knob.BuildValidator, lab.PHPBuilds = Validator, ForLab
+		var said []string
+		l, err := lab.Up(ctx, lab.Options{Name: "build-" + r.ID[:6], App: "hello", Set: []string{knob.BuildKnob + "=" + r.ID},
+			Progress: func(s string) { said = append(said, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lab.Down(l.Name)
+		if !strings.Contains(strings.Join(said, "\n"), r.ID) {
+			t.Errorf("lab up does not name the build: %q", said)
+		}
+		version := func() string {
+			t.Helper()
+			network, addr := l.FPMAddr()
+			resp, err := fcgi.Get(ctx, network, addr, fcgi.Params("GET", "/phptune-status.php", l.StatusScript(), nil, nil), nil)
+			if err != nil || resp.Status != 200 {
+				t.Fatalf("status script: %v %+v", err, resp)
+			}
+			var st struct {
+				PHPVersion string `json:"php_version"`
+				Opcache    struct {
+					Enabled bool `json:"enabled"`
+				} `json:"opcache"`
+			}
+			if err := json.Unmarshal(resp.Body, &st); err != nil {
+				t.Fatalf("%v: %s", err, resp.Body)
+			}
+			if !st.Opcache.Enabled {
+				t.Errorf("opcache is off in %s: %s", st.PHPVersion, resp.Body)
+			}
+			return st.PHPVersion
+		}
+		if v := version(); v != r.SourceVersion {
+			t.Fatalf("the lab's php-fpm is PHP %s; want the build's %s", v, r.SourceVersion)
+		}
+		installed := strings.SplitN(r.Installed, "-", 2)[0]
+		if err := l.Apply(ctx, knob.Defaults()); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(); v != installed {
+			t.Fatalf("after php.build=distro the lab runs PHP %s; want the distro's %s", v, installed)
 		}
 	})
 

@@ -56,6 +56,10 @@ type Record struct {
 	// build's own opcache always loads: a build where it does not fails);
 	// ExtNote says why many fail when the source is older.
 	Extensions []ExtResult `json:"extensions"`
+	// Built are the shared extensions compiled from the build's own source
+	// (ext/NAME.so; see ExtensionArgs): a lab of the build loads these in
+	// place of the distro's.
+	Built []string `json:"built_extensions,omitempty"`
 	ExtNote    string      `json:"extensions_note,omitempty"`
 }
 

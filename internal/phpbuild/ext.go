@@ -102,6 +102,9 @@ type ExtResult struct {
 	Name   string `json:"name"`
 	Loaded bool   `json:"loaded"`
 	Reason string `json:"reason,omitempty"`
+	// Own is true when the build's own copy (compiled from its source)
+	// was checked, false for the distro's.
+	Own bool `json:"own,omitempty"`
 }
 
 var (

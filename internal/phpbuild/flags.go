@@ -3,6 +3,7 @@ package phpbuild
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,12 +29,13 @@ import (
 var RulesVars = []string{"fpm_config", "cgi_config", "opcache_config", "DEB_CFLAGS_MAINT_APPEND", "DEB_LDFLAGS_MAINT_APPEND",
 	"DEB_BUILD_MAINT_OPTIONS", "PHP_ZEND_VERSION", "PHP_NAME_VERSION"}
 
-// RulesEval is the make fragment that prints RulesVars, one per line, with
-// make's $(info) (no shell: the values keep their quoting).
-func RulesEval() string {
+// RulesEval is the make fragment that prints RulesVars and extra (each
+// extension's NAME_config, see ExtensionArgs), one per line, with make's
+// $(info) (no shell: the values keep their quoting).
+func RulesEval(extra ...string) string {
 	var b strings.Builder
 	b.WriteString("phptune-print-vars: ;")
-	for _, v := range RulesVars {
+	for _, v := range append(slices.Clone(RulesVars), extra...) {
 		fmt.Fprintf(&b, " $(info PHPTUNE %s=$(%s))", v, v)
 	}
 	return b.String()
@@ -223,6 +225,23 @@ var depByFlag = map[string]string{
 	"--with-fpm-apparmor":    "libapparmor-dev",
 	"--enable-dtrace":        "systemtap-sdt-dev",
 	"--with-system-tzdata":   "tzdata",
+	// The shared extensions Debian's ext_config builds (ExtensionArgs).
+	"--with-curl":        "libcurl4-openssl-dev",
+	"--enable-mbstring":  "libonig-dev",
+	"--with-xsl":         "libxslt1-dev",
+	"--with-ffi":         "libffi-dev",
+	"--with-external-gd": "libgd-dev",
+	"--with-libedit":     "libedit-dev",
+	"--with-gmp":         "libgmp-dev",
+	"--with-bz2":         "libbz2-dev",
+	"--enable-intl":      "libicu-dev",
+	"--with-zip":         "libzip-dev",
+	"--with-sqlite3":     "libsqlite3-dev",
+	"--with-pdo-sqlite":  "libsqlite3-dev",
+	"--with-pgsql":       "libpq-dev",
+	"--with-pdo-pgsql":   "libpq-dev",
+	"--with-ldap":        "libldap2-dev",
+	"--with-tidy":        "libtidy-dev",
 }
 
 // BaseDeps are what every build needs (setup.BuildDeps): the compiler and

@@ -1,0 +1,77 @@
+package phpbuild
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExtensionArgs(t *testing.T) {
+	base := []string{"--prefix=/usr", "--with-zlib-dir=/usr", "--enable-opcache"}
+	mods := []Module{{Name: "mysqlnd", Priority: 10}, {Name: "opcache", Zend: true, Priority: 10}, {Name: "mysqli"}, {Name: "ctype"}, {Name: "nodistrorule"}}
+	// Debian 8.2.32's rules.d values.
+	vars := map[string]string{
+		"mysqlnd_config": "--enable-mysqlnd=shared --enable-mysqlnd-compression-support --with-zlib-dir=/usr",
+		"mysqli_config":  "--with-mysqli=shared,mysqlnd --with-mysql-sock=/var/run/mysqld/mysqld.sock",
+		"ctype_config":   "--enable-ctype=shared",
+		"opcache_config": "--enable-opcache=shared-should-not-be-read",
+	}
+	args, built, err := ExtensionArgs(base, mods, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--prefix=/usr", "--with-zlib-dir=/usr", "--enable-opcache", "--enable-mysqlnd=shared", "--enable-mysqlnd-compression-support",
+		"--with-mysqli=shared,mysqlnd", "--with-mysql-sock=/var/run/mysqld/mysqld.sock", "--enable-ctype=shared"}
+	if !slices.Equal(args, want) {
+		t.Errorf("args\n got %q\nwant %q", args, want)
+	}
+	if !slices.Equal(built, []string{"mysqlnd", "mysqli", "ctype"}) {
+		t.Errorf("built %q", built)
+	}
+	if !slices.Equal(base, []string{"--prefix=/usr", "--with-zlib-dir=/usr", "--enable-opcache"}) {
+		t.Errorf("the caller's line changed: %q", base)
+	}
+
+	for name, bad := range map[string]string{
+		"static":    "--enable-ctype",
+		"not flag":  "--enable-ctype=shared CFLAGS=-O0",
+		"shell":     "--enable-ctype=shared;rm",
+		"unquoted$": "--with-ctype=$(X)",
+	} {
+		_, _, err := ExtensionArgs(base, []Module{{Name: "ctype"}}, map[string]string{"ctype_config": bad})
+		if err == nil {
+			t.Errorf("%s: %q accepted", name, bad)
+		}
+	}
+}
+
+func TestEnabledModules(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"20-mysqli.ini":  "; configuration for php mysql module\n; priority=20\nextension=mysqli.so\n",
+		"10-mysqlnd.ini": "; priority=10\nextension=mysqlnd.so\n",
+		"10-opcache.ini": "; priority=10\nzend_extension=opcache.so\n",
+		"99-local.ini":   "memory_limit=1G\n",
+		"README":         "extension=nope.so\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods, err := EnabledModules(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range mods {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, " "); got != "mysqlnd opcache mysqli" {
+		t.Errorf("modules %q, want mysqlnd opcache mysqli (Debian's order)", got)
+	}
+	if _, err := EnabledModules(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "enabled extensions") {
+		t.Errorf("a missing conf.d: %v", err)
+	}
+}
