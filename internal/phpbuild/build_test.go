@@ -18,8 +18,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/fcgi"
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
 )
 
 // The build tests compile PHP (a minimal configure: ~6 min per compile on

@@ -59,8 +59,8 @@ type Record struct {
 	// Built are the shared extensions compiled from the build's own source
 	// (ext/NAME.so; see ExtensionArgs): a lab of the build loads these in
 	// place of the distro's.
-	Built []string `json:"built_extensions,omitempty"`
-	ExtNote    string      `json:"extensions_note,omitempty"`
+	Built   []string `json:"built_extensions,omitempty"`
+	ExtNote string   `json:"extensions_note,omitempty"`
 }
 
 // Step is one timed step of a build.
