@@ -250,7 +250,8 @@ func Target(l *lab.Lab) (load.Target, error) {
 // Measure loads the running lab with conns connections for warmup and then
 // d, observing every process of the stack and the generator, and returns
 // the generator's result with the observation attached (derived figures
-// over the measured part only).
+// over the measured part only) and, read after the load, what the lab's
+// caches hold (Bench.Runtime: opcache, the realpath cache, InnoDB).
 func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
 	target, err := Target(s.Lab)
 	if err != nil {
@@ -273,6 +274,16 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			pageWarnings = PageWarnings(*s.FirstPage, p)
 		}
 	}
+	// InnoDB's page requests are counted from here: MariaDB restarts only
+	// when its knobs change, so its counters span earlier trials.
+	var innoBefore *innodbCounters
+	var runtimeErrs []string
+	if s.Lab.MariaDBSocket != "" {
+		var ierr error
+		if innoBefore, ierr = readInnoDBCounters(ctx, s.Lab); ierr != nil {
+			runtimeErrs = append(runtimeErrs, "mariadb before the load: "+ierr.Error())
+		}
+	}
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
@@ -288,6 +299,10 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if err != nil {
 		return nil, err
 	}
+	// After the load and the observer: what the caches hold now is what
+	// this configuration's workload filled them with.
+	b.Runtime = readRuntime(ctx, s.Lab, innoBefore)
+	b.Runtime.Errors = append(runtimeErrs, b.Runtime.Errors...)
 	b.Warnings = append(b.Warnings, pageWarnings...)
 	return b, nil
 }

@@ -69,8 +69,11 @@ type Bench struct {
 
 	Generator   GeneratorCost `json:"generator"`
 	Observation *Observation  `json:"observation,omitempty"`
-	Environment *Environment  `json:"environment,omitempty"`
-	Warnings    []string      `json:"warnings,omitempty"`
+	// Runtime is what the servers said about their caches after the load
+	// (lab runs only).
+	Runtime     *Runtime     `json:"runtime,omitempty"`
+	Environment *Environment `json:"environment,omitempty"`
+	Warnings    []string     `json:"warnings,omitempty"`
 }
 
 // Latency summarises response times in milliseconds. For the open model they
@@ -299,7 +302,11 @@ type Tune struct {
 	Decisions []Decision `json:"decisions,omitempty"`
 	Holdout   *Holdout   `json:"holdout,omitempty"`
 	// Baselines are the rules of thumb beside the recommendation.
-	Baselines     []Baseline        `json:"baselines,omitempty"`
+	Baselines []Baseline `json:"baselines,omitempty"`
+	// Sizing are the knobs sized from what the stack reported (opcache,
+	// the realpath cache, the InnoDB buffer pool, nginx's workers), each
+	// with its numbers, raised or kept.
+	Sizing        []SizeDecision    `json:"sizing,omitempty"`
 	Curves        []Curve           `json:"curves,omitempty"` // throughput vs concurrency
 	Files         map[string]string `json:"files,omitempty"`  // file name -> contents
 	Diff          string            `json:"diff,omitempty"`   // unified diff start -> recommended
