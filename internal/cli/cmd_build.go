@@ -86,7 +86,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Variant, "variant", "plain", "plain or pgo (LTO and BOLT: not yet)")
-	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo or strings (default strings)")
+	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo, strings (a private docroot) or io, wordpress[:front|mix|comment] (in a lab of their own, with MariaDB); default strings")
 	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")
 	f.IntVar(&o.Jobs, "jobs", 2, "make -j")

@@ -50,8 +50,9 @@ func (l *Lab) render(acct *account) error {
 		app.FrontController = true
 	}
 	extra := []string{}
-	if l.MariaDBSocket != "" {
-		extra = append(extra, "env[PHPTUNE_DB_CONFIG] = "+y.p("app", "db.php"))
+	for _, kv := range l.PoolEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		extra = append(extra, "env["+name+"] = "+value)
 	}
 	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
@@ -86,6 +87,16 @@ func (l *Lab) render(acct *account) error {
 		}
 	}
 	return l.writeStatusScript(acct)
+}
+
+// PoolEnv is the environment the lab's php-fpm pool gives the app
+// (NAME=VALUE): where a built-in app finds its database settings. Another
+// php-fpm serving the lab's app (a PHP build's training) sets the same.
+func (l *Lab) PoolEnv() []string {
+	if l.MariaDBSocket == "" {
+		return nil
+	}
+	return []string{"PHPTUNE_DB_CONFIG=" + layout{l.Dir}.p("app", "db.php")}
 }
 
 // testConfigs runs php-fpm -t and nginx -t on the rendered files, as the

@@ -56,11 +56,12 @@
 // → extension check (every .so of the distro's extension directory loaded
 // into the built php-cli) → stage → rename.
 //
-// Not in this slice: the LTO and BOLT variants, and training inside a real
-// lab (the lab package cannot run a build's php-fpm until it is wired to the
-// php.build knob): training serves the chosen app from a private docroot
-// with the instrumented php-fpm and phptune's FastCGI generator, the same
-// path (FastCGI, opcache) the lab's php-fpm serves, without nginx and
-// without MariaDB — so apps that need a database (io, wordpress) cannot be
-// trained on yet.
+// Training: apps without a database are served from a private docroot;
+// io and wordpress are trained in a lab of their own (lab.Up with the
+// distro's PHP, owned by the build so a killed build's lab is reaped): the
+// instrumented php-fpm, as the lab account, serves the lab's docroot with
+// the lab's pool environment and MariaDB, loaded over FastCGI with the
+// lab's workload (front, mix, comment); nginx is not in the path.
+//
+// Not in this slice: the LTO and BOLT variants.
 package phpbuild

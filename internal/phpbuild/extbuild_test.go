@@ -75,3 +75,31 @@ func TestEnabledModules(t *testing.T) {
 		t.Errorf("a missing conf.d: %v", err)
 	}
 }
+
+func TestParseTrain(t *testing.T) {
+	for _, c := range []struct {
+		in, app, workload, err string
+	}{
+		{"strings", "strings", "front", ""},
+		{"hello:front", "hello", "front", ""},
+		{"wordpress", "wordpress", "front", ""},
+		{"wordpress:mix", "wordpress", "mix", ""},
+		{"wordpress:comment", "wordpress", "comment", ""},
+		{"io", "io", "front", ""},
+		{"io:mix", "", "", "trains on front"},
+		{"strings:comment", "", "", "trains on front"},
+		{"wordpress:/about", "", "", "front, mix or comment"},
+		{"nosuchapp", "", "", "--train nosuchapp"},
+	} {
+		app, wl, err := ParseTrain(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseTrain(%q) err %v, want one containing %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || app != c.app || wl != c.workload {
+			t.Errorf("ParseTrain(%q) = %q, %q, %v", c.in, app, wl, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/peercred"
 )
@@ -22,10 +25,11 @@ import (
 // DefaultTrain is the training workload when --train is not given.
 const DefaultTrain = "strings"
 
-// ParseTrain reads APP[:WORKLOAD]. Only the built-in apps without a
-// database train for now (hello, phpinfo, strings; workload "front", the
-// front page): io and wordpress need MariaDB, which only a lab brings up,
-// and the lab cannot yet run a build's php-fpm.
+// ParseTrain reads APP[:WORKLOAD]. Apps without a database (hello,
+// phpinfo, strings) train on their front page with a private docroot; apps
+// with one (io, wordpress) train in a lab of their own (trainInLab), on
+// any of the lab's built-in workloads (front; for WordPress also mix and
+// comment).
 func ParseTrain(s string) (app, workload string, err error) {
 	app, workload, _ = strings.Cut(strings.TrimSpace(s), ":")
 	if workload == "" {
@@ -35,11 +39,13 @@ func ParseTrain(s string) (app, workload string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("--train %s: %v", s, err)
 	}
-	if a.NeedsDB {
-		return "", "", fmt.Errorf("--train %s: the app needs MariaDB, which only a lab brings up, and labs cannot run a build's php-fpm yet; train on hello, phpinfo or strings for now", s)
-	}
-	if workload != "front" {
-		return "", "", fmt.Errorf("--train %s: app %s has one workload, front (its front page)", s, app)
+	need, ok := labstack.Builtin(workload)
+	if !ok || (need != "" && need != app) || (!a.NeedsDB && workload != "front") {
+		valid := "front"
+		if app == "wordpress" {
+			valid = "front, mix or comment"
+		}
+		return "", "", fmt.Errorf("--train %s: app %s trains on %s", s, app, valid)
 	}
 	return app, workload, nil
 }
@@ -85,17 +91,98 @@ func TrainINI(extDir, opcache string) []string {
 // php-fpm is then stopped gracefully (SIGQUIT) so every worker writes its
 // profile. It returns a line about the run.
 func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string, error) {
-	app, _, err := ParseTrain(b.o.Train)
+	app, workload, err := ParseTrain(b.o.Train)
 	if err != nil {
 		return "", err
 	}
+	a, _ := apps.Lookup(app)
+	if a.NeedsDB {
+		return b.trainInLab(ctx, prof, log, app, workload)
+	}
 	t := newTrainDirs(b.work)
-	for _, d := range []string{t.root, t.docroot} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", err
-		}
+	if err := os.MkdirAll(t.docroot, 0o755); err != nil {
+		return "", err
 	}
 	if err := apps.Install(app, t.docroot); err != nil {
+		return "", err
+	}
+	s := trainServe{docroot: t.docroot, requests: []load.Request{{Path: "/index.php"}}, host: "localhost", what: app + " front page"}
+	return b.serveTraining(ctx, prof, log, s)
+}
+
+// trainServe is what a training serves: a docroot, the requests of the
+// workload, the Host they carry, and the pool's environment and extra
+// extensions (a lab's app needs its database settings and mysqli).
+type trainServe struct {
+	docroot  string
+	requests []load.Request
+	host     string
+	env      []string // NAME=VALUE for the pool
+	ini      []string // more -d settings (extension=...)
+	what     string
+}
+
+// trainInLab brings up a lab of app (the distro's PHP serves it meanwhile,
+// its MariaDB and the app's files are what training uses), and serves the
+// lab's docroot with the instrumented php-fpm, as the lab account, loaded
+// over FastCGI with the lab's workload: the same app, database and pages
+// the lab measures. The extensions the build compiled are loaded from the
+// build tree (instrumented too, so they are trained as well). The lab is
+// taken down afterwards; it belongs to this process, so a killed build's
+// lab is reaped by the next phptune command.
+func (b *builder) trainInLab(ctx context.Context, prof string, log io.Writer, app, workload string) (string, error) {
+	name := "train-" + randHex(4)
+	fmt.Fprintf(b.o.Progress, "build: training in lab %s (%s, workload %s)\n", name, app, workload)
+	l, err := lab.Up(ctx, lab.Options{Name: name, App: app, OwnedBy: "build", Progress: func(s string) { fmt.Fprintf(log, "lab %s: %s\n", name, s) }})
+	if err != nil {
+		return "", fmt.Errorf("training lab: %v", err)
+	}
+	defer func() {
+		if err := lab.Down(name); err != nil {
+			fmt.Fprintf(log, "taking the training lab down: %v\n", err)
+		}
+	}()
+	w, err := labstack.ParseWorkload(ctx, l, workload)
+	if err != nil {
+		return "", err
+	}
+	host := strings.TrimPrefix(l.URL, "http://")
+	reqs := append([]load.Request(nil), w.Requests...)
+	for i := range reqs {
+		// The lab's app is a front controller behind nginx's try_files: its
+		// pages all run index.php, as nginx passes them.
+		if reqs[i].ScriptFilename == "" {
+			reqs[i].ScriptFilename = l.ScriptFilename
+		}
+	}
+	var ini []string
+	for _, m := range b.trainModules() {
+		ini = append(ini, "-d", "extension="+m)
+	}
+	s := trainServe{docroot: l.DocRoot, requests: reqs, host: host, env: l.PoolEnv(), ini: ini, what: app + " " + w.Name + " in a lab"}
+	return b.serveTraining(ctx, prof, log, s)
+}
+
+// trainModules are the shared extensions the build compiled, from its
+// tree, in the order the installed php-fpm loads them (opcache aside).
+func (b *builder) trainModules() []string {
+	enabled, err := EnabledModules(filepath.Join("/etc/php", b.phpName, "fpm", "conf.d"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range enabled {
+		if slices.Contains(b.rec.Built, m.Name) {
+			out = append(out, filepath.Join(b.src, "modules", m.Name+".so"))
+		}
+	}
+	return out
+}
+
+// serveTraining runs the instrumented php-fpm on s and loads it.
+func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer, s trainServe) (string, error) {
+	t := newTrainDirs(b.work)
+	if err := os.MkdirAll(t.root, 0o755); err != nil {
 		return "", err
 	}
 	if err := os.Mkdir(t.run, 0o755); err != nil {
@@ -109,11 +196,20 @@ func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string
 	if strings.ContainsAny(t.run, "\"'\n;= ") {
 		return "", fmt.Errorf("the build cache's path %s has characters php-fpm.conf cannot carry; set PHPTUNE_HOME to a plain path", t.run)
 	}
-	if err := os.WriteFile(t.conf, []byte(FPMConfig(t.run, 2)), 0o644); err != nil {
+	conf := FPMConfig(t.run, 2)
+	for _, kv := range s.env {
+		name, value, _ := strings.Cut(kv, "=")
+		if !validModName(name) || strings.ContainsAny(value, "\"\n") {
+			return "", fmt.Errorf("training: the pool environment %q cannot be written", kv)
+		}
+		conf += fmt.Sprintf("env[%s] = \"%s\"\n", name, value)
+	}
+	if err := os.WriteFile(t.conf, []byte(conf), 0o644); err != nil {
 		return "", err
 	}
 	fpm := filepath.Join(b.src, "sapi", "fpm", "php-fpm")
 	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"))...)
+	args = append(args, s.ini...)
 	name, argv := lowPriority(fpm, args)
 	cmd := exec.Command(name, argv...)
 	cmd.Dir = t.run
@@ -144,9 +240,9 @@ func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string
 		return "", err
 	}
 	res, err := load.Run(ctx, load.Options{
-		Target: load.Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: t.docroot,
-			Display: "fcgi://" + sock, CheckPeer: true, PeerUID: uid, Host: "localhost"},
-		Requests:    []load.Request{{Path: "/index.php"}},
+		Target: load.Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: s.docroot,
+			Display: "fcgi://" + sock, CheckPeer: true, PeerUID: uid, Host: s.host},
+		Requests:    s.requests,
 		Connections: 2,
 		Duration:    b.o.TrainDuration,
 		KeepAlive:   true,
@@ -155,7 +251,7 @@ func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string
 	if err != nil {
 		return "", fmt.Errorf("training load: %v", err)
 	}
-	info := fmt.Sprintf("%s front page over FastCGI, %d requests in %.0f s (%.0f rps, %d errors)", app, res.Requests, res.DurationS, res.ThroughputRPS, res.Errors)
+	info := fmt.Sprintf("%s over FastCGI, %d requests in %.0f s (%.0f rps, %d errors)", s.what, res.Requests, res.DurationS, res.ThroughputRPS, res.Errors)
 	fmt.Fprintln(log, info)
 	if res.Requests == 0 || res.Errors*2 > res.Requests {
 		return info, fmt.Errorf("training failed: %s; see php-fpm's log in %s", info, t.run)
