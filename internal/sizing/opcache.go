@@ -1,0 +1,208 @@
+package sizing
+
+import (
+	"fmt"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
+)
+
+// opcache's knobs.
+const (
+	KnobOpcacheMemory   = "opcache.memory_consumption"
+	KnobInternedStrings = "opcache.interned_strings_buffer"
+	KnobMaxFiles        = "opcache.max_accelerated_files"
+	KnobJITBuffer       = "opcache.jit_buffer_size"
+)
+
+// phpPrimes is PHP's table of hash sizes (zend_accelerator_hash.c): opcache
+// rounds max_accelerated_files up to the next of them, which is the number
+// of keys it can hold (max_cached_keys).
+var phpPrimes = []int64{5, 11, 19, 53, 107, 223, 463, 983, 1979, 3907, 7963, 16229, 32531, 65407, 130987, 262237, 524521, 1048793}
+
+// keySlots is max_cached_keys for a max_accelerated_files value.
+func keySlots(files int64) int64 {
+	for _, p := range phpPrimes {
+		if p >= files {
+			return p
+		}
+	}
+	return phpPrimes[len(phpPrimes)-1]
+}
+
+// opcacheReading is the fullest opcache the readings saw: opcache is shared
+// by the pool, so each reading is the whole cache; the largest figures of
+// the trials are what the sizes must hold.
+type opcacheReading struct {
+	s      results.OpcacheStatus
+	jit    *results.JITStatus
+	trials []int
+}
+
+func fullestOpcache(rs []Reading) (*opcacheReading, string) {
+	var agg *opcacheReading
+	why := "the stack reported no opcache figures"
+	for _, r := range rs {
+		if r.Bench == nil || r.Bench.Runtime == nil {
+			continue
+		}
+		rt := r.Bench.Runtime
+		op := rt.Opcache
+		if op == nil {
+			for _, e := range rt.Errors {
+				why = e
+				break
+			}
+			continue
+		}
+		if !op.Enabled {
+			why = "opcache reported itself disabled"
+			continue
+		}
+		if agg == nil {
+			agg = &opcacheReading{s: *op}
+		}
+		a := &agg.s
+		if op.UsedB+op.WastedB > a.UsedB+a.WastedB {
+			a.UsedB, a.WastedB, a.FreeB = op.UsedB, op.WastedB, op.FreeB
+		}
+		a.CacheFull = a.CacheFull || op.CacheFull
+		a.InternedUsedB, a.InternedStrings = max(a.InternedUsedB, op.InternedUsedB), max(a.InternedStrings, op.InternedStrings)
+		a.InternedBufferB = max(a.InternedBufferB, op.InternedBufferB)
+		a.CachedKeys, a.CachedScripts, a.MaxCachedKeys = max(a.CachedKeys, op.CachedKeys), max(a.CachedScripts, op.CachedScripts), max(a.MaxCachedKeys, op.MaxCachedKeys)
+		a.OOMRestarts, a.HashRestarts = max(a.OOMRestarts, op.OOMRestarts), max(a.HashRestarts, op.HashRestarts)
+		if j := op.JIT; j != nil && j.On && (agg.jit == nil || j.BufferB-j.BufferFreeB > agg.jit.BufferB-agg.jit.BufferFreeB) {
+			jc := *j
+			agg.jit = &jc
+		}
+		agg.trials = append(agg.trials, r.Trial)
+	}
+	return agg, why
+}
+
+// decideOpcache sizes opcache's memory, its interned strings buffer, its
+// key table and, when the JIT is on, the JIT's buffer.
+func decideOpcache(cfg knob.Config, in Inputs) []results.SizeDecision {
+	jitOn := cfg.Bytes(KnobJITBuffer) > 0 && cfg["opcache.jit"] != "off"
+	knobs := []string{KnobOpcacheMemory, KnobInternedStrings, KnobMaxFiles}
+	if jitOn {
+		knobs = append(knobs, KnobJITBuffer)
+	}
+	why := ""
+	agg, noData := fullestOpcache(in.Readings)
+	switch {
+	case !cfg.On("opcache.enable"):
+		why = "opcache is off in the recommendation"
+	case agg == nil:
+		why = noData
+	}
+	if why != "" {
+		var out []results.SizeDecision
+		for _, k := range knobs {
+			out = append(out, notRead(cfg, k, why))
+		}
+		return out
+	}
+	s := agg.s
+	const mb = 1 << 20
+
+	// The interned strings buffer lives inside memory_consumption: decide
+	// it first, so the memory grows with it and the scripts keep theirs.
+	iMB := cfg.Int(KnobInternedStrings)
+	iBuf := s.InternedBufferB
+	if iBuf <= 0 {
+		iBuf = iMB * mb
+	}
+	iShare := share(s.InternedUsedB, iBuf)
+	di := decision(cfg, KnobInternedStrings, agg.trials)
+	di.Figures["size_bytes"], di.Figures["used_bytes"], di.Figures["used_share"], di.Figures["strings"] = b2f(iBuf), b2f(s.InternedUsedB), iShare, b2f(s.InternedStrings)
+	if iShare > NearFull {
+		set(cfg, &di, roundUp(int64(Headroom*float64(s.InternedUsedB)), 8*mb)/mb)
+		di.Reason = fmt.Sprintf("%s %s → %s: interned strings use %s of %s (%s); %.0f× that, rounded up to a multiple of 8 MiB (a full buffer leaves new strings to each worker's own memory)",
+			di.Action, di.From, di.To, mib(s.InternedUsedB), mib(iBuf), pct(iShare), Headroom)
+	} else {
+		di.Action = ActionKept
+		di.Reason = fmt.Sprintf("kept %s: interned strings use %s of %s (%s), %d strings", di.From, mib(s.InternedUsedB), mib(iBuf), pct(iShare), s.InternedStrings)
+	}
+	newIMB := cfg.Int(KnobInternedStrings)
+
+	// Keys and memory: cache_full does not say which ran out; it is put
+	// on the fuller of the two.
+	maxKeys := s.MaxCachedKeys
+	if maxKeys <= 0 {
+		maxKeys = keySlots(cfg.Int(KnobMaxFiles))
+	}
+	keyShare := share(s.CachedKeys, maxKeys)
+	mMB := cfg.Int(KnobOpcacheMemory)
+	area := (mMB - iMB) * mb // what scripts get beside the interned strings
+	scripts := max(s.UsedB+s.WastedB-iBuf, 0)
+	memShare := share(scripts, area)
+	memNear := memShare > NearFull || s.OOMRestarts > 0 || (s.CacheFull && memShare >= keyShare)
+	keysNear := keyShare > NearFull || s.HashRestarts > 0 || (s.CacheFull && keyShare > memShare)
+
+	dm := decision(cfg, KnobOpcacheMemory, agg.trials)
+	dm.Figures["size_bytes"], dm.Figures["scripts_used_bytes"], dm.Figures["scripts_area_bytes"], dm.Figures["used_share"] = b2f(mMB*mb), b2f(scripts), b2f(area), memShare
+	dm.Figures["oom_restarts"], dm.Figures["cache_full"] = float64(s.OOMRestarts), bool2f(s.CacheFull)
+	state := fmt.Sprintf("scripts use %s of the %s beside the interned strings (%s)", mib(scripts), mib(area), pct(memShare))
+	switch {
+	case memNear:
+		target := int64(Headroom * float64(scripts))
+		cause := ""
+		if s.OOMRestarts > 0 || s.CacheFull {
+			// A restart empties the cache and cache_full stops it
+			// growing: the use read afterwards understates the need.
+			target = max(target, int64(Headroom*float64(area)))
+			cause = fmt.Sprintf(", %d out-of-memory restarts, cache full: %v (the need is at least the whole area)", s.OOMRestarts, s.CacheFull)
+		}
+		set(cfg, &dm, max(roundUp(target+newIMB*mb, 16*mb)/mb, mMB+newIMB-iMB))
+		dm.Reason = fmt.Sprintf("%s %s → %s: %s%s; %.0f× that plus the interned strings, rounded up to a multiple of 16 MiB", dm.Action, dm.From, dm.To, state, cause, Headroom)
+	case newIMB > iMB:
+		set(cfg, &dm, mMB+newIMB-iMB)
+		dm.Reason = fmt.Sprintf("%s %s → %s: the interned strings buffer grows by %d MiB inside it, so scripts keep their %s; %s", dm.Action, dm.From, dm.To, newIMB-iMB, mib(area), state)
+	default:
+		dm.Action = ActionKept
+		dm.Reason = fmt.Sprintf("kept %s: %s; no out-of-memory restart, cache not full", dm.From, state)
+	}
+
+	dk := decision(cfg, KnobMaxFiles, agg.trials)
+	dk.Figures["cached_keys"], dk.Figures["max_cached_keys"], dk.Figures["cached_scripts"], dk.Figures["used_share"], dk.Figures["hash_restarts"] = b2f(s.CachedKeys), b2f(maxKeys), b2f(s.CachedScripts), keyShare, float64(s.HashRestarts)
+	keysState := fmt.Sprintf("%d keys (%d scripts) in %d slots (%s)", s.CachedKeys, s.CachedScripts, maxKeys, pct(keyShare))
+	if keysNear {
+		target := int64(Headroom * float64(s.CachedKeys))
+		if s.HashRestarts > 0 || s.CacheFull {
+			target = max(target, int64(Headroom*float64(maxKeys)))
+		}
+		set(cfg, &dk, keySlots(target))
+		dk.Reason = fmt.Sprintf("%s %s → %s: %s, %d hash restarts; %.0f× that, as PHP's next prime (it rounds the setting up to one)", dk.Action, dk.From, dk.To, keysState, s.HashRestarts, Headroom)
+	} else {
+		dk.Action = ActionKept
+		dk.Reason = fmt.Sprintf("kept %s: %s; no hash restart", dk.From, keysState)
+	}
+	out := []results.SizeDecision{dm, di, dk}
+	if jitOn {
+		out = append(out, decideJIT(cfg, agg))
+	}
+	return out
+}
+
+// decideJIT sizes the JIT's buffer from what the JIT wrote into it: a full
+// buffer stops the JIT compiling (the rest runs interpreted), it is not
+// restarted.
+func decideJIT(cfg knob.Config, agg *opcacheReading) results.SizeDecision {
+	if agg.jit == nil {
+		return notRead(cfg, KnobJITBuffer, "opcache_get_status reports the JIT off (its buffer was not used)")
+	}
+	j := agg.jit
+	used := j.BufferB - j.BufferFreeB
+	sh := share(used, j.BufferB)
+	d := decision(cfg, KnobJITBuffer, agg.trials)
+	d.Figures["size_bytes"], d.Figures["used_bytes"], d.Figures["used_share"] = b2f(j.BufferB), b2f(used), sh
+	if sh > NearFull {
+		set(cfg, &d, roundUp(int64(Headroom*float64(used)), 16<<20))
+		d.Reason = fmt.Sprintf("%s %s → %s: the JIT wrote %s of its %s buffer (%s); %.0f× that, rounded up to a multiple of 16 MiB", d.Action, d.From, d.To, mib(used), mib(j.BufferB), pct(sh), Headroom)
+	} else {
+		d.Action = ActionKept
+		d.Reason = fmt.Sprintf("kept %s: the JIT wrote %s of its %s buffer (%s)", d.From, mib(used), mib(j.BufferB), pct(sh))
+	}
+	return d
+}
