@@ -96,7 +96,7 @@ func TestDecide(t *testing.T) {
 			want: map[string]string{KnobOpcacheMemory: "128", KnobInternedStrings: "8", KnobMaxFiles: "10000", KnobRealpath: "4M", KnobBufferPool: "128M", KnobNginxWorkers: "auto"},
 			reasons: map[string]string{KnobOpcacheMemory: "kept 128: scripts use 15.2 MiB of the 120 MiB beside the interned strings (13%)", KnobInternedStrings: "kept 8: interned strings use 3.9 MiB of 8 MiB (48%)",
 				KnobMaxFiles: "kept 10000: 341 keys (341 scripts) in 16229 slots (2%)", KnobRealpath: "kept 4M: the fullest worker's cache holds 634 entries in 80 KiB of 4 MiB (2%)",
-				KnobBufferPool: "kept 128M: InnoDB data + indexes 784 KiB (1% of the pool); 670 of 8112 pages hold data; hit rate 100.00% over 14185 page requests",
+				KnobBufferPool:   "kept 128M: InnoDB data + indexes 784 KiB (1% of the pool); 670 of 8112 pages hold data; hit rate 100.00% over 14185 page requests",
 				KnobNginxWorkers: "kept auto: nginx's 2 workers used 0.08 cores, 4% of a core each, 2% of the stack's CPU"}},
 		{name: "scripts near full", rt: &results.Runtime{Opcache: full}, want: map[string]string{KnobOpcacheMemory: "224"},
 			reasons: map[string]string{KnobOpcacheMemory: "raised 128 → 224: scripts use 102 MiB of the 120 MiB beside the interned strings (85%)"}},
