@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # bench/build.sh — the distro's php-fpm against phptune's builds of the same PHP,
-# on the WordPress front page, side by side in one run:
+# side by side in one run:
 #
 #   distro   Debian's php8.2-fpm as installed
-#   plain    `phptune build --variant plain` (Debian's flags, rebuilt here)
+#   plain    `phptune build --variant plain` (Debian's flags and extensions, rebuilt here)
 #   pgo      `phptune build --variant pgo --train $TRAIN` (make prof-gen, the
-#            instrumented php-fpm loaded by phptune's FastCGI generator, prof-use)
+#            instrumented php-fpm serving a WordPress lab under phptune's FastCGI
+#            generator, prof-use)
 #
-# The three are measured by `phptune compare` (interleaved rounds, each in fresh
-# processes, same pool) with the knob php.build; the statistic is the php-fpm
-# workers' CPU milliseconds per request from the observer (cpu_s_per_request of
-# the php-fpm component), which CPU steal does not move, beside throughput. The
-# script prints distro/plain, plain/pgo and distro/pgo as speed ratios (the
-# first's CPU ms per request ÷ the second's; > 1 is faster) and the wall time of
-# each build step.
+# Measured by `phptune compare` (interleaved rounds, each in fresh processes, same
+# pool) with the knob php.build, on the page PGO was trained on (WordPress front)
+# and on two it was not (WordPress comment POSTs, the strings app). The statistic
+# is the php-fpm workers' CPU milliseconds per request from the observer, which CPU
+# steal does not move, beside throughput. Printed: distro/plain (the rebuild
+# itself: other patch level, other flags), plain/pgo (PGO alone) and distro/pgo,
+# each the geometric mean of the per-round paired ratios with a 95% t interval
+# (> 1: the second is faster), and the wall time of every build step.
 #
-# Not run by any test: two full builds take about 10 + 20 minutes of 2 cores, and
-# each compare round several minutes. Requires a lab that honours php.build (the
-# lab package wiring, not done yet: the script checks and stops with a message).
+# Not run by any test: two full builds take ~10 + ~25 minutes of 2 cores here and
+# each page's compare ~10 minutes.
 #
 # Usage: bash bench/build.sh
-# Settings (environment): TRAIN (strings; WordPress training needs the lab wiring),
-# CONNS (20), ROUNDS (5), TRIAL/WARM (20s/5s), JOBS (2), OUT (bench/out/build-DATE).
+# Settings (environment): TRAIN (wordpress:front), CONNS (8), ROUNDS (5),
+# TRIAL/WARM (20s/5s), JOBS (2), PAGES ("wordpress:front wordpress:comment strings:front"),
+# OUT (bench/out/build-DATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TRAIN=${TRAIN:-strings}
-CONNS=${CONNS:-20}
+TRAIN=${TRAIN:-wordpress:front}
+CONNS=${CONNS:-8}
+PAGES=${PAGES:-wordpress:front wordpress:comment strings:front}
 ROUNDS=${ROUNDS:-5}
 TRIAL=${TRIAL:-20s}
 WARM=${WARM:-5s}
@@ -58,18 +61,15 @@ if note:
 EOF
 done
 
-# The lab must run the build the knob names; until it does, stop here.
-if ! "$BIN" lab up --name build-check --app hello --knobs "$OUT/plain.knobs" >"$OUT/check.log" 2>&1; then
-	echo "bench/build.sh: the lab does not run builds yet (php.build is not wired into the lab); see $OUT/check.log" >&2
-	exit 1
-fi
-"$BIN" lab down build-check >/dev/null 2>&1 || true
-
-"$BIN" compare --app wordpress --workload front -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
-	distro=default plain="$OUT/plain.knobs" pgo="$OUT/pgo.knobs" >"$OUT/compare.json" 2>"$OUT/compare.log"
-
-python3 - "$OUT/compare.json" <<'EOF'
-import json, sys, statistics
+for page in $PAGES; do
+	app=${page%%:*} wl=${page#*:}
+	echo
+	echo "== $app $wl$( [ "$page" = "$TRAIN" ] && echo ' (trained on)' || echo ' (not trained on)')"
+	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
+		distro=default plain="$OUT/plain.knobs" pgo="$OUT/pgo.knobs" >"$OUT/compare-$app-$wl.json" 2>"$OUT/compare-$app-$wl.log" ||
+		{ echo "compare failed: see $OUT/compare-$app-$wl.log" >&2; continue; }
+	python3 - "$OUT/compare-$app-$wl.json" <<'EOF'
+import json, math, statistics, sys
 c = json.load(open(sys.argv[1]))
 cpu = {}
 for cfg in c["configs"]:
@@ -78,15 +78,23 @@ for cfg in c["configs"]:
         continue
     cpu[cfg["label"]] = [x * 1000 for x in cfg["fpm_cpu_s_per_request_by_round"]]
 for label, xs in cpu.items():
-    print(f"{label:7s} php-fpm CPU ms/request: median {statistics.median(xs):.2f} (rounds {', '.join(f'{x:.2f}' for x in xs)})")
-def ratio(a, b):
-    if a in cpu and b in cpu:
-        # Paired by round: the same round ran both back to back.
-        rs = [x / y for x, y in zip(cpu[a], cpu[b]) if y > 0]
-        print(f"{a}/{b} speed (CPU ms per request, {a} ÷ {b}): median {statistics.median(rs):.3f} over {len(rs)} rounds")
-ratio("distro", "plain")   # the rebuild itself (other patch level, other flags)
-ratio("plain", "pgo")      # PGO alone
-ratio("distro", "pgo")     # both
+    print(f"{label:7s} php-fpm CPU ms/request: median {statistics.median(xs):.3f} (rounds {', '.join(f'{x:.3f}' for x in xs)})")
+# Student t 0.975 quantiles by degrees of freedom.
+T = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+def ratio(a, b, what):
+    if a not in cpu or b not in cpu:
+        return
+    # Paired by round: the same round ran both back to back.
+    logs = [math.log(x / y) for x, y in zip(cpu[a], cpu[b]) if x > 0 and y > 0]
+    if len(logs) < 2:
+        return
+    m, sd = statistics.mean(logs), statistics.stdev(logs)
+    h = T.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
+    print(f"{a}/{b} speed ({what}; CPU ms per request {a} / {b}): {math.exp(m):.3f} [{math.exp(m-h):.3f}, {math.exp(m+h):.3f}] over {len(logs)} rounds")
+ratio("distro", "plain", "the rebuild itself")
+ratio("plain", "pgo", "PGO alone")
+ratio("distro", "pgo", "both")
 for row in c["summary"]:
-    print(f"{row['label']:7s} throughput {row['throughput_rps_median']:.1f} rps, ratio {row['throughput_ratio']:.3f} [{row['throughput_ratio_ci_low']:.3f}, {row['throughput_ratio_ci_high']:.3f}]")
+    print(f"{row['label']:7s} throughput {row['throughput_rps_median']:.1f} rps, ratio to distro {row['throughput_ratio']:.3f} [{row['throughput_ratio_ci_low']:.3f}, {row['throughput_ratio_ci_high']:.3f}]")
 EOF
+done
