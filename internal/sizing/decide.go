@@ -46,24 +46,19 @@ type Inputs struct {
 	// predicted PSS) bound what a raise may add where raising makes
 	// memory resident (the InnoDB buffer pool fills as data is read).
 	MemoryBudgetB, PredictedMemB int64
-	// HasMariaDB says the stack runs MariaDB (the buffer pool is
-	// decided only then).
-	HasMariaDB bool
 }
 
 // Decide sizes every knob of the package from in and returns the
 // configuration with the raised values and one decision per knob, in a
 // fixed order: opcache (memory, interned strings, keys, the JIT buffer when
-// the JIT is on), realpath_cache_size, the InnoDB buffer pool (stacks with
-// MariaDB) and nginx's workers.
+// the JIT is on), realpath_cache_size, the InnoDB buffer pool ("not read"
+// on a stack without MariaDB) and nginx's workers.
 func Decide(in Inputs) (knob.Config, []results.SizeDecision) {
 	cfg := in.Config.Clone()
 	var out []results.SizeDecision
 	out = append(out, decideOpcache(cfg, in)...)
 	out = append(out, decideRealpath(cfg, in))
-	if in.HasMariaDB {
-		out = append(out, decideBufferPool(cfg, in))
-	}
+	out = append(out, decideBufferPool(cfg, in))
 	out = append(out, decideNginxWorkers(cfg, in))
 	return cfg, out
 }

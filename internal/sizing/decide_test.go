@@ -39,7 +39,7 @@ func decide(t *testing.T, set map[string]string, b *results.Bench, db bool) (kno
 			t.Fatal(err)
 		}
 	}
-	out, ds := Decide(Inputs{Config: cfg, Readings: []Reading{{Trial: 7, Bench: b}}, Cores: 2, HasMariaDB: db})
+	out, ds := Decide(Inputs{Config: cfg, Readings: []Reading{{Trial: 7, Bench: b}}, Cores: 2})
 	m := map[string]results.SizeDecision{}
 	for _, d := range ds {
 		if _, dup := m[d.Knob]; dup {
@@ -125,8 +125,12 @@ func TestDecide(t *testing.T) {
 			want: map[string]string{KnobOpcacheMemory: "128"}, reasons: map[string]string{KnobOpcacheMemory: "not read: opcache is off in the recommendation"}},
 		{name: "status script failed", rt: &results.Runtime{Errors: []string{"status script: answered 404"}},
 			reasons: map[string]string{KnobOpcacheMemory: "not read: status script: answered 404", KnobRealpath: "not read: status script: answered 404"}},
-		{name: "a simulated stack reports nothing", db: true,
-			reasons: map[string]string{KnobOpcacheMemory: "not read", KnobBufferPool: "not read", KnobNginxWorkers: "not read: the observer measured no nginx workers"}},
+		{name: "a simulated stack reports nothing",
+			reasons: map[string]string{KnobOpcacheMemory: "not read", KnobBufferPool: "not read: the stack reported no InnoDB figures", KnobNginxWorkers: "not read: the observer measured no nginx workers"}},
+		{name: "a lab without MariaDB", rt: &results.Runtime{Opcache: wordpressOpcache()},
+			reasons: map[string]string{KnobBufferPool: "not read: the stack runs no MariaDB"}},
+		{name: "MariaDB unreadable", rt: &results.Runtime{Opcache: wordpressOpcache(), Errors: []string{"mariadb: access denied"}},
+			reasons: map[string]string{KnobBufferPool: "not read: mariadb: access denied"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, ds := decide(t, tc.set, bench(tc.rt, tc.nginx[0], tc.nginx[1], int(tc.nginx[2])), tc.db)
@@ -140,8 +144,8 @@ func TestDecide(t *testing.T) {
 					t.Errorf("%s: reason %q lacks %q", k, ds[k].Reason, r)
 				}
 			}
-			if _, ok := ds[KnobBufferPool]; ok != tc.db {
-				t.Errorf("buffer pool decided: %v, stack with MariaDB: %v", ok, tc.db)
+			if d := ds[KnobBufferPool]; (d.Action != ActionNotRead) != tc.db {
+				t.Errorf("buffer pool %s (%s), stack with MariaDB: %v", d.Action, d.Reason, tc.db)
 			}
 			_, jitDecided := ds[KnobJITBuffer]
 			if jitDecided != (tc.set[KnobJITBuffer] != "") {
@@ -165,7 +169,7 @@ func TestBufferPoolBudget(t *testing.T) {
 		{1024 * mb, 1000 * mb, "128M", "it should be 1G, but the memory budget 1024 MiB leaves 24 MiB"},
 	} {
 		out, ds := Decide(Inputs{Config: cfg, Readings: []Reading{{Trial: 1, Bench: bench(&results.Runtime{InnoDB: big}, 0, 0, 0)}}, Cores: 2,
-			HasMariaDB: true, MemoryBudgetB: tc.budget, PredictedMemB: tc.predicted})
+			MemoryBudgetB: tc.budget, PredictedMemB: tc.predicted})
 		var d results.SizeDecision
 		for _, x := range ds {
 			if x.Knob == KnobBufferPool {

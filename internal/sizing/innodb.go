@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
@@ -26,6 +27,8 @@ const bufferPoolUnit = 128 << 20
 func decideBufferPool(cfg knob.Config, in Inputs) results.SizeDecision {
 	var agg *results.InnoDBStatus
 	var trials []int
+	// A lab reads InnoDB whenever it runs MariaDB: runtime figures
+	// without InnoDB and without a MariaDB error mean there is none.
 	why := "the stack reported no InnoDB figures"
 	for _, r := range in.Readings {
 		if r.Bench == nil || r.Bench.Runtime == nil {
@@ -33,9 +36,14 @@ func decideBufferPool(cfg knob.Config, in Inputs) results.SizeDecision {
 		}
 		st := r.Bench.Runtime.InnoDB
 		if st == nil {
+			if why == "the stack reported no InnoDB figures" {
+				why = "the stack runs no MariaDB"
+			}
 			for _, e := range r.Bench.Runtime.Errors {
-				why = e
-				break
+				if strings.HasPrefix(e, "mariadb") {
+					why = e
+					break
+				}
 			}
 			continue
 		}

@@ -133,6 +133,12 @@ func evidence(rec search.Recommendation, t *results.Tune, notes []string) string
 			}
 		}
 	}
+	if len(t.Sizing) > 0 {
+		b.WriteString("\nsized from what the stack reported after the load (over 75% used or overflowed: raised to 2× the use; otherwise kept):\n")
+		for _, d := range t.Sizing {
+			fmt.Fprintf(&b, "  %-34s %s%s\n", d.Knob, d.Reason, trialList(d.Trials))
+		}
+	}
 	if h := t.Holdout; h != nil {
 		fmt.Fprintf(&b, "\nholdout, %d interleaved rounds: throughput %.0f → %.0f rps, %.2f× [%.2f, %.2f]; p99 %.1f → %.1f ms, %.2f×\n",
 			h.Rounds, h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi, h.StartP99Ms, h.RecommendedP99, h.P99Ratio)
@@ -178,4 +184,20 @@ func evidence(rec search.Recommendation, t *results.Tune, notes []string) string
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	return b.String()
+}
+
+// trialList names the trials a sizing decision read: " (trials 12, 14)".
+func trialList(ns []int) string {
+	if len(ns) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	word := "trial"
+	if len(ns) > 1 {
+		word = "trials"
+	}
+	return fmt.Sprintf(" (%s %s)", word, strings.Join(parts, ", "))
 }

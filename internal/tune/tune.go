@@ -228,13 +228,17 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if stoppedEarly {
 		s.warn("the time budget ran out after %d search trials; the recommendation is the best found so far", rec.Trials)
 	}
-	recCfg := rec.Config
+	// The knobs the search leaves alone, sized from what the stack
+	// reported in the recommendation's trials, before the holdout
+	// measures them.
+	recCfg, sized := s.size(rec.Config, rec.PredictedMemB)
 
 	hold, err := s.holdout(ctx, start, recCfg, baselines, baselineCfgs)
 	if err != nil {
 		return nil, err
 	}
 	sRPS, rRPS, sP99, rP99, after, recBenches := hold.sRPS, hold.rRPS, hold.sP99, hold.rP99, hold.after, hold.recBenches
+	s.checkSizing(recCfg)
 
 	// Curve: start and recommended at the other concurrencies.
 	if err := s.curve(ctx, start, recCfg); err != nil {
@@ -247,6 +251,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
 	}
 	tune.Baselines = hold.baselines
+	tune.Sizing = sized
 	var holdCI stats.RatioCI
 	if len(sRPS) > 0 {
 		holdCI, _ = stats.PairedRatio(sRPS, rRPS, hold.confidence)
