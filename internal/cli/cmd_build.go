@@ -24,19 +24,21 @@ func newBuildCmd(env *Env) *cobra.Command {
 		Use:   "build",
 		Short: "Rebuild the installed PHP (Debian's flags; plain or PGO) into phptune's build cache",
 		Long: `build compiles the installed php-fpm's PHP from the distro's source package
-with Debian's own configure choices (read from the package's debian/rules), so
-the distro's shared extensions (/usr/lib/php/API/*.so: mysqli, opcache,
-mbstring...) load into it unchanged, and keeps php-fpm, php and php-cgi in
-phptune's build cache (` + phpbuild.Dir() + `).
+with Debian's own configure choices (read from the package's debian/rules),
+together with every shared extension the installed php-fpm enables (mysqli,
+mbstring, xml...: each with Debian's flags for it), and keeps php-fpm, php,
+php-cgi and those extensions in phptune's build cache (` + phpbuild.Dir() + `).
+A lab runs a build with --set php.build=ID (compare, tune --challenges too).
 
 Variants:
-  plain   Debian's flags, rebuilt here.
-  pgo     GCC profile-guided optimisation: make prof-gen, then the instrumented
-          php-fpm serves --train APP (hello, phpinfo or strings; default strings)
-          over FastCGI under phptune's generator with opcache, then prof-use.
-LTO and BOLT variants are not built yet; WordPress and io cannot be trained on
-yet (they need MariaDB, which only a lab brings up, and labs cannot run a
-build yet).
+  plain    Debian's flags, rebuilt here.
+  pgo      GCC profile-guided optimisation: make prof-gen, then the instrumented
+           php-fpm serves --train APP[:WORKLOAD] over FastCGI under phptune's
+           generator with opcache (hello, phpinfo, strings from a private
+           docroot; io and wordpress[:front|mix|comment] in a lab of their own
+           with MariaDB; default strings), then prof-use.
+  pgo-lto  pgo with gcc's link-time optimisation (-flto=auto).
+BOLT is not built yet.
 
 The source: apt-get source through a private sources list and apt state under
 the build cache (nothing under /etc changes). When the archive no longer serves
@@ -57,8 +59,8 @@ to make it again). Missing build dependencies are installed when run as root
 Timings measured on a 2-core VM: see docs/build.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if o.Variant != "" && o.Variant != phpbuild.VariantPGO && c.Flags().Changed("train") {
-				return usageErr("Try: phptune build --variant pgo --train strings", "--train is for --variant pgo")
+			if o.Variant != phpbuild.VariantPGO && o.Variant != phpbuild.VariantPGOLTO && c.Flags().Changed("train") {
+				return usageErr("Try: phptune build --variant pgo --train wordpress", "--train is for --variant pgo and pgo-lto")
 			}
 			o.Progress = env.Stderr
 			start := time.Now()
@@ -85,7 +87,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Variant, "variant", "plain", "plain or pgo (LTO and BOLT: not yet)")
+	f.StringVar(&o.Variant, "variant", "plain", "plain, pgo or pgo-lto (pgo with gcc's link-time optimisation); BOLT: not yet")
 	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo, strings (a private docroot) or io, wordpress[:front|mix|comment] (in a lab of their own, with MariaDB); default strings")
 	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")

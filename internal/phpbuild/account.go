@@ -187,8 +187,9 @@ func groupAlive(pgid int) bool {
 }
 
 // reapAccount kills every process of uid (SIGKILL) and waits for them to
-// go. Only called for the build account while holding the build lock: no
-// build is running, so whatever runs as it is left from an interrupted one.
+// go. Only called for the build account while holding its machine-wide
+// lock (lockAccount): no build is running anywhere on the machine, so
+// whatever runs as it is left from an interrupted one.
 func reapAccount(uid uint32) int {
 	n := 0
 	for i := 0; i < 3; i++ {
@@ -224,4 +225,29 @@ func pidsOf(uid uint32) []int {
 		}
 	}
 	return out
+}
+
+// accountLockPath is the machine-wide lock of the build account. The
+// account is the machine's, not one build cache's: a build in another
+// PHPTUNE_HOME (a test's) runs as the same account, so the cache's own lock
+// cannot say whether its processes are an interrupted build's (to reap) or
+// a running one's. /run is root's alone, so nobody else can plant it.
+const accountLockPath = "/run/phptune-build.lock"
+
+// lockAccount takes the build account's machine-wide lock, failing at once
+// when another build holds it. Only root builds as the account.
+func lockAccount() (func(), error) {
+	f, err := os.OpenFile(accountLockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("the build account's lock %s: %v", accountLockPath, err)
+	}
+	if st, err := f.Stat(); err != nil || st.Sys().(*syscall.Stat_t).Uid != 0 || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("the build account's lock %s is not a regular file of root's: refused", accountLockPath)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another phptune build is running on this machine (its account %s is busy; lock %s); builds run one at a time", BuildUser, accountLockPath)
+	}
+	return func() { f.Close() }, nil
 }

@@ -26,7 +26,7 @@ import (
 
 // Options describe one build.
 type Options struct {
-	// Variant is VariantPlain or VariantPGO.
+	// Variant is VariantPlain, VariantPGO or VariantPGOLTO.
 	Variant string
 	// Minimal configures --disable-all with fpm, cgi and cli only (tests,
 	// CI): minutes instead of tens of them.
@@ -76,10 +76,20 @@ func (o *Options) defaults() error {
 		if _, _, err := ParseTrain(o.Train); err != nil {
 			return err
 		}
-	case "lto", "pgo-lto", "pgo-lto-bolt", "bolt":
-		return fmt.Errorf("--variant %s is not built yet: phptune builds plain and pgo; LTO and BOLT come later", o.Variant)
+	case VariantPGOLTO:
+		if o.Minimal {
+			return errors.New("--variant pgo-lto with --minimal: the minimal build is the pipeline check; build pgo-lto in full")
+		}
+		if o.Train == "" {
+			o.Train = DefaultTrain
+		}
+		if _, _, err := ParseTrain(o.Train); err != nil {
+			return err
+		}
+	case "lto", "pgo-lto-bolt", "bolt":
+		return fmt.Errorf("--variant %s is not built yet: phptune builds plain, pgo and pgo-lto; BOLT comes later", o.Variant)
 	default:
-		return fmt.Errorf("--variant %q: choose plain or pgo", o.Variant)
+		return fmt.Errorf("--variant %q: choose plain, pgo or pgo-lto", o.Variant)
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2
@@ -128,6 +138,13 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	if b.labAcct, err = LabAccount(); err != nil {
 		return nil, err
+	}
+	if b.build.drop {
+		unlockAccount, err := lockAccount()
+		if err != nil {
+			return nil, err
+		}
+		defer unlockAccount()
 	}
 	b.cleanStale()
 	if b.phpName, b.installed, err = installedFPM(ctx); err != nil {
@@ -192,7 +209,7 @@ func (b *builder) sameRequest() *Record {
 }
 
 func (b *builder) trainingDesc() string {
-	if b.o.Variant != VariantPGO {
+	if b.o.Variant != VariantPGO && b.o.Variant != VariantPGOLTO {
 		return ""
 	}
 	app, wl, _ := ParseTrain(b.o.Train)
@@ -375,6 +392,13 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if err := b.timed("flags", func(log io.Writer) error { return b.flags(ctx, log) }); err != nil {
 		return nil, err
 	}
+	if o.Variant == VariantPGOLTO {
+		// Link-time optimisation across the whole binary (and each shared
+		// extension), in both compiles: gcc needs the flag when compiling
+		// and when linking.
+		b.rec.CFLAGS += " " + ltoFlag
+		b.rec.LDFLAGS += " " + ltoFlag
+	}
 	if err := b.checkDeps(ctx, append(Deps(b.rec.Configure), o.ExtraDeps...)); err != nil {
 		return nil, err
 	}
@@ -407,7 +431,7 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 		}); err != nil {
 			return nil, err
 		}
-	case VariantPGO:
+	case VariantPGO, VariantPGOLTO:
 		if err := b.mkProfDir(prof); err != nil {
 			return nil, err
 		}

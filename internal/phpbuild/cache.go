@@ -18,11 +18,17 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 )
 
-// Variants phptune builds. LTO and BOLT are not built yet.
+// Variants phptune builds: plain (Debian's flags), pgo (GCC profile-guided
+// optimisation trained under phptune's generator) and pgo-lto (pgo with
+// link-time optimisation). BOLT is not built yet.
 const (
-	VariantPlain = "plain"
-	VariantPGO   = "pgo"
+	VariantPlain  = "plain"
+	VariantPGO    = "pgo"
+	VariantPGOLTO = "pgo-lto"
 )
+
+// ltoFlag is gcc's link-time optimisation with as many jobs as make gives.
+const ltoFlag = "-flto=auto"
 
 // Record is what a completed build says about itself (record.json).
 type Record struct {

@@ -43,9 +43,11 @@
 //   - root never executes a build's binary, version probes included: the
 //     extension check and every probe run as the build account, training as
 //     the lab account.
-//   - One build at a time (an exclusive lock on builds/.lock). A new build
-//     first reaps what an interrupted one left: every process of the build
-//     account (only builds run as it, and the lock says none is running) and
+//   - One build at a time: an exclusive lock on builds/.lock (the cache) and,
+//     as root, on /run/phptune-build.lock (the build account is the
+//     machine's, shared by every PHPTUNE_HOME). A new build first reaps what
+//     an interrupted one left: every process of the build account (only
+//     builds run as it, and the machine-wide lock says none is running) and
 //     the stale work directories.
 //
 // # Pipeline

@@ -103,3 +103,20 @@ func TestParseTrain(t *testing.T) {
 		}
 	}
 }
+
+// The build account is the machine's: a second build, in any build cache,
+// must wait rather than reap the first one's processes.
+func TestAccountLockIsMachineWide(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the account lock is root's (/run)")
+	}
+	unlock, err := lockAccount()
+	if err != nil {
+		t.Skipf("a build is running on this machine: %v", err)
+	}
+	defer unlock()
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	if _, err := lockAccount(); err == nil || !strings.Contains(err.Error(), "another phptune build is running on this machine") {
+		t.Fatalf("a second lock: %v", err)
+	}
+}
