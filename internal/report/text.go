@@ -107,6 +107,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 			fmt.Fprintln(w)
 		}
 	}
+	sizingText(w, res)
 	if res.Limits.MemoryBudgetB > 0 {
 		fmt.Fprintf(w, "\nmemory: budget %s, predicted %s, measured %s (PSS of the stack)\n", mib(res.Limits.MemoryBudgetB), mib(res.PredictedMemB), mib(res.MeasuredMemB))
 	}
@@ -287,5 +288,18 @@ func baselinesText(w io.Writer, res *results.Tune) {
 		case b.NotMeasured != "":
 			fmt.Fprintf(w, "  %-11s not measured: %s\n", "", b.NotMeasured)
 		}
+	}
+}
+
+// sizingText writes the knobs sized from what the stack reported after the
+// load (opcache, the realpath cache, the InnoDB buffer pool, nginx's
+// workers), each with the numbers it rests on.
+func sizingText(w io.Writer, res *results.Tune) {
+	if len(res.Sizing) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nsized from what the stack reported after the load (over 75% used or overflowed: raised to 2× the use; otherwise kept):")
+	for _, d := range res.Sizing {
+		fmt.Fprintf(w, "  %-34s %s\n", d.Knob, d.Reason)
 	}
 }
