@@ -94,3 +94,23 @@ func TestBuildListAndRm(t *testing.T) {
 		t.Errorf("help:\n%s", out)
 	}
 }
+
+// A result names every build its trials ran, with an older source's
+// warning, and says so when one is gone from the cache.
+func TestBuildsOf(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	fakeBuild(t, "0123456789ab", true)
+	got := buildsOf([]map[string]string{
+		{"php.build": "distro"}, {"pm": "static"}, {"php.build": "0123456789ab"}, {"php.build": "0123456789ab"}, {"php.build": "ffffffffffff"},
+	})
+	if len(got) != 2 || got[0].ID != "0123456789ab" || got[0].Variant != "pgo" || got[0].Training != "strings:front" || !got[0].Older ||
+		!strings.Contains(got[0].Warning, "OLDER than the installed") || got[1].ID != "ffffffffffff" || !got[1].Missing {
+		t.Fatalf("buildsOf = %+v", got)
+	}
+	var b strings.Builder
+	printBuilds(&b, got)
+	if s := b.String(); !strings.Contains(s, "php.build=0123456789ab: PHP 8.2.32 pgo trained on strings:front") || !strings.Contains(s, "OLDER") ||
+		!strings.Contains(s, "php.build=ffffffffffff: no longer in the build cache") {
+		t.Errorf("printed:\n%s", s)
+	}
+}

@@ -47,6 +47,8 @@ type compareResult struct {
 	DurationS   float64         `json:"duration_s"`
 	Configs     []compareConfig `json:"configs"`
 	Summary     []compareRow    `json:"summary"`
+	// Builds name the PHP builds (php.build) the configurations ran.
+	Builds []results.PHPBuild `json:"php_builds,omitempty"`
 }
 
 type compareRow struct {
@@ -187,6 +189,11 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				return err
 			}
 			res.App, res.Workload = appName, w.Name
+			var ran []map[string]string
+			for _, cc := range res.Configs {
+				ran = append(ran, cc.Config)
+			}
+			res.Builds = buildsOf(ran)
 			// What is printed holds no secret (a workload's query, a
 			// failure's message).
 			if err := redact.Value(res, redactNames); err != nil {
@@ -200,6 +207,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				}
 			} else {
 				printCompare(env.Stdout, res, d)
+				printBuilds(env.Stdout, res.Builds)
 			}
 			var failed []string
 			for _, cc := range res.Configs {

@@ -661,6 +661,11 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		return fmt.Errorf("tune %s: %w", opt.ID, err)
 	}
 	res.Environment = envInfo
+	var ran []map[string]string
+	for _, tr := range res.Trials {
+		ran = append(ran, tr.Config)
+	}
+	envInfo.PHPBuilds = buildsOf(ran)
 	// The result as stored: nothing written below holds a secret.
 	if err := redact.Value(res, db.RedactNames()); err != nil {
 		return err
@@ -670,6 +675,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		return err
 	}
 	report.TuneText(env.Stdout, res)
+	printBuilds(env.Stdout, envInfo.PHPBuilds)
 	fmt.Fprintf(env.Stdout, "\nfiles in %s:\n", outDir)
 	for _, p := range paths {
 		fmt.Fprintf(env.Stdout, "  %s\n", p)

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/results"
 )
 
 // The knob php.build names a PHP phptune built. Its valid values come from
@@ -13,4 +17,44 @@ import (
 func init() {
 	knob.BuildValidator = phpbuild.Validator
 	lab.PHPBuilds = phpbuild.ForLab
+}
+
+// buildsOf names every PHP build the configurations ran (php.build other
+// than distro), from the build cache, in the order first met.
+func buildsOf(configs []map[string]string) []results.PHPBuild {
+	var out []results.PHPBuild
+	seen := map[string]bool{}
+	for _, c := range configs {
+		id := c[knob.BuildKnob]
+		if id == "" || id == "distro" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		r, err := phpbuild.Load(id)
+		if err != nil {
+			out = append(out, results.PHPBuild{ID: id, Missing: true})
+			continue
+		}
+		out = append(out, results.PHPBuild{ID: r.ID, PHPVersion: r.SourceVersion, Variant: r.Variant, Minimal: r.Minimal,
+			Training: r.Training, CFLAGS: r.CFLAGS, LDFLAGS: r.LDFLAGS, Older: r.Older, Warning: r.SecurityNote()})
+	}
+	return out
+}
+
+// printBuilds says which PHP builds ran, with an older source's warning.
+func printBuilds(w io.Writer, bs []results.PHPBuild) {
+	for _, b := range bs {
+		if b.Missing {
+			fmt.Fprintf(w, "php.build=%s: no longer in the build cache\n", b.ID)
+			continue
+		}
+		fmt.Fprintf(w, "php.build=%s: PHP %s %s", b.ID, b.PHPVersion, b.Variant)
+		if b.Training != "" {
+			fmt.Fprintf(w, " trained on %s", b.Training)
+		}
+		fmt.Fprintf(w, " (CFLAGS %s)\n", b.CFLAGS)
+		if b.Warning != "" {
+			fmt.Fprintf(w, "  %s\n", b.Warning)
+		}
+	}
 }

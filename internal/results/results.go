@@ -122,6 +122,28 @@ type Environment struct {
 	Kernel     string            `json:"kernel"`
 	Versions   map[string]string `json:"versions"` // "nginx": "1.22.1", "php": "8.2.36", "phptune": ...
 	MaxStealPc float64           `json:"max_steal_pct"`
+	// PHPBuilds name every PHP build (knob php.build) a trial ran: its
+	// version, variant, flags and training, and whether its source is older
+	// than the installed PHP.
+	PHPBuilds []PHPBuild `json:"php_builds,omitempty"`
+}
+
+// PHPBuild is one of phptune's builds of PHP as a result names it.
+type PHPBuild struct {
+	ID         string `json:"id"`
+	PHPVersion string `json:"php_version"`
+	Variant    string `json:"variant"`
+	Minimal    bool   `json:"minimal,omitempty"`
+	Training   string `json:"training,omitempty"`
+	CFLAGS     string `json:"cflags"`
+	LDFLAGS    string `json:"ldflags"`
+	// Older is true when the build's source is older than the installed
+	// PHP; Warning then says so in plain words.
+	Older   bool   `json:"older_than_installed"`
+	Warning string `json:"warning,omitempty"`
+	// Missing says which PHP build a trial named that is no longer in the
+	// cache (removed after the run).
+	Missing bool `json:"missing,omitempty"`
 }
 
 // Observation is what the observer sampled during a run.
