@@ -1,6 +1,7 @@
 package phpbuild
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,5 +119,23 @@ func TestAccountLockIsMachineWide(t *testing.T) {
 	t.Setenv("PHPTUNE_HOME", t.TempDir())
 	if _, err := lockAccount(); err == nil || !strings.Contains(err.Error(), "another phptune build is running on this machine") {
 		t.Fatalf("a second lock: %v", err)
+	}
+}
+
+// A build step runs in a session of its own whose scheduler autogroup has
+// the lowest weight, so it cannot take a session's fair share of the CPU
+// from a tune started elsewhere.
+func TestStepAutogroupIsLowest(t *testing.T) {
+	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
+		t.Skip("no scheduler autogroups on this kernel")
+	}
+	var out strings.Builder
+	s := step{acct: &Account{}, out: &out}
+	if err := s.run(context.Background(), "cat", "/proc/self/autogroup"); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := os.ReadFile("/proc/self/autogroup")
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), "nice 19") || strings.Fields(out.String())[0] == strings.Fields(string(mine))[0] {
+		t.Fatalf("the step's autogroup %q (the test's %q): want a group of its own at nice 19", out.String(), mine)
 	}
 }
