@@ -54,7 +54,10 @@ func render(t *testing.T, format string, r Run) string {
 // tune of the hello app (5 s trials on the 2-core VM; observer samples kept
 // for trials 5, 32 and 33 only, latency distributions for the holdout only,
 // to keep the file small) and a real 20 s bench of a WordPress lab's front
-// page at 30 connections, observed. Run with -update
+// page at 30 connections, observed. The tune's sizing decisions were added
+// later: what package sizing decides from its stored trials (the run
+// predates the caches' readings, so they are "not read"; nginx's workers
+// from the observer's view of trial 33). Run with -update
 // after an intended change and review the diff.
 func TestGolden(t *testing.T) {
 	runs := map[string]Run{"tune": {Tune: loadTune(t)}, "bench": {Bench: loadBench(t)}}

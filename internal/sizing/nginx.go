@@ -71,7 +71,7 @@ func decideNginxWorkers(cfg knob.Config, in Inputs) results.SizeDecision {
 	d := decision(cfg, KnobNginxWorkers, trials)
 	d.Figures["workers"], d.Figures["cores"], d.Figures["nginx_cores"], d.Figures["per_worker_share"], d.Figures["stack_share"], d.Figures["workers_pss_bytes"] =
 		float64(workers), float64(in.Cores), cores, perWorker, stackShare, b2f(pss)
-	state := fmt.Sprintf("nginx's %d workers used %.2f cores, %s of a core each, %s of the stack's CPU", workers, cores, pct(perWorker), pct(stackShare))
+	state := fmt.Sprintf("nginx's %d workers used %.2f cores, %.1f%% of a core each, %.1f%% of the stack's CPU", workers, cores, 100*perWorker, 100*stackShare)
 	fixed, err := strconv.Atoi(strings.TrimSpace(cfg[KnobNginxWorkers]))
 	below := err == nil && fixed < in.Cores
 	switch {

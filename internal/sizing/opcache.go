@@ -152,7 +152,13 @@ func decideOpcache(cfg knob.Config, in Inputs) []results.SizeDecision {
 			// A restart empties the cache and cache_full stops it
 			// growing: the use read afterwards understates the need.
 			target = max(target, int64(Headroom*float64(area)))
-			cause = fmt.Sprintf(", %d out-of-memory restarts, cache full: %v (the need is at least the whole area)", s.OOMRestarts, s.CacheFull)
+			if s.OOMRestarts > 0 {
+				cause += fmt.Sprintf(", %d out-of-memory restarts", s.OOMRestarts)
+			}
+			if s.CacheFull {
+				cause += ", cache full"
+			}
+			cause += " (so the need is at least the whole area)"
 		}
 		set(cfg, &dm, max(roundUp(target+newIMB*mb, 16*mb)/mb, mMB+newIMB-iMB))
 		dm.Reason = fmt.Sprintf("%s %s → %s: %s%s; %.0f× that plus the interned strings, rounded up to a multiple of 16 MiB", dm.Action, dm.From, dm.To, state, cause, Headroom)
