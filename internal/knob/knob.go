@@ -48,7 +48,30 @@ const (
 	MariaDB = "mariadb"
 	// Build is the PHP binary itself: the distro's or a build of phptune's.
 	Build = "build"
+	// Apache is Debian's apache2 (either MPM; knobs of one MPM only are
+	// named apache.event.* and apache.prefork.*).
+	Apache = "apache"
+	// Server is the choice of web server (knob "server").
+	Server = "server"
 )
+
+// ServerKnob chooses the lab's web server and how it runs PHP.
+const ServerKnob = "server"
+
+// The servers a lab can run (values of the server knob).
+const (
+	// NginxFPM is nginx in front of php-fpm (the default).
+	NginxFPM = "nginx-fpm"
+	// ApacheEventFPM is Apache with the event MPM in front of php-fpm
+	// (mod_proxy_fcgi).
+	ApacheEventFPM = "apache-event-fpm"
+	// ApachePreforkModPHP is Apache with the prefork MPM running PHP in
+	// its own children (mod_php, libapache2-mod-php): no php-fpm.
+	ApachePreforkModPHP = "apache-prefork-modphp"
+)
+
+// Servers lists the values of the server knob, the default first.
+var Servers = []string{NginxFPM, ApacheEventFPM, ApachePreforkModPHP}
 
 // BuildKnob selects the PHP binaries a lab runs: "distro" (the installed
 // packages) or the id of a build made by `phptune build`.
@@ -74,6 +97,40 @@ type Knob struct {
 	// from Name (e.g. nginx "worker_processes").
 	Directive string
 }
+
+// ServersOf lists the servers whose configurations use k: nginx's knobs
+// belong to nginx-fpm, php-fpm's to the servers that run php-fpm, Apache's
+// to the Apache servers (apache.event.* and apache.prefork.* to the one
+// with that MPM); PHP's, MariaDB's, the build and the server knob itself
+// to every server.
+func ServersOf(k Knob) []string {
+	switch {
+	case k.Component == Nginx:
+		return []string{NginxFPM}
+	case k.Component == PHPFPM:
+		return []string{NginxFPM, ApacheEventFPM}
+	case strings.HasPrefix(k.Name, "apache.event."):
+		return []string{ApacheEventFPM}
+	case strings.HasPrefix(k.Name, "apache.prefork."):
+		return []string{ApachePreforkModPHP}
+	case k.Component == Apache:
+		return []string{ApacheEventFPM, ApachePreforkModPHP}
+	}
+	return Servers
+}
+
+// UsedBy reports whether server's configurations use knob k.
+func UsedBy(k Knob, server string) bool {
+	for _, s := range ServersOf(k) {
+		if s == server {
+			return true
+		}
+	}
+	return false
+}
+
+// RunsFPM reports whether server runs php-fpm (every server but mod_php).
+func RunsFPM(server string) bool { return server != ApachePreforkModPHP }
 
 // Range describes the valid values in words, for help and error messages.
 func (k Knob) Range() string {
@@ -230,6 +287,38 @@ var registry = []Knob{
 		Directive: "keepalive_timeout", Help: "seconds an idle client connection is kept; 0 disables keep-alive"},
 	{Name: "nginx.access_log", Component: Nginx, Kind: Bool, Default: "on",
 		Directive: "access_log", Help: "write an access log line per request"},
+	// Apache: Debian 12's apache2.conf and mods-available/mpm_*.conf; the
+	// ServerLimits are the MPMs' compiled defaults (Debian sets none).
+	{Name: "apache.event.start_servers", Component: Apache, Kind: Int, Default: "2", Min: 1, Max: 20000,
+		Directive: "StartServers", Help: "child processes started with the event MPM"},
+	{Name: "apache.event.min_spare_threads", Component: Apache, Kind: Int, Default: "25", Min: 1, Max: 100000,
+		Directive: "MinSpareThreads", Help: "fewest idle threads the event MPM keeps"},
+	{Name: "apache.event.max_spare_threads", Component: Apache, Kind: Int, Default: "75", Min: 1, Max: 100000,
+		Directive: "MaxSpareThreads", Help: "most idle threads the event MPM keeps; at least min_spare_threads + threads_per_child"},
+	{Name: "apache.event.threads_per_child", Component: Apache, Kind: Int, Default: "25", Min: 1, Max: 1000,
+		Directive: "ThreadsPerChild", Help: "threads in each event child (ThreadLimit follows it, at least 64)"},
+	{Name: "apache.event.server_limit", Component: Apache, Kind: Int, Default: "16", Min: 1, Max: 20000,
+		Directive: "ServerLimit", Help: "most event children; max_request_workers <= server_limit x threads_per_child"},
+	{Name: "apache.prefork.start_servers", Component: Apache, Kind: Int, Default: "5", Min: 1, Max: 20000,
+		Directive: "StartServers", Help: "children (PHP workers with mod_php) started with the prefork MPM"},
+	{Name: "apache.prefork.min_spare_servers", Component: Apache, Kind: Int, Default: "5", Min: 1, Max: 20000,
+		Directive: "MinSpareServers", Help: "fewest idle prefork children kept"},
+	{Name: "apache.prefork.max_spare_servers", Component: Apache, Kind: Int, Default: "10", Min: 1, Max: 20000,
+		Directive: "MaxSpareServers", Help: "most idle prefork children kept; above min_spare_servers"},
+	{Name: "apache.prefork.server_limit", Component: Apache, Kind: Int, Default: "256", Min: 1, Max: 20000,
+		Directive: "ServerLimit", Help: "most prefork children; at least max_request_workers"},
+	{Name: "apache.max_request_workers", Component: Apache, Kind: Int, Default: "150", Min: 1, Max: 20000,
+		Directive: "MaxRequestWorkers", Help: "requests served at once: threads (event) or children, i.e. PHP workers (prefork)"},
+	{Name: "apache.max_connections_per_child", Component: Apache, Kind: Int, Default: "0", Min: 0, Max: 100000000,
+		Directive: "MaxConnectionsPerChild", Help: "connections a child serves before it is replaced; 0 never"},
+	{Name: "apache.keepalive", Component: Apache, Kind: Bool, Default: "on",
+		Directive: "KeepAlive", Help: "keep client connections open between requests"},
+	{Name: "apache.keepalive_timeout", Component: Apache, Kind: Int, Default: "5", Min: 1, Max: 3600,
+		Directive: "KeepAliveTimeout", Help: "seconds an idle client connection is kept"},
+	{Name: "apache.max_keepalive_requests", Component: Apache, Kind: Int, Default: "100", Min: 0, Max: 100000000,
+		Directive: "MaxKeepAliveRequests", Help: "requests per client connection; 0 unlimited"},
+	{Name: "apache.access_log", Component: Apache, Kind: Bool, Default: "on",
+		Directive: "CustomLog", Help: "write an access log line per request"},
 	// MariaDB
 	{Name: "mariadb.innodb_buffer_pool_size", Component: MariaDB, Kind: Size, Default: "128M", Min: 8 * mib, Max: 64 * gib,
 		Directive: "innodb_buffer_pool_size", Help: "InnoDB page cache"},
@@ -240,6 +329,9 @@ var registry = []Knob{
 	// the binary
 	{Name: BuildKnob, Component: Build, Kind: Enum, Default: "distro", Values: []string{"distro", "BUILD-ID"},
 		Help: "PHP binaries: the distro's packages or a build of `phptune build` (its id, see `phptune build list`)"},
+	// the web server
+	{Name: ServerKnob, Component: Server, Kind: Enum, Default: NginxFPM, Values: Servers,
+		Help: "web server and how it runs PHP: nginx + php-fpm, Apache event + php-fpm, Apache prefork + mod_php"},
 }
 
 var byName = func() map[string]Knob {
@@ -253,7 +345,8 @@ var byName = func() map[string]Knob {
 // All returns every knob, in a stable order (by component, then as listed).
 func All() []Knob {
 	out := append([]Knob(nil), registry...)
-	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4}
+	// Knobs added later sort last, so listings made before them keep their order.
+	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4, Apache: 5, Server: 6}
 	sort.SliceStable(out, func(i, j int) bool { return order[out[i].Component] < order[out[j].Component] })
 	return out
 }
@@ -349,7 +442,12 @@ func (c Config) Bytes(name string) int64 {
 // settings only matter to a dynamic pool, the idle timeout to an ondemand
 // one, the JIT mode only with a JIT buffer, the revalidation period only
 // while timestamps are validated.
+//
+// A knob of another server than c's (see ServersOf) has no effect either.
 func (c Config) Relevant(name string) bool {
+	if k, ok := byName[name]; ok && !UsedBy(k, c.Server()) {
+		return false
+	}
 	switch name {
 	case "pm.start_servers", "pm.min_spare_servers", "pm.max_spare_servers":
 		return c["pm"] == "dynamic"
@@ -363,18 +461,51 @@ func (c Config) Relevant(name string) bool {
 	return true
 }
 
+// Server is c's web server: the server knob, nginx-fpm when c was stored
+// before the knob existed.
+func (c Config) Server() string {
+	if v := c[ServerKnob]; v != "" {
+		return v
+	}
+	return NginxFPM
+}
+
+// value is c's value of k, its default when c has none (a configuration
+// needs only its own server's knobs, and older ones lack newer knobs).
+func (c Config) value(k Knob) string {
+	if v, ok := c[k.Name]; ok {
+		return v
+	}
+	return k.Default
+}
+
 // On reports whether a bool knob is on.
 func (c Config) On(name string) bool { return c[name] == "on" }
 
 // Validate checks every value and the rules between knobs that the programs
 // themselves enforce (php-fpm refuses to start otherwise). All problems are
 // reported together.
+//
+// A configuration needs only the knobs of its own server (see ServersOf);
+// a knob of another server may be missing or at its default (where it is
+// simply irrelevant), and is refused, naming the servers it belongs to,
+// when it is set to anything else: the change would silently do nothing.
 func (c Config) Validate() error {
 	var errs []error
+	server := c.Server()
+	if _, err := byName[ServerKnob].Normalize(server); err != nil {
+		return err
+	}
 	for _, k := range registry {
 		v, ok := c[k.Name]
-		if !ok && k.Name == BuildKnob {
-			continue // configs stored before the knob existed ran the distro's PHP
+		if !ok && (k.Name == BuildKnob || k.Name == ServerKnob) {
+			continue // configs stored before the knob existed ran the distro's PHP behind nginx
+		}
+		if !UsedBy(k, server) {
+			if ok && v != k.Default {
+				errs = append(errs, &ServerError{Knob: k, Value: v, Server: server})
+			}
+			continue
 		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("knob %s has no value", k.Name))
@@ -383,6 +514,9 @@ func (c Config) Validate() error {
 		if _, err := k.Normalize(v); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if server == ApachePreforkModPHP && c[BuildKnob] != "" && c[BuildKnob] != "distro" {
+		errs = append(errs, fmt.Errorf("php.build=%s: server=%s runs PHP as Debian's Apache module (libphp8.2.so), and phptune's builds run as php-fpm only; use php.build=distro or server=%s", c[BuildKnob], server, ApacheEventFPM))
 	}
 	for name := range c {
 		if _, ok := byName[name]; !ok {
@@ -393,6 +527,10 @@ func (c Config) Validate() error {
 		return errors.Join(errs...)
 	}
 	maxc := c.Int("pm.max_children")
+	errs = append(errs, c.validateApache(server)...)
+	if !UsedBy(byName["pm"], server) {
+		return errors.Join(errs...)
+	}
 	if c["pm"] == "dynamic" {
 		minS, maxS, start := c.Int("pm.min_spare_servers"), c.Int("pm.max_spare_servers"), c.Int("pm.start_servers")
 		if maxS > maxc {
@@ -406,6 +544,62 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateApache checks the MPM rules that Apache would otherwise "fix" at
+// start with a warning, running another configuration than the one asked.
+func (c Config) validateApache(server string) []error {
+	var errs []error
+	workers := c.Int("apache.max_request_workers")
+	switch server {
+	case ApacheEventFPM:
+		threads, limit := c.Int("apache.event.threads_per_child"), c.Int("apache.event.server_limit")
+		minT, maxT := c.Int("apache.event.min_spare_threads"), c.Int("apache.event.max_spare_threads")
+		if workers < threads {
+			errs = append(errs, fmt.Errorf("apache.max_request_workers=%d is below apache.event.threads_per_child=%d; Apache raises it to one child's threads", workers, threads))
+		} else if workers%threads != 0 {
+			errs = append(errs, fmt.Errorf("apache.max_request_workers=%d is not a multiple of apache.event.threads_per_child=%d; Apache lowers it to %d", workers, threads, workers/threads*threads))
+		}
+		if workers > limit*threads {
+			errs = append(errs, fmt.Errorf("apache.max_request_workers=%d is above apache.event.server_limit x threads_per_child = %d x %d; Apache lowers it (raise server_limit to at least %d)", workers, limit, threads, (workers+threads-1)/threads))
+		}
+		if maxT < minT+threads {
+			errs = append(errs, fmt.Errorf("apache.event.max_spare_threads=%d is below min_spare_threads + threads_per_child = %d; Apache raises it", maxT, minT+threads))
+		}
+		if start := c.Int("apache.event.start_servers"); start > limit {
+			errs = append(errs, fmt.Errorf("apache.event.start_servers=%d is above apache.event.server_limit=%d", start, limit))
+		}
+	case ApachePreforkModPHP:
+		limit := c.Int("apache.prefork.server_limit")
+		minS, maxS := c.Int("apache.prefork.min_spare_servers"), c.Int("apache.prefork.max_spare_servers")
+		if workers > limit {
+			errs = append(errs, fmt.Errorf("apache.max_request_workers=%d is above apache.prefork.server_limit=%d; Apache lowers it", workers, limit))
+		}
+		if maxS <= minS {
+			errs = append(errs, fmt.Errorf("apache.prefork.max_spare_servers=%d is not above min_spare_servers=%d; Apache raises it to %d", maxS, minS, minS+1))
+		}
+		if start := c.Int("apache.prefork.start_servers"); start > limit {
+			errs = append(errs, fmt.Errorf("apache.prefork.start_servers=%d is above apache.prefork.server_limit=%d", start, limit))
+		}
+	}
+	return errs
+}
+
+// ServerError is a knob set for a server the configuration does not run.
+type ServerError struct {
+	Knob   Knob
+	Value  string
+	Server string // the configuration's server
+}
+
+func (e *ServerError) Error() string {
+	owners := ServersOf(e.Knob)
+	msg := fmt.Sprintf("knob %s=%s belongs to server %s, but this configuration runs server=%s",
+		e.Knob.Name, e.Value, strings.Join(owners, " or "), e.Server)
+	if e.Knob.Component == PHPFPM && e.Server == ApachePreforkModPHP {
+		msg += " (PHP runs inside Apache's children there, with no php-fpm: size them with apache.max_request_workers and apache.prefork.*)"
+	}
+	return msg + fmt.Sprintf("; set server=%s, or leave %s at its default %s", owners[0], e.Knob.Name, e.Knob.Default)
 }
 
 // FitDynamic returns c with the dynamic pool's spare and start settings
@@ -443,8 +637,8 @@ type Change struct {
 func Diff(a, b Config) []Change {
 	var out []Change
 	for _, k := range All() {
-		if a[k.Name] != b[k.Name] {
-			out = append(out, Change{Knob: k.Name, From: a[k.Name], To: b[k.Name]})
+		if av, bv := a.value(k), b.value(k); av != bv {
+			out = append(out, Change{Knob: k.Name, From: av, To: bv})
 		}
 	}
 	return out

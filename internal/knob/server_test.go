@@ -1,0 +1,122 @@
+package knob
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestServerKnobs(t *testing.T) {
+	cases := []struct {
+		name    string
+		set     []string
+		wantErr string // substring; "" means valid
+	}{
+		{"default is nginx", nil, ""},
+		{"apache event defaults", []string{"server=apache-event-fpm"}, ""},
+		{"apache prefork defaults", []string{"server=apache-prefork-modphp"}, ""},
+		{"unknown server", []string{"server=iis"}, "not one of the choices; valid: nginx-fpm|apache-event-fpm|apache-prefork-modphp"},
+		{"nginx knob refused under apache", []string{"server=apache-event-fpm", "nginx.worker_processes=4"},
+			"knob nginx.worker_processes=4 belongs to server nginx-fpm, but this configuration runs server=apache-event-fpm; set server=nginx-fpm, or leave nginx.worker_processes at its default auto"},
+		{"nginx knob at its default is irrelevant", []string{"server=apache-event-fpm", "nginx.worker_processes=auto"}, ""},
+		{"fpm knob refused with mod_php", []string{"server=apache-prefork-modphp", "pm.max_children=20"},
+			"knob pm.max_children=20 belongs to server nginx-fpm or apache-event-fpm, but this configuration runs server=apache-prefork-modphp (PHP runs inside Apache's children"},
+		{"fpm knob kept with apache event", []string{"server=apache-event-fpm", "pm=static", "pm.max_children=20"}, ""},
+		{"fpm rules skipped with mod_php", []string{"server=apache-prefork-modphp", "pm.max_children=5"}, ""},
+		{"apache knob refused under nginx", []string{"apache.max_request_workers=50"},
+			"knob apache.max_request_workers=50 belongs to server apache-event-fpm or apache-prefork-modphp, but this configuration runs server=nginx-fpm"},
+		{"event knob refused under prefork", []string{"server=apache-prefork-modphp", "apache.event.threads_per_child=50", "apache.max_request_workers=100"},
+			"apache.event.threads_per_child=50 belongs to server apache-event-fpm"},
+		{"php knobs apply to every server", []string{"server=apache-prefork-modphp", "opcache.validate_timestamps=off", "mariadb.max_connections=300"}, ""},
+		{"event workers multiple of threads", []string{"server=apache-event-fpm", "apache.max_request_workers=160"}, "not a multiple of apache.event.threads_per_child=25; Apache lowers it to 150"},
+		{"event workers above limit", []string{"server=apache-event-fpm", "apache.max_request_workers=500"}, "raise server_limit to at least 20"},
+		{"event workers within raised limit", []string{"server=apache-event-fpm", "apache.max_request_workers=500", "apache.event.server_limit=20"}, ""},
+		{"event workers below a child", []string{"server=apache-event-fpm", "apache.max_request_workers=10"}, "below apache.event.threads_per_child=25"},
+		{"event spare threads", []string{"server=apache-event-fpm", "apache.event.max_spare_threads=40"}, "below min_spare_threads + threads_per_child = 50"},
+		{"prefork workers above limit", []string{"server=apache-prefork-modphp", "apache.max_request_workers=300"}, "above apache.prefork.server_limit=256"},
+		{"prefork spares", []string{"server=apache-prefork-modphp", "apache.prefork.max_spare_servers=5"}, "is not above min_spare_servers=5"},
+		{"prefork small pool", []string{"server=apache-prefork-modphp", "apache.max_request_workers=8", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=3"}, ""},
+		{"distro PHP with mod_php", []string{"server=apache-prefork-modphp", "php.build=distro"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Defaults().Apply(c.set)
+			if err == nil {
+				err = cfg.Validate()
+			}
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case c.wantErr != "" && err == nil:
+				t.Fatalf("want error containing %q, got none", c.wantErr)
+			case c.wantErr != "" && !strings.Contains(err.Error(), c.wantErr):
+				t.Fatalf("error %q does not contain %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestServerErrorIsTyped(t *testing.T) {
+	cfg, _ := Defaults().Apply([]string{"server=apache-event-fpm", "nginx.keepalive_timeout=10"})
+	var se *ServerError
+	if err := cfg.Validate(); !errors.As(err, &se) || se.Knob.Name != "nginx.keepalive_timeout" || se.Server != ApacheEventFPM {
+		t.Fatalf("want a *ServerError for nginx.keepalive_timeout, got %v", err)
+	}
+}
+
+func TestServerRelevance(t *testing.T) {
+	cases := []struct {
+		server, knob string
+		want         bool
+	}{
+		{NginxFPM, "nginx.worker_processes", true},
+		{NginxFPM, "apache.max_request_workers", false},
+		{ApacheEventFPM, "nginx.worker_processes", false},
+		{ApacheEventFPM, "apache.event.threads_per_child", true},
+		{ApacheEventFPM, "apache.prefork.start_servers", false},
+		{ApacheEventFPM, "pm.max_children", true},
+		{ApachePreforkModPHP, "pm.max_children", false},
+		{ApachePreforkModPHP, "listen", false},
+		{ApachePreforkModPHP, "apache.prefork.start_servers", true},
+		{ApachePreforkModPHP, "opcache.enable", true},
+		{ApachePreforkModPHP, "server", true},
+	}
+	for _, c := range cases {
+		cfg := Defaults()
+		cfg[ServerKnob] = c.server
+		if got := cfg.Relevant(c.knob); got != c.want {
+			t.Errorf("server=%s: Relevant(%s) = %v, want %v", c.server, c.knob, got, c.want)
+		}
+	}
+}
+
+// A configuration stored before the server knob (and Apache's knobs)
+// existed is nginx's, valid, and differs from the defaults in nothing.
+func TestConfigWithoutServerKnobs(t *testing.T) {
+	old := Defaults()
+	for name := range old {
+		if k := byName[name]; k.Component == Apache || k.Component == Server {
+			delete(old, name)
+		}
+	}
+	if err := old.Validate(); err != nil {
+		t.Fatalf("an older configuration does not validate: %v", err)
+	}
+	if old.Server() != NginxFPM {
+		t.Fatalf("Server() = %q, want nginx-fpm", old.Server())
+	}
+	if d := Diff(Defaults(), old); len(d) != 0 {
+		t.Fatalf("Diff with the defaults = %v, want none", d)
+	}
+	// A mod_php configuration needs no php-fpm knob.
+	modphp := Defaults()
+	modphp[ServerKnob] = ApachePreforkModPHP
+	for name := range modphp {
+		if k := byName[name]; k.Component == PHPFPM || k.Component == Nginx {
+			delete(modphp, name)
+		}
+	}
+	if err := modphp.Validate(); err != nil {
+		t.Fatalf("a mod_php configuration without php-fpm's knobs does not validate: %v", err)
+	}
+}
