@@ -71,6 +71,13 @@ var (
 	// FPMListen is a unix socket path in a pool's listen.
 	FPMListen = Syntax{file: "php-fpm.conf", escape: `\"$`, maxPath: maxPath, refuse: both(refusePool, refuseAll(":",
 		"php-fpm takes a listen address holding ':' for host:port"))}
+	// Apache is a path in Apache's httpd.conf (a quoted argument: \\ and
+	// \" are its only escapes).
+	Apache = Syntax{file: "httpd.conf", escape: `\"`, maxPath: maxPath, refuse: refuseApacheEnv}
+	// ApacheProxy is a unix socket path in a mod_proxy handler
+	// ("proxy:unix:PATH|fcgi://localhost").
+	ApacheProxy = Syntax{file: "httpd.conf", escape: `\"`, maxPath: maxPath, refuse: both(refuseApacheEnv, refuseAll("|",
+		"mod_proxy ends a unix socket path at '|'"))}
 	// MyCnf is a path in a MariaDB option file.
 	MyCnf = Syntax{file: "my.cnf", escape: `\"`, maxPath: 511, maxValue: 1024}
 	// MyCnfList is a path in a MariaDB option whose value is a
@@ -217,6 +224,10 @@ func refuseAll(chars, reason string) func(string) (int, string) {
 	return func(s string) (int, string) {
 		return strings.IndexAny(s, chars), reason
 	}
+}
+
+func refuseApacheEnv(s string) (int, string) {
+	return strings.Index(s, "${"), "Apache replaces ${NAME} in every line with an environment variable and has no escape for it"
 }
 
 func refusePool(s string) (int, string) {
