@@ -199,16 +199,23 @@ func innerReason(tried string) string {
 // SummarizeExt says in one line which modules did not load and why.
 func SummarizeExt(rs []ExtResult) string {
 	var bad []string
-	n := 0
+	n, own := 0, 0
 	for _, r := range rs {
 		if r.Loaded {
 			n++
+			if r.Own {
+				own++
+			}
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s (%s)", r.Name, r.Reason))
 	}
-	if len(bad) == 0 {
-		return fmt.Sprintf("all %d distro extensions load", n)
+	from := ""
+	if own > 0 {
+		from = fmt.Sprintf(" (%d of them built from this source)", own)
 	}
-	return fmt.Sprintf("%d of %d distro extensions load; not: %s", n, len(rs), strings.Join(bad, "; "))
+	if len(bad) == 0 {
+		return fmt.Sprintf("all %d extensions the distro ships load%s", n, from)
+	}
+	return fmt.Sprintf("%d of the %d extensions the distro ships load%s; not: %s", n, len(rs), from, strings.Join(bad, "; "))
 }

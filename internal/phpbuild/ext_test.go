@@ -61,8 +61,12 @@ LOADED mysqli
 		}
 	}
 	s := SummarizeExt(rs)
-	if !strings.Contains(s, "3 of 9") || !strings.Contains(s, "dom (undefined symbol") {
+	if !strings.Contains(s, "3 of the 9") || !strings.Contains(s, "dom (undefined symbol") || strings.Contains(s, "built from this source") {
 		t.Errorf("summary %q", s)
+	}
+	rs[0].Own = true
+	if s := SummarizeExt(rs); !strings.Contains(s, "(1 of them built from this source)") {
+		t.Errorf("summary with an extension of the build's own: %q", s)
 	}
 	args := CheckArgs("/usr/lib/php/20220829", ms)
 	if args[0] != "-n" || !strings.Contains(strings.Join(args, " "), "zend_extension=opcache.so") {
