@@ -139,3 +139,23 @@ func TestStepAutogroupIsLowest(t *testing.T) {
 		t.Fatalf("the step's autogroup %q (the test's %q): want a group of its own at nice 19", out.String(), mine)
 	}
 }
+
+func TestCompileProgress(t *testing.T) {
+	src := t.TempDir()
+	mk := "all: x\n# a.lo: comment\nZend/a.lo: Zend/a.c\n\tcc\next/b/b.lo: ext/b/b.c\nmain/c.lo: main/c.c\n\tcc\nsapi/d.lo: sapi/d.c\nPHP_OBJS = Zend/a.lo ext/b/b.lo\n"
+	if err := os.WriteFile(filepath.Join(src, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &builder{build: &Account{}, src: src}
+	if got := b.compileProgress(); got != "0% (0 of 4 objects), " {
+		t.Errorf("before make: %q", got)
+	}
+	os.MkdirAll(filepath.Join(src, "Zend"), 0o755)
+	os.WriteFile(filepath.Join(src, "Zend", "a.lo"), nil, 0o644)
+	if got := b.compileProgress(); got != "25% (1 of 4 objects), " {
+		t.Errorf("one object: %q", got)
+	}
+	if got := (&builder{build: &Account{}, src: t.TempDir()}).compileProgress(); got != "" {
+		t.Errorf("no Makefile: %q", got)
+	}
+}
