@@ -79,14 +79,15 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 
 func newLabUpCmd(env *Env) *cobra.Command {
 	var opt lab.Options
-	var knobsFile, memoryMax string
+	var knobsFile, memoryMax, server string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a lab and leave it running",
 		Example: `  phptune lab up --app wordpress
   phptune lab up --name big --app io --set pm=static --set pm.max_children=48
-  phptune lab up --docroot ./public --knobs recommended.knobs`,
+  phptune lab up --docroot ./public --knobs recommended.knobs
+  phptune lab up --app wordpress --server apache-prefork-modphp --set apache.max_request_workers=10`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// Input errors are usage errors (exit 2), found before
@@ -109,6 +110,10 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			}
 			if err := labLimits(&opt, memoryMax); err != nil {
 				return err
+			}
+			if server != "" {
+				// --server X is --set server=X, after the other settings.
+				opt.Set = append(opt.Set, knob.ServerKnob+"="+server)
 			}
 			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
@@ -140,6 +145,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
 	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
+	f.StringVar(&server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
 	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
@@ -184,8 +190,15 @@ func printLab(env *Env, l *lab.Lab) {
 	w := env.Stdout
 	fmt.Fprintf(w, "lab:        %s (%s)\n", l.Name, l.App)
 	fmt.Fprintf(w, "url:        %s/\n", l.URL)
-	fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
-	fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through nginx from 127.0.0.1)\n", l.URL, l.FPMStatusPath)
+	if l.Server != "" && l.Server != knob.NginxFPM {
+		fmt.Fprintf(w, "server:     %s (status %s, from 127.0.0.1)\n", l.Server, l.ServerStatusURL)
+	}
+	if l.FPMListen != "" {
+		fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
+		fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through the web server from 127.0.0.1)\n", l.URL, l.FPMStatusPath)
+	} else {
+		fmt.Fprintf(w, "php:        inside the web server (mod_php): no php-fpm\n")
+	}
 	fmt.Fprintf(w, "docroot:    %s\n", l.DocRoot)
 	if l.MariaDBSocket != "" {
 		fmt.Fprintf(w, "mariadb:    %s\n", l.MariaDBSocket)

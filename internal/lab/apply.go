@@ -10,11 +10,12 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
-	"github.com/phptune/phptune/internal/nginx"
 	"github.com/phptune/phptune/internal/pagecheck"
 )
 
-// Apply restarts the lab's servers with cfg (the tuner's trial step). MariaDB
+// Apply restarts the lab's servers with cfg (the tuner's trial step); a
+// change of the server knob stops one web server and starts the other
+// (and php-fpm only where cfg runs it). MariaDB
 // restarts only when one of its knobs changes. Invalid configurations are
 // refused before anything stops. The lab is locked and marked "restarting"
 // (with this process as its owner) while its servers are down, so a
@@ -27,7 +28,7 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err != nil {
 		return err
 	}
-	nginxBin, err := nginx.Find()
+	web, webBin, err := webFor(cfg)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 		l.Config = old
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, fpmBin, nginxBin); err != nil {
+	if err := l.testConfigs(ctx, acct, fpmBin, web, webBin); err != nil {
 		l.Config = old
 		_ = l.render(acct)
 		return err
@@ -65,7 +66,9 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err := l.writeState(); err != nil {
 		return err
 	}
-	stop := []string{"nginx", "php-fpm"}
+	// Whichever web server runs stops (the server knob may switch it
+	// between trials), and php-fpm; the new configuration's start.
+	stop := append(append([]string(nil), webComponents...), "php-fpm")
 	if dbChanged {
 		stop = append(stop, "mariadb")
 	}
@@ -85,10 +88,12 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 			return err
 		}
 	}
-	if err := l.startFPM(ctx, acct, fpmBin); err != nil {
-		return err
+	if knob.RunsFPM(cfg.Server()) {
+		if err := l.startFPM(ctx, acct, fpmBin); err != nil {
+			return err
+		}
 	}
-	if err := l.startNginx(ctx, acct, nginxBin); err != nil {
+	if err := l.startWeb(ctx, acct, web, webBin); err != nil {
 		return err
 	}
 	// Up again, whatever an earlier restart that failed halfway left: the
@@ -141,7 +146,11 @@ func (l *Lab) smoke(ctx context.Context) error {
 		return nil
 	}
 	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, printable(strings.TrimSpace(p.Body)))
-	logs, _ := l.Logs("php-fpm", 20)
+	phpLogs := "php-fpm"
+	if !knob.RunsFPM(l.Config.Server()) {
+		phpLogs = "apache" // PHP runs inside Apache
+	}
+	logs, _ := l.Logs(phpLogs, 20)
 	if l.User == StackUser && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {
 		msg += fmt.Sprintf("\nthe app could not open its own files as the lab's account %q; if they belong to the app's account (for example www-data), run the lab as it: --user www-data (root only; the app then runs with that account's rights)", l.User)
 	}

@@ -49,6 +49,8 @@ func (y layout) logFiles(component string) []logFile {
 	switch component {
 	case "nginx":
 		return []logFile{{lg, "nginx-error.log"}, {out, "nginx.out"}}
+	case "apache":
+		return []logFile{{lg, "apache-error.log"}, {out, "apache.out"}}
 	case "php-fpm":
 		return []logFile{{y.p(fpmDir), "php-fpm.log"}, {out, "php-fpm.out"}}
 	case "mariadb":

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
-	"github.com/phptune/phptune/internal/nginx"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
 
@@ -27,6 +27,11 @@ func (l *Lab) render(acct *account) error {
 	if err != nil {
 		return err
 	}
+	w, _, err := webFor(l.Config)
+	if err != nil {
+		return err
+	}
+	l.setStatusURLs(w)
 	listen := y.fpmSocket()
 	l.FPMListen = "unix:" + listen
 	nginxPass := "unix:" + listen
@@ -62,18 +67,16 @@ func (l *Lab) render(acct *account) error {
 	if app.FrontController {
 		front = "/index.php"
 	}
-	port := strings.TrimPrefix(l.URL, "http://")
-	nginxConf := nginx.Render(l.Config, nginx.Site{
-		Prefix: l.Dir + "/", PidFile: y.p("run", "nginx.pid"), ErrorLog: y.p("log", "nginx-error.log"),
-		AccessLog: y.p("log", "nginx-access.log"), TempDir: y.p("tmp"), Listen: port, DocRoot: l.DocRoot,
-		FastCGI: nginxPass, FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
-		StubStatusPath: nginxStatusPath,
-	})
 	files := map[string]string{
-		"php-fpm.conf":       fpmConf,
 		"php/00-build.ini":   buildIni(build),
 		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
-		"nginx.conf":         nginxConf,
+		w.conf():             w.render(l, nginxPass, front),
+	}
+	if knob.RunsFPM(l.Config.Server()) {
+		files["php-fpm.conf"] = fpmConf
+	} else {
+		// PHP runs inside the web server: no php-fpm, no socket.
+		l.FPMListen = ""
 	}
 	if l.MariaDBSocket != "" {
 		files["my.cnf"] = mariadb.Render(l.Config, mariadb.Paths{
@@ -99,17 +102,20 @@ func (l *Lab) PoolEnv() []string {
 	return []string{"PHPTUNE_DB_CONFIG=" + layout{l.Dir}.p("app", "db.php")}
 }
 
-// testConfigs runs php-fpm -t and nginx -t on the rendered files, as the
+// testConfigs runs php-fpm -t (when the lab runs php-fpm) and the web
+// server's own check (nginx -t, apache2 -t) on the rendered files, as the
 // stack user, and returns their own words when they refuse.
-func (l *Lab) testConfigs(ctx context.Context, acct *account, fpmBin *phpfpm.Binary, nginxBin string) error {
+func (l *Lab) testConfigs(ctx context.Context, acct *account, fpmBin *phpfpm.Binary, w webServer, webBin string) error {
 	y := layout{l.Dir}
-	out, err := l.output(ctx, acct, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), l.fpmEnv())
-	if err != nil {
-		return fmt.Errorf("php-fpm -t refused the configuration: %s (%v)", strings.TrimSpace(out), err)
+	if knob.RunsFPM(l.Config.Server()) {
+		out, err := l.output(ctx, acct, fpmBin.Path, fpmBin.TestArgs(y.p("php-fpm.conf")), l.fpmEnv())
+		if err != nil {
+			return fmt.Errorf("php-fpm -t refused the configuration: %s (%v)", strings.TrimSpace(out), err)
+		}
 	}
-	out, err = l.output(ctx, acct, nginxBin, nginx.TestArgs(l.Dir+"/", y.p("nginx.conf"), y.p("log", "nginx-error.log")), nil)
+	out, err := l.output(ctx, acct, webBin, w.testArgs(l), w.env(l))
 	if err != nil {
-		return fmt.Errorf("nginx -t refused the configuration: %s (%v)", strings.TrimSpace(out), err)
+		return fmt.Errorf("%s -t refused the configuration: %s (%v)", w.component(), strings.TrimSpace(out), err)
 	}
 	return nil
 }

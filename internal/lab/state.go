@@ -17,7 +17,7 @@ import (
 // Process is one process phptune started for a lab: the leader of its own
 // process group (nginx master, php-fpm master, mariadbd).
 type Process struct {
-	Component string `json:"component"` // "nginx", "php-fpm", "mariadb"
+	Component string `json:"component"` // "nginx", "apache", "php-fpm", "mariadb"
 	PID       int    `json:"pid"`
 	// StartTime is the process's start in clock ticks after boot
 	// (/proc/PID/stat field 22): with the lab's BootID it tells this process
@@ -51,8 +51,14 @@ type Lab struct {
 	FPMListen string `json:"fpm_listen"`
 	// FPMStatusPath and FPMPingPath are the pool's pm.status_path and ping.path.
 	FPMStatusPath string `json:"fpm_status_path"`
-	// NginxStatusURL is nginx's stub_status.
+	// NginxStatusURL is nginx's stub_status (empty when the lab runs
+	// another web server).
 	NginxStatusURL string `json:"nginx_status_url"`
+	// Server is the lab's web server (the server knob: nginx-fpm,
+	// apache-event-fpm, apache-prefork-modphp); ServerStatusURL is its own
+	// status page (nginx's stub_status, Apache's mod_status).
+	Server          string `json:"server,omitempty"`
+	ServerStatusURL string `json:"server_status_url,omitempty"`
 	// DocRoot is the document root; ScriptFilename is the front controller.
 	DocRoot        string `json:"docroot"`
 	ScriptFilename string `json:"script_filename"`

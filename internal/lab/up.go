@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/apache"
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
-	"github.com/phptune/phptune/internal/nginx"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/wordpress"
 )
@@ -55,7 +55,8 @@ type plan struct {
 	cfg      knob.Config
 	fpm      *phpfpm.Binary // the php-fpm it runs: the distro's or a build's (CLI stays the distro's)
 	build    *PHPBuild      // php.build, nil for the distro's PHP
-	nginx    string
+	web      webServer      // the server knob's web server
+	webBin   string
 	db       *mariadb.Binaries
 	port     int
 	acct     *account // the lab's account: phptune's, or --user's
@@ -87,7 +88,7 @@ func planUp(opt Options) (*plan, error) {
 	if p.fpm, p.build, err = phpFor(p.cfg); err != nil {
 		return nil, err
 	}
-	if p.nginx, err = nginx.Find(); err != nil {
+	if p.web, p.webBin, err = webFor(p.cfg); err != nil {
 		return nil, err
 	}
 	if p.app.NeedsDB {
@@ -126,6 +127,20 @@ func planUp(opt Options) (*plan, error) {
 	p.dir = filepath.Join(Root(), opt.Name)
 	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmSocket()); err != nil {
 		return nil, err
+	}
+	if p.web.component() == "apache" {
+		// Apache's file takes paths where nginx's would (and refuses
+		// "${" and, in php-fpm's socket, '|'): the home decides.
+		if err := (apache.Site{ServerRoot: p.dir, PidFile: p.dir, RuntimeDir: p.dir, ErrorLog: p.dir, AccessLog: p.dir,
+			Listen: "127.0.0.1:1", DocRoot: filepath.Join(p.dir, "www"), FastCGI: "unix:" + layout{p.dir}.fpmSocket()}).Check(); err != nil {
+			return nil, err
+		}
+		if p.docroot != "" {
+			if err := (apache.Site{ServerRoot: "/", PidFile: "/", RuntimeDir: "/", ErrorLog: "/", AccessLog: "/",
+				Listen: "127.0.0.1:1", DocRoot: p.docroot, FastCGI: "127.0.0.1:1"}).Check(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if opt.DocRoot != "" {
 		if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
@@ -206,15 +221,15 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	l := &Lab{
 		ID: mariadb.Password()[:16], Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
 		OwnerPID: os.Getpid(), OwnerStart: startTime(os.Getpid()), OwnedBy: opt.OwnedBy,
-		URL:            fmt.Sprintf("http://127.0.0.1:%d", p.port),
-		FPMStatusPath:  fpmStatusPath,
-		NginxStatusURL: fmt.Sprintf("http://127.0.0.1:%d%s", p.port, nginxStatusPath),
-		DocRoot:        p.docroot,
-		Config:         p.cfg,
-		User:           p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
+		URL:           fmt.Sprintf("http://127.0.0.1:%d", p.port),
+		FPMStatusPath: fpmStatusPath,
+		DocRoot:       p.docroot,
+		Config:        p.cfg,
+		User:          p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
 		BootID: bootID(),
 	}
 	l.Limits = p.limits
+	l.setStatusURLs(p.web)
 	defer func() {
 		if err != nil {
 			tail := l.logTail(8)
@@ -303,7 +318,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if err := l.render(acct); err != nil {
 		return err
 	}
-	if err := l.testConfigs(ctx, acct, p.fpm, p.nginx); err != nil {
+	if err := l.testConfigs(ctx, acct, p.fpm, p.web, p.webBin); err != nil {
 		return err
 	}
 	if p.app.NeedsDB {
@@ -324,12 +339,14 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
-	say("starting php-fpm")
-	if err := l.startFPM(ctx, acct, p.fpm); err != nil {
-		return err
+	if knob.RunsFPM(l.Config.Server()) {
+		say("starting php-fpm")
+		if err := l.startFPM(ctx, acct, p.fpm); err != nil {
+			return err
+		}
 	}
-	say("starting nginx")
-	if err := l.startNginx(ctx, acct, p.nginx); err != nil {
+	say("starting " + p.web.component())
+	if err := l.startWeb(ctx, acct, p.web, p.webBin); err != nil {
 		return err
 	}
 	return l.smoke(ctx)
@@ -375,15 +392,6 @@ func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) err
 	}
 	network, addr := l.FPMAddr()
 	return l.waitDial(ctx, "php-fpm", network, addr, l.PeerUID(), cmd.Process.Pid)
-}
-
-func (l *Lab) startNginx(ctx context.Context, acct *account, bin string) error {
-	y := layout{l.Dir}
-	cmd, err := l.start(acct, "nginx", bin, nginx.Args(l.Dir+"/", y.p("nginx.conf"), y.p("log", "nginx-error.log")), nil)
-	if err != nil {
-		return err
-	}
-	return l.waitDial(ctx, "nginx", "tcp", strings.TrimPrefix(l.URL, "http://"), l.PeerUID(), cmd.Process.Pid)
 }
 
 // FPMAddr returns php-fpm's socket as a network and address for net.Dial.
