@@ -17,7 +17,11 @@ func TestMain(m *testing.M) {
 	if app := os.Getenv("PHPTUNE_LAB_CHILD_APP"); app != "" {
 		ctx, stop := signalContext()
 		defer stop()
-		_, err := Up(ctx, Options{Name: os.Getenv("PHPTUNE_LAB_CHILD_NAME"), App: app})
+		var set []string
+		if s := os.Getenv("PHPTUNE_LAB_CHILD_SET"); s != "" {
+			set = strings.Split(s, ",")
+		}
+		_, err := Up(ctx, Options{Name: os.Getenv("PHPTUNE_LAB_CHILD_NAME"), App: app, Set: set})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
