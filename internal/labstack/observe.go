@@ -8,22 +8,33 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
 )
 
-// Observer returns the observer configuration for a running lab: its nginx,
-// php-fpm and MariaDB process trees, the fpm status page read over FastCGI,
+// Observer returns the observer configuration for a running lab: its web
+// server's (nginx, or Apache: its parent and children, which with mod_php
+// are the PHP workers), php-fpm's and MariaDB's process trees, the fpm status page read over FastCGI,
 // nginx's stub_status, MariaDB's status as the lab's database user, and the
 // accept queues of the fpm socket and nginx's port. The caller adds its own
 // generator root (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the
 // lab. close releases the database handle.
 func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	close = func() {}
+	web := observe.ComponentNginx
 	for _, p := range l.LiveProcesses() {
-		cfg.Roots = append(cfg.Roots, observe.Root{Component: p.Component, PID: p.PID})
+		c := p.Component
+		if c == observe.ComponentApache {
+			web = c
+			if l.Config.Server() == knob.ApachePreforkModPHP {
+				// PHP runs in Apache's children: they are its workers.
+				c = observe.ComponentApacheModPHP
+			}
+		}
+		cfg.Roots = append(cfg.Roots, observe.Root{Component: c, PID: p.PID})
 	}
 	if l.FPMListen != "" {
 		network, addr := l.FPMAddr()
@@ -35,7 +46,7 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen})
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
-		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentNginx, Addr: hostPort(u.Host)})
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host)})
 	}
 	cfg.NginxStatusURL = l.NginxStatusURL
 	if l.MariaDBSocket != "" {

@@ -103,7 +103,7 @@ func Derive(obs *results.Observation, w Window) {
 		var other int64
 		for _, g := range s.Groups {
 			switch {
-			case IsFPMWorkers(g.Name):
+			case IsPHPWorkers(g.Name):
 				for _, p := range g.PerProcess {
 					peak[p.PID] = max(peak[p.PID], p.PSSB)
 					if workerCPU[g.Name] == nil {

@@ -49,6 +49,16 @@ const (
 	// pool's workers ("php-fpm workers", or "php-fpm workers POOL" once
 	// more than one pool has been seen).
 	ComponentFPM = "php-fpm"
+	// ComponentApache: Apache in front of php-fpm (event MPM). The parent
+	// is "apache parent", its children "apache workers": web server only.
+	ComponentApache = "apache"
+	// ComponentApacheModPHP: Apache running PHP in its own children
+	// (prefork + mod_php). The parent is "apache parent" (web server);
+	// its children are "apache+php workers", which parse HTTP and run PHP
+	// in the same process: their CPU and PSS cannot be split between the
+	// two from /proc, so they count as the stack's PHP workers (per-worker
+	// PSS, imbalance), the web server's part of them included.
+	ComponentApacheModPHP = "apache-modphp"
 	// ComponentMariaDB: the whole tree is "mariadbd".
 	ComponentMariaDB = "mariadb"
 	// ComponentGenerator: the whole tree is "generator" (phptune's own
@@ -62,8 +72,14 @@ const (
 	GroupNginxWorkers = "nginx workers"
 	GroupFPMMaster    = "php-fpm master"
 	GroupFPMWorkers   = "php-fpm workers"
-	GroupMariaDB      = "mariadbd"
-	GroupGenerator    = "generator"
+	GroupApacheParent = "apache parent"
+	// GroupApacheWorkers are Apache's children in front of php-fpm.
+	GroupApacheWorkers = "apache workers"
+	// GroupApacheModPHPWorkers are Apache's children with PHP inside
+	// (mod_php): the PHP workers of that server.
+	GroupApacheModPHPWorkers = "apache+php workers"
+	GroupMariaDB             = "mariadbd"
+	GroupGenerator           = "generator"
 	// GroupOther holds every process outside the roots' trees (CPU only):
 	// neighbours, kernel threads, build jobs. It lets the groups add up
 	// to the machine.
@@ -403,6 +419,10 @@ func groupsOf(component string) (root, child string) {
 		return GroupNginxMaster, GroupNginxWorkers
 	case ComponentFPM:
 		return GroupFPMMaster, GroupFPMWorkers
+	case ComponentApache:
+		return GroupApacheParent, GroupApacheWorkers
+	case ComponentApacheModPHP:
+		return GroupApacheParent, GroupApacheModPHPWorkers
 	case ComponentMariaDB:
 		return GroupMariaDB, GroupMariaDB
 	case ComponentGenerator:
@@ -433,6 +453,10 @@ func (o *Observer) fpmGroup(st proc.Stat) string {
 
 // IsFPMWorkers reports whether a group name is a php-fpm worker group.
 func IsFPMWorkers(name string) bool { return strings.HasPrefix(name, GroupFPMWorkers) }
+
+// IsPHPWorkers reports whether a group is one of PHP's worker pools: php-fpm's
+// workers, or Apache's children with mod_php.
+func IsPHPWorkers(name string) bool { return IsFPMWorkers(name) || name == GroupApacheModPHPWorkers }
 
 // fetched is what the concurrent readers bring back: raw bodies, parsed on
 // the sampling thread so their CPU is counted as the sampler's.
@@ -607,7 +631,7 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]
 	get := func(name string) *acc {
 		a := byName[name]
 		if a == nil {
-			a = &acc{g: results.GroupSample{Name: name}, detail: IsFPMWorkers(name)}
+			a = &acc{g: results.GroupSample{Name: name}, detail: IsPHPWorkers(name)}
 			byName[name] = a
 			if !slices.Contains(o.groups, name) {
 				o.groups = append(o.groups, name)
@@ -732,6 +756,13 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]
 			group = GroupFPMWorkers
 		case GroupNginxMaster:
 			group = GroupNginxWorkers
+		case GroupApacheParent:
+			group = GroupApacheWorkers
+			for _, r := range o.cfg.Roots {
+				if r.Component == ComponentApacheModPHP {
+					group = GroupApacheModPHPWorkers
+				}
+			}
 		}
 		var seen, seenNow uint64
 		if r := vanished[ppid]; r != nil {
@@ -864,6 +895,12 @@ func groupRank(name string) int {
 		return 0
 	case name == GroupNginxWorkers:
 		return 1
+	case name == GroupApacheParent:
+		return 0
+	case name == GroupApacheWorkers:
+		return 1
+	case name == GroupApacheModPHPWorkers:
+		return 3
 	case name == GroupFPMMaster:
 		return 2
 	case IsFPMWorkers(name):

@@ -1,0 +1,77 @@
+package labstack
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/apache"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/observe"
+)
+
+// TestApacheUnderLoad observes a "strings" lab behind each Apache server
+// for two seconds of load: Apache's parent and children are groups of their
+// own, with mod_php's children counted as the PHP workers (per-worker PSS
+// and imbalance) and, with php-fpm, Apache's children as web server only.
+func TestApacheUnderLoad(t *testing.T) {
+	labtest.Home(t)
+	if _, err := apache.Find(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	if _, err := apache.FindModPHP(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	for _, c := range []struct {
+		server  string
+		set     []string
+		web     string // the web server's children
+		workers string // the PHP workers
+	}{
+		{"apache-event-fpm", []string{"pm=static", "pm.max_children=2"}, observe.GroupApacheWorkers, observe.GroupFPMWorkers},
+		{"apache-prefork-modphp", []string{"apache.max_request_workers=4", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=2"}, "", observe.GroupApacheModPHPWorkers},
+	} {
+		t.Run(c.server, func(t *testing.T) {
+			ctx := context.Background()
+			l, err := lab.Up(ctx, lab.Options{Name: "obs-" + c.server[:13], App: "strings", Set: append([]string{"server=" + c.server}, c.set...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lab.Down(l.Name)
+			cfg, closeDB, err := Observer(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeDB()
+			cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
+			cfg.Interval = 500 * time.Millisecond
+			b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 4, 2*time.Second, 500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Errors > 0 || b.Requests == 0 {
+				t.Fatalf("load: %d requests, %d errors %v", b.Requests, b.Errors, b.ErrorsByClass)
+			}
+			d := b.Observation.Derived
+			t.Logf("%s: %d requests at %.0f req/s; CPU s/request %v; worker PSS p50 %d KiB; imbalance %.2f", c.server, b.Requests, b.ThroughputRPS, d.CPUSecondsPerRequest, d.WorkerPSSP50B>>10, d.WorkerImbalance)
+			cpu := d.CPUSecondsPerRequest
+			if cpu[c.workers] <= 0 {
+				t.Errorf("no CPU for the PHP workers (%s): %v", c.workers, cpu)
+			}
+			if c.web != "" && cpu[c.web] <= 0 {
+				t.Errorf("no CPU for Apache's children (%s): %v", c.web, cpu)
+			}
+			if _, ok := cpu[observe.GroupApacheParent]; !ok {
+				t.Errorf("no %q group: %v", observe.GroupApacheParent, cpu)
+			}
+			if _, ok := cpu[observe.GroupNginxWorkers]; ok {
+				t.Errorf("an nginx group in an Apache lab: %v", cpu)
+			}
+			if d.WorkerPSSP50B <= 0 || d.WorkerImbalance <= 0 {
+				t.Errorf("PHP workers' PSS %d, imbalance %.2f: want both measured", d.WorkerPSSP50B, d.WorkerImbalance)
+			}
+		})
+	}
+}
