@@ -424,6 +424,9 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 		}
 		reqPath = f.appPath
 		if f.labFCGI {
+			if l.FPMListen == "" {
+				return o, usageErr("Leave --fcgi out to load it over HTTP", "--fcgi: lab %s runs no php-fpm (server=%s runs PHP inside the web server)", l.Name, l.Config.Server())
+			}
 			network, addr, ok := strings.Cut(l.FPMListen, ":")
 			if !ok || (network != "unix" && network != "tcp") {
 				return o, fmt.Errorf("lab %s records php-fpm's socket as %q, which is neither unix:PATH nor tcp:HOST:PORT", l.Name, l.FPMListen)

@@ -1,4 +1,5 @@
-// Package lab brings up and tears down private PHP stacks (nginx + php-fpm +
-// MariaDB + an app) from the distro's packages, each in its own directory
+// Package lab brings up and tears down private PHP stacks (a web server —
+// nginx or Apache, chosen by the server knob — with php-fpm or mod_php,
+// MariaDB and an app) from the distro's packages, each in its own directory
 // under Root, with every process recorded so nothing outlives `lab down`.
 package lab
