@@ -12,6 +12,7 @@ const (
 	cpuStack     = "stack"
 	cpuGenerator = "generator"
 	cpuFPM       = "php-fpm workers"
+	cpuOther     = "other"
 )
 
 // CPUBoundShare is the share of its stack ceiling a run must reach to count
@@ -26,6 +27,9 @@ type CPUUse struct {
 	// the kernel's softirq time (network receive, timers), which /proc
 	// charges to no process, GeneratorCores phptune's own load generator.
 	StealCores, SoftIRQCores, GeneratorCores float64
+	// OtherCores is the CPU of the machine's other processes (the
+	// observer's "other" group: a build, another tenant, phptune itself).
+	OtherCores float64
 	// StackCPUPerReq is the CPU-seconds per request of every process of
 	// the stack (nginx, php-fpm master and workers, MariaDB; not the
 	// generator), PHPCPUPerReq of the php-fpm workers alone; 0 unknown.
@@ -55,6 +59,7 @@ func CPUUseOf(b *results.Bench, cores int) (u CPUUse, ok bool) {
 		}
 	}
 	u.GeneratorCores = per[cpuGenerator] * b.ThroughputRPS
+	u.OtherCores = per[cpuOther] * b.ThroughputRPS
 	var steal, soft, dt float64
 	mean := func(from float64) {
 		steal, soft, dt = 0, 0, 0
@@ -116,11 +121,18 @@ func (u CPUUse) PHPCeiling() float64 {
 
 // CPUBound is the test for "the stack is CPU-bound at the workload's
 // concurrency": the stack's processes used at least CPUBoundShare (90%) of
-// the CPU left after steal, uncharged softirq time and the generator's own
-// CPU, i.e. the run reached 90% of its stack ceiling. A page that waits
-// (on MariaDB, on a socket) leaves cores idle and fails it; so does a pool
-// too small to keep the cores busy.
+// the CPU left after steal, uncharged softirq time, the generator's own CPU
+// and the machine's other processes. A page that waits (on MariaDB, on a
+// socket) leaves cores idle and fails it; so does a pool too small to keep
+// the cores busy. Other processes count as taken: a stack that competes
+// with a compiler or another tenant for the CPU is CPU-bound — more CPU
+// would serve more requests — and its throughput swings with them while
+// its CPU per request does not (a WordPress tune beside a PHP build reached
+// 55-60% of its stack ceiling because the build held the rest).
 func (u CPUUse) CPUBound() bool {
-	c := u.StackCeiling()
-	return c > 0 && u.ThroughputRPS >= CPUBoundShare*c
+	if u.StackCPUPerReq <= 0 {
+		return false
+	}
+	left := u.Available() - u.OtherCores
+	return left > 0 && u.ThroughputRPS*u.StackCPUPerReq >= CPUBoundShare*left
 }

@@ -11,6 +11,10 @@ import (
 )
 
 func cpuBench(rps, stackMs, genMs, stealPct, softPct float64) *results.Bench {
+	return cpuBenchOther(rps, stackMs, genMs, stealPct, softPct, 0)
+}
+
+func cpuBenchOther(rps, stackMs, genMs, stealPct, softPct, otherMs float64) *results.Bench {
 	return &results.Bench{ThroughputRPS: rps, WarmupS: 2, DurationS: 10, Observation: &results.Observation{
 		Samples: []results.Sample{
 			// The warm-up's sample is left out: its steal is not the run's.
@@ -18,7 +22,7 @@ func cpuBench(rps, stackMs, genMs, stealPct, softPct float64) *results.Bench {
 			{TS: 7, DTS: 5, Machine: results.MachineSample{Cores: 2, StealPct: stealPct, SoftIRQPct: softPct}},
 			{TS: 12, DTS: 5, Machine: results.MachineSample{Cores: 2, StealPct: stealPct, SoftIRQPct: softPct}},
 		},
-		Derived: results.Derived{CPUSecondsPerRequest: map[string]float64{"stack": stackMs / 1000, "generator": genMs / 1000, "php-fpm workers": 0.5 * stackMs / 1000}},
+		Derived: results.Derived{CPUSecondsPerRequest: map[string]float64{"stack": stackMs / 1000, "generator": genMs / 1000, "php-fpm workers": 0.5 * stackMs / 1000, "other": otherMs / 1000}},
 	}}
 }
 
@@ -34,6 +38,14 @@ func TestStackCeiling(t *testing.T) {
 		{"saturated under steal", cpuBench(1800, 1, 0.1, 10, 1), (2 - 0.2 - 0.02 - 0.18) / 0.001, 4000, true},
 		{"a page that waits leaves cores idle", cpuBench(600, 1, 0.1, 0, 0), (2 - 0.06) / 0.001, 4000, false},
 		{"no CPU figures", &results.Bench{ThroughputRPS: 100}, 0, 0, false},
+		// A build beside: at 1000 rps it takes 0.6 cores, so 2 - 0.02
+		// softirq - 0.1 generator - 0.6 = 1.28 were left and the stack's 1.0
+		// is 78% of them (not bound); at 1200 rps the build's 0.72 leaves
+		// 1.14 and the stack's 1.2 fill them (bound). The stack ceiling
+		// itself does not take the build off: it is what the stack could do
+		// alone.
+		{"competing with a build, cores idle", cpuBenchOther(1000, 1, 0.1, 0, 1, 0.6), (2 - 0.02 - 0.1) / 0.001, 4000, false},
+		{"competing with a build, saturated", cpuBenchOther(1200, 1, 0.1, 0, 1, 0.6), (2 - 0.02 - 0.12) / 0.001, 4000, true},
 	}
 	for _, tt := range tests {
 		u, _ := search.CPUUseOf(tt.b, 2)
