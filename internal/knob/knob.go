@@ -132,6 +132,25 @@ func UsedBy(k Knob, server string) bool {
 // RunsFPM reports whether server runs php-fpm (every server but mod_php).
 func RunsFPM(server string) bool { return server != ApachePreforkModPHP }
 
+// WorkersKnob names the knob that holds server's PHP concurrency, the
+// most requests that can run PHP at once: php-fpm's pm.max_children where
+// php-fpm runs, Apache's MaxRequestWorkers with mod_php (prefork's
+// children are the PHP workers).
+func WorkersKnob(server string) string {
+	if RunsFPM(server) {
+		return "pm.max_children"
+	}
+	return "apache.max_request_workers"
+}
+
+// PHPWorkers is c's PHP concurrency: the value of WorkersKnob(c.Server()).
+// A configuration without it (it needs only its own server's knobs) has
+// the knob's default.
+func (c Config) PHPWorkers() int64 {
+	n, _ := strconv.ParseInt(c.value(byName[WorkersKnob(c.Server())]), 10, 64)
+	return n
+}
+
 // Range describes the valid values in words, for help and error messages.
 func (k Knob) Range() string {
 	switch k.Kind {

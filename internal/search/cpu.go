@@ -12,7 +12,10 @@ const (
 	cpuStack     = "stack"
 	cpuGenerator = "generator"
 	cpuFPM       = "php-fpm workers"
-	cpuOther     = "other"
+	// cpuModPHP is Apache's prefork children with mod_php: they run PHP
+	// (and parse HTTP: /proc cannot split the two).
+	cpuModPHP = "apache+php workers"
+	cpuOther  = "other"
 )
 
 // CPUBoundShare is the share of its stack ceiling a run must reach to count
@@ -54,7 +57,7 @@ func CPUUseOf(b *results.Bench, cores int) (u CPUUse, ok bool) {
 	per := obs.Derived.CPUSecondsPerRequest
 	u.StackCPUPerReq = per[cpuStack]
 	for name, v := range per {
-		if name == cpuFPM || strings.HasPrefix(name, cpuFPM+" ") {
+		if name == cpuFPM || strings.HasPrefix(name, cpuFPM+" ") || name == cpuModPHP {
 			u.PHPCPUPerReq += v
 		}
 	}

@@ -300,7 +300,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	// from a knee of 2 lost to the default's 5 at 20 connections). It
 	// overrides the model only on clear evidence (startSizeMargin).
 	startSize := 0
-	if n0 := int(o.Start.Int("pm.max_children")); n0 >= 1 && n0 <= cap && !slices.Contains(sizes, n0) {
+	if n0 := int(o.Start.PHPWorkers()); n0 >= 1 && n0 <= cap && !slices.Contains(sizes, n0) {
 		startSize = n0
 		sizes = append(sizes, n0)
 	}
@@ -331,7 +331,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 			d.note("%s: %s", batch[i].Label, why)
 		}
 		scores[i] = s
-		if startSize > 0 && int(batch[i].Config.Int("pm.max_children")) == startSize {
+		if startSize > 0 && int(batch[i].Config.PHPWorkers()) == startSize {
 			startScore = s
 			continue
 		}
@@ -341,7 +341,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		si, ti := -1, -1
 		for i := range scores {
 			switch {
-			case int(batch[i].Config.Int("pm.max_children")) == startSize:
+			case int(batch[i].Config.PHPWorkers()) == startSize:
 				si = i
 			case scores[i] == top && top > 0:
 				ti = i
@@ -374,7 +374,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	workers := 0
 	for i, s := range scores {
 		if top > 0 && s >= 0.99*top {
-			n := int(batch[i].Config.Int("pm.max_children"))
+			n := int(batch[i].Config.PHPWorkers())
 			if workers == 0 || n < workers {
 				workers = n
 				d.rec.Score, d.rec.ThroughputRPS = s, outs[i].Bench.ThroughputRPS

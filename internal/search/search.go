@@ -13,6 +13,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
@@ -164,10 +165,7 @@ func (o *Options) defaults() error {
 		o.CategoricalTrials = 14
 	}
 	if o.Challenges == nil {
-		o.Challenges = DefaultChallenges
-		if o.Writes {
-			o.Challenges = slices.Concat(DefaultChallenges, WriteChallenges)
-		}
+		o.Challenges = ChallengesFor(o.Start.Server(), o.Writes)
 	}
 	return nil
 }
@@ -177,6 +175,44 @@ type Challenge struct {
 	Name  string   // shown in decisions: "pm=static"
 	Group string   // challenges in one group exclude each other (e.g. "pm")
 	Set   []string // knob=value assignments
+	// Servers, when set, are the only servers the challenge is tried on
+	// by default (ChallengesFor); nil: every server that uses its knobs.
+	Servers []string
+}
+
+// AppliesTo reports whether c is one of server's default challenges: its
+// knobs are server's (see knob.UsedBy) and Servers, if set, names it.
+func (c Challenge) AppliesTo(server string) bool {
+	if c.Servers != nil && !slices.Contains(c.Servers, server) {
+		return false
+	}
+	for _, a := range c.Set {
+		name, _, _ := strings.Cut(a, "=")
+		k, err := knob.Lookup(name)
+		if err != nil || !knob.UsedBy(k, server) {
+			return false
+		}
+	}
+	return true
+}
+
+// ChallengesFor are the challenges a tune of server decides by default:
+// those of DefaultChallenges, ApacheChallenges and, when the workload
+// writes, WriteChallenges that apply to it (Challenge.AppliesTo). For
+// nginx-fpm that is DefaultChallenges (and WriteChallenges); php-fpm's
+// process manager and socket are not challenged where no php-fpm runs.
+func ChallengesFor(server string, writes bool) []Challenge {
+	all := slices.Concat(DefaultChallenges, ApacheChallenges)
+	if writes {
+		all = append(all, WriteChallenges...)
+	}
+	var out []Challenge
+	for _, c := range all {
+		if c.AppliesTo(server) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // DefaultChallenges are the categorical knobs the domain strategy decides.
@@ -203,8 +239,28 @@ var WriteChallenges = []Challenge{
 	{Name: "innodb_flush_log_at_trx_commit=2", Group: "flush_log", Set: []string{"mariadb.innodb_flush_log_at_trx_commit=2"}},
 }
 
+// ApacheChallenges are decided where Apache runs:
+//   - KeepAlive off: Debian keeps client connections open, which holds an
+//     event thread (cheap) or, with prefork, a whole child, i.e. a PHP
+//     worker with mod_php, idle between a client's requests;
+//   - with prefork, Debian's own spares (start 5, keep 5 to 10 idle)
+//     against the incumbent's children all started and kept (the nearest
+//     prefork has to a static pool, see Pool), as pm=dynamic is to php-fpm;
+//   - with prefork, children replaced after 1000 connections, as
+//     pm.max_requests=1000 is to php-fpm (with mod_php a child is a PHP
+//     worker whose leaks it bounds).
+var ApacheChallenges = []Challenge{
+	{Name: "apache.keepalive=off", Group: "apache.keepalive", Set: []string{"apache.keepalive=off"}},
+	{Name: "prefork.spares=debian", Group: "prefork.spares", Set: []string{"apache.prefork.start_servers=5", "apache.prefork.min_spare_servers=5", "apache.prefork.max_spare_servers=10"},
+		Servers: []string{knob.ApachePreforkModPHP}},
+	{Name: "apache.max_connections_per_child=1000", Group: "max_requests", Set: []string{"apache.max_connections_per_child=1000"},
+		Servers: []string{knob.ApachePreforkModPHP}},
+}
+
 // KnownChallenges are all challenges a tune may name.
-func KnownChallenges() []Challenge { return slices.Concat(DefaultChallenges, WriteChallenges) }
+func KnownChallenges() []Challenge {
+	return slices.Concat(DefaultChallenges, WriteChallenges, ApacheChallenges)
+}
 
 // GridChallenges are the categorical knobs the exhaustive grid covers, for
 // comparing the two strategies on the same space.
@@ -220,19 +276,25 @@ var GridChallenges = []Challenge{
 // spend a loaded run spawning and reaping workers. The result is brought
 // within php-fpm's rules (FitDynamic) and validated.
 //
+// With mod_php (server=apache-prefork-modphp) the pool is Apache's
+// prefork children and n is MaxRequestWorkers (see preforkPool).
+//
 // MariaDB's max_connections is raised, if needed, to the pool size plus 10
 // (a worker holds at most one connection; the 10 are for the tool and an
 // administrator), so that a large pool does not fail on "Too many
 // connections" (seed 004 sized it to the benchmark).
 func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 	c := base.Clone()
-	c["pm"] = pm
-	c["pm.max_children"] = strconv.Itoa(n)
 	if v, ok := c["mariadb.max_connections"]; ok {
 		if cur, err := strconv.Atoi(v); err == nil && cur < n+10 {
 			c["mariadb.max_connections"] = strconv.Itoa(n + 10)
 		}
 	}
+	if !knob.RunsFPM(c.Server()) {
+		return preforkPool(c, pm, n)
+	}
+	c["pm"] = pm
+	c["pm.max_children"] = strconv.Itoa(n)
 	if pm == "dynamic" {
 		minS := max(1, n/4)
 		maxS := max(minS, (3*n+3)/4)
@@ -247,19 +309,56 @@ func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 	return c, nil
 }
 
+// preforkPool sizes Apache's prefork children, which are the PHP workers
+// with mod_php, to n: MaxRequestWorkers n, and ServerLimit raised to n when
+// below it (Apache would lower MaxRequestWorkers to it). Prefork has no
+// process manager mode; pm picks the nearest thing:
+//   - "static": every child started and kept (StartServers = MinSpareServers
+//     = n, MaxSpareServers = n+1, as Apache wants it above the minimum), so
+//     a loaded run forks nothing, as php-fpm's static pool;
+//   - "dynamic": the spares scale with the pool as for php-fpm (min 25%,
+//     max 75% and above min, start in between).
+//
+// There is no ondemand: prefork always keeps MinSpareServers idle.
+func preforkPool(c knob.Config, pm string, n int) (knob.Config, error) {
+	var start, minS, maxS int
+	switch pm {
+	case "static":
+		start, minS, maxS = n, n, n+1
+	case "dynamic":
+		minS = max(1, n/4)
+		maxS = max(minS+1, (3*n+3)/4)
+		start = min(n, minS+(maxS-minS)/2)
+	default:
+		return nil, fmt.Errorf("search: pm=%s: %s runs no php-fpm; its prefork children are sized static or dynamic", pm, c.Server())
+	}
+	c["apache.max_request_workers"] = strconv.Itoa(n)
+	if int(c.Int("apache.prefork.server_limit")) < n {
+		c["apache.prefork.server_limit"] = strconv.Itoa(n)
+	}
+	c["apache.prefork.start_servers"] = strconv.Itoa(start)
+	c["apache.prefork.min_spare_servers"] = strconv.Itoa(minS)
+	c["apache.prefork.max_spare_servers"] = strconv.Itoa(maxS)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // FitConnections raises, where needed, the settings that bound how many
 // client connections the stack can hold at once to what conns needs: the
 // accept queues of php-fpm and nginx (listen.backlog, nginx.listen_backlog),
-// when shorter than conns, to the next power of two at or above it, and nginx's
+// when shorter than conns, to the next power of two at or above it, nginx's
 // worker_connections to 2 × conns + 64 (each client connection may need an
-// upstream one, and all may land on one worker). Nothing is lowered; the
-// kernel still caps a backlog at net.core.somaxconn.
+// upstream one, and all may land on one worker), and the event MPM's
+// MaxRequestWorkers to conns. Only the knobs of base's server are touched.
+// Nothing is lowered; the kernel still caps a backlog at net.core.somaxconn.
 func FitConnections(base knob.Config, conns int) knob.Config {
 	c := base.Clone()
 	// raise sets name to want when it holds less than need.
 	raise := func(name string, need, want int) {
 		v, ok := c[name]
-		if !ok {
+		if !ok || !c.Relevant(name) {
 			return
 		}
 		if cur, err := strconv.Atoi(v); err == nil && cur < need {
@@ -275,6 +374,19 @@ func FitConnections(base knob.Config, conns int) knob.Config {
 	raise("nginx.listen_backlog", conns, backlog)
 	wc := min(2*conns+64, 65535)
 	raise("nginx.worker_connections", wc, wc)
+	if c.Server() == knob.ApacheEventFPM {
+		// The event MPM's threads hold the client connections in front
+		// of php-fpm: MaxRequestWorkers covers conns in whole children,
+		// ServerLimit follows.
+		threads := max(1, int(c.Int("apache.event.threads_per_child")))
+		need := (conns + threads - 1) / threads * threads
+		if int(c.Int("apache.max_request_workers")) < need && need <= 20000 {
+			c["apache.max_request_workers"] = strconv.Itoa(need)
+			if int(c.Int("apache.event.server_limit")) < need/threads {
+				c["apache.event.server_limit"] = strconv.Itoa(need / threads)
+			}
+		}
+	}
 	return c
 }
 
@@ -297,7 +409,10 @@ func Calculator(base knob.Config, memAvailableB, avgWorkerRSSB int64) (knob.Conf
 }
 
 // Memory predicts the stack's memory from measurements: per-worker PSS p95
-// and the PSS of everything else (nginx, master, MariaDB).
+// and the PSS of everything else (nginx, master, MariaDB). A worker is what
+// runs PHP: a php-fpm worker, or with mod_php an Apache child (the
+// observer's "apache+php workers"), whose count is the configuration's
+// PHPWorkers.
 type Memory struct {
 	WorkerB int64 `json:"worker_pss_p95_bytes"`
 	OtherB  int64 `json:"other_pss_bytes"`
@@ -330,7 +445,7 @@ func jitBuffer(cfg knob.Config) int64 {
 // Predict is the peak memory of cfg: every worker alive at its p95 size
 // plus everything else plus the JIT buffer.
 func (m Memory) Predict(cfg knob.Config) int64 {
-	return m.OtherB + cfg.Int("pm.max_children")*m.WorkerB + jitBuffer(cfg)
+	return m.OtherB + cfg.PHPWorkers()*m.WorkerB + jitBuffer(cfg)
 }
 
 // MaxWorkers is the largest pool that fits budget with cfg's other

@@ -56,7 +56,7 @@ func baselineInputsFrom(o Options, drift []*results.Bench) baselineInputs {
 		for _, smp := range samples {
 			avail = max(avail, smp.Machine.MemAvailableB)
 			for _, g := range smp.Groups {
-				if strings.HasPrefix(g.Name, "php-fpm workers") && g.Processes > 0 && g.RSSB > 0 {
+				if (strings.HasPrefix(g.Name, "php-fpm workers") || g.Name == "apache+php workers") && g.Processes > 0 && g.RSSB > 0 {
 					rss = append(rss, float64(g.RSSB)/float64(g.Processes))
 				}
 			}
@@ -98,18 +98,18 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 			case in.memAvailB <= 0:
 				err = fmt.Errorf("MemAvailable was not measured")
 			case in.workerB <= 0:
-				err = fmt.Errorf("no php-fpm worker was measured in the drift trials")
+				err = fmt.Errorf("no PHP worker was measured in the drift trials")
 			default:
 				size := "RSS"
 				if !in.workerRSS {
 					size = "PSS (RSS not measured)"
 				}
-				b.Rule = fmt.Sprintf("pm.max_children = 0.9 × MemAvailable %s / average worker %s %s, pm dynamic with 25%%/75%% spares",
-					human(in.memAvailB), size, human(in.workerB))
+				b.Rule = fmt.Sprintf("%s = 0.9 × MemAvailable %s / average worker %s %s, %s with 25%%/75%% spares",
+					knob.WorkersKnob(in.start.Server()), human(in.memAvailB), size, human(in.workerB), dynamicName(in.start.Server()))
 				cfg, err = search.Calculator(in.start, in.memAvailB, in.workerB)
 			}
 			if b.Rule == "" {
-				b.Rule = "pm.max_children = 0.9 × MemAvailable / average worker RSS"
+				b.Rule = knob.WorkersKnob(in.start.Server()) + " = 0.9 × MemAvailable / average worker RSS"
 			}
 		case BaselineTwoPerCore:
 			b.Rule = fmt.Sprintf("a static pool of 2 × %d cores", in.cores)
@@ -135,13 +135,21 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 		case len(b.Settings) == 0:
 			b.NotMeasured = "the same as the start configuration: the holdout's ratio applies"
 		case in.budgetB > 0 && b.PredictedMemB > in.budgetB:
-			n := cfg.Int("pm.max_children")
+			n := cfg.PHPWorkers()
 			b.NotMeasured = fmt.Sprintf("does not fit the %s memory budget: %s workers × %s (PSS p95) + %s for the rest = %s",
 				human(in.budgetB), thousands(n), human(in.mem.WorkerB), human(in.mem.OtherB), human(b.PredictedMemB))
 		}
 		out, cfgs = append(out, b), append(cfgs, cfg)
 	}
 	return out, cfgs
+}
+
+// dynamicName is what a dynamic pool is called on server.
+func dynamicName(server string) string {
+	if knob.RunsFPM(server) {
+		return "pm dynamic"
+	}
+	return "prefork children"
 }
 
 // human formats a byte count like 12.9 MiB or 1 GiB.

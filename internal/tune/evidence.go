@@ -30,7 +30,7 @@ func measuredMemory(b *results.Bench, cfg knob.Config) int64 {
 	}
 	if peak == 0 {
 		d := b.Observation.Derived
-		peak = d.OtherPSSB + cfg.Int("pm.max_children")*d.WorkerPSSP95B
+		peak = d.OtherPSSB + cfg.PHPWorkers()*d.WorkerPSSP95B
 	}
 	return peak
 }

@@ -47,6 +47,9 @@ type Workload struct {
 	JITGain    float64 // JIT on saves this
 	TCPCost    float64 // listen=tcp costs this
 	SwitchCost float64 // each worker beyond the cores costs this (cache, scheduler)
+	// KeepAliveOffCost is what apache.keepalive=off costs (a TCP
+	// connection per request); Apache servers only.
+	KeepAliveOffCost float64
 	// FailAbove makes Apply fail, as an out-of-memory start would, when
 	// pm.max_children exceeds it (0: never).
 	FailAbove int
@@ -68,11 +71,20 @@ func IOWait() Workload {
 		GenCPUMs: 0.04, SoftIRQPct: 0.5}
 }
 
-// alive is how many workers hold memory during a loaded run.
+// alive is how many workers hold memory during a loaded run. The workers
+// are whatever runs PHP (knob.Config.PHPWorkers): php-fpm's, or Apache's
+// prefork children with mod_php, which are all alive when they are all
+// started (search.Pool's "static" prefork pool).
 func alive(cfg knob.Config, conns int) int {
-	n := int(cfg.Int("pm.max_children"))
-	if cfg["pm"] != "static" {
-		n = min(n, max(conns, int(cfg.Int("pm.start_servers"))))
+	n := int(cfg.PHPWorkers())
+	start := "pm.start_servers"
+	static := cfg["pm"] == "static"
+	if !knob.RunsFPM(cfg.Server()) {
+		start = "apache.prefork.start_servers"
+		static = cfg.Int(start) >= int64(n)
+	}
+	if !static {
+		n = min(n, max(conns, int(cfg.Int(start))))
 	}
 	return n
 }
@@ -84,7 +96,7 @@ func (w Workload) True(cfg knob.Config, conns int) float64 {
 
 // CPU is the noise-free stack CPU per request (ms) of cfg at conns.
 func (w Workload) CPU(cfg knob.Config, conns int) float64 {
-	workers := int(cfg.Int("pm.max_children"))
+	workers := int(cfg.PHPWorkers())
 	s := w.CPUMs
 	if !cfg.On("opcache.validate_timestamps") {
 		s *= 1 - w.VTOffGain
@@ -97,8 +109,14 @@ func (w Workload) CPU(cfg knob.Config, conns int) float64 {
 	}
 	inflight := min(workers, conns)
 	s *= 1 + w.SwitchCost*float64(max(0, inflight-w.Cores))
-	if mr := cfg.Int("pm.max_requests"); mr > 0 {
+	if mr := cfg.Int("pm.max_requests"); mr > 0 && knob.RunsFPM(cfg.Server()) {
 		s += 8 / float64(mr) // a respawn costs ~8 ms of CPU
+	}
+	if mr := cfg.Int("apache.max_connections_per_child"); mr > 0 && !knob.RunsFPM(cfg.Server()) {
+		s += 8 / float64(mr)
+	}
+	if cfg.Server() != knob.NginxFPM && cfg["apache.keepalive"] == "off" {
+		s *= 1 + w.KeepAliveOffCost
 	}
 	return s
 }
@@ -108,10 +126,17 @@ func (w Workload) CPU(cfg knob.Config, conns int) float64 {
 // in flight (Little's law) and what the cores left after steal, softirq
 // and the generator can serve.
 func (w Workload) throughput(cfg knob.Config, conns int, s, steal float64) float64 {
-	inflight := min(int(cfg.Int("pm.max_children")), conns)
+	inflight := min(int(cfg.PHPWorkers()), conns)
 	cores := float64(w.Cores) * (1 - steal - w.SoftIRQPct/100)
 	x := math.Min(float64(inflight)/(s+w.WaitMs), cores/(s+w.GenCPUMs)) * 1000
-	switch cfg["pm"] {
+	pm := cfg["pm"]
+	if !knob.RunsFPM(cfg.Server()) {
+		pm = "dynamic" // prefork's children, unless all started and kept
+		if cfg.Int("apache.prefork.start_servers") >= cfg.PHPWorkers() {
+			pm = "static"
+		}
+	}
+	switch pm {
 	case "dynamic":
 		x *= 0.99 // the manager's bookkeeping and the occasional reap/spawn
 	case "ondemand":
@@ -163,7 +188,7 @@ func (s *Stack) Apply(ctx context.Context, cfg knob.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if s.W.FailAbove > 0 && int(cfg.Int("pm.max_children")) > s.W.FailAbove {
+	if s.W.FailAbove > 0 && int(cfg.PHPWorkers()) > s.W.FailAbove {
 		return &StartError{Log: fmt.Sprintf("php-fpm: ERROR: fork() failed: Cannot allocate memory (max_children=%s)", cfg["pm.max_children"])}
 	}
 	s.cfg = cfg.Clone()
@@ -220,13 +245,13 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			Samples: []results.Sample{{TS: warmup.Seconds() + secs, DTS: secs,
 				Machine: results.MachineSample{Cores: s.W.Cores, StealPct: 100 * steal, SoftIRQPct: s.W.SoftIRQPct},
 				Groups: []results.GroupSample{
-					{Name: "php-fpm workers", Processes: workers, PSSB: int64(workers) * workerB},
+					{Name: workerGroup(s.cfg), Processes: workers, PSSB: int64(workers) * workerB},
 					{Name: "other", Processes: 3, PSSB: s.W.OtherB},
 				}}},
 			Derived: results.Derived{
 				// The stack's CPU is PHP's and nginx's; the observer's
 				// figures are in seconds.
-				CPUSecondsPerRequest: map[string]float64{"stack": cpu / 1000, "php-fpm workers": 0.8 * cpu / 1000, "generator": s.W.GenCPUMs / 1000},
+				CPUSecondsPerRequest: map[string]float64{"stack": cpu / 1000, workerGroup(s.cfg): 0.8 * cpu / 1000, "generator": s.W.GenCPUMs / 1000},
 				WorkerPSSP50B:        s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: 100 * steal},
 		},
 	}
@@ -234,6 +259,14 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 		b.Observation.Samples[0].Groups[1].PSSB += s.cfg.Bytes("opcache.jit_buffer_size")
 	}
 	return b, nil
+}
+
+// workerGroup is the observer's name for the processes that run PHP.
+func workerGroup(cfg knob.Config) string {
+	if knob.RunsFPM(cfg.Server()) {
+		return "php-fpm workers"
+	}
+	return "apache+php workers"
 }
 
 // Reset simulates restoring the database.
