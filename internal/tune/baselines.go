@@ -98,7 +98,11 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 			case in.memAvailB <= 0:
 				err = fmt.Errorf("MemAvailable was not measured")
 			case in.workerB <= 0:
-				err = fmt.Errorf("no PHP worker was measured in the drift trials")
+				worker := "php-fpm worker"
+				if !knob.RunsFPM(in.start.Server()) {
+					worker = "Apache child (PHP worker with mod_php)"
+				}
+				err = fmt.Errorf("no %s was measured in the drift trials", worker)
 			default:
 				size := "RSS"
 				if !in.workerRSS {
