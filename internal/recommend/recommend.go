@@ -1,14 +1,16 @@
 // Package recommend turns a recommended knob configuration into the files a
 // user installs on a live Debian host, each in its component's own syntax: a
-// php-fpm pool fragment, php.ini overrides, an nginx snippet and a my.cnf
-// fragment. Lines whose value differs from the starting configuration are
-// marked with the value they replace. The package does no I/O.
+// php-fpm pool fragment, php.ini overrides, an nginx snippet or an Apache
+// drop-in (the configuration's server's), and a my.cnf fragment. Lines
+// whose value differs from the starting configuration are marked with the
+// value they replace. The package does no I/O.
 package recommend
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/phptune/phptune/internal/apache"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
@@ -28,18 +30,29 @@ const (
 	IniFile   = "php.ini"
 	NginxFile = "nginx.conf"
 	MyCnfFile = "my.cnf"
+	// ApacheFile is the Apache drop-in, for /etc/apache2/conf-available/.
+	ApacheFile = "apache-phptune.conf"
 )
 
 // Files renders rec for t. start is the configuration the tune began from;
 // changed values carry a comment with the value they replace.
+//
+// The web server's file is rec's server's: nginx.conf for nginx-fpm,
+// ApacheFile for the Apache servers. The pool fragment is written where
+// php-fpm runs; with mod_php PHP's settings go to Apache's php.ini
+// directory instead of php-fpm's.
 func Files(start, rec knob.Config, t Target) map[string]string {
 	if t.PHPVersion == "" {
 		t.PHPVersion = "8.2"
 	}
-	out := map[string]string{
-		PoolFile:  pool(start, rec, t),
-		IniFile:   ini(start, rec, t),
-		NginxFile: nginxSnippet(start, rec, t),
+	out := map[string]string{IniFile: ini(start, rec, t)}
+	if knob.RunsFPM(rec.Server()) {
+		out[PoolFile] = pool(start, rec, t)
+	}
+	if rec.Server() == knob.NginxFPM {
+		out[NginxFile] = nginxSnippet(start, rec, t)
+	} else {
+		out[ApacheFile] = apacheDropIn(start, rec, t)
 	}
 	if t.UsesDB {
 		out[MyCnfFile] = myCnf(start, rec)
@@ -98,7 +111,11 @@ func pool(start, rec knob.Config, t Target) string {
 	fmt.Fprintf(&b, "; Set these in /etc/php/%s/fpm/pool.d/www.conf (replacing the same directives),\n", t.PHPVersion)
 	fmt.Fprintf(&b, "; then check and reload: php-fpm%s -t && systemctl reload php%s-fpm\n", t.PHPVersion, t.PHPVersion)
 	if rec["listen"] != start["listen"] {
-		fmt.Fprintf(&b, "; The socket changed: point nginx's fastcgi_pass at the new listen address (see nginx.conf).\n")
+		if rec.Server() == knob.NginxFPM {
+			fmt.Fprintf(&b, "; The socket changed: point nginx's fastcgi_pass at the new listen address (see nginx.conf).\n")
+		} else {
+			fmt.Fprintf(&b, "; The socket changed: point Apache's SetHandler proxy at the new listen address (see %s).\n", ApacheFile)
+		}
 	}
 	b.WriteString("; pm.status_path is what phptune observes; keep it reachable from loopback only.\n")
 	b.WriteString(annotate(frag, dirs, start, rec, ";"))
@@ -114,11 +131,20 @@ func ini(start, rec knob.Config, t Target) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for php-fpm.\n")
-	fmt.Fprintf(&b, "; Save as /etc/php/%s/fpm/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
-	fmt.Fprintf(&b, "; then: systemctl reload php%s-fpm\n", t.PHPVersion)
-	if rec["opcache.validate_timestamps"] == "off" {
-		b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, reload php-fpm\n; (or call opcache_reset()) or the old code keeps running.\n")
+	if !knob.RunsFPM(rec.Server()) {
+		fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for PHP inside Apache (mod_php).\n")
+		fmt.Fprintf(&b, "; Save as /etc/php/%s/apache2/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
+		fmt.Fprintf(&b, "; then: apache2ctl configtest && systemctl reload apache2\n")
+		if rec["opcache.validate_timestamps"] == "off" {
+			b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, reload apache2\n; (or call opcache_reset()) or the old code keeps running.\n")
+		}
+	} else {
+		fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for php-fpm.\n")
+		fmt.Fprintf(&b, "; Save as /etc/php/%s/fpm/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
+		fmt.Fprintf(&b, "; then: systemctl reload php%s-fpm\n", t.PHPVersion)
+		if rec["opcache.validate_timestamps"] == "off" {
+			b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, reload php-fpm\n; (or call opcache_reset()) or the old code keeps running.\n")
+		}
 	}
 	_, rest, _ := strings.Cut(frag, "\n") // drop the lab's own header line
 	b.WriteString(annotate(rest, dirs, start, rec, ";"))
@@ -157,6 +183,44 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	if n := rec.Int("nginx.listen_backlog"); n > 4096 {
 		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d.", n)
 	}
+	return b.String()
+}
+
+// apacheDropIn is rec's Apache settings as a conf-available/ drop-in
+// (apache.Fragment) with how to install it and what it cannot say in
+// Apache's syntax: the access log, and php-fpm's address with event.
+func apacheDropIn(start, rec knob.Config, t Target) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	mpm, other := "event", "prefork"
+	if !knob.RunsFPM(rec.Server()) {
+		mpm, other = "prefork", "event"
+	}
+	w("# phptune recommendation: Apache settings (%s, %s MPM), in Apache's own syntax.", rec.Server(), mpm)
+	w("# Save as /etc/apache2/conf-available/phptune.conf, then enable, check and restart:")
+	w("#   a2enconf phptune && apache2ctl configtest && systemctl restart apache2")
+	w("# (restart, not reload: Apache reads ServerLimit only at start). Debian reads")
+	w("# conf-enabled/ after mods-enabled/mpm_%s.conf and apache2.conf's KeepAlive lines,", mpm)
+	w("# so these values override Debian's without editing its files.")
+	if mpm == "prefork" {
+		w("# Needs the %s MPM with mod_php: a2dismod mpm_%s; a2disconf php%s-fpm; a2enmod mpm_prefork php%s", mpm, other, t.PHPVersion, t.PHPVersion)
+		w("# Each child is a PHP worker: MaxRequestWorkers is PHP's concurrency.")
+	} else {
+		w("# Needs the %s MPM with php-fpm: a2dismod mpm_%s php%s; a2enmod mpm_event proxy_fcgi; a2enconf php%s-fpm", mpm, other, t.PHPVersion, t.PHPVersion)
+		w("# PHP's concurrency is the pool's pm.max_children (%s).", PoolFile)
+	}
+	if rec.On("apache.access_log") != start.On("apache.access_log") || !rec.On("apache.access_log") {
+		if rec.On("apache.access_log") {
+			w("# Access log: phptune measured with it on; keep your site's CustomLog line.")
+		} else {
+			w("# Access log: off (was %s): remove or comment out the CustomLog line of the PHP site.", start["apache.access_log"])
+		}
+	}
+	if knob.RunsFPM(rec.Server()) && rec["listen"] == "tcp" {
+		w("# php-fpm listens on %s: in conf-available/php%s-fpm.conf use", fpmSocket(rec, t), t.PHPVersion)
+		w("#   SetHandler \"proxy:fcgi://%s\"", fpmSocket(rec, t))
+	}
+	b.WriteString(apache.Fragment(rec, func(name string) string { return strings.TrimSpace(was(start, rec, name, "#")) }))
 	return b.String()
 }
 

@@ -1,0 +1,128 @@
+package recommend
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/apache"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// apacheCases are recommendations for the Apache servers, each from its
+// server's defaults, as a tune of that server starts.
+func apacheCases(t *testing.T) []struct {
+	name       string
+	start, rec knob.Config
+} {
+	event := config(t, "server=apache-event-fpm")
+	prefork := config(t, "server=apache-prefork-modphp")
+	return []struct {
+		name       string
+		start, rec knob.Config
+	}{
+		{"event-fpm-defaults", event, event},
+		{"event-fpm-tuned", event, config(t, "server=apache-event-fpm", "pm=static", "pm.max_children=12", "listen=tcp",
+			"apache.max_request_workers=425", "apache.event.server_limit=17", "apache.keepalive=off", "apache.access_log=off")},
+		{"prefork-modphp-defaults", prefork, prefork},
+		{"prefork-modphp-tuned", prefork, config(t, "server=apache-prefork-modphp", "apache.max_request_workers=12",
+			"apache.prefork.start_servers=12", "apache.prefork.min_spare_servers=12", "apache.prefork.max_spare_servers=13",
+			"apache.max_connections_per_child=1000", "opcache.validate_timestamps=off")},
+	}
+}
+
+// TestApacheFilesGolden: every file of an Apache recommendation, against
+// testdata/NAME/FILE (go test ./internal/recommend -update rewrites them).
+func TestApacheFilesGolden(t *testing.T) {
+	for _, c := range apacheCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			files := Files(c.start, c.rec, Target{PHPVersion: "8.2"})
+			if _, ok := files[NginxFile]; ok {
+				t.Errorf("nginx.conf written for %s", c.rec.Server())
+			}
+			if _, ok := files[PoolFile]; ok != knob.RunsFPM(c.rec.Server()) {
+				t.Errorf("%s: pool fragment written: %v", c.rec.Server(), ok)
+			}
+			dir := filepath.Join("testdata", c.name)
+			if *update {
+				_ = os.RemoveAll(dir)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for name, text := range files {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/recommend -update to create it)", err)
+			}
+			if len(entries) != len(files) {
+				t.Errorf("%d files rendered, %d golden", len(files), len(entries))
+			}
+			for _, e := range entries {
+				want, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if files[e.Name()] != string(want) {
+					t.Errorf("%s differs from %s (go test ./internal/recommend -update rewrites it):\n%s", e.Name(), dir, files[e.Name()])
+				}
+			}
+		})
+	}
+}
+
+// TestApacheDropInAccepted runs `apache2 -t` on a minimal server that
+// loads the drop-in's MPM and includes the drop-in, as Debian's
+// apache2.conf includes conf-enabled/.
+func TestApacheDropInAccepted(t *testing.T) {
+	if !apache.Installed() {
+		t.Skip("apache2 is not installed (/usr/sbin/apache2); run: phptune setup --with-test-tools")
+	}
+	bin, err := apache.Find()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range apacheCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := Files(c.start, c.rec, Target{PHPVersion: "8.2"})
+			dropIn := filepath.Join(dir, "phptune.conf")
+			if err := os.WriteFile(dropIn, []byte(files[ApacheFile]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mpm := "event"
+			if !knob.RunsFPM(c.rec.Server()) {
+				mpm = "prefork"
+			}
+			main := strings.Join([]string{
+				"ServerRoot " + dir, "DefaultRuntimeDir " + dir, "PidFile " + dir + "/apache.pid", "ErrorLog " + dir + "/error.log",
+				"Listen 127.0.0.1:1", "ServerName localhost",
+				"LoadModule mpm_" + mpm + "_module " + apache.ModulesDir + "/mod_mpm_" + mpm + ".so",
+				// Debian's mods-available/mpm_*.conf and KeepAlive come first.
+				"KeepAlive On", "StartServers 5", "MaxRequestWorkers 150",
+				"Include " + dropIn, ""}, "\n")
+			conf := filepath.Join(dir, "httpd.conf")
+			if err := os.WriteFile(conf, []byte(main), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, apache.TestArgs(dir, conf)...)
+			cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "Syntax OK") {
+				t.Fatalf("apache2 -t refused the drop-in: %v\n%s\n%s", err, out, files[ApacheFile])
+			}
+			if strings.Contains(string(out), "AH0") {
+				t.Errorf("apache2 -t warned about the drop-in (it would run other values):\n%s", out)
+			}
+		})
+	}
+}
