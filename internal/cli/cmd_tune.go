@@ -57,6 +57,7 @@ type tuneFlags struct {
 	outDir                string
 	knobsFile             string
 	set                   []string
+	server                string
 	challenges            []string
 	baselines             string
 	curve                 string
@@ -89,6 +90,7 @@ component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
 knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 		Example: `  phptune tune --app hello --time-budget 5m
   phptune tune --app wordpress --workload front --memory-budget 1G
+  phptune tune --app wordpress --server apache-prefork-modphp -c 10
   phptune tune --app wordpress --workload comment --max-errors 0.1% --slo 'p99<2s'
   phptune tune --lab mylab --workload /shop/ --objective latency
   phptune tune --resume 20261123-071502`,
@@ -102,6 +104,13 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 				f.workload, f.workloadSet = labstack.LogSpec(f.fromLog, f.allowPost), true
 			} else if f.allowPost {
 				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
+			}
+			if f.server != "" {
+				if f.resume != "" || f.labName != "" {
+					return usageErr("Try: phptune tune --app APP --server "+f.server, "--server picks the web server of a lab of its own (--app, --docroot); a resumed run keeps its own, a running lab (--lab) the one it was started with")
+				}
+				// --server X is --set server=X, after the other settings.
+				f.set = append(f.set, knob.ServerKnob+"="+f.server)
 			}
 			return runTune(env, f, tuneCommandLine(c))
 		},
@@ -135,6 +144,7 @@ knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
 	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
 	fl.StringArrayVar(&f.set, "set", nil, "start with this knob set, KNOB=VALUE (repeatable)")
+	fl.StringVar(&f.server, "server", "", "tune a lab of its own behind this web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	return cmd
 }
 

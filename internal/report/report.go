@@ -208,7 +208,7 @@ func redactValue(v reflect.Value, red func(string) string, names []string) {
 // title names a run in one line.
 func title(r Run) string {
 	if t := r.Tune; t != nil {
-		return fmt.Sprintf("phptune tune %s — %s, workload %s", t.ID, t.App, t.Workload)
+		return fmt.Sprintf("phptune tune %s — %s%s, workload %s", t.ID, t.App, behind(t), t.Workload)
 	}
 	return fmt.Sprintf("phptune bench %s — %s", r.Bench.ID, r.Bench.Target)
 }

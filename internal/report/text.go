@@ -49,10 +49,19 @@ func stackPSS(o *results.Observation) int64 {
 	return peak
 }
 
+// behind names the tune's web server, " behind apache-event-fpm", when
+// it is not the default nginx-fpm (whose summaries read as before).
+func behind(res *results.Tune) string {
+	if res.Server == "" || res.Server == "nginx-fpm" {
+		return ""
+	}
+	return " behind " + res.Server
+}
+
 // TuneText writes the tune summary: the before/after table of the holdout,
 // the changes with their measured effects, the decisions and the warnings.
 func TuneText(w io.Writer, res *results.Tune) error {
-	fmt.Fprintf(w, "phptune tune %s: %s, workload %s, %d trials in %s\n", res.ID, res.App, res.Workload, len(res.Trials), (time.Duration(res.WallS) * time.Second).String())
+	fmt.Fprintf(w, "phptune tune %s: %s%s, workload %s, %d trials in %s\n", res.ID, res.App, behind(res), res.Workload, len(res.Trials), (time.Duration(res.WallS) * time.Second).String())
 	if h := res.Holdout; h != nil {
 		se, sm := holdoutFigures(res, res.Start)
 		re, rm := holdoutFigures(res, res.Recommended)

@@ -306,19 +306,23 @@ type Derived struct {
 
 // Tune is one tuning run.
 type Tune struct {
-	SchemaVersion int               `json:"schema_version"`
-	Kind          string            `json:"kind"` // always "tune"
-	ID            string            `json:"id"`
-	StartedAt     time.Time         `json:"started_at"`
-	Command       string            `json:"command,omitempty"`
-	App           string            `json:"app"`
-	Workload      string            `json:"workload"`
-	Objective     string            `json:"objective"` // "throughput" or "latency"
-	Limits        Limits            `json:"limits"`
-	Start         map[string]string `json:"start_config"`
-	Recommended   map[string]string `json:"recommended_config"`
-	Trials        []Trial           `json:"trials"`
-	Changes       []Effect          `json:"changes"` // each changed knob's measured effect
+	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind"` // always "tune"
+	ID            string    `json:"id"`
+	StartedAt     time.Time `json:"started_at"`
+	Command       string    `json:"command,omitempty"`
+	App           string    `json:"app"`
+	Workload      string    `json:"workload"`
+	// Server is the web server the tune ran (the start's server knob:
+	// nginx-fpm, apache-event-fpm, apache-prefork-modphp); empty in
+	// results stored before servers could be tuned, which ran nginx-fpm.
+	Server      string            `json:"server,omitempty"`
+	Objective   string            `json:"objective"` // "throughput" or "latency"
+	Limits      Limits            `json:"limits"`
+	Start       map[string]string `json:"start_config"`
+	Recommended map[string]string `json:"recommended_config"`
+	Trials      []Trial           `json:"trials"`
+	Changes     []Effect          `json:"changes"` // each changed knob's measured effect
 	// Decisions are the categorical comparisons the search made (adopted
 	// or not), each with its confidence interval.
 	Decisions []Decision `json:"decisions,omitempty"`

@@ -28,6 +28,9 @@ const nginxWorkers = "nginx workers"
 // its few MiB of PSS (recorded), while too few would cap nginx below the
 // cores for static files and bursts the tune's workload does not show.
 func decideNginxWorkers(cfg knob.Config, in Inputs) results.SizeDecision {
+	if !cfg.Relevant(KnobNginxWorkers) {
+		return notRead(cfg, KnobNginxWorkers, "server="+cfg.Server()+" runs no nginx")
+	}
 	var cores, stackShare float64
 	var workers, n int
 	var pss int64

@@ -247,7 +247,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 
 	tune := &results.Tune{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindTune, ID: o.ID, StartedAt: s.started,
-		Command: o.Command, App: o.App, Workload: o.Workload, Objective: o.Objective, Limits: o.Limits,
+		Command: o.Command, App: o.App, Workload: o.Workload, Server: start.Server(), Objective: o.Objective, Limits: o.Limits,
 		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
 	}
 	tune.Baselines = hold.baselines
@@ -317,6 +317,9 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		tune.Curves = append(tune.Curves, results.Curve{Label: fmt.Sprintf("knee scan (static pool), knee ≈ %d", rec.Knee), Points: rec.Curve})
 	}
 	comment := fmt.Sprintf("phptune tune %s: recommended for %s %s at %d connections", o.ID, o.App, o.Workload, o.Conns)
+	if sv := start.Server(); sv != knob.NginxFPM {
+		comment += " behind " + sv
+	}
 	if tune.Holdout != nil {
 		comment += fmt.Sprintf("\nholdout: %.2f× the start's throughput [%.2f, %.2f], p99 %.2f×", holdCI.Ratio, holdCI.Low, holdCI.High, tune.Holdout.P99Ratio)
 	}
