@@ -168,6 +168,7 @@ type Sample struct {
 	Groups  []GroupSample  `json:"groups"`
 	FPM     []FPMStatus    `json:"fpm,omitempty"` // one per pool
 	Nginx   *NginxStatus   `json:"nginx,omitempty"`
+	Apache  *ApacheStatus  `json:"apache,omitempty"`
 	MariaDB *MariaDBStatus `json:"mariadb,omitempty"`
 	Queues  []ListenQueue  `json:"listen_queues,omitempty"`
 	// SamplerCPUPct is the observer's own CPU while taking this sample, in
@@ -261,6 +262,40 @@ type NginxStatus struct {
 	Reading  int64 `json:"reading"`
 	Writing  int64 `json:"writing"`
 	Waiting  int64 `json:"waiting"`
+}
+
+// ApacheStatus is Apache's mod_status page (?auto), the status request
+// itself left out. Workers are request slots: threads with event, children
+// (PHP workers with mod_php) with prefork. The scoreboard counts say what
+// the slots were doing; Open slots have no process (room to grow up to
+// MaxRequestWorkers).
+type ApacheStatus struct {
+	MPM           string  `json:"mpm,omitempty"`
+	BusyWorkers   int64   `json:"busy_workers"`
+	IdleWorkers   int64   `json:"idle_workers"`
+	TotalAccesses int64   `json:"total_accesses"`
+	ReqPerSec     float64 `json:"req_per_sec,omitempty"`
+	// Processes and ConnsAsyncKeepAlive are the event MPM's: children, and
+	// kept-alive connections parked without a thread.
+	Processes           int64 `json:"processes,omitempty"`
+	ConnsTotal          int64 `json:"conns_total,omitempty"`
+	ConnsAsyncKeepAlive int64 `json:"conns_async_keepalive,omitempty"`
+	// Scoreboard: '_' Waiting, 'S' Starting, 'R' Reading, 'W' Writing (the
+	// request is being served, PHP included), 'K' KeepAlive (a connection
+	// held between requests), 'C' Closing, 'L' Logging, 'G' Finishing,
+	// 'I' IdleCleanup, 'D' DNS, '.' Open.
+	Slots     int64 `json:"slots"`
+	Waiting   int64 `json:"waiting"`
+	Starting  int64 `json:"starting,omitempty"`
+	Reading   int64 `json:"reading"`
+	Writing   int64 `json:"writing"`
+	KeepAlive int64 `json:"keepalive"`
+	Closing   int64 `json:"closing,omitempty"`
+	Logging   int64 `json:"logging,omitempty"`
+	Finishing int64 `json:"finishing,omitempty"`
+	Cleanup   int64 `json:"cleanup,omitempty"`
+	DNS       int64 `json:"dns,omitempty"`
+	Open      int64 `json:"open"`
 }
 
 // MariaDBStatus is a subset of SHOW GLOBAL STATUS.

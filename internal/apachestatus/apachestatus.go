@@ -1,0 +1,178 @@
+// Package apachestatus reads Apache's mod_status page in its machine
+// format (?auto), as package nginxstatus reads nginx's stub_status.
+package apachestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// ErrNotStatus is returned for a body that is not a mod_status ?auto page.
+var ErrNotStatus = errors.New("not an Apache mod_status ?auto page")
+
+// MaxBody is the most of a page Parse reads: the scoreboard has a
+// character per slot (ServerLimit × ThreadLimit; 16 × 64 with Debian's
+// event defaults), the rest is under 2 KiB.
+const MaxBody = 256 << 10
+
+// Parse parses mod_status's ?auto output, "Key: value" lines:
+//
+//	ServerMPM: prefork
+//	Total Accesses: 1
+//	ReqPerSec: 12.5
+//	BusyWorkers: 1
+//	IdleWorkers: 3
+//	Scoreboard: __W_
+//
+// BusyWorkers, IdleWorkers and Scoreboard are required (ExtendedStatus off
+// still gives them); the rest is read when present. Unknown lines (a host
+// name first, Load1, CPULoad ...) are skipped; a known key with a value
+// that is not a non-negative number, a scoreboard character Apache does not
+// write, or a repeated key is an error.
+func Parse(b []byte) (*results.ApacheStatus, error) {
+	if len(b) > MaxBody {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrNotStatus, len(b), MaxBody)
+	}
+	var st results.ApacheStatus
+	ints := map[string]*int64{
+		"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
+		"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		key, value, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		_, isInt := ints[key]
+		if !isInt && key != "Scoreboard" && key != "ReqPerSec" && key != "ServerMPM" {
+			continue
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("%w: %s given twice", ErrNotStatus, key)
+		}
+		seen[key] = true
+		switch key {
+		case "Scoreboard":
+			if err := scoreboard(&st, value); err != nil {
+				return nil, err
+			}
+		case "ReqPerSec":
+			// Apache prints C's %g: ".5", "12.5", "1.2e+03".
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, fmt.Errorf("%w: ReqPerSec %.40q is not a rate", ErrNotStatus, value)
+			}
+			st.ReqPerSec = v
+		case "ServerMPM":
+			if len(value) > 32 {
+				return nil, fmt.Errorf("%w: ServerMPM %.40q", ErrNotStatus, value)
+			}
+			st.MPM = value
+		default:
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%w: %s %.40q is not a count", ErrNotStatus, key, value)
+			}
+			*ints[key] = n
+		}
+	}
+	for _, k := range []string{"BusyWorkers", "IdleWorkers", "Scoreboard"} {
+		if !seen[k] {
+			return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
+		}
+	}
+	return &st, nil
+}
+
+func scoreboard(st *results.ApacheStatus, s string) error {
+	count := map[byte]*int64{
+		'_': &st.Waiting, 'S': &st.Starting, 'R': &st.Reading, 'W': &st.Writing, 'K': &st.KeepAlive,
+		'C': &st.Closing, 'L': &st.Logging, 'G': &st.Finishing, 'I': &st.Cleanup, 'D': &st.DNS, '.': &st.Open,
+	}
+	for i := 0; i < len(s); i++ {
+		p, ok := count[s[i]]
+		if !ok {
+			return fmt.Errorf("%w: scoreboard character %q", ErrNotStatus, s[i])
+		}
+		*p++
+	}
+	st.Slots = int64(len(s))
+	return nil
+}
+
+// Client fetches the page from a loopback URL over one kept-alive
+// connection.
+type Client struct {
+	url  string
+	http *http.Client
+}
+
+// NewClient returns a client for a mod_status URL (without "?auto", which
+// Fetch adds). Only loopback hosts are accepted: phptune measures stacks on
+// this machine and sends nothing elsewhere.
+func NewClient(rawURL string) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" || u.RawQuery != "" {
+		return nil, fmt.Errorf("apache status URL %q: want http://127.0.0.1:PORT/server-status", rawURL)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("apache status URL %q is not on loopback; phptune only reads status pages on this machine", rawURL)
+	}
+	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
+	return &Client{url: rawURL + "?auto", http: &http.Client{Transport: tr}}, nil
+}
+
+// Fetch reads and parses the page. Apache serves the status request in a
+// slot of its own, busy and writing; Fetch leaves it out so an idle
+// server reads 0 busy. With every slot busy the request waits for one to
+// free (the caller's ctx bounds the wait).
+func (c *Client) Fetch(ctx context.Context) (*results.ApacheStatus, error) {
+	b, err := c.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	st.BusyWorkers = max(0, st.BusyWorkers-1)
+	st.Writing = max(0, st.Writing-1)
+	return st, nil
+}
+
+// Get returns the raw page.
+func (c *Client) Get(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching apache status %s: %w", c.url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetching apache status %s: %w", c.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("apache status %s answered %s; is mod_status's server-status handler at that location?", c.url, resp.Status)
+	}
+	return b, nil
+}
+
+// Close releases the kept-alive connection.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
