@@ -3,6 +3,8 @@ package labstack
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +31,14 @@ func TestApacheUnderLoad(t *testing.T) {
 		set     []string
 		web     string // the web server's children
 		workers string // the PHP workers
+		conns   int
+		// full: more connections than children, so mod_status shows every
+		// slot busy and the kernel queues the rest: the pool-at-size fact.
+		full bool
 	}{
-		{"apache-event-fpm", []string{"pm=static", "pm.max_children=2"}, observe.GroupApacheWorkers, observe.GroupFPMWorkers},
-		{"apache-prefork-modphp", []string{"apache.max_request_workers=4", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=2"}, "", observe.GroupApacheModPHPWorkers},
+		{"apache-event-fpm", []string{"pm=static", "pm.max_children=2"}, observe.GroupApacheWorkers, observe.GroupFPMWorkers, 4, false},
+		{"apache-prefork-modphp", []string{"apache.max_request_workers=4", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=2"}, "", observe.GroupApacheModPHPWorkers, 4, false},
+		{"apache-prefork-modphp", []string{"apache.max_request_workers=2", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=2", "apache.prefork.max_spare_servers=3"}, "", observe.GroupApacheModPHPWorkers, 8, true},
 	} {
 		t.Run(c.server, func(t *testing.T) {
 			ctx := context.Background()
@@ -47,7 +54,7 @@ func TestApacheUnderLoad(t *testing.T) {
 			defer closeDB()
 			cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
 			cfg.Interval = 500 * time.Millisecond
-			b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 4, 2*time.Second, 500*time.Millisecond))
+			b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, c.conns, 2*time.Second, 500*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,6 +78,23 @@ func TestApacheUnderLoad(t *testing.T) {
 			}
 			if d.WorkerPSSP50B <= 0 || d.WorkerImbalance <= 0 {
 				t.Errorf("PHP workers' PSS %d, imbalance %.2f: want both measured", d.WorkerPSSP50B, d.WorkerImbalance)
+			}
+			// mod_status is read as the fpm status page is.
+			read := 0
+			for _, smp := range b.Observation.Samples {
+				if a := smp.Apache; a != nil {
+					read++
+					if a.Slots == 0 || a.MPM == "" {
+						t.Errorf("mod_status sample without slots or MPM: %+v", a)
+					}
+				}
+			}
+			if read == 0 {
+				t.Errorf("no sample read Apache's mod_status (%s)", l.ServerStatusURL)
+			}
+			t.Logf("mod_status read in %d of %d samples; warnings %q", read, len(b.Observation.Samples), d.Warnings)
+			if c.full && !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "the pool is at MaxRequestWorkers") }) {
+				t.Errorf("%d connections on 2 children: no pool-at-size warning in %q", c.conns, d.Warnings)
 			}
 		})
 	}

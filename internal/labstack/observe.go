@@ -18,7 +18,7 @@ import (
 // Observer returns the observer configuration for a running lab: its web
 // server's (nginx, or Apache: its parent and children, which with mod_php
 // are the PHP workers), php-fpm's and MariaDB's process trees, the fpm status page read over FastCGI,
-// nginx's stub_status, MariaDB's status as the lab's database user, and the
+// nginx's stub_status or Apache's mod_status, MariaDB's status as the lab's database user, and the
 // accept queues of the fpm socket and nginx's port. The caller adds its own
 // generator root (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the
 // lab. close releases the database handle.
@@ -49,6 +49,9 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host)})
 	}
 	cfg.NginxStatusURL = l.NginxStatusURL
+	if web == observe.ComponentApache && l.ServerStatusURL != "" {
+		cfg.ApacheStatusURL = l.ServerStatusURL
+	}
 	if l.MariaDBSocket != "" {
 		sec, err := l.ReadSecrets()
 		if err != nil {

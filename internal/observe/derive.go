@@ -165,6 +165,9 @@ func Derive(obs *results.Observation, w Window) {
 	for _, msg := range poolWarnings(in) {
 		d.Warnings = append(d.Warnings, msg)
 	}
+	for _, msg := range apacheWarnings(in) {
+		d.Warnings = append(d.Warnings, msg)
+	}
 	if d.SamplerCPUPct > SamplerWarnPct {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
 	}
@@ -224,6 +227,51 @@ func poolWarnings(in []results.Sample) []string {
 		out = append(out, fmt.Sprintf("up to %d connections waited in php-fpm's accept queue: every worker was busy", fpmQueue))
 	}
 	return out
+}
+
+// apacheWarnings says when Apache ran out of request slots: its status
+// page showed no idle worker and no open slot (every slot of
+// MaxRequestWorkers taken; the status request, which needed one, is left
+// out) while the kernel held connections in the accept queue of Apache's
+// port. With prefork + mod_php the slots are the PHP workers, so that is
+// the pool at its size, as "the pool is at pm.max_children" is for
+// php-fpm. Kept-alive connections are named: with prefork each holds a
+// child (a PHP worker with mod_php) idle between its client's requests.
+func apacheWarnings(in []results.Sample) []string {
+	var full, seen int
+	var busy, slots, keep, queue int64
+	mpm := ""
+	for _, s := range in {
+		if a := s.Apache; a != nil {
+			seen++
+			mpm = a.MPM
+			if a.IdleWorkers == 0 && a.Open == 0 && a.BusyWorkers > 0 {
+				full++
+				busy, slots = max(busy, a.BusyWorkers), max(slots, a.Slots)
+				keep = max(keep, a.KeepAlive)
+			}
+		}
+		for _, q := range s.Queues {
+			if q.Owner == ComponentApache || q.Owner == ComponentApacheModPHP {
+				queue = max(queue, q.Queued)
+			}
+		}
+	}
+	if seen == 0 || queue == 0 {
+		return nil
+	}
+	if full == 0 {
+		return []string{fmt.Sprintf("up to %d connections waited in Apache's accept queue", queue)}
+	}
+	held := ""
+	if keep > 0 {
+		held = fmt.Sprintf(", up to %d of them holding a kept-alive connection between requests", keep)
+	}
+	msg := fmt.Sprintf("Apache ran with every worker busy (%d of %d slots%s) in %d samples and up to %d connections waited in the kernel's queue: ", busy+1, slots, held, full, queue)
+	if mpm == "prefork" {
+		return []string{msg + "its children are the PHP workers with mod_php, so the pool is at MaxRequestWorkers"}
+	}
+	return []string{msg + "Apache is at MaxRequestWorkers"}
 }
 
 // percentile is the nearest-rank percentile of sorted values.

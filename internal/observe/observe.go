@@ -33,6 +33,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/phptune/phptune/internal/apachestatus"
 	"github.com/phptune/phptune/internal/fpmstatus"
 	"github.com/phptune/phptune/internal/nginxstatus"
 	"github.com/phptune/phptune/internal/proc"
@@ -123,6 +124,10 @@ type Config struct {
 	Others         bool
 	FPM            []FPMSource
 	NginxStatusURL string
+	// ApacheStatusURL is Apache's mod_status page (without ?auto). Its
+	// scoreboard has a slot per MaxRequestWorkers, so "every slot busy"
+	// needs no knob.
+	ApacheStatusURL string
 	// DB, when set, is used for SHOW GLOBAL STATUS (the account needs the
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
@@ -174,6 +179,7 @@ type Observer struct {
 	sq         sockq.Reader
 	addrs      []sockq.Addr
 	ngx        *nginxstatus.Client
+	apache     *apachestatus.Client
 
 	start     time.Time
 	prevT     time.Time
@@ -227,6 +233,11 @@ func New(cfg Config) (*Observer, error) {
 	}
 	if cfg.NginxStatusURL != "" {
 		if o.ngx, err = nginxstatus.NewClient(cfg.NginxStatusURL); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ApacheStatusURL != "" {
+		if o.apache, err = apachestatus.NewClient(cfg.ApacheStatusURL); err != nil {
 			return nil, err
 		}
 	}
@@ -319,6 +330,9 @@ func (o *Observer) Stop() *results.Observation {
 	}
 	if o.ngx != nil {
 		o.ngx.Close()
+	}
+	if o.apache != nil {
+		o.apache.Close()
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -465,6 +479,8 @@ type fetched struct {
 	fpmErr  []error
 	ngx     *results.NginxStatus
 	ngxErr  error
+	apache  *results.ApacheStatus
+	apErr   error
 	db      *results.MariaDBStatus
 	dbErr   error
 	elapsed time.Duration
@@ -484,6 +500,11 @@ func (o *Observer) fetchAll(ctx context.Context) *fetched {
 	}
 	if o.ngx != nil {
 		wg.Go(func() { f.ngx, f.ngxErr = o.ngx.Fetch(ctx) })
+	}
+	if o.apache != nil {
+		// With every slot busy Apache answers only when one frees up, as
+		// a saturated fpm pool does: the error is the sample's gap.
+		wg.Go(func() { f.apache, f.apErr = o.apache.Fetch(ctx) })
 	}
 	if o.cfg.DB != nil {
 		wg.Go(func() { f.db, f.dbErr = mariadbStatus(ctx, o.cfg.DB) })
@@ -557,6 +578,13 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 			s.Errors = append(s.Errors, f.ngxErr.Error())
 		} else {
 			s.Nginx = f.ngx
+		}
+	}
+	if o.apache != nil {
+		if f.apErr != nil {
+			s.Errors = append(s.Errors, f.apErr.Error())
+		} else {
+			s.Apache = f.apache
 		}
 	}
 	if o.cfg.DB != nil {

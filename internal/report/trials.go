@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -242,6 +243,8 @@ type warningKind struct {
 var warningKinds = []warningKind{
 	{"steal", "CPU steal above 10%: the hypervisor gave the CPU to a neighbour; these trials' throughput is unreliable (CPU per request is not)", func(w string) bool { return strings.HasPrefix(w, "CPU steal reached") }},
 	{"pool", "the pool ran with every worker busy: at pm.max_children", func(w string) bool { return strings.Contains(w, "the pool is at pm.max_children") }},
+	{"modphp-pool", "the pool ran with every worker busy: Apache's children (mod_php) at MaxRequestWorkers", func(w string) bool { return strings.Contains(w, "the pool is at MaxRequestWorkers") }},
+	{"apache", "Apache ran with every worker busy: at MaxRequestWorkers", func(w string) bool { return strings.Contains(w, "Apache is at MaxRequestWorkers") }},
 	{"compete", "the generator and the stack competed for the cores", func(w string) bool { return strings.Contains(w, "compete for the cores") }},
 	{"swap", "swap in use", func(w string) bool { return strings.HasPrefix(w, "swap in use") }},
 	{"page", "the page changed or reads like an error", func(w string) bool {
@@ -262,11 +265,13 @@ func kindOf(w string) (warningKind, bool) {
 }
 
 // expected reports whether a trial's warning is what the trial was built
-// to do: a pool at pm.max_children when the pool is no larger than the
+// to do: a pool at its size (pm.max_children, or MaxRequestWorkers with
+// mod_php) when the pool is no larger than the
 // workload's connections (a static pool of 50 at 50 connections is busy by
 // design) is a fact, not a warning.
 func expected(k warningKind, tr results.Trial) bool {
-	return k.key == "pool" && knobInt(tr.Config, "pm.max_children") > 0 && knobInt(tr.Config, "pm.max_children") <= tr.Connections
+	n := int(knob.Config(tr.Config).PHPWorkers())
+	return (k.key == "pool" || k.key == "modphp-pool") && n > 0 && n <= tr.Connections
 }
 
 func knobInt(cfg map[string]string, k string) int {
