@@ -94,7 +94,7 @@ func (c *coroutine) close() {
 //     many requests can usefully be in flight: near the core count for
 //     CPU-bound pages, far beyond it for pages that wait;
 //  3. workers: static pools of knee, 1.25×knee and 1.5×knee workers, and
-//     of the start's max_children, at the workload's concurrency, within
+//     of the start's pool size, at the workload's concurrency, within
 //     the memory budget; the smallest within 1% of the best wins (fewer
 //     workers, less memory, same throughput);
 //  4. categorical: the sized static pool is the incumbent; the challenges
@@ -108,6 +108,11 @@ func (c *coroutine) close() {
 // Candidates that break a limit (error rate, p99 SLO) never win; every
 // proposed configuration passes knob validation and fits the memory budget
 // by prediction.
+//
+// The pool is whatever holds PHP's concurrency (knob.Config.PHPWorkers):
+// php-fpm's pm.max_children, or with prefork + mod_php Apache's children,
+// MaxRequestWorkers (see Pool); the challenges are the server's own
+// (ChallengesFor).
 type Domain struct {
 	opt Options
 	co  *coroutine

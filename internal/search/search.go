@@ -118,7 +118,8 @@ type Options struct {
 	Limits results.Limits
 	// Objective is "throughput" (default) or "latency" (p99).
 	Objective string
-	// MaxChildren bounds every proposed pm.max_children (default 256).
+	// MaxChildren bounds every proposed pool size (pm.max_children, or
+	// MaxRequestWorkers with mod_php; default 256).
 	MaxChildren int
 	// Compare configures the paired comparisons. Zero means
 	// stats.DefaultCompare with MaxRounds derived from CategoricalTrials.
