@@ -202,7 +202,7 @@ func (b *builder) sameRequest() *Record {
 	rs, _ := List()
 	for _, r := range rs {
 		if r.Source == b.sourceDesc() && r.Variant == b.o.Variant && r.Minimal == b.o.Minimal &&
-			r.Training == b.trainingDesc() && r.Installed == b.installed {
+			r.Training == b.trainingDesc() && r.Installed == b.installed && (r.Training == "" || r.TrainRecipe == TrainRecipe) {
 			return r
 		}
 	}
@@ -434,8 +434,13 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if err := b.checkDeps(ctx, append(Deps(b.rec.Configure), o.ExtraDeps...)); err != nil {
 		return nil, err
 	}
+	training := b.rec.Training
+	if training != "" {
+		b.rec.TrainRecipe = TrainRecipe
+		training += fmt.Sprintf(" recipe %d", TrainRecipe)
+	}
 	key := Key(KeyParts{SourceVersion: b.rec.SourceVersion + " " + b.rec.SourcePackage, SourceDigest: b.rec.Source,
-		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: b.rec.Training})
+		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: training})
 	b.rec.Key, b.rec.ID = key, IDOf(key)
 	if r, err := Load(b.rec.ID); err == nil && !o.Rebuild {
 		b.cached = true

@@ -22,6 +22,11 @@ import (
 	"github.com/phptune/phptune/internal/peercred"
 )
 
+// TrainRecipe numbers the way training runs; it is part of a trained
+// build's key. 2: the distro's fpm php.ini (production settings), in a lab
+// for apps with a database. Builds of recipe 1 ran without a php.ini.
+const TrainRecipe = 2
+
 // DefaultTrain is the training workload when --train is not given.
 const DefaultTrain = "strings"
 
@@ -79,11 +84,20 @@ catch_workers_output = yes
 `, runDir, workers)
 }
 
-// TrainINI are the -d settings of the training php-fpm: no php.ini (-n),
-// the build's own opcache (as a lab's php-fpm has one).
-func TrainINI(extDir, opcache string) []string {
-	return []string{"-n", "-d", "extension_dir=" + extDir, "-d", "zend_extension=" + opcache,
-		"-d", "opcache.enable=1", "-d", "opcache.validate_timestamps=1", "-d", "memory_limit=128M"}
+// TrainINI are the php settings of the training php-fpm: phpIni (the
+// distro's fpm php.ini, as a lab reads it) or none (-n) when phpIni is "",
+// then the build's own opcache (as a lab's php-fpm has one). The ini
+// matters to what is trained: without one PHP runs with its development
+// defaults (error_reporting E_ALL with deprecations shown, zend.assertions
+// on), so a profile would weigh error paths that Debian's production
+// php.ini never takes.
+func TrainINI(extDir, opcache, phpIni string) []string {
+	ini := []string{"-n"}
+	if phpIni != "" {
+		ini = []string{"-c", phpIni}
+	}
+	return append(ini, "-d", "extension_dir="+extDir, "-d", "zend_extension="+opcache,
+		"-d", "opcache.enable=1", "-d", "opcache.validate_timestamps=1", "-d", "memory_limit=128M")
 }
 
 // train serves the app with the instrumented php-fpm (as the lab account,
@@ -207,13 +221,24 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	if err := os.WriteFile(t.conf, []byte(conf), 0o644); err != nil {
 		return "", err
 	}
+	// Debian's php.ini, as the lab reads it; its conf.d is not read (the
+	// distro's extensions do not load into an older build: the build's own
+	// come in s.ini), so the scan directory is an empty one of root's.
+	phpIni := filepath.Join("/etc/php", b.phpName, "fpm", "php.ini")
+	if st, err := os.Stat(phpIni); err != nil || !st.Mode().IsRegular() {
+		phpIni = ""
+	}
+	scan := filepath.Join(t.root, "conf.d")
+	if err := os.MkdirAll(scan, 0o755); err != nil {
+		return "", err
+	}
 	fpm := filepath.Join(b.src, "sapi", "fpm", "php-fpm")
-	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"))...)
+	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"), phpIni)...)
 	args = append(args, s.ini...)
 	name, argv := lowPriority(fpm, args)
 	cmd := exec.Command(name, argv...)
 	cmd.Dir = t.run
-	cmd.Env = []string{buildPath, "HOME=" + t.run, "LANG=C"}
+	cmd.Env = []string{buildPath, "HOME=" + t.run, "LANG=C", "PHP_INI_SCAN_DIR=" + scan}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if b.labAcct.drop {
@@ -341,7 +366,7 @@ func ServeOnce(ctx context.Context, f *Files, acct *Account, dir, extDir, script
 	if err := os.WriteFile(conf, []byte(FPMConfig(run, 1)), 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(f.FPM, append([]string{"-F", "-y", conf}, TrainINI(extDir, f.Opcache)...)...)
+	cmd := exec.Command(f.FPM, append([]string{"-F", "-y", conf}, TrainINI(extDir, f.Opcache, "")...)...)
 	cmd.Dir, cmd.Env = run, []string{buildPath, "HOME=" + run}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if acct.drop {
