@@ -59,8 +59,8 @@ type Record struct {
 	TrainInfo string   `json:"training_result,omitempty"`
 	// TrainRecipe is how the training ran (TrainRecipe's value when the
 	// build was made): a build trained another way is not the same request.
-	TrainRecipe int `json:"training_recipe,omitempty"`
-	Steps     []Step   `json:"steps"`
+	TrainRecipe int    `json:"training_recipe,omitempty"`
+	Steps       []Step `json:"steps"`
 	// Extensions is the check of the distro's shared extensions (the
 	// build's own opcache always loads: a build where it does not fails);
 	// ExtNote says why many fail when the source is older.
