@@ -87,7 +87,12 @@ cleanly and --resume RUN continues without redoing finished trials.
 
 Files go to -o DIR (default ./phptune-tune-RUN): the recommendation in each
 component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
-knob file for 'phptune lab up --knobs', the diff, the evidence and the report.`,
+knob file for 'phptune lab up --knobs', the diff, the evidence and the report.
+
+--server tunes a lab behind Apache instead of nginx: apache-event-fpm (the
+php-fpm pool is sized) or apache-prefork-modphp (Apache's children run PHP:
+MaxRequestWorkers is sized); the web server's file is then apache-phptune.conf,
+a drop-in for /etc/apache2/conf-available/ (see docs/servers.md).`,
 		Example: `  phptune tune --app hello --time-budget 5m
   phptune tune --app wordpress --workload front --memory-budget 1G
   phptune tune --app wordpress --server apache-prefork-modphp -c 10

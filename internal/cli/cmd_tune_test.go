@@ -49,6 +49,9 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--challenges", "nope"}, `--challenges: unknown challenge "nope"`},
 		{[]string{"tune", "--app", "hello", "--baselines", "folklore"}, `--baselines: unknown baseline "folklore"`},
 		{[]string{"tune", "--app", "hello", "--curve", "5,lots"}, `--curve: "lots" is not a number of connections`},
+		{[]string{"tune", "--app", "hello", "--server", "iis"}, `knob server: value "iis"`},
+		{[]string{"tune", "--lab", "x", "--server", "apache-event-fpm"}, "--server picks the web server of a lab of its own"},
+		{[]string{"tune", "--app", "hello", "--server", "apache-prefork-modphp", "--set", "pm=static"}, "belongs to server"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
