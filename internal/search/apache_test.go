@@ -174,6 +174,10 @@ func TestDomainSizesApache(t *testing.T) {
 			if !slices.ContainsFunc(rec.Decisions, func(d search.Decision) bool { return d.Name == "apache.keepalive=off" }) {
 				t.Errorf("KeepAlive was not challenged: %v", decisions(rec))
 			}
+			keepNote := slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.Contains(n, "with prefork and KeepAlive on") })
+			if want := tc.server == knob.ApachePreforkModPHP && n < tc.conns; keepNote != want {
+				t.Errorf("KeepAlive note %v, want %v (%d workers, %d connections): %q", keepNote, want, n, tc.conns, rec.Notes)
+			}
 			if tc.server == knob.ApachePreforkModPHP {
 				if rec.Config["pm.max_children"] != knob.Defaults()["pm.max_children"] {
 					t.Errorf("mod_php recommendation changed pm.max_children to %s", rec.Config["pm.max_children"])
