@@ -91,6 +91,9 @@ def ratio(a, b, what):
     m, sd = statistics.mean(logs), statistics.stdev(logs)
     h = T.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
     print(f"{a}/{b} speed ({what}; CPU ms per request {a} / {b}): {math.exp(m):.3f} [{math.exp(m-h):.3f}, {math.exp(m+h):.3f}] over {len(logs)} rounds")
+    if math.exp(m) < 0.97:
+        sig = "significant: the interval is below 1" if math.exp(m + h) < 1 else "the interval includes 1"
+        print(f"WARNING: {b} costs {100 * (1 / math.exp(m) - 1):.1f}% more CPU per request than {a} on this page ({sig})")
 ratio("distro", "plain", "the rebuild itself")
 ratio("plain", "pgo", "PGO alone")
 ratio("distro", "pgo", "both")
