@@ -6,15 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/statuspage"
 )
 
 // ErrNotStatus is returned for a body that is not a mod_status ?auto page.
@@ -113,26 +110,22 @@ func scoreboard(st *results.ApacheStatus, s string) error {
 }
 
 // Client fetches the page from a loopback URL over one kept-alive
-// connection.
-type Client struct {
-	url  string
-	http *http.Client
-}
+// connection (package statuspage: Get, Close).
+type Client struct{ *statuspage.Client }
 
 // NewClient returns a client for a mod_status URL (without "?auto", which
 // Fetch adds). Only loopback hosts are accepted: phptune measures stacks on
 // this machine and sends nothing elsewhere.
 func NewClient(rawURL string) (*Client, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" || u.RawQuery != "" {
-		return nil, fmt.Errorf("apache status URL %q: want http://127.0.0.1:PORT/server-status", rawURL)
+	const want = "http://127.0.0.1:PORT/server-status"
+	u, err := statuspage.CheckURL("apache status", rawURL, want)
+	if err != nil {
+		return nil, err
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("apache status URL %q is not on loopback; phptune only reads status pages on this machine", rawURL)
+	if u.RawQuery != "" {
+		return nil, fmt.Errorf("apache status URL %q: want %s", rawURL, want)
 	}
-	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
-	return &Client{url: rawURL + "?auto", http: &http.Client{Transport: tr}}, nil
+	return &Client{statuspage.New("apache status", rawURL+"?auto", "is mod_status's server-status handler at that location?", MaxBody+1)}, nil
 }
 
 // Fetch reads and parses the page. Apache serves the status request in a
@@ -152,27 +145,3 @@ func (c *Client) Fetch(ctx context.Context) (*results.ApacheStatus, error) {
 	st.Writing = max(0, st.Writing-1)
 	return st, nil
 }
-
-// Get returns the raw page.
-func (c *Client) Get(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching apache status %s: %w", c.url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetching apache status %s: %w", c.url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("apache status %s answered %s; is mod_status's server-status handler at that location?", c.url, resp.Status)
-	}
-	return b, nil
-}
-
-// Close releases the kept-alive connection.
-func (c *Client) Close() { c.http.CloseIdleConnections() }

@@ -5,14 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/statuspage"
 )
 
 // ErrNotStatus is returned for a body that is not a stub_status page.
@@ -71,26 +68,17 @@ func num(s string) (int64, error) {
 }
 
 // Client fetches stub_status from a loopback URL over one kept-alive
-// connection.
-type Client struct {
-	url  string
-	http *http.Client
-}
+// connection (package statuspage: Get, Close).
+type Client struct{ *statuspage.Client }
 
 // NewClient returns a client for a stub_status URL. Only loopback hosts are
 // accepted: phptune measures stacks on this machine and sends nothing
 // elsewhere.
 func NewClient(rawURL string) (*Client, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("nginx status URL %q: want http://127.0.0.1:PORT/PATH", rawURL)
+	if _, err := statuspage.CheckURL("nginx status", rawURL, "http://127.0.0.1:PORT/PATH"); err != nil {
+		return nil, err
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("nginx status URL %q is not on loopback; phptune only reads status pages on this machine", rawURL)
-	}
-	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
-	return &Client{url: rawURL, http: &http.Client{Transport: tr}}, nil
+	return &Client{statuspage.New("nginx status", rawURL, "is stub_status enabled at that location?", 64<<10)}, nil
 }
 
 // Fetch reads and parses the page. nginx counts the status request itself
@@ -109,27 +97,3 @@ func (c *Client) Fetch(ctx context.Context) (*results.NginxStatus, error) {
 	st.Writing = max(0, st.Writing-1)
 	return st, nil
 }
-
-// Get returns the raw page.
-func (c *Client) Get(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching nginx status %s: %w", c.url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return nil, fmt.Errorf("fetching nginx status %s: %w", c.url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("nginx status %s answered %s; is stub_status enabled at that location?", c.url, resp.Status)
-	}
-	return b, nil
-}
-
-// Close releases the kept-alive connection.
-func (c *Client) Close() { c.http.CloseIdleConnections() }

@@ -1,0 +1,68 @@
+// Package statuspage fetches a web server's own status page (nginx's
+// stub_status, Apache's mod_status) from a loopback URL over one kept-alive
+// connection, bounded in size. The servers' packages parse what it returns.
+package statuspage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+)
+
+// Client fetches one status page.
+type Client struct {
+	what  string // "nginx status", "apache status"
+	url   string
+	hint  string // said when the page does not answer 200
+	limit int64
+	http  *http.Client
+}
+
+// CheckURL parses a status page URL and refuses anything but http on a
+// loopback host: phptune measures stacks on this machine and sends nothing
+// elsewhere. want is the form a good URL takes, for the message.
+func CheckURL(what, rawURL, want string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("%s URL %q: want %s", what, rawURL, want)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%s URL %q is not on loopback; phptune only reads status pages on this machine", what, rawURL)
+	}
+	return u, nil
+}
+
+// New returns a client for rawURL (already checked with CheckURL); Get
+// reads at most limit bytes of the page.
+func New(what, rawURL, hint string, limit int64) *Client {
+	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
+	return &Client{what: what, url: rawURL, hint: hint, limit: limit, http: &http.Client{Transport: tr}}
+}
+
+// Get returns the raw page.
+func (c *Client) Get(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, c.limit))
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s answered %s; %s", c.what, c.url, resp.Status, c.hint)
+	}
+	return b, nil
+}
+
+// Close releases the kept-alive connection.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
