@@ -109,8 +109,10 @@ func scoreboard(st *results.ApacheStatus, s string) error {
 	return nil
 }
 
-// Client fetches the page from a loopback URL over one kept-alive
-// connection (package statuspage: Get, Close).
+// Client fetches the page from a loopback URL, a new connection for each
+// read (package statuspage: Get, Close). A prefork child holds a kept-alive
+// connection for KeepAliveTimeout, so a status client that kept its own
+// would take one of the pool's workers away from the load between samples.
 type Client struct{ *statuspage.Client }
 
 // NewClient returns a client for a mod_status URL (without "?auto", which
@@ -125,7 +127,7 @@ func NewClient(rawURL string) (*Client, error) {
 	if u.RawQuery != "" {
 		return nil, fmt.Errorf("apache status URL %q: want %s", rawURL, want)
 	}
-	return &Client{statuspage.New("apache status", rawURL+"?auto", "is mod_status's server-status handler at that location?", MaxBody+1)}, nil
+	return &Client{statuspage.NewClosing("apache status", rawURL+"?auto", "is mod_status's server-status handler at that location?", MaxBody+1)}, nil
 }
 
 // Fetch reads and parses the page. Apache serves the status request in a
@@ -135,6 +137,9 @@ func NewClient(rawURL string) (*Client, error) {
 func (c *Client) Fetch(ctx context.Context) (*results.ApacheStatus, error) {
 	b, err := c.Get(ctx)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: no Apache slot freed up for the status request in time; every child was busy (with KeepAlive on, a prefork child stays with its connection until it closes)", err)
+		}
 		return nil, err
 	}
 	st, err := Parse(b)

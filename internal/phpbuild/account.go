@@ -99,7 +99,8 @@ func lowPriority(bin string, args []string) (string, []string) {
 // inside the build's session did not stop it from taking a session's fair
 // share beside a tune started from another one — a WordPress tune measured
 // the compilers at 0.73 of its 2 cores while 9 of its tasks waited to run.
-// Best effort: without autogroups the file is absent and nothing is needed.
+// Best effort: without autogroups the file is absent, and in a cpu cgroup
+// other than the root one autogroups do not apply; nothing is needed then.
 func lowerAutogroup(pid int) {
 	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package statuspage fetches a web server's own status page (nginx's
-// stub_status, Apache's mod_status) from a loopback URL over one kept-alive
-// connection, bounded in size. The servers' packages parse what it returns.
+// stub_status, Apache's mod_status) from a loopback URL, bounded in size.
+// The servers' packages parse what it returns.
 package statuspage
 
 import (
@@ -18,6 +18,7 @@ type Client struct {
 	url   string
 	hint  string // said when the page does not answer 200
 	limit int64
+	close bool
 	http  *http.Client
 }
 
@@ -36,11 +37,23 @@ func CheckURL(what, rawURL, want string) (*url.URL, error) {
 	return u, nil
 }
 
-// New returns a client for rawURL (already checked with CheckURL); Get
-// reads at most limit bytes of the page.
+// New returns a client for rawURL (already checked with CheckURL) that
+// keeps one connection alive between reads; Get reads at most limit bytes
+// of the page.
 func New(what, rawURL, hint string, limit int64) *Client {
 	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
 	return &Client{what: what, url: rawURL, hint: hint, limit: limit, http: &http.Client{Transport: tr}}
+}
+
+// NewClosing is New for a server that gives a kept-alive connection a
+// worker of its own while it waits (Apache's prefork children): each read
+// opens a connection and closes it, so the observer never holds a worker
+// between samples.
+func NewClosing(what, rawURL, hint string, limit int64) *Client {
+	c := New(what, rawURL, hint, limit)
+	c.close = true
+	c.http.Transport.(*http.Transport).DisableKeepAlives = true
+	return c
 }
 
 // Get returns the raw page.
@@ -49,6 +62,7 @@ func (c *Client) Get(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Close = c.close
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
