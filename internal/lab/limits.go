@@ -2,6 +2,8 @@ package lab
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -235,6 +237,15 @@ func (lim *Limits) makeCgroupOrFail(name string) error {
 	// around the cap.
 	_ = os.WriteFile(filepath.Join(lim.Cgroup, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(lim.MemoryMaxB, 10)), 0)
 	return nil
+}
+
+// cgroupName names a lab's cgroup: its name and a digest of its directory,
+// so labs of the same name in two phptune homes (PHPTUNE_HOME) never share
+// one — a fresh lab empties a cgroup of its name, which would kill the
+// other home's lab.
+func cgroupName(name, dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }
 
 // freshCgroup makes the lab's cgroup; one left by an earlier lab of the

@@ -150,3 +150,12 @@ func TestNeighboursSeesAServerOutsideLabs(t *testing.T) {
 		t.Errorf("Neighbours() = %v, want it to list %s", Neighbours(), want)
 	}
 }
+
+// Two homes may each hold a lab of the same name: their cgroups differ, so
+// starting one never empties the other's.
+func TestCgroupNameIsPerDirectory(t *testing.T) {
+	a, b := cgroupName("demo", "/var/lib/phptune/labs/demo"), cgroupName("demo", "/tmp/phptune-test-1/labs/demo")
+	if a == b || !strings.HasPrefix(a, "demo-") || cgroupName("demo", "/var/lib/phptune/labs/demo") != a {
+		t.Errorf("cgroupName: %q and %q", a, b)
+	}
+}

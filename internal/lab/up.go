@@ -244,7 +244,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if err := l.writeState(); err != nil {
 		return nil, err
 	}
-	if err := l.Limits.makeCgroup(opt.Name); err != nil {
+	if err := l.Limits.makeCgroup(cgroupName(opt.Name, p.dir)); err != nil {
 		return nil, err
 	}
 	if err := l.writeState(); err != nil {
