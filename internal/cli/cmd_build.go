@@ -96,7 +96,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f.BoolVar(&o.Rebuild, "rebuild", false, "build again even when the same build exists")
 	f.BoolVar(&o.NoInstall, "no-install", false, "print the apt-get line for missing build dependencies instead of installing them")
 	f.BoolVar(&jsonOut, "json", false, "print the build's record as JSON")
-	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env), newBuildDepsCmd(env))
+	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env), newBuildDepsCmd(env), newBuildUnitCmd(env))
 	return cmd
 }
 

@@ -190,13 +190,19 @@ func printLab(env *Env, l *lab.Lab) {
 	w := env.Stdout
 	fmt.Fprintf(w, "lab:        %s (%s)\n", l.Name, l.App)
 	fmt.Fprintf(w, "url:        %s/\n", l.URL)
-	if l.Server != "" && l.Server != knob.NginxFPM {
+	switch {
+	case l.Server == knob.UnitPHP:
+		fmt.Fprintf(w, "server:     %s (status: GET /status on the control socket %s, root or the lab's account)\n", l.Server, l.UnitControl)
+	case l.Server != "" && l.Server != knob.NginxFPM:
 		fmt.Fprintf(w, "server:     %s (status %s, from 127.0.0.1)\n", l.Server, l.ServerStatusURL)
 	}
-	if l.FPMListen != "" {
+	switch {
+	case l.FPMListen != "":
 		fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
 		fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through the web server from 127.0.0.1)\n", l.URL, l.FPMStatusPath)
-	} else {
+	case l.Server == knob.UnitPHP:
+		fmt.Fprintf(w, "php:        in Unit's application processes (php.unit.so, Debian's embed SAPI): no php-fpm\n")
+	default:
 		fmt.Fprintf(w, "php:        inside the web server (mod_php): no php-fpm\n")
 	}
 	fmt.Fprintf(w, "docroot:    %s\n", l.DocRoot)

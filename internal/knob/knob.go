@@ -51,6 +51,10 @@ const (
 	// Apache is Debian's apache2 (either MPM; knobs of one MPM only are
 	// named apache.event.* and apache.prefork.*).
 	Apache = "apache"
+	// Unit is NGINX Unit (unitd with its PHP module, php.unit.so): its
+	// router and its PHP application processes, configured through its
+	// control API.
+	Unit = "unit"
 	// Server is the choice of web server (knob "server").
 	Server = "server"
 )
@@ -68,10 +72,13 @@ const (
 	// ApachePreforkModPHP is Apache with the prefork MPM running PHP in
 	// its own children (mod_php, libapache2-mod-php): no php-fpm.
 	ApachePreforkModPHP = "apache-prefork-modphp"
+	// UnitPHP is NGINX Unit running PHP in its own application processes
+	// (the embed SAPI through php.unit.so): no php-fpm.
+	UnitPHP = "unit"
 )
 
 // Servers lists the values of the server knob, the default first.
-var Servers = []string{NginxFPM, ApacheEventFPM, ApachePreforkModPHP}
+var Servers = []string{NginxFPM, ApacheEventFPM, ApachePreforkModPHP, UnitPHP}
 
 // BuildKnob selects the PHP binaries a lab runs: "distro" (the installed
 // packages) or the id of a build made by `phptune build`.
@@ -115,6 +122,8 @@ func ServersOf(k Knob) []string {
 		return []string{ApachePreforkModPHP}
 	case k.Component == Apache:
 		return []string{ApacheEventFPM, ApachePreforkModPHP}
+	case k.Component == Unit:
+		return []string{UnitPHP}
 	}
 	return Servers
 }
@@ -129,16 +138,20 @@ func UsedBy(k Knob, server string) bool {
 	return false
 }
 
-// RunsFPM reports whether server runs php-fpm (every server but mod_php).
-func RunsFPM(server string) bool { return server != ApachePreforkModPHP }
+// RunsFPM reports whether server runs php-fpm: every server but those
+// running PHP in their own processes (mod_php, Unit).
+func RunsFPM(server string) bool { return server != ApachePreforkModPHP && server != UnitPHP }
 
 // WorkersKnob names the knob that holds server's PHP concurrency, the
 // most requests that can run PHP at once: php-fpm's pm.max_children where
 // php-fpm runs, Apache's MaxRequestWorkers with mod_php (prefork's
-// children are the PHP workers).
+// children are the PHP workers), the most application processes with Unit.
 func WorkersKnob(server string) string {
-	if RunsFPM(server) {
+	switch {
+	case RunsFPM(server):
 		return "pm.max_children"
+	case server == UnitPHP:
+		return "unit.processes"
 	}
 	return "apache.max_request_workers"
 }
@@ -338,6 +351,20 @@ var registry = []Knob{
 		Directive: "MaxKeepAliveRequests", Help: "requests per client connection; 0 unlimited"},
 	{Name: "apache.access_log", Component: Apache, Kind: Bool, Default: "on",
 		Directive: "CustomLog", Help: "write an access log line per request"},
+	// NGINX Unit: its defaults when an application names no processes or
+	// limits (one process, started at once and kept; no request limit).
+	{Name: "unit.pm", Component: Unit, Kind: Enum, Default: "static", Values: []string{"static", "dynamic"},
+		Directive: "processes", Help: "static: unit.processes application processes all the time; dynamic: between unit.spare_processes and unit.processes"},
+	{Name: "unit.processes", Component: Unit, Kind: Int, Default: "1", Min: 1, Max: 4096,
+		Directive: "processes.max", Help: "most PHP application processes, i.e. PHP workers (static: the number kept)"},
+	{Name: "unit.spare_processes", Component: Unit, Kind: Int, Default: "0", Min: 0, Max: 4096,
+		Directive: "processes.spare", Help: "idle application processes kept (dynamic); at most unit.processes"},
+	{Name: "unit.idle_timeout", Component: Unit, Kind: Int, Default: "15", Min: 1, Max: 86400,
+		Directive: "processes.idle_timeout", Help: "seconds an idle process above the spares lives (dynamic)"},
+	{Name: "unit.max_requests", Component: Unit, Kind: Int, Default: "0", Min: 0, Max: 100000000,
+		Directive: "limits.requests", Help: "requests a process serves before it is replaced; 0 never"},
+	{Name: "unit.listen_backlog", Component: Unit, Kind: Int, Default: "511", Min: 1, Max: 65535,
+		Directive: "backlog", Help: "listen(2) backlog of Unit's HTTP listener (Unit's default: 511)"},
 	// MariaDB
 	{Name: "mariadb.innodb_buffer_pool_size", Component: MariaDB, Kind: Size, Default: "128M", Min: 8 * mib, Max: 64 * gib,
 		Directive: "innodb_buffer_pool_size", Help: "InnoDB page cache"},
@@ -350,7 +377,7 @@ var registry = []Knob{
 		Help: "PHP binaries: the distro's packages or a build of `phptune build` (its id, see `phptune build list`)"},
 	// the web server
 	{Name: ServerKnob, Component: Server, Kind: Enum, Default: NginxFPM, Values: Servers,
-		Help: "web server and how it runs PHP: nginx + php-fpm, Apache event + php-fpm, Apache prefork + mod_php"},
+		Help: "web server and how it runs PHP: nginx + php-fpm, Apache event + php-fpm, Apache prefork + mod_php, NGINX Unit"},
 }
 
 var byName = func() map[string]Knob {
@@ -365,7 +392,7 @@ var byName = func() map[string]Knob {
 func All() []Knob {
 	out := append([]Knob(nil), registry...)
 	// Knobs added later sort last, so listings made before them keep their order.
-	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4, Apache: 5, Server: 6}
+	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4, Apache: 5, Unit: 6, Server: 7}
 	sort.SliceStable(out, func(i, j int) bool { return order[out[i].Component] < order[out[j].Component] })
 	return out
 }
@@ -537,6 +564,9 @@ func (c Config) Validate() error {
 	if server == ApachePreforkModPHP && c[BuildKnob] != "" && c[BuildKnob] != "distro" {
 		errs = append(errs, fmt.Errorf("php.build=%s: server=%s runs PHP as Debian's Apache module (libphp8.2.so), and phptune's builds run as php-fpm only; use php.build=distro or server=%s", c[BuildKnob], server, ApacheEventFPM))
 	}
+	if server == UnitPHP && c[BuildKnob] != "" && c[BuildKnob] != "distro" {
+		errs = append(errs, fmt.Errorf("php.build=%s: server=%s runs PHP through Debian's embed SAPI (libphp8.2-embed), and phptune's builds run as php-fpm only; use php.build=distro or a php-fpm server", c[BuildKnob], server))
+	}
 	for name := range c {
 		if _, ok := byName[name]; !ok {
 			errs = append(errs, fmt.Errorf("%w %q", ErrUnknownKnob, name))
@@ -547,6 +577,11 @@ func (c Config) Validate() error {
 	}
 	maxc := c.Int("pm.max_children")
 	errs = append(errs, c.validateApache(server)...)
+	if server == UnitPHP && c["unit.pm"] == "dynamic" {
+		if sp, mx := c.Int("unit.spare_processes"), c.Int("unit.processes"); sp > mx {
+			errs = append(errs, fmt.Errorf("unit.spare_processes=%d is greater than unit.processes=%d; Unit requires spare <= max", sp, mx))
+		}
+	}
 	if !UsedBy(byName["pm"], server) {
 		return errors.Join(errs...)
 	}
@@ -615,8 +650,11 @@ func (e *ServerError) Error() string {
 	owners := ServersOf(e.Knob)
 	msg := fmt.Sprintf("knob %s=%s belongs to server %s, but this configuration runs server=%s",
 		e.Knob.Name, e.Value, strings.Join(owners, " or "), e.Server)
-	if e.Knob.Component == PHPFPM && e.Server == ApachePreforkModPHP {
+	switch {
+	case e.Knob.Component == PHPFPM && e.Server == ApachePreforkModPHP:
 		msg += " (PHP runs inside Apache's children there, with no php-fpm: size them with apache.max_request_workers and apache.prefork.*)"
+	case e.Knob.Component == PHPFPM && e.Server == UnitPHP:
+		msg += " (PHP runs in Unit's application processes there, with no php-fpm: size them with unit.pm, unit.processes and unit.spare_processes)"
 	}
 	return msg + fmt.Sprintf("; set server=%s, or leave %s at its default %s", owners[0], e.Knob.Name, e.Knob.Default)
 }

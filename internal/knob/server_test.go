@@ -37,6 +37,14 @@ func TestServerKnobs(t *testing.T) {
 		{"prefork spares", []string{"server=apache-prefork-modphp", "apache.prefork.max_spare_servers=5"}, "is not above min_spare_servers=5"},
 		{"prefork small pool", []string{"server=apache-prefork-modphp", "apache.max_request_workers=8", "apache.prefork.start_servers=2", "apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=3"}, ""},
 		{"distro PHP with mod_php", []string{"server=apache-prefork-modphp", "php.build=distro"}, ""},
+		{"unit defaults", []string{"server=unit"}, ""},
+		{"unit static pool", []string{"server=unit", "unit.processes=20"}, ""},
+		{"unit dynamic pool", []string{"server=unit", "unit.pm=dynamic", "unit.processes=8", "unit.spare_processes=2"}, ""},
+		{"unit spares above max", []string{"server=unit", "unit.pm=dynamic", "unit.processes=2", "unit.spare_processes=3"}, "unit.spare_processes=3 is greater than unit.processes=2"},
+		{"spares ignored when static", []string{"server=unit", "unit.processes=2", "unit.spare_processes=3"}, ""},
+		{"fpm knob refused with unit", []string{"server=unit", "pm.max_children=20"}, "(PHP runs in Unit's application processes there"},
+		{"unit knob refused with nginx", []string{"unit.processes=4"}, "knob unit.processes=4 belongs to server unit, but this configuration runs server=nginx-fpm"},
+		{"apache knob refused with unit", []string{"server=unit", "apache.keepalive=off"}, "belongs to server apache-event-fpm or apache-prefork-modphp, but this configuration runs server=unit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,6 +61,24 @@ func TestServerKnobs(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+// Unit and mod_php run Debian's libphp8.2 (embed SAPI, Apache module):
+// a php-fpm build of phptune's cannot be theirs.
+func TestBuildRefusedWithoutFPM(t *testing.T) {
+	old := BuildValidator
+	BuildValidator = func(v string) (string, error) { return v, nil }
+	defer func() { BuildValidator = old }()
+	for server, want := range map[string]string{UnitPHP: "embed SAPI", ApachePreforkModPHP: "Apache module", NginxFPM: ""} {
+		cfg, err := Defaults().Apply([]string{"server=" + server, "php.build=0123456789ab"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cfg.Validate()
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("server=%s php.build=ID: %v, want %q", server, err, want)
+		}
 	}
 }
 
@@ -80,6 +106,12 @@ func TestServerRelevance(t *testing.T) {
 		{ApachePreforkModPHP, "apache.prefork.start_servers", true},
 		{ApachePreforkModPHP, "opcache.enable", true},
 		{ApachePreforkModPHP, "server", true},
+		{UnitPHP, "unit.processes", true},
+		{UnitPHP, "pm.max_children", false},
+		{UnitPHP, "nginx.worker_processes", false},
+		{UnitPHP, "opcache.enable", true},
+		{UnitPHP, "mariadb.max_connections", true},
+		{NginxFPM, "unit.processes", false},
 	}
 	for _, c := range cases {
 		cfg := Defaults()

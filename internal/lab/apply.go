@@ -147,8 +147,11 @@ func (l *Lab) smoke(ctx context.Context) error {
 	}
 	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, printable(strings.TrimSpace(p.Body)))
 	phpLogs := "php-fpm"
-	if !knob.RunsFPM(l.Config.Server()) {
+	switch l.Config.Server() {
+	case knob.ApachePreforkModPHP:
 		phpLogs = "apache" // PHP runs inside Apache
+	case knob.UnitPHP:
+		phpLogs = "unit" // PHP runs in Unit's application processes
 	}
 	logs, _ := l.Logs(phpLogs, 20)
 	if l.User == StackUser && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {

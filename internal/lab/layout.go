@@ -26,7 +26,7 @@ func (y layout) clientConf() string       { return y.p("client.cnf") }
 const fpmDir = "fpm"
 
 // writableDirs are the directories the stack account owns.
-var writableDirs = []string{"run", "log", "tmp"}
+var writableDirs = []string{"run", "log", "tmp", unitStateDir}
 
 // readableDirs are root-owned directories the stack reads: php.ini
 // overrides, the app's rendered configuration, the built-in app's code, and
@@ -51,6 +51,8 @@ func (y layout) logFiles(component string) []logFile {
 		return []logFile{{lg, "nginx-error.log"}, {out, "nginx.out"}}
 	case "apache":
 		return []logFile{{lg, "apache-error.log"}, {out, "apache.out"}}
+	case "unit":
+		return []logFile{{lg, "unit.log"}, {out, "unit.out"}}
 	case "php-fpm":
 		return []logFile{{y.p(fpmDir), "php-fpm.log"}, {out, "php-fpm.out"}}
 	case "mariadb":

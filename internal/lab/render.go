@@ -50,10 +50,6 @@ func (l *Lab) render(acct *account) error {
 		l.FPMListen = "tcp:" + listen
 		nginxPass = listen
 	}
-	app, _ := apps.Lookup(l.App)
-	if l.App == "docroot" {
-		app.FrontController = true
-	}
 	extra := []string{}
 	for _, kv := range l.PoolEnv() {
 		name, value, _ := strings.Cut(kv, "=")
@@ -63,10 +59,7 @@ func (l *Lab) render(acct *account) error {
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
 		Listen: listen, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,
 	})
-	front := ""
-	if app.FrontController {
-		front = "/index.php"
-	}
+	front := frontOf(l)
 	files := map[string]string{
 		"php/00-build.ini":   buildIni(build),
 		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
@@ -90,6 +83,16 @@ func (l *Lab) render(acct *account) error {
 		}
 	}
 	return l.writeStatusScript(acct)
+}
+
+// frontOf is the lab's front controller, "/index.php", when its app
+// routes every path through one (WordPress, a --docroot app), else "".
+func frontOf(l *Lab) string {
+	app, _ := apps.Lookup(l.App)
+	if app.FrontController || l.App == "docroot" {
+		return "/index.php"
+	}
+	return ""
 }
 
 // PoolEnv is the environment the lab's php-fpm pool gives the app

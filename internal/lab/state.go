@@ -55,10 +55,15 @@ type Lab struct {
 	// another web server).
 	NginxStatusURL string `json:"nginx_status_url"`
 	// Server is the lab's web server (the server knob: nginx-fpm,
-	// apache-event-fpm, apache-prefork-modphp); ServerStatusURL is its own
+	// apache-event-fpm, apache-prefork-modphp, unit); ServerStatusURL is its own
 	// status page (nginx's stub_status, Apache's mod_status).
 	Server          string `json:"server,omitempty"`
 	ServerStatusURL string `json:"server_status_url,omitempty"`
+	// UnitControl is unitd's control socket (server=unit): its /status is
+	// Unit's status page. It lives in the lab account's run/ directory:
+	// talk to it only through a peer-checked connection (unit.NewControl
+	// with PeerUID).
+	UnitControl string `json:"unit_control,omitempty"`
 	// DocRoot is the document root; ScriptFilename is the front controller.
 	DocRoot        string `json:"docroot"`
 	ScriptFilename string `json:"script_filename"`

@@ -3,11 +3,13 @@ package lab
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/phptune/phptune/internal/apache"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/nginx"
+	"github.com/phptune/phptune/internal/unit"
 )
 
 // A lab's web server is a component chosen by the server knob: nginx in
@@ -55,6 +57,12 @@ func webFor(cfg knob.Config) (webServer, string, error) {
 			}
 		}
 		return w, bin, nil
+	case knob.UnitPHP:
+		b, err := unit.Find(filepath.Join(Home(), "builds"))
+		if err != nil {
+			return nil, "", err
+		}
+		return unitServer{bin: b}, b.Unitd, nil
 	default:
 		return nil, "", fmt.Errorf("server=%s: this phptune cannot run it; choose one of %s", s, strings.Join(knob.Servers, ", "))
 	}
@@ -62,7 +70,7 @@ func webFor(cfg knob.Config) (webServer, string, error) {
 
 // webComponents are the components a web server can be, for stopping
 // whichever runs.
-var webComponents = []string{"nginx", "apache"}
+var webComponents = []string{"nginx", "apache", "unit"}
 
 type nginxServer struct{}
 
@@ -132,12 +140,23 @@ func (apacheServer) testArgs(l *Lab) []string {
 	return apache.TestArgs(l.Dir, layout{l.Dir}.p("httpd.conf"))
 }
 
+// configuredAtStart is a web server that starts empty and takes its
+// configuration once running (Unit, through its control socket).
+type configuredAtStart interface {
+	configure(ctx context.Context, l *Lab, pid int) error
+}
+
 // startWeb starts the lab's web server and waits until its port accepts
 // connections from the lab's account.
 func (l *Lab) startWeb(ctx context.Context, acct *account, w webServer, bin string) error {
 	cmd, err := l.start(acct, w.component(), bin, w.args(l), w.env(l))
 	if err != nil {
 		return err
+	}
+	if c, ok := w.(configuredAtStart); ok {
+		if err := c.configure(ctx, l, cmd.Process.Pid); err != nil {
+			return err
+		}
 	}
 	return l.waitDial(ctx, w.component(), "tcp", strings.TrimPrefix(l.URL, "http://"), l.PeerUID(), cmd.Process.Pid)
 }
@@ -147,8 +166,11 @@ func (l *Lab) startWeb(ctx context.Context, acct *account, w webServer, bin stri
 func (l *Lab) setStatusURLs(w webServer) {
 	l.Server = l.Config.Server()
 	u := l.URL + w.statusPath()
-	l.NginxStatusURL, l.ServerStatusURL = "", u
-	if w.component() == "nginx" {
+	l.NginxStatusURL, l.ServerStatusURL, l.UnitControl = "", u, ""
+	switch w.component() {
+	case "nginx":
 		l.NginxStatusURL = u
+	case "unit":
+		l.ServerStatusURL, l.UnitControl = "", layout{l.Dir}.unitControl()
 	}
 }

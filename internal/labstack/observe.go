@@ -16,9 +16,9 @@ import (
 )
 
 // Observer returns the observer configuration for a running lab: its web
-// server's (nginx, or Apache: its parent and children, which with mod_php
-// are the PHP workers), php-fpm's and MariaDB's process trees, the fpm status page read over FastCGI,
-// nginx's stub_status or Apache's mod_status, MariaDB's status as the lab's database user, and the
+// server's (nginx; Apache: its parent and children, which with mod_php
+// are the PHP workers; Unit: its router and application processes), php-fpm's and MariaDB's process trees, the fpm status page read over FastCGI,
+// nginx's stub_status, Apache's mod_status or Unit's /status, MariaDB's status as the lab's database user, and the
 // accept queues of the fpm socket and nginx's port. The caller adds its own
 // generator root (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the
 // lab. close releases the database handle.
@@ -27,6 +27,9 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	web := observe.ComponentNginx
 	for _, p := range l.LiveProcesses() {
 		c := p.Component
+		if c == observe.ComponentUnit {
+			web = c
+		}
 		if c == observe.ComponentApache {
 			web = c
 			if l.Config.Server() == knob.ApachePreforkModPHP {
@@ -51,6 +54,9 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	cfg.NginxStatusURL = l.NginxStatusURL
 	if web == observe.ComponentApache && l.ServerStatusURL != "" {
 		cfg.ApacheStatusURL = l.ServerStatusURL
+	}
+	if l.UnitControl != "" {
+		cfg.UnitControl, cfg.UnitUID, cfg.UnitMaxProcesses = l.UnitControl, l.PeerUID(), l.Config.Int("unit.processes")
 	}
 	if l.MariaDBSocket != "" {
 		sec, err := l.ReadSecrets()

@@ -168,6 +168,7 @@ func Derive(obs *results.Observation, w Window) {
 	for _, msg := range apacheWarnings(in) {
 		d.Warnings = append(d.Warnings, msg)
 	}
+	d.Warnings = append(d.Warnings, unitWarnings(in)...)
 	if d.SamplerCPUPct > SamplerWarnPct {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sockq"
+	"github.com/phptune/phptune/internal/unit"
 )
 
 // Components a Root can name; each maps its process tree to groups.
@@ -60,6 +61,11 @@ const (
 	// two from /proc, so they count as the stack's PHP workers (per-worker
 	// PSS, imbalance), the web server's part of them included.
 	ComponentApacheModPHP = "apache-modphp"
+	// ComponentUnit: NGINX Unit. Its main process, controller and the
+	// application's prototype are "unit main", the router (HTTP, routing,
+	// static files) "unit router": the web server. The application
+	// processes are "unit php workers", the PHP workers.
+	ComponentUnit = "unit"
 	// ComponentMariaDB: the whole tree is "mariadbd".
 	ComponentMariaDB = "mariadb"
 	// ComponentGenerator: the whole tree is "generator" (phptune's own
@@ -79,6 +85,9 @@ const (
 	// GroupApacheModPHPWorkers are Apache's children with PHP inside
 	// (mod_php): the PHP workers of that server.
 	GroupApacheModPHPWorkers = "apache+php workers"
+	GroupUnitMain            = "unit main"
+	GroupUnitRouter          = "unit router"
+	GroupUnitWorkers         = "unit php workers"
 	GroupMariaDB             = "mariadbd"
 	GroupGenerator           = "generator"
 	// GroupOther holds every process outside the roots' trees (CPU only):
@@ -128,6 +137,12 @@ type Config struct {
 	// scoreboard has a slot per MaxRequestWorkers, so "every slot busy"
 	// needs no knob.
 	ApacheStatusURL string
+	// UnitControl is NGINX Unit's control socket (its /status), read only
+	// when its listener runs as UnitUID; UnitMaxProcesses is the
+	// application's unit.processes (the page does not say).
+	UnitControl      string
+	UnitUID          int
+	UnitMaxProcesses int64
 	// DB, when set, is used for SHOW GLOBAL STATUS (the account needs the
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
@@ -180,12 +195,13 @@ type Observer struct {
 	addrs      []sockq.Addr
 	ngx        *nginxstatus.Client
 	apache     *apachestatus.Client
+	unit       *unit.Control
 
 	start     time.Time
 	prevT     time.Time
 	prevM     proc.Machine
 	prev      map[int]procInfo
-	pools     map[pkey]string // worker -> pool name, from cmdline
+	pools     map[pkey]string // worker -> fpm pool name or Unit group, from cmdline
 	poolNames []string
 	limit     proc.MemoryLimit
 	nLimit    int
@@ -240,6 +256,9 @@ func New(cfg Config) (*Observer, error) {
 		if o.apache, err = apachestatus.NewClient(cfg.ApacheStatusURL); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.UnitControl != "" {
+		o.unit = unit.NewControl(cfg.UnitControl, cfg.UnitUID)
 	}
 	for _, r := range cfg.Roots {
 		if r.PID <= 0 {
@@ -334,6 +353,9 @@ func (o *Observer) Stop() *results.Observation {
 	if o.apache != nil {
 		o.apache.Close()
 	}
+	if o.unit != nil {
+		o.unit.Close()
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	obs := &results.Observation{StartedAt: o.start, IntervalS: o.cfg.Interval.Seconds(), Samples: o.samples}
@@ -410,8 +432,11 @@ func (o *Observer) assign(cur map[int]procInfo) {
 				continue
 			}
 			p.group = childGroup
-			if childGroup == GroupFPMWorkers {
+			switch childGroup {
+			case GroupFPMWorkers:
 				p.group = o.fpmGroup(p.stat)
+			case GroupUnitWorkers:
+				p.group = o.unitGroup(p.stat)
 			}
 			cur[pid] = p
 			queue = append(queue, children[pid]...)
@@ -437,6 +462,8 @@ func groupsOf(component string) (root, child string) {
 		return GroupApacheParent, GroupApacheWorkers
 	case ComponentApacheModPHP:
 		return GroupApacheParent, GroupApacheModPHPWorkers
+	case ComponentUnit:
+		return GroupUnitMain, GroupUnitWorkers
 	case ComponentMariaDB:
 		return GroupMariaDB, GroupMariaDB
 	case ComponentGenerator:
@@ -465,12 +492,34 @@ func (o *Observer) fpmGroup(st proc.Stat) string {
 	return GroupFPMWorkers
 }
 
+// unitGroup names one of Unit's processes from its title ("unit:
+// router", "unit: "app" application"), read once per process.
+func (o *Observer) unitGroup(st proc.Stat) string {
+	k := pkey{st.PID, st.StartTime}
+	g, ok := o.pools[k]
+	if !ok {
+		c, _ := o.fs.ReadCmdline(st.PID)
+		switch {
+		case strings.HasPrefix(c, "unit: router"):
+			g = GroupUnitRouter
+		case strings.HasPrefix(c, "unit: ") && strings.HasSuffix(strings.TrimSpace(c), " application"):
+			g = GroupUnitWorkers
+		default: // controller, prototype, discovery
+			g = GroupUnitMain
+		}
+		o.pools[k] = g
+	}
+	return g
+}
+
 // IsFPMWorkers reports whether a group name is a php-fpm worker group.
 func IsFPMWorkers(name string) bool { return strings.HasPrefix(name, GroupFPMWorkers) }
 
 // IsPHPWorkers reports whether a group is one of PHP's worker pools: php-fpm's
 // workers, or Apache's children with mod_php.
-func IsPHPWorkers(name string) bool { return IsFPMWorkers(name) || name == GroupApacheModPHPWorkers }
+func IsPHPWorkers(name string) bool {
+	return IsFPMWorkers(name) || name == GroupApacheModPHPWorkers || name == GroupUnitWorkers
+}
 
 // fetched is what the concurrent readers bring back: raw bodies, parsed on
 // the sampling thread so their CPU is counted as the sampler's.
@@ -481,6 +530,8 @@ type fetched struct {
 	ngxErr  error
 	apache  *results.ApacheStatus
 	apErr   error
+	unit    *unit.Status
+	unitErr error
 	db      *results.MariaDBStatus
 	dbErr   error
 	elapsed time.Duration
@@ -505,6 +556,11 @@ func (o *Observer) fetchAll(ctx context.Context) *fetched {
 		// With every slot busy Apache answers only when one frees up, as
 		// a saturated fpm pool does: the error is the sample's gap.
 		wg.Go(func() { f.apache, f.apErr = o.apache.Fetch(ctx) })
+	}
+	if o.unit != nil {
+		// Unit's router answers its control socket whatever the
+		// application processes are doing.
+		wg.Go(func() { f.unit, f.unitErr = o.unit.Status(ctx) })
 	}
 	if o.cfg.DB != nil {
 		wg.Go(func() { f.db, f.dbErr = mariadbStatus(ctx, o.cfg.DB) })
@@ -585,6 +641,13 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 			s.Errors = append(s.Errors, f.apErr.Error())
 		} else {
 			s.Apache = f.apache
+		}
+	}
+	if o.unit != nil {
+		if f.unitErr != nil {
+			s.Errors = append(s.Errors, f.unitErr.Error())
+		} else {
+			s.Unit = unitSample(f.unit, o.cfg.UnitMaxProcesses)
 		}
 	}
 	if o.cfg.DB != nil {
@@ -791,6 +854,9 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]
 					group = GroupApacheModPHPWorkers
 				}
 			}
+		case GroupUnitMain:
+			// The prototype reaps the application processes.
+			group = GroupUnitWorkers
 		}
 		var seen, seenNow uint64
 		if r := vanished[ppid]; r != nil {
@@ -928,6 +994,12 @@ func groupRank(name string) int {
 	case name == GroupApacheWorkers:
 		return 1
 	case name == GroupApacheModPHPWorkers:
+		return 3
+	case name == GroupUnitMain:
+		return 0
+	case name == GroupUnitRouter:
+		return 1
+	case name == GroupUnitWorkers:
 		return 3
 	case name == GroupFPMMaster:
 		return 2

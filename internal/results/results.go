@@ -169,6 +169,7 @@ type Sample struct {
 	FPM     []FPMStatus    `json:"fpm,omitempty"` // one per pool
 	Nginx   *NginxStatus   `json:"nginx,omitempty"`
 	Apache  *ApacheStatus  `json:"apache,omitempty"`
+	Unit    *UnitStatus    `json:"unit,omitempty"`
 	MariaDB *MariaDBStatus `json:"mariadb,omitempty"`
 	Queues  []ListenQueue  `json:"listen_queues,omitempty"`
 	// SamplerCPUPct is the observer's own CPU while taking this sample, in
@@ -262,6 +263,25 @@ type NginxStatus struct {
 	Reading  int64 `json:"reading"`
 	Writing  int64 `json:"writing"`
 	Waiting  int64 `json:"waiting"`
+}
+
+// UnitStatus is NGINX Unit's /status (its control API) for the lab's
+// application: Unit's router accepts every connection and holds requests
+// for the application processes itself, so its queue is
+// RequestsActive above the processes running, not the kernel's.
+type UnitStatus struct {
+	ConnectionsActive int64 `json:"connections_active"`
+	ConnectionsIdle   int64 `json:"connections_idle"`
+	RequestsTotal     int64 `json:"requests_total"`
+	// ProcessesRunning, Starting and Idle are the application's processes
+	// (the PHP workers); MaxProcesses is unit.processes.
+	ProcessesRunning  int64 `json:"processes_running"`
+	ProcessesStarting int64 `json:"processes_starting,omitempty"`
+	ProcessesIdle     int64 `json:"processes_idle"`
+	MaxProcesses      int64 `json:"max_processes,omitempty"`
+	// RequestsActive are the application's requests being served or
+	// waiting in the router for a process.
+	RequestsActive int64 `json:"requests_active"`
 }
 
 // ApacheStatus is Apache's mod_status page (?auto), the status request
