@@ -32,6 +32,9 @@ const (
 	MyCnfFile = "my.cnf"
 	// ApacheFile is the Apache drop-in, for /etc/apache2/conf-available/.
 	ApacheFile = "apache-phptune.conf"
+	// UnitFile is NGINX Unit's application settings, JSON for its control
+	// API.
+	UnitFile = "unit-phptune.json"
 )
 
 // Files renders rec for t. start is the configuration the tune began from;
@@ -49,9 +52,12 @@ func Files(start, rec knob.Config, t Target) map[string]string {
 	if knob.RunsFPM(rec.Server()) {
 		out[PoolFile] = pool(start, rec, t)
 	}
-	if rec.Server() == knob.NginxFPM {
+	switch rec.Server() {
+	case knob.NginxFPM:
 		out[NginxFile] = nginxSnippet(start, rec, t)
-	} else {
+	case knob.UnitPHP:
+		out[UnitFile] = unitSettings(start, rec)
+	default:
 		out[ApacheFile] = apacheDropIn(start, rec, t)
 	}
 	if t.UsesDB {
@@ -131,14 +137,23 @@ func ini(start, rec knob.Config, t Target) string {
 		}
 	}
 	var b strings.Builder
-	if !knob.RunsFPM(rec.Server()) {
+	switch rec.Server() {
+	case knob.UnitPHP:
+		fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for PHP in NGINX Unit (its embed SAPI).\n")
+		fmt.Fprintf(&b, "; Save as /etc/php/%s/embed/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
+		fmt.Fprintf(&b, "; then restart the application's processes:\n")
+		fmt.Fprintf(&b, ";   curl --unix-socket /var/run/control.unit.sock http://localhost/control/applications/APP/restart\n")
+		if rec["opcache.validate_timestamps"] == "off" {
+			b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, restart the application\n; (or call opcache_reset()) or the old code keeps running.\n")
+		}
+	case knob.ApachePreforkModPHP:
 		fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for PHP inside Apache (mod_php).\n")
 		fmt.Fprintf(&b, "; Save as /etc/php/%s/apache2/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
 		fmt.Fprintf(&b, "; then: apache2ctl configtest && systemctl reload apache2\n")
 		if rec["opcache.validate_timestamps"] == "off" {
 			b.WriteString("; opcache.validate_timestamps is off: after deploying new PHP code, reload apache2\n; (or call opcache_reset()) or the old code keeps running.\n")
 		}
-	} else {
+	default:
 		fmt.Fprintf(&b, "; phptune recommendation: php.ini overrides for php-fpm.\n")
 		fmt.Fprintf(&b, "; Save as /etc/php/%s/fpm/conf.d/99-phptune.ini (read after the distro's files),\n", t.PHPVersion)
 		fmt.Fprintf(&b, "; then: systemctl reload php%s-fpm\n", t.PHPVersion)

@@ -401,7 +401,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		return
 	}
 	d.rec.Config = inc
-	if !knob.RunsFPM(inc.Server()) && inc.On("apache.keepalive") && workers < C {
+	if inc.Server() == knob.ApachePreforkModPHP && inc.On("apache.keepalive") && workers < C {
 		// A WordPress tune behind prefork measured it: 2 children for 10
 		// connections served as many requests as 150, at p50 130 ms but
 		// p99 3.5-4.5 s; with KeepAlive off p99 was 1.2 s.

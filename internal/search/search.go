@@ -291,8 +291,11 @@ func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 			c["mariadb.max_connections"] = strconv.Itoa(n + 10)
 		}
 	}
-	if !knob.RunsFPM(c.Server()) {
+	switch c.Server() {
+	case knob.ApachePreforkModPHP:
 		return preforkPool(c, pm, n)
+	case knob.UnitPHP:
+		return unitPool(c, pm, n)
 	}
 	c["pm"] = pm
 	c["pm.max_children"] = strconv.Itoa(n)
@@ -340,6 +343,26 @@ func preforkPool(c knob.Config, pm string, n int) (knob.Config, error) {
 	c["apache.prefork.start_servers"] = strconv.Itoa(start)
 	c["apache.prefork.min_spare_servers"] = strconv.Itoa(minS)
 	c["apache.prefork.max_spare_servers"] = strconv.Itoa(maxS)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// unitPool sizes NGINX Unit's application processes: static keeps n
+// running; dynamic keeps a quarter of them (at least one) idle and lets
+// Unit start the rest on demand, as php-fpm's dynamic pool does.
+func unitPool(c knob.Config, pm string, n int) (knob.Config, error) {
+	switch pm {
+	case "static":
+		c["unit.pm"] = "static"
+	case "dynamic":
+		c["unit.pm"] = "dynamic"
+		c["unit.spare_processes"] = strconv.Itoa(max(1, n/4))
+	default:
+		return nil, fmt.Errorf("search: pm=%s: %s runs no php-fpm; its application processes are sized static or dynamic", pm, c.Server())
+	}
+	c["unit.processes"] = strconv.Itoa(n)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

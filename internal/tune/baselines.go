@@ -99,8 +99,11 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 				err = fmt.Errorf("MemAvailable was not measured")
 			case in.workerB <= 0:
 				worker := "php-fpm worker"
-				if !knob.RunsFPM(in.start.Server()) {
+				switch in.start.Server() {
+				case knob.ApachePreforkModPHP:
 					worker = "Apache child (PHP worker with mod_php)"
+				case knob.UnitPHP:
+					worker = "Unit application process"
 				}
 				err = fmt.Errorf("no %s was measured in the drift trials", worker)
 			default:
@@ -150,10 +153,13 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 
 // dynamicName is what a dynamic pool is called on server.
 func dynamicName(server string) string {
-	if knob.RunsFPM(server) {
-		return "pm dynamic"
+	switch server {
+	case knob.ApachePreforkModPHP:
+		return "prefork children"
+	case knob.UnitPHP:
+		return "Unit processes dynamic"
 	}
-	return "prefork children"
+	return "pm dynamic"
 }
 
 // human formats a byte count like 12.9 MiB or 1 GiB.

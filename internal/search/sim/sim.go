@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -79,9 +80,13 @@ func alive(cfg knob.Config, conns int) int {
 	n := int(cfg.PHPWorkers())
 	start := "pm.start_servers"
 	static := cfg["pm"] == "static"
-	if !knob.RunsFPM(cfg.Server()) {
+	switch cfg.Server() {
+	case knob.ApachePreforkModPHP:
 		start = "apache.prefork.start_servers"
 		static = cfg.Int(start) >= int64(n)
+	case knob.UnitPHP:
+		start = "unit.spare_processes"
+		static = cfg["unit.pm"] == "static"
 	}
 	if !static {
 		n = min(n, max(conns, int(cfg.Int(start))))
@@ -112,10 +117,13 @@ func (w Workload) CPU(cfg knob.Config, conns int) float64 {
 	if mr := cfg.Int("pm.max_requests"); mr > 0 && knob.RunsFPM(cfg.Server()) {
 		s += 8 / float64(mr) // a respawn costs ~8 ms of CPU
 	}
-	if mr := cfg.Int("apache.max_connections_per_child"); mr > 0 && !knob.RunsFPM(cfg.Server()) {
+	if mr := cfg.Int("apache.max_connections_per_child"); mr > 0 && cfg.Server() == knob.ApachePreforkModPHP {
 		s += 8 / float64(mr)
 	}
-	if cfg.Server() != knob.NginxFPM && cfg["apache.keepalive"] == "off" {
+	if mr := cfg.Int("unit.max_requests"); mr > 0 && cfg.Server() == knob.UnitPHP {
+		s += 8 / float64(mr)
+	}
+	if strings.HasPrefix(cfg.Server(), "apache") && cfg["apache.keepalive"] == "off" {
 		s *= 1 + w.KeepAliveOffCost
 	}
 	return s
@@ -130,11 +138,14 @@ func (w Workload) throughput(cfg knob.Config, conns int, s, steal float64) float
 	cores := float64(w.Cores) * (1 - steal - w.SoftIRQPct/100)
 	x := math.Min(float64(inflight)/(s+w.WaitMs), cores/(s+w.GenCPUMs)) * 1000
 	pm := cfg["pm"]
-	if !knob.RunsFPM(cfg.Server()) {
+	switch cfg.Server() {
+	case knob.ApachePreforkModPHP:
 		pm = "dynamic" // prefork's children, unless all started and kept
 		if cfg.Int("apache.prefork.start_servers") >= cfg.PHPWorkers() {
 			pm = "static"
 		}
+	case knob.UnitPHP:
+		pm = cfg["unit.pm"]
 	}
 	switch pm {
 	case "dynamic":
@@ -263,10 +274,13 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 
 // workerGroup is the observer's name for the processes that run PHP.
 func workerGroup(cfg knob.Config) string {
-	if knob.RunsFPM(cfg.Server()) {
-		return "php-fpm workers"
+	switch cfg.Server() {
+	case knob.ApachePreforkModPHP:
+		return "apache+php workers"
+	case knob.UnitPHP:
+		return "unit php workers"
 	}
-	return "apache+php workers"
+	return "php-fpm workers"
 }
 
 // Reset simulates restoring the database.
