@@ -76,7 +76,7 @@ for cfg in c["configs"]:
     if cfg.get("failed"):
         print(f"{cfg['label']}: FAILED: {cfg['failed']}")
         continue
-    cpu[cfg["label"]] = [x * 1000 for x in cfg["fpm_cpu_s_per_request_by_round"]]
+    cpu[cfg["label"]] = [x * 1000 for x in cfg["php_cpu_s_per_request_by_round"]]
 for label, xs in cpu.items():
     print(f"{label:7s} php-fpm CPU ms/request: median {statistics.median(xs):.3f} (rounds {', '.join(f'{x:.3f}' for x in xs)})")
 # Student t 0.975 quantiles by degrees of freedom.

@@ -140,7 +140,7 @@ for d in sorted(os.listdir(out)):
         gst = f"{n1}/{n2} ({100*n1/n2:.0f}%)"
     except Exception:
         pass
-    cpu = sorted(x for x in cfgs.get("tuned", {}).get("fpm_cpu_s_per_request_by_round", []) if x > 0)
+    cpu = sorted(x for x in cfgs.get("tuned", {}).get("php_cpu_s_per_request_by_round", []) if x > 0)
     ceiling = cores / cpu[len(cpu)//2] if cpu else 0
     share = f"{100*t['throughput_rps_median']/ceiling:.0f}%" if ceiling and t.get("throughput_rps_median") else "-"
     p99 = f"{t['p99_ratio']:.2f}x" if t.get("p99_ratio") else "-"

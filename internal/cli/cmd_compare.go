@@ -15,6 +15,7 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/interleave"
+	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -33,8 +34,9 @@ type compareConfig struct {
 	RPS    []float64   `json:"throughput_rps_by_round"`
 	P99    []float64   `json:"latency_p99_ms_by_round"`
 	Errors []float64   `json:"error_rate_by_round"`
-	// CPUPerRequest is the php-fpm workers' CPU seconds per request, by round.
-	FPMCPUPerRequest []float64 `json:"fpm_cpu_s_per_request_by_round"`
+	// PHPCPUPerRequest is the PHP workers' CPU seconds per request, by round
+	// (php-fpm's, Apache's children with mod_php, Unit's application processes).
+	PHPCPUPerRequest []float64 `json:"php_cpu_s_per_request_by_round"`
 	Failed           string    `json:"failed,omitempty"`
 }
 
@@ -60,7 +62,7 @@ type compareRow struct {
 	RatioRPSLow    float64 `json:"throughput_ratio_ci_low"`
 	RatioRPSHigh   float64 `json:"throughput_ratio_ci_high"`
 	RatioP99       float64 `json:"p99_ratio"`
-	FPMCPUPerReqMs float64 `json:"fpm_cpu_ms_per_request_median"`
+	PHPCPUPerReqMs float64 `json:"php_cpu_ms_per_request_median"`
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
@@ -271,12 +273,12 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 			cpu := 0.0
 			if o := b.Observation; o != nil {
 				for g, v := range o.Derived.CPUSecondsPerRequest {
-					if strings.HasPrefix(g, "php-fpm workers") {
+					if observe.IsPHPWorkers(g) { // php-fpm's, mod_php's children, Unit's processes
 						cpu += v
 					}
 				}
 			}
-			cc.FPMCPUPerRequest = append(cc.FPMCPUPerRequest, cpu)
+			cc.PHPCPUPerRequest = append(cc.PHPCPUPerRequest, cpu)
 		}
 		res.Configs = append(res.Configs, cc)
 	}
@@ -285,7 +287,7 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 		row := compareRow{Label: cc.Label}
 		if len(cc.RPS) > 0 {
 			row.MedianRPS, row.MedianP99Ms, row.MeanErrorRate = stats.Median(cc.RPS), stats.Median(cc.P99), stats.Mean(cc.Errors)
-			row.FPMCPUPerReqMs = 1000 * stats.Median(cc.FPMCPUPerRequest)
+			row.PHPCPUPerReqMs = 1000 * stats.Median(cc.PHPCPUPerRequest)
 		}
 		if len(base.RPS) > 0 && len(cc.RPS) > 0 {
 			if ci, err := s.Ratio(0, i, interleave.Throughput, 0.95); err == nil {
@@ -313,10 +315,10 @@ func errorRate(b *results.Bench) float64 {
 func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 	fmt.Fprintf(w, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
 		res.App, res.Workload, res.Connections, res.Rounds, d, res.Summary[0].Label)
-	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "fpm CPU/req")
+	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "PHP CPU/req")
 	for _, row := range res.Summary {
 		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
-			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.FPMCPUPerReqMs)
+			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs)
 	}
 }
 
