@@ -38,7 +38,7 @@ func (unitServer) env(l *Lab) []string {
 func (unitServer) render(l *Lab, _, front string) string {
 	return unit.Render(l.Config, unit.Site{
 		Listen: strings.TrimPrefix(l.URL, "http://"), DocRoot: l.DocRoot,
-		FrontController: front != "", Env: l.PoolEnv(),
+		FrontController: front != "", Env: l.PoolEnv(), StatusScript: l.StatusScript(),
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sizing"
+	"github.com/phptune/phptune/internal/unit"
 )
 
 // What the lab's servers say about their caches, read around a
@@ -47,7 +49,7 @@ func readRuntime(ctx context.Context, l *lab.Lab, before *innodbCounters) *resul
 	ctx, cancel := context.WithTimeout(ctx, runtimeTimeout)
 	defer cancel()
 	rt := &results.Runtime{}
-	if l.FPMListen != "" {
+	if l.FPMListen != "" || l.UnitControl != "" {
 		for i := 0; i < realpathReads; i++ {
 			op, rp, problems, err := readStatusScript(ctx, l)
 			if err != nil {
@@ -88,6 +90,9 @@ const statusReadLimit = sizing.MaxStatusBytes + 16<<10
 // readStatusScript requests the lab's status script straight from
 // php-fpm, after checking that the socket's listener is the lab's account.
 func readStatusScript(ctx context.Context, l *lab.Lab) (*results.OpcacheStatus, *results.RealpathStatus, []string, error) {
+	if l.UnitControl != "" {
+		return readStatusOverHTTP(ctx, l.URL+unit.StatusPath)
+	}
 	network, addr := l.FPMAddr()
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
 		c, err := peercred.Dial(ctx, network, address, l.PeerUID())
@@ -106,6 +111,33 @@ func readStatusScript(ctx context.Context, l *lab.Lab) (*results.OpcacheStatus, 
 		return nil, nil, nil, fmt.Errorf("answered %d: %.100q", resp.Status, resp.Body)
 	}
 	return sizing.ParseStatus(resp.Body)
+}
+
+// readStatusOverHTTP requests the status script through the lab's web
+// server (Unit runs PHP in its own processes: there is no FastCGI socket),
+// on the lab's loopback port, reading at most statusReadLimit bytes.
+func readStatusOverHTTP(ctx context.Context, u string) (*results.OpcacheStatus, *results.RealpathStatus, []string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, statusReadLimit+1))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(body) > statusReadLimit {
+		return nil, nil, nil, errTooLong
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, nil, fmt.Errorf("%s answered %d: %.100q", u, resp.StatusCode, body)
+	}
+	return sizing.ParseStatus(body)
 }
 
 // errTooLong ends a read from a lab that sends more than it should.

@@ -148,6 +148,24 @@ func TestUnitServesEveryApp(t *testing.T) {
 					t.Errorf("static file: %d %.100s", code, body)
 				}
 			}
+			if c.app == "strings" {
+				// The tuner's runtime read (opcache, realpath cache) goes
+				// through Unit: the status script's own route.
+				w, err := labstack.ParseWorkload(ctx, l, labstack.WorkloadFront)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := labstack.New(l, w).Measure(ctx, 2, time.Second, 200*time.Millisecond)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rt := b.Runtime; rt == nil || rt.Opcache == nil || rt.Realpath == nil || len(rt.Errors) > 0 {
+					t.Errorf("runtime under Unit: %+v", rt)
+				}
+				if code, _ := httpGet(t, l.URL+unit.StatusPath); code != 200 {
+					t.Errorf("the status script's route answered %d from 127.0.0.1", code)
+				}
+			}
 			if code, _ := httpGet(t, l.URL+"/nothing-here.php"); code != 404 {
 				t.Errorf("a missing script answered %d, want 404", code)
 			}

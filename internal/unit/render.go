@@ -14,6 +14,7 @@ package unit
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,14 @@ type Site struct {
 	FrontController bool
 	// Env is the application's environment, NAME=VALUE.
 	Env []string
+	// StatusScript, when set, is phptune's runtime status script (outside
+	// the docroot); StatusPath on the listener runs it, from 127.0.0.1
+	// only, as php-fpm's socket serves it to the tuner elsewhere.
+	StatusScript string
 }
+
+// StatusPath is where a lab's Unit serves phptune's status script.
+const StatusPath = "/.phptune-status"
 
 // Config is Unit's configuration object (the fields phptune sets).
 type Config struct {
@@ -59,7 +67,8 @@ type Route struct {
 
 // Match selects requests by URI patterns.
 type Match struct {
-	URI []string `json:"uri"`
+	URI    []string `json:"uri"`
+	Source []string `json:"source,omitempty"`
 }
 
 // Action passes a request to an application target or serves a file.
@@ -147,6 +156,11 @@ func Build(cfg knob.Config, site Site) Config {
 			{Match: &Match{URI: []string{"*.php", "*.php/*", "*/"}}, Action: direct},
 			{Action: Action{Share: root[:len(root)-1] + "$uri"}},
 		}
+	}
+	if site.StatusScript != "" {
+		dir, script := filepath.Split(site.StatusScript)
+		app.Targets["status"] = Target{Root: dir, Script: script}
+		routes = append([]Route{{Match: &Match{URI: []string{StatusPath}, Source: []string{"127.0.0.1"}}, Action: Action{Pass: "applications/" + AppName + "/status"}}}, routes...)
 	}
 	return Config{
 		Listeners:    map[string]Listener{site.Listen: {Pass: "routes", Backlog: cfg.Int("unit.listen_backlog")}},

@@ -37,6 +37,9 @@ func TestRenderGolden(t *testing.T) {
 			}
 			s := site
 			s.FrontController, s.Env = c.front, c.env
+			if c.front {
+				s.StatusScript = "/var/lib/phptune/labs/demo/status/phptune-status.php"
+			}
 			got := Render(cfg, s)
 			var any map[string]any
 			if err := json.Unmarshal([]byte(got), &any); err != nil {
