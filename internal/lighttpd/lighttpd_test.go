@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/confcheck"
+	"github.com/phptune/phptune/internal/knob"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
