@@ -191,7 +191,11 @@ func printLab(env *Env, l *lab.Lab) {
 	fmt.Fprintf(w, "lab:        %s (%s)\n", l.Name, l.App)
 	fmt.Fprintf(w, "url:        %s/\n", l.URL)
 	if l.Server != "" && l.Server != knob.NginxFPM {
-		fmt.Fprintf(w, "server:     %s (status %s, from 127.0.0.1)\n", l.Server, l.ServerStatusURL)
+		if l.ServerStatusURL != "" {
+			fmt.Fprintf(w, "server:     %s (status %s, from 127.0.0.1)\n", l.Server, l.ServerStatusURL)
+		} else {
+			fmt.Fprintf(w, "server:     %s (no status page)\n", l.Server)
+		}
 	}
 	if l.FPMListen != "" {
 		fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
