@@ -85,7 +85,17 @@ func webFor(cfg knob.Config) (webServer, string, error) {
 		return w, bin, nil
 	case knob.LighttpdFPM:
 		bin, err := lighttpd.Find()
-		return lighttpdServer{}, bin, err
+		if err != nil {
+			return nil, "", err
+		}
+		// The lab's servers inherit this process's hard limit.
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
+			if err := lighttpd.CheckLimit(cfg, lim.Max); err != nil {
+				return nil, "", err
+			}
+		}
+		return lighttpdServer{}, bin, nil
 	case knob.CaddyFPM:
 		bin, err := caddy.Find()
 		return caddyServer{}, bin, err

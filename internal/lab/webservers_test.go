@@ -263,3 +263,25 @@ func childrenOf(pid int) []int {
 	}
 	return out
 }
+
+// TestLighttpdDescriptorsRefusedBeforeStart: connections needing more
+// descriptors than the lab's hard limit are refused before anything
+// starts (lighttpd would silently lower them).
+func TestLighttpdDescriptorsRefusedBeforeStart(t *testing.T) {
+	otherHome(t)
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	if lim.Max >= 3*21845 {
+		t.Skipf("the hard descriptor limit (%d) holds lighttpd's most connections", lim.Max)
+	}
+	conns := lim.Max/3 + 1
+	_, err := Up(context.Background(), Options{Name: "refused", App: "hello", Set: []string{"server=lighttpd-fpm", fmt.Sprintf("lighttpd.max_connections=%d", conns)}})
+	if err == nil || !strings.Contains(err.Error(), "above the descriptors a lab may open") {
+		t.Errorf("lighttpd.max_connections=%d with a hard limit of %d: %v", conns, lim.Max, err)
+	}
+	if _, err := os.Stat(Root() + "/refused"); !os.IsNotExist(err) {
+		t.Errorf("the lab directory was made")
+	}
+}

@@ -173,12 +173,9 @@ func render(cfg knob.Config, s Site) (string, error) {
 	w("server.port = %s", port)
 	w("")
 	w("# phptune's knobs")
-	maxConns := cfg.Int("lighttpd.max_connections")
 	w("server.max-worker = %s", cfg["lighttpd.max_worker"])
-	// lighttpd takes a third of its descriptors for connections by
-	// default and refuses more than half.
-	w("server.max-fds = %d", max(4096, 3*maxConns))
-	w("server.max-connections = %d", maxConns)
+	w("server.max-fds = %d", FDs(cfg))
+	w("server.max-connections = %s", cfg["lighttpd.max_connections"])
 	w("server.listen-backlog = %s", cfg["lighttpd.listen_backlog"])
 	w("server.max-keep-alive-requests = %s", cfg["lighttpd.max_keep_alive_requests"])
 	w("server.max-keep-alive-idle = %s", cfg["lighttpd.max_keep_alive_idle"])
@@ -278,6 +275,26 @@ func digits(s string) bool {
 	return true
 }
 
+// FDs is server.max-fds for cfg: three descriptors per connection (a
+// client's, php-fpm's, a file's), lighttpd's own ratio by default, and at
+// least its default 4096.
+func FDs(cfg knob.Config) int64 {
+	return max(4096, 3*cfg.Int("lighttpd.max_connections"))
+}
+
+// CheckLimit refuses a configuration whose descriptors (FDs) exceed hard,
+// the RLIMIT_NOFILE hard limit lighttpd will run under: unprivileged, it
+// cannot raise its limit above it, and would then lower max-connections
+// to half the descriptors it got, running another configuration than the
+// one asked.
+func CheckLimit(cfg knob.Config, hard uint64) error {
+	if need := FDs(cfg); uint64(need) > hard {
+		return fmt.Errorf("lighttpd.max_connections=%s needs server.max-fds=%d, above the descriptors a lab may open (hard limit %d, ulimit -Hn); lighttpd would lower it: use at most %d, or raise the hard limit",
+			cfg["lighttpd.max_connections"], need, hard, hard/3)
+	}
+	return nil
+}
+
 // Args is lighttpd's command line: -D keeps it in the foreground, so the
 // started process is lighttpd itself (with server.max-worker, the parent
 // of its workers) and stays in the lab's process group.
@@ -308,10 +325,9 @@ func Fragment(cfg knob.Config, was func(name string) string) string {
 	d := func(key string, value any, name string) {
 		fmt.Fprintf(&b, "%s = %v%s\n", key, value, was(name))
 	}
-	maxConns := cfg.Int("lighttpd.max_connections")
 	d("server.max-worker", cfg["lighttpd.max_worker"], "lighttpd.max_worker")
-	fmt.Fprintf(&b, "server.max-fds = %d\n", max(4096, 3*maxConns))
-	d("server.max-connections", maxConns, "lighttpd.max_connections")
+	fmt.Fprintf(&b, "server.max-fds = %d\n", FDs(cfg))
+	d("server.max-connections", cfg["lighttpd.max_connections"], "lighttpd.max_connections")
 	d("server.listen-backlog", cfg["lighttpd.listen_backlog"], "lighttpd.listen_backlog")
 	d("server.max-keep-alive-requests", cfg["lighttpd.max_keep_alive_requests"], "lighttpd.max_keep_alive_requests")
 	d("server.max-keep-alive-idle", cfg["lighttpd.max_keep_alive_idle"], "lighttpd.max_keep_alive_idle")

@@ -211,3 +211,23 @@ func TestLighttpdAcceptsRendered(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckLimit(t *testing.T) {
+	for _, c := range []struct {
+		conns string
+		hard  uint64
+		want  string // part of the error; "" when accepted
+	}{
+		{"1365", 4096, ""},
+		{"1365", 1024, "needs server.max-fds=4096, above the descriptors a lab may open (hard limit 1024"},
+		{"6000", 20000, ""},
+		{"7000", 20000, "lighttpd.max_connections=7000 needs server.max-fds=21000"},
+		{"7000", 20000, "use at most 6666"},
+		{"21845", 1 << 20, ""},
+	} {
+		err := CheckLimit(config(t, "lighttpd.max_connections="+c.conns), c.hard)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s connections, hard limit %d: %v, want %q", c.conns, c.hard, err, c.want)
+		}
+	}
+}
