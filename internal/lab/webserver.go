@@ -205,10 +205,11 @@ func (a apacheServer) checkSite(dir, docroot string) error {
 // lighttpdServer is Debian's lighttpd in front of php-fpm.
 type lighttpdServer struct{}
 
-// lighttpdStatusPath and lighttpdStatisticsPath are mod_status's pages.
+// lighttpdStatusPath is mod_status's page, LighttpdStatisticsPath its
+// counters (mod_fastcgi's among them), which the observer reads beside it.
 const (
 	lighttpdStatusPath     = "/server-status"
-	lighttpdStatisticsPath = "/server-statistics"
+	LighttpdStatisticsPath = "/server-statistics"
 )
 
 func (lighttpdServer) component() string  { return "lighttpd" }
@@ -221,7 +222,7 @@ func lighttpdSite(dir, docroot, fpmPass, front string) lighttpd.Site {
 	return lighttpd.Site{
 		PidFile: y.p("run", "lighttpd.pid"), ErrorLog: y.p("log", "lighttpd-error.log"), AccessLog: y.p("log", "lighttpd-access.log"),
 		UploadDir: y.p("tmp"), Listen: "127.0.0.1:1", DocRoot: docroot, FastCGI: fpmPass, FrontController: front,
-		StatusPath: lighttpdStatusPath, StatisticsPath: lighttpdStatisticsPath, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
+		StatusPath: lighttpdStatusPath, StatisticsPath: LighttpdStatisticsPath, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
 	}
 }
 

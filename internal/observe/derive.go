@@ -165,7 +165,7 @@ func Derive(obs *results.Observation, w Window) {
 	for _, msg := range poolWarnings(in) {
 		d.Warnings = append(d.Warnings, msg)
 	}
-	for _, msg := range apacheWarnings(in) {
+	for _, msg := range append(apacheWarnings(in), webStatusWarnings(in)...) {
 		d.Warnings = append(d.Warnings, msg)
 	}
 	if d.SamplerCPUPct > SamplerWarnPct {
@@ -272,6 +272,50 @@ func apacheWarnings(in []results.Sample) []string {
 		return []string{msg + "its children are the PHP workers with mod_php, so the pool is at MaxRequestWorkers"}
 	}
 	return []string{msg + "Apache is at MaxRequestWorkers"}
+}
+
+// webStatusWarnings says what lighttpd's and h2o's status pages showed
+// going wrong between the web server and php-fpm during the window:
+// connects to php-fpm refused (lighttpd: mod_fastcgi's "overloaded", its
+// listen queue full; h2o: the 502 and 503 answers it made itself), and h2o
+// holding as many connections as max-connections allows. The counters are
+// totals since the server started, so the window's part is the largest
+// reading less the smallest (with lighttpd's server.max-worker each worker
+// counts its own: the figure is then a lower bound).
+func webStatusWarnings(in []results.Sample) []string {
+	var out []string
+	var lo, hi int64 = -1, -1
+	var h2oLo, h2oHi int64 = -1, -1
+	var full, maxConns int64
+	for _, s := range in {
+		if l := s.Lighttpd; l != nil {
+			if lo < 0 || l.FastCGIOverloaded+l.FastCGIDied < lo {
+				lo = l.FastCGIOverloaded + l.FastCGIDied
+			}
+			hi = max(hi, l.FastCGIOverloaded+l.FastCGIDied)
+		}
+		if h := s.H2O; h != nil {
+			e := h.Errors502 + h.Errors503
+			if h2oLo < 0 || e < h2oLo {
+				h2oLo = e
+			}
+			h2oHi = max(h2oHi, e)
+			if h.MaxConnections > 0 && h.Connections+1 >= h.MaxConnections {
+				full++
+				maxConns = h.MaxConnections
+			}
+		}
+	}
+	if n := hi - lo; lo >= 0 && n > 0 {
+		out = append(out, fmt.Sprintf("lighttpd could not connect to php-fpm %d times (mod_fastcgi counted the backend overloaded or dead: its listen queue was full): those requests failed; raise listen.backlog, or pm.max_children if the pool is busy", n))
+	}
+	if n := h2oHi - h2oLo; h2oLo >= 0 && n > 0 {
+		out = append(out, fmt.Sprintf("h2o answered %d requests with 502 or 503 itself: it could not reach php-fpm (its listen queue full, or php-fpm gone)", n))
+	}
+	if full > 0 {
+		out = append(out, fmt.Sprintf("h2o held its max-connections (%d) in %d samples: further clients waited in the kernel's queue; raise h2o.max_connections", maxConns, full))
+	}
+	return out
 }
 
 // percentile is the nearest-rank percentile of sorted values.

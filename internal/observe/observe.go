@@ -2,7 +2,8 @@
 // at a fixed interval, every process group of the stack (CPU from
 // /proc/PID/stat, RSS/PSS/USS from smaps_rollup), the machine (CPU split with
 // steal and softirq, run queue, context switches, free memory, swap, the
-// cgroup memory limit), php-fpm's status page, nginx's stub_status, MariaDB's
+// cgroup memory limit), php-fpm's status page, the web server's own status
+// page (nginx's stub_status, Apache's, lighttpd's or h2o's), MariaDB's
 // global status and the kernel's accept queues of the stack's sockets, and
 // derives the figures the tuner and the report need (CPU seconds per request,
 // the memory cost of one more worker, imbalance, warnings).
@@ -35,6 +36,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apachestatus"
 	"github.com/phptune/phptune/internal/fpmstatus"
+	"github.com/phptune/phptune/internal/h2ostatus"
+	"github.com/phptune/phptune/internal/lighttpdstatus"
 	"github.com/phptune/phptune/internal/nginxstatus"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
@@ -60,6 +63,17 @@ const (
 	// two from /proc, so they count as the stack's PHP workers (per-worker
 	// PSS, imbalance), the web server's part of them included.
 	ComponentApacheModPHP = "apache-modphp"
+	// ComponentLighttpd: lighttpd in front of php-fpm. The process started
+	// is "lighttpd" (with server.max-worker 0 it serves everything); its
+	// children, with max-worker > 0, are "lighttpd workers".
+	ComponentLighttpd = "lighttpd"
+	// ComponentCaddy: Caddy in front of php-fpm, one process (Go threads
+	// inside): "caddy".
+	ComponentCaddy = "caddy"
+	// ComponentH2O: h2o in front of php-fpm, one process with its worker
+	// threads (and a small helper that annotates crash backtraces, in the
+	// same group): "h2o".
+	ComponentH2O = "h2o"
 	// ComponentMariaDB: the whole tree is "mariadbd".
 	ComponentMariaDB = "mariadb"
 	// ComponentGenerator: the whole tree is "generator" (phptune's own
@@ -79,8 +93,15 @@ const (
 	// GroupApacheModPHPWorkers are Apache's children with PHP inside
 	// (mod_php): the PHP workers of that server.
 	GroupApacheModPHPWorkers = "apache+php workers"
-	GroupMariaDB             = "mariadbd"
-	GroupGenerator           = "generator"
+	// GroupLighttpd is lighttpd's first process, GroupLighttpdWorkers the
+	// workers it forks with server.max-worker > 0.
+	GroupLighttpd        = "lighttpd"
+	GroupLighttpdWorkers = "lighttpd workers"
+	// GroupCaddy and GroupH2O are those servers' single processes.
+	GroupCaddy     = "caddy"
+	GroupH2O       = "h2o"
+	GroupMariaDB   = "mariadbd"
+	GroupGenerator = "generator"
 	// GroupOther holds every process outside the roots' trees (CPU only):
 	// neighbours, kernel threads, build jobs. It lets the groups add up
 	// to the machine.
@@ -128,6 +149,12 @@ type Config struct {
 	// scoreboard has a slot per MaxRequestWorkers, so "every slot busy"
 	// needs no knob.
 	ApacheStatusURL string
+	// LighttpdStatusURL is lighttpd's mod_status page (without ?auto),
+	// LighttpdStatisticsURL its statistics page ("" to leave it out).
+	LighttpdStatusURL     string
+	LighttpdStatisticsURL string
+	// H2OStatusURL is h2o's status handler (without /json).
+	H2OStatusURL string
 	// DB, when set, is used for SHOW GLOBAL STATUS (the account needs the
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
@@ -180,6 +207,8 @@ type Observer struct {
 	addrs      []sockq.Addr
 	ngx        *nginxstatus.Client
 	apache     *apachestatus.Client
+	lighttpd   *lighttpdstatus.Client
+	h2o        *h2ostatus.Client
 
 	start     time.Time
 	prevT     time.Time
@@ -238,6 +267,16 @@ func New(cfg Config) (*Observer, error) {
 	}
 	if cfg.ApacheStatusURL != "" {
 		if o.apache, err = apachestatus.NewClient(cfg.ApacheStatusURL); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.LighttpdStatusURL != "" {
+		if o.lighttpd, err = lighttpdstatus.NewClient(cfg.LighttpdStatusURL, cfg.LighttpdStatisticsURL); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.H2OStatusURL != "" {
+		if o.h2o, err = h2ostatus.NewClient(cfg.H2OStatusURL); err != nil {
 			return nil, err
 		}
 	}
@@ -330,6 +369,12 @@ func (o *Observer) Stop() *results.Observation {
 	}
 	if o.ngx != nil {
 		o.ngx.Close()
+	}
+	if o.lighttpd != nil {
+		o.lighttpd.Close()
+	}
+	if o.h2o != nil {
+		o.h2o.Close()
 	}
 	if o.apache != nil {
 		o.apache.Close()
@@ -437,6 +482,12 @@ func groupsOf(component string) (root, child string) {
 		return GroupApacheParent, GroupApacheWorkers
 	case ComponentApacheModPHP:
 		return GroupApacheParent, GroupApacheModPHPWorkers
+	case ComponentLighttpd:
+		return GroupLighttpd, GroupLighttpdWorkers
+	case ComponentCaddy:
+		return GroupCaddy, GroupCaddy
+	case ComponentH2O:
+		return GroupH2O, GroupH2O
 	case ComponentMariaDB:
 		return GroupMariaDB, GroupMariaDB
 	case ComponentGenerator:
@@ -475,15 +526,19 @@ func IsPHPWorkers(name string) bool { return IsFPMWorkers(name) || name == Group
 // fetched is what the concurrent readers bring back: raw bodies, parsed on
 // the sampling thread so their CPU is counted as the sampler's.
 type fetched struct {
-	fpm     [][]byte
-	fpmErr  []error
-	ngx     *results.NginxStatus
-	ngxErr  error
-	apache  *results.ApacheStatus
-	apErr   error
-	db      *results.MariaDBStatus
-	dbErr   error
-	elapsed time.Duration
+	fpm      [][]byte
+	fpmErr   []error
+	ngx      *results.NginxStatus
+	ngxErr   error
+	apache   *results.ApacheStatus
+	apErr    error
+	light    *results.LighttpdStatus
+	lightErr error
+	h2o      *results.H2OStatus
+	h2oErr   error
+	db       *results.MariaDBStatus
+	dbErr    error
+	elapsed  time.Duration
 }
 
 func (o *Observer) fetchAll(ctx context.Context) *fetched {
@@ -505,6 +560,12 @@ func (o *Observer) fetchAll(ctx context.Context) *fetched {
 		// With every slot busy Apache answers only when one frees up, as
 		// a saturated fpm pool does: the error is the sample's gap.
 		wg.Go(func() { f.apache, f.apErr = o.apache.Fetch(ctx) })
+	}
+	if o.lighttpd != nil {
+		wg.Go(func() { f.light, f.lightErr = o.lighttpd.Fetch(ctx) })
+	}
+	if o.h2o != nil {
+		wg.Go(func() { f.h2o, f.h2oErr = o.h2o.Fetch(ctx) })
 	}
 	if o.cfg.DB != nil {
 		wg.Go(func() { f.db, f.dbErr = mariadbStatus(ctx, o.cfg.DB) })
@@ -585,6 +646,20 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 			s.Errors = append(s.Errors, f.apErr.Error())
 		} else {
 			s.Apache = f.apache
+		}
+	}
+	if o.lighttpd != nil {
+		if f.lightErr != nil {
+			s.Errors = append(s.Errors, f.lightErr.Error())
+		} else {
+			s.Lighttpd = f.light
+		}
+	}
+	if o.h2o != nil {
+		if f.h2oErr != nil {
+			s.Errors = append(s.Errors, f.h2oErr.Error())
+		} else {
+			s.H2O = f.h2o
 		}
 	}
 	if o.cfg.DB != nil {
@@ -784,6 +859,8 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]
 			group = GroupFPMWorkers
 		case GroupNginxMaster:
 			group = GroupNginxWorkers
+		case GroupLighttpd:
+			group = GroupLighttpdWorkers
 		case GroupApacheParent:
 			group = GroupApacheWorkers
 			for _, r := range o.cfg.Roots {
@@ -929,6 +1006,10 @@ func groupRank(name string) int {
 		return 1
 	case name == GroupApacheModPHPWorkers:
 		return 3
+	case name == GroupLighttpd, name == GroupCaddy, name == GroupH2O:
+		return 0
+	case name == GroupLighttpdWorkers:
+		return 1
 	case name == GroupFPMMaster:
 		return 2
 	case IsFPMWorkers(name):

@@ -1,0 +1,104 @@
+package labstack
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/caddy"
+	"github.com/phptune/phptune/internal/h2o"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/lighttpd"
+	"github.com/phptune/phptune/internal/observe"
+)
+
+// TestOtherServersUnderLoad observes a "strings" lab behind lighttpd (two
+// workers), Caddy and h2o for two seconds of load: the web server's
+// processes are groups of their own, apart from php-fpm's workers (which
+// hold the per-worker PSS and imbalance), no nginx group appears, the
+// accept queue of the server's port is the server's, and lighttpd's and
+// h2o's status pages are read in the samples.
+func TestOtherServersUnderLoad(t *testing.T) {
+	labtest.Home(t)
+	for _, find := range []func() (string, error){lighttpd.Find, caddy.Find, h2o.Find} {
+		if _, err := find(); err != nil {
+			t.Skipf("skipping: %v", err)
+		}
+	}
+	for _, c := range []struct {
+		server string
+		set    []string
+		groups []string // the web server's groups that must burn CPU
+	}{
+		{"lighttpd-fpm", []string{"lighttpd.max_worker=2"}, []string{observe.GroupLighttpdWorkers}},
+		{"caddy-fpm", nil, []string{observe.GroupCaddy}},
+		{"h2o-fpm", []string{"h2o.num_threads=2"}, []string{observe.GroupH2O}},
+	} {
+		t.Run(c.server, func(t *testing.T) {
+			ctx := context.Background()
+			set := append([]string{"server=" + c.server, "pm=static", "pm.max_children=2"}, c.set...)
+			l, err := lab.Up(ctx, lab.Options{Name: "obs-" + strings.TrimSuffix(c.server, "-fpm"), App: "strings", Set: set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lab.Down(l.Name)
+			cfg, closeDB, err := Observer(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeDB()
+			cfg.Roots = append(cfg.Roots, observe.Root{Component: observe.ComponentGenerator, PID: os.Getpid()})
+			cfg.Interval = 500 * time.Millisecond
+			b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 4, 2*time.Second, 500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Errors > 0 || b.Requests == 0 {
+				t.Fatalf("load: %d requests, %d errors %v", b.Requests, b.Errors, b.ErrorsByClass)
+			}
+			d := b.Observation.Derived
+			t.Logf("%s: %d requests at %.0f req/s; CPU s/request %v; worker PSS p50 %d KiB; imbalance %.2f; warnings %q", c.server, b.Requests, b.ThroughputRPS, d.CPUSecondsPerRequest, d.WorkerPSSP50B>>10, d.WorkerImbalance, d.Warnings)
+			cpu := d.CPUSecondsPerRequest
+			for _, g := range append([]string{observe.GroupFPMWorkers}, c.groups...) {
+				if cpu[g] <= 0 {
+					t.Errorf("no CPU for %q: %v", g, cpu)
+				}
+			}
+			for _, g := range []string{observe.GroupNginxWorkers, observe.GroupNginxMaster, observe.GroupApacheParent} {
+				if _, ok := cpu[g]; ok {
+					t.Errorf("a %q group in a %s lab: %v", g, c.server, cpu)
+				}
+			}
+			if d.WorkerPSSP50B <= 0 || d.WorkerImbalance <= 0 {
+				t.Errorf("PHP workers' PSS %d, imbalance %.2f: want both measured", d.WorkerPSSP50B, d.WorkerImbalance)
+			}
+			web := strings.TrimSuffix(c.server, "-fpm")
+			var lightReads, h2oReads int
+			for _, smp := range b.Observation.Samples {
+				for _, q := range smp.Queues {
+					if strings.HasPrefix(q.Socket, "127.0.0.1:") && q.Owner != web {
+						t.Errorf("the lab's port is filed under %q, want %q", q.Owner, web)
+					}
+				}
+				if s := smp.Lighttpd; s != nil {
+					lightReads++
+					if s.FastCGIRequests == 0 {
+						t.Errorf("lighttpd's statistics show no FastCGI request under load: %+v", s)
+					}
+				}
+				if s := smp.H2O; s != nil {
+					h2oReads++
+					if s.MaxConnections != 1024 || s.WorkerThreads != 2 {
+						t.Errorf("h2o's status: %+v, want 1024 max connections and 2 threads", s)
+					}
+				}
+			}
+			if (c.server == "lighttpd-fpm") != (lightReads > 0) || (c.server == "h2o-fpm") != (h2oReads > 0) {
+				t.Errorf("status pages read: lighttpd in %d samples, h2o in %d", lightReads, h2oReads)
+			}
+		})
+	}
+}
