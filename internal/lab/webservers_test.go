@@ -285,3 +285,84 @@ func TestLighttpdDescriptorsRefusedBeforeStart(t *testing.T) {
 		t.Errorf("the lab directory was made")
 	}
 }
+
+// listeners lists the sockets the processes of pid's group listen on
+// (TCP in LISTEN, any bound UDP socket), as "tcp 127.0.0.1:PORT", read
+// from /proc/net and the processes' descriptors.
+func listeners(t *testing.T, pgid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); !ok || st.pgrp != pgid {
+			continue
+		}
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+				inodes[strings.TrimSuffix(inode, "]")] = true
+			}
+		}
+	}
+	var out []string
+	for _, proto := range []string{"tcp", "tcp6", "udp", "udp6"} {
+		data, err := os.ReadFile("/proc/net/" + proto)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || !inodes[f[9]] || strings.HasPrefix(proto, "tcp") && f[3] != "0A" {
+				continue
+			}
+			out = append(out, proto+" "+procNetAddr(f[1]))
+		}
+	}
+	return out
+}
+
+// procNetAddr turns /proc/net's hex address (0100007F:1F90) into
+// 127.0.0.1:8080; IPv6 addresses are left in hex.
+func procNetAddr(s string) string {
+	host, port, _ := strings.Cut(s, ":")
+	var p int
+	fmt.Sscanf(port, "%X", &p)
+	if len(host) == 8 {
+		var a uint32
+		fmt.Sscanf(host, "%X", &a)
+		return fmt.Sprintf("%d.%d.%d.%d:%d", a&0xff, a>>8&0xff, a>>16&0xff, a>>24, p)
+	}
+	return fmt.Sprintf("[%s]:%d", host, p)
+}
+
+// TestOtherServersListenOnlyOnTheLabPort: lighttpd, Caddy (no admin
+// endpoint, no HTTPS or HTTP/3 port) and h2o listen on the lab's loopback
+// port and nothing else.
+func TestOtherServersListenOnlyOnTheLabPort(t *testing.T) {
+	otherHome(t)
+	for i, server := range otherServers {
+		t.Run(server, func(t *testing.T) {
+			set := append([]string{"server=" + server}, tunedKnobs[server]...)
+			l, err := Up(context.Background(), Options{Name: fmt.Sprintf("listen%d", i), App: "hello", Set: set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Down(l.Name)
+			want := "tcp " + strings.TrimPrefix(l.URL, "http://")
+			for _, p := range l.Processes {
+				if p.Component != webComponent(server) {
+					continue
+				}
+				got := listeners(t, p.PID)
+				if len(got) != 1 || got[0] != want {
+					t.Errorf("%s listens on %q, want only %q", server, got, want)
+				}
+			}
+		})
+	}
+}
