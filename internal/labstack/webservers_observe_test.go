@@ -102,3 +102,55 @@ func TestOtherServersUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestFPMRefusedBehindOtherServers reproduces seed 003's failures behind
+// lighttpd and h2o: one php-fpm worker with a listen backlog of 1 under 32
+// connections, so php-fpm refuses or drops most connections. The load sees
+// the failed requests, and the observer says why from the server's own
+// status page (h2o's own 502s; lighttpd's FastCGI requests outnumbering
+// its client requests, since it sends a dropped one again and counts no
+// error).
+func TestFPMRefusedBehindOtherServers(t *testing.T) {
+	labtest.Home(t)
+	for _, find := range []func() (string, error){lighttpd.Find, h2o.Find} {
+		if _, err := find(); err != nil {
+			t.Skipf("skipping: %v", err)
+		}
+	}
+	for _, c := range []struct{ server, want string }{
+		{"lighttpd-fpm", "lighttpd sent"},
+		{"h2o-fpm", "with 502 or 503 itself"},
+	} {
+		t.Run(c.server, func(t *testing.T) {
+			ctx := context.Background()
+			set := []string{"server=" + c.server, "pm=static", "pm.max_children=1", "listen.backlog=1"}
+			l, err := lab.Up(ctx, lab.Options{Name: "refuse-" + strings.TrimSuffix(c.server, "-fpm"), App: "strings", Set: set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lab.Down(l.Name)
+			cfg, closeDB, err := Observer(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeDB()
+			cfg.Interval = 500 * time.Millisecond
+			b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 32, 2*time.Second, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := b.Observation.Derived
+			t.Logf("%s: %d requests, %d errors %v; warnings %q", c.server, b.Requests, b.Errors, b.ErrorsByClass, d.Warnings)
+			if b.Errors == 0 {
+				t.Skipf("php-fpm refused no connect (a fast machine): nothing to observe")
+			}
+			found := false
+			for _, w := range d.Warnings {
+				found = found || strings.Contains(w, c.want)
+			}
+			if !found {
+				t.Errorf("%d requests failed, but no warning says %q: %q", b.Errors, c.want, d.Warnings)
+			}
+		})
+	}
+}

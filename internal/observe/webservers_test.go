@@ -38,6 +38,9 @@ func TestWebStatusWarnings(t *testing.T) {
 	light := func(over, died int64) *results.LighttpdStatus {
 		return &results.LighttpdStatus{BusyServers: 4, FastCGIOverloaded: over, FastCGIDied: died}
 	}
+	reqs := func(accesses, fcgi int64) *results.LighttpdStatus {
+		return &results.LighttpdStatus{TotalAccesses: accesses, FastCGIRequests: fcgi}
+	}
 	h2o := func(conns, e502, e503 int64) *results.H2OStatus {
 		return &results.H2OStatus{Connections: conns, MaxConnections: 16, Errors502: e502, Errors503: e503}
 	}
@@ -49,6 +52,10 @@ func TestWebStatusWarnings(t *testing.T) {
 		{"lighttpd overloaded during the window", []results.Sample{{Lighttpd: light(2, 0)}, {Lighttpd: light(9, 1)}},
 			[]string{"lighttpd could not connect to php-fpm 8 times"}},
 		{"lighttpd counters steady", []results.Sample{{Lighttpd: light(5, 0)}, {Lighttpd: light(5, 0)}}, nil},
+		{"lighttpd resending", []results.Sample{{Lighttpd: reqs(100, 100)}, {Lighttpd: reqs(900, 4000)}, {Lighttpd: reqs(2600, 12000)}},
+			[]string{"lighttpd sent 11900 FastCGI requests for 2500 client requests"}},
+		{"lighttpd's accesses a second behind", []results.Sample{{Lighttpd: reqs(100, 100)}, {Lighttpd: reqs(100, 800)}, {Lighttpd: reqs(1500, 1500)}}, nil},
+		{"lighttpd workers answering in turn", []results.Sample{{Lighttpd: reqs(5000, 5000)}, {Lighttpd: reqs(100, 400)}, {Lighttpd: reqs(5100, 5100)}}, nil},
 		{"one lighttpd sample", []results.Sample{{Lighttpd: light(5, 0)}}, nil},
 		{"h2o 502s", []results.Sample{{H2O: h2o(3, 0, 0)}, {H2O: h2o(3, 40, 2)}},
 			[]string{"h2o answered 42 requests with 502 or 503 itself"}},
