@@ -193,8 +193,10 @@ func printLab(env *Env, l *lab.Lab) {
 	switch {
 	case l.Server == knob.UnitPHP:
 		fmt.Fprintf(w, "server:     %s (status: GET /status on the control socket %s, root or the lab's account)\n", l.Server, l.UnitControl)
-	case l.Server != "" && l.Server != knob.NginxFPM:
+	case l.Server != "" && l.Server != knob.NginxFPM && l.ServerStatusURL != "":
 		fmt.Fprintf(w, "server:     %s (status %s, from 127.0.0.1)\n", l.Server, l.ServerStatusURL)
+	case l.Server != "" && l.Server != knob.NginxFPM:
+		fmt.Fprintf(w, "server:     %s (no status page)\n", l.Server)
 	}
 	switch {
 	case l.FPMListen != "":

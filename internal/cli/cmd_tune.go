@@ -89,13 +89,15 @@ Files go to -o DIR (default ./phptune-tune-RUN): the recommendation in each
 component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
 knob file for 'phptune lab up --knobs', the diff, the evidence and the report.
 
---server tunes a lab behind another web server than nginx: apache-event-fpm
-(the php-fpm pool is sized), apache-prefork-modphp (Apache's children run PHP:
-MaxRequestWorkers is sized) or unit (NGINX Unit's application processes run
-PHP: unit.processes is sized; build Unit first with phptune build unit). The
-web server's file is then apache-phptune.conf, a drop-in for
-/etc/apache2/conf-available/, or unit-phptune.json for Unit's control API
-(see docs/servers.md).`,
+--server tunes a lab behind another web server than nginx: apache-event-fpm,
+lighttpd-fpm, caddy-fpm or h2o-fpm (the php-fpm pool is sized),
+apache-prefork-modphp (Apache's children run PHP: MaxRequestWorkers is sized)
+or unit (NGINX Unit's application processes run PHP: unit.processes is sized;
+build Unit first with phptune build unit). The web server's file is then
+apache-phptune.conf (a drop-in for /etc/apache2/conf-available/),
+lighttpd-phptune.conf (for /etc/lighttpd/conf-available/), a Caddyfile,
+h2o.conf's keys, or unit-phptune.json for Unit's control API (see
+docs/servers.md).`,
 		Example: `  phptune tune --app hello --time-budget 5m
   phptune tune --app wordpress --workload front --memory-budget 1G
   phptune tune --app wordpress --server apache-prefork-modphp -c 10

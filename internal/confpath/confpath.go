@@ -78,6 +78,20 @@ var (
 	// ("proxy:unix:PATH|fcgi://localhost").
 	ApacheProxy = Syntax{file: "httpd.conf", escape: `\"`, maxPath: maxPath, refuse: both(refuseApacheEnv, refuseAll("|",
 		"mod_proxy ends a unix socket path at '|'"))}
+	// Lighttpd is a path in lighttpd.conf: a double-quoted string whose
+	// only escape is \" (a backslash before anything else stands for
+	// itself), so a path may hold backslashes but not end with one.
+	Lighttpd = Syntax{file: "lighttpd.conf", escape: `"`, maxPath: maxPath, refuse: refuseTrailingBackslash}
+	// Caddyfile is a path in a Caddyfile, a double-quoted token: \" is a
+	// quote, but a backslash cannot itself be escaped, and Caddy replaces
+	// {$NAME} when it reads the file and {placeholders} in a site's root
+	// and upstream addresses at each request.
+	Caddyfile = Syntax{file: "Caddyfile", escape: `"`, maxPath: maxPath, refuse: both(
+		refuseAll(`\`, "a backslash cannot be escaped in a Caddyfile's quoted token (\\ stays two backslashes, and one before the closing quote escapes it)"),
+		refuseAll("{}", "Caddy replaces {$NAME} with an environment variable and {name} with a placeholder, and has no escape for a literal brace"))}
+	// H2OYAML is a path in h2o's YAML configuration, a double-quoted
+	// scalar: \\ and \" are its escapes, and h2o replaces nothing in it.
+	H2OYAML = Syntax{file: "h2o.conf", escape: `\"`, maxPath: maxPath}
 	// MyCnf is a path in a MariaDB option file.
 	MyCnf = Syntax{file: "my.cnf", escape: `\"`, maxPath: 511, maxValue: 1024}
 	// MyCnfList is a path in a MariaDB option whose value is a
@@ -224,6 +238,13 @@ func refuseAll(chars, reason string) func(string) (int, string) {
 	return func(s string) (int, string) {
 		return strings.IndexAny(s, chars), reason
 	}
+}
+
+func refuseTrailingBackslash(s string) (int, string) {
+	if strings.HasSuffix(s, `\`) {
+		return len(s) - 1, "a backslash before the closing quote would escape it (\\\" is lighttpd's only escape)"
+	}
+	return -1, ""
 }
 
 func refuseApacheEnv(s string) (int, string) {

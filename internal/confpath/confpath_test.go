@@ -18,6 +18,8 @@ func TestQuote(t *testing.T) {
 		{FPMListen, `"/a b;{c}#'\"\\\$d"`},
 		{MyCnf, `"/a b;{c}#'\"\\$d"`},
 		{MyCnfList, `"/a b;{c}#'\"\\$d"`},
+		{Lighttpd, `"/a b;{c}#'\"\$d"`},
+		{H2OYAML, `"/a b;{c}#'\"\\$d"`},
 	} {
 		got, err := c.syntax.Quote(path)
 		if err != nil || got != c.want {
@@ -55,6 +57,14 @@ func TestCheck(t *testing.T) {
 		{NginxLiteral, "/a\u00a0b", "has U+00A0 (a space other than ' ')"},
 		{NginxLiteral, "/a\xc3b", "has byte 0xc3 at byte 2, which nginx.conf cannot carry: it is not UTF-8"},
 		{NginxLiteral, "/café/日本/😀", ""},
+		{Lighttpd, `/srv/a\b\"c`, ""},
+		{Lighttpd, `/srv/a\`, `has '\\' at byte 6, which lighttpd.conf cannot carry: a backslash before the closing quote`},
+		{Caddyfile, `/srv/a "b"#c;d$e`, ""},
+		{Caddyfile, `/srv/a\b`, `has '\\' at byte 6, which Caddyfile cannot carry: a backslash cannot be escaped`},
+		{Caddyfile, "/srv/{$HOME}", `has '{' at byte 5, which Caddyfile cannot carry: Caddy replaces {$NAME}`},
+		{Caddyfile, "/srv/a}", `has '}' at byte 6`},
+		{H2OYAML, `/srv/{a}: #b "c" \d`, ""},
+		{H2OYAML, "/srv/a\nb", `a newline`},
 	}
 	for _, c := range cases {
 		err := c.syntax.Check(c.path)
@@ -118,7 +128,7 @@ func FuzzQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, path string) {
-		for _, s := range []Syntax{NginxLiteral, NginxVariables, PHPIni, FPM, FPMListen, MyCnf, MyCnfList} {
+		for _, s := range []Syntax{NginxLiteral, NginxVariables, PHPIni, FPM, FPMListen, MyCnf, MyCnfList, Lighttpd, Caddyfile, H2OYAML} {
 			q, err := s.Quote(path)
 			if err != nil {
 				var e *Error
@@ -146,6 +156,14 @@ func FuzzQuote(f *testing.F) {
 			}
 			if b.String() != path {
 				t.Fatalf("%s: %q unquotes to %q, want %q", s, q, b.String(), path)
+			}
+			// Where a backslash is no escape of its own (lighttpd, Caddy),
+			// one before the closing quote would escape it.
+			if !strings.Contains(s.escape, `\`) && strings.HasSuffix(inner, `\`) {
+				t.Fatalf("%s: %q ends with a backslash that escapes the closing quote", s, q)
+			}
+			if s.file == Caddyfile.file && strings.ContainsAny(path, `\{}`) {
+				t.Fatalf("%s: %q holds a backslash or a brace", s, q)
 			}
 		}
 	})

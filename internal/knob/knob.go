@@ -57,6 +57,11 @@ const (
 	Unit = "unit"
 	// Server is the choice of web server (knob "server").
 	Server = "server"
+	// Lighttpd, Caddy and H2O are Debian's lighttpd, caddy and h2o, each
+	// in front of php-fpm.
+	Lighttpd = "lighttpd"
+	Caddy    = "caddy"
+	H2O      = "h2o"
 )
 
 // ServerKnob chooses the lab's web server and how it runs PHP.
@@ -75,10 +80,20 @@ const (
 	// UnitPHP is NGINX Unit running PHP in its own application processes
 	// (the embed SAPI through php.unit.so): no php-fpm.
 	UnitPHP = "unit"
+	// LighttpdFPM is lighttpd in front of php-fpm (mod_fastcgi).
+	LighttpdFPM = "lighttpd-fpm"
+	// CaddyFPM is Caddy in front of php-fpm (php_fastcgi).
+	CaddyFPM = "caddy-fpm"
+	// H2OFPM is h2o in front of php-fpm (fastcgi.connect).
+	H2OFPM = "h2o-fpm"
 )
 
 // Servers lists the values of the server knob, the default first.
-var Servers = []string{NginxFPM, ApacheEventFPM, ApachePreforkModPHP, UnitPHP}
+var Servers = []string{NginxFPM, ApacheEventFPM, ApachePreforkModPHP, LighttpdFPM, CaddyFPM, H2OFPM, UnitPHP}
+
+// serverOf maps the components that are a web server of their own to
+// their server.
+var serverOf = map[string]string{Nginx: NginxFPM, Lighttpd: LighttpdFPM, Caddy: CaddyFPM, H2O: H2OFPM, Unit: UnitPHP}
 
 // BuildKnob selects the PHP binaries a lab runs: "distro" (the installed
 // packages) or the id of a build made by `phptune build`.
@@ -105,17 +120,24 @@ type Knob struct {
 	Directive string
 }
 
-// ServersOf lists the servers whose configurations use k: nginx's knobs
-// belong to nginx-fpm, php-fpm's to the servers that run php-fpm, Apache's
-// to the Apache servers (apache.event.* and apache.prefork.* to the one
-// with that MPM); PHP's, MariaDB's, the build and the server knob itself
-// to every server.
+// ServersOf lists the servers whose configurations use k: nginx's,
+// lighttpd's, Caddy's and h2o's knobs belong to their server, php-fpm's to
+// the servers that run php-fpm, Apache's to the Apache servers
+// (apache.event.* and apache.prefork.* to the one with that MPM); PHP's,
+// MariaDB's, the build and the server knob itself to every server.
 func ServersOf(k Knob) []string {
+	if s, ok := serverOf[k.Component]; ok {
+		return []string{s}
+	}
 	switch {
-	case k.Component == Nginx:
-		return []string{NginxFPM}
 	case k.Component == PHPFPM:
-		return []string{NginxFPM, ApacheEventFPM}
+		var out []string
+		for _, s := range Servers {
+			if RunsFPM(s) {
+				out = append(out, s)
+			}
+		}
+		return out
 	case strings.HasPrefix(k.Name, "apache.event."):
 		return []string{ApacheEventFPM}
 	case strings.HasPrefix(k.Name, "apache.prefork."):
@@ -168,6 +190,9 @@ func (c Config) PHPWorkers() int64 {
 func (k Knob) Range() string {
 	switch k.Kind {
 	case Int:
+		if autoKnobs[k.Name] {
+			return fmt.Sprintf("auto|%d..%d", k.Min, k.Max)
+		}
 		return fmt.Sprintf("%d..%d", k.Min, k.Max)
 	case Size:
 		return FormatSize(k.Min) + ".." + FormatSize(k.Max)
@@ -188,7 +213,7 @@ func (k Knob) Normalize(v string) (string, error) {
 	}
 	switch k.Kind {
 	case Int:
-		if k.Name == "nginx.worker_processes" && v == "auto" {
+		if autoKnobs[k.Name] && v == "auto" {
 			return "auto", nil
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -226,6 +251,11 @@ func (k Knob) Normalize(v string) (string, error) {
 	}
 	return "", fmt.Errorf("knob %s: unknown kind", k.Name)
 }
+
+// autoKnobs are the Int knobs that also take "auto", the program's own
+// choice: nginx's worker per core, h2o's thread per core, Go's GOMAXPROCS
+// (every CPU the process may run on) for Caddy.
+var autoKnobs = map[string]bool{"nginx.worker_processes": true, "h2o.num_threads": true, "caddy.gomaxprocs": true}
 
 // normalizeBuild accepts "distro" and whatever BuildValidator accepts.
 func normalizeBuild(k Knob, v string) (string, error) {
@@ -365,6 +395,43 @@ var registry = []Knob{
 		Directive: "limits.requests", Help: "requests a process serves before it is replaced; 0 never"},
 	{Name: "unit.listen_backlog", Component: Unit, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Directive: "backlog", Help: "listen(2) backlog of Unit's HTTP listener (Unit's default: 511)"},
+	// lighttpd: Debian 12's lighttpd.conf sets none of these, so they are
+	// lighttpd 1.4.69's compiled defaults (max-connections is a third of
+	// max-fds, 4096, when lighttpd may raise its descriptor limit).
+	{Name: "lighttpd.max_worker", Component: Lighttpd, Kind: Int, Default: "0", Min: 0, Max: 64,
+		Directive: "server.max-worker", Help: "worker processes lighttpd forks; 0 serves everything in one process"},
+	{Name: "lighttpd.max_connections", Component: Lighttpd, Kind: Int, Default: "1365", Min: 16, Max: 21845,
+		Directive: "server.max-connections", Help: "client connections per lighttpd process (server.max-fds is set to 3x, at least 4096)"},
+	{Name: "lighttpd.listen_backlog", Component: Lighttpd, Kind: Int, Default: "1024", Min: 1, Max: 65535,
+		Directive: "server.listen-backlog", Help: "listen(2) backlog of lighttpd's HTTP socket"},
+	{Name: "lighttpd.max_keep_alive_requests", Component: Lighttpd, Kind: Int, Default: "1000", Min: 0, Max: 65535,
+		Directive: "server.max-keep-alive-requests", Help: "requests per client connection; 0 disables keep-alive"},
+	{Name: "lighttpd.max_keep_alive_idle", Component: Lighttpd, Kind: Int, Default: "5", Min: 1, Max: 3600,
+		Directive: "server.max-keep-alive-idle", Help: "seconds an idle client connection is kept"},
+	{Name: "lighttpd.access_log", Component: Lighttpd, Kind: Bool, Default: "off",
+		Directive: "accesslog.filename", Help: "write an access log line per request (Debian enables no mod_accesslog)"},
+	// Caddy: Debian 12's Caddyfile sets none of these, so they are
+	// Caddy 2.6.2's defaults.
+	{Name: "caddy.gomaxprocs", Component: Caddy, Kind: Int, Default: "auto", Min: 1, Max: 256,
+		Directive: "GOMAXPROCS", Help: "OS threads running Caddy's Go code at once (environment); auto is every CPU"},
+	{Name: "caddy.lb_try_duration", Component: Caddy, Kind: Int, Default: "0", Min: 0, Max: 60000,
+		Directive: "lb_try_duration", Help: "ms php_fastcgi keeps retrying php-fpm when it refuses a connection (a full backlog); 0 answers 502 at once"},
+	{Name: "caddy.idle_timeout", Component: Caddy, Kind: Int, Default: "300", Min: 1, Max: 3600,
+		Directive: "timeouts idle", Help: "seconds an idle client connection is kept"},
+	{Name: "caddy.access_log", Component: Caddy, Kind: Bool, Default: "off",
+		Directive: "log", Help: "write an access log line per request (Caddy logs none by default)"},
+	// h2o: Debian 12's h2o.conf sets only its access log; the rest are
+	// h2o 2.2.5's defaults.
+	{Name: "h2o.num_threads", Component: H2O, Kind: Int, Default: "auto", Min: 1, Max: 256,
+		Directive: "num-threads", Help: "h2o's worker threads; auto is one per CPU"},
+	{Name: "h2o.max_connections", Component: H2O, Kind: Int, Default: "1024", Min: 16, Max: 1000000,
+		Directive: "max-connections", Help: "client connections h2o holds at once"},
+	{Name: "h2o.http1_request_timeout", Component: H2O, Kind: Int, Default: "10", Min: 1, Max: 3600,
+		Directive: "http1-request-timeout", Help: "seconds an idle HTTP/1 client connection is kept"},
+	{Name: "h2o.fastcgi_keepalive", Component: H2O, Kind: Int, Default: "0", Min: 0, Max: 600000,
+		Directive: "fastcgi.timeout.keepalive", Help: "ms an idle connection to php-fpm is kept for the next request (each holds a php-fpm worker); 0 connects per request"},
+	{Name: "h2o.access_log", Component: H2O, Kind: Bool, Default: "on",
+		Directive: "access-log", Help: "write an access log line per request"},
 	// MariaDB
 	{Name: "mariadb.innodb_buffer_pool_size", Component: MariaDB, Kind: Size, Default: "128M", Min: 8 * mib, Max: 64 * gib,
 		Directive: "innodb_buffer_pool_size", Help: "InnoDB page cache"},
@@ -377,7 +444,7 @@ var registry = []Knob{
 		Help: "PHP binaries: the distro's packages or a build of `phptune build` (its id, see `phptune build list`)"},
 	// the web server
 	{Name: ServerKnob, Component: Server, Kind: Enum, Default: NginxFPM, Values: Servers,
-		Help: "web server and how it runs PHP: nginx + php-fpm, Apache event + php-fpm, Apache prefork + mod_php, NGINX Unit"},
+		Help: "web server and how it runs PHP: nginx, Apache event, lighttpd, Caddy or h2o + php-fpm, Apache prefork + mod_php, or NGINX Unit"},
 }
 
 var byName = func() map[string]Knob {
@@ -392,7 +459,7 @@ var byName = func() map[string]Knob {
 func All() []Knob {
 	out := append([]Knob(nil), registry...)
 	// Knobs added later sort last, so listings made before them keep their order.
-	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4, Apache: 5, Unit: 6, Server: 7}
+	order := map[string]int{PHPFPM: 0, PHP: 1, Nginx: 2, MariaDB: 3, Build: 4, Apache: 5, Server: 6, Lighttpd: 7, Caddy: 8, H2O: 9, Unit: 10}
 	sort.SliceStable(out, func(i, j int) bool { return order[out[i].Component] < order[out[j].Component] })
 	return out
 }
@@ -648,8 +715,12 @@ type ServerError struct {
 
 func (e *ServerError) Error() string {
 	owners := ServersOf(e.Knob)
+	names := strings.Join(owners, " or ")
+	if n := len(owners); n > 2 {
+		names = strings.Join(owners[:n-1], ", ") + " or " + owners[n-1]
+	}
 	msg := fmt.Sprintf("knob %s=%s belongs to server %s, but this configuration runs server=%s",
-		e.Knob.Name, e.Value, strings.Join(owners, " or "), e.Server)
+		e.Knob.Name, e.Value, names, e.Server)
 	switch {
 	case e.Knob.Component == PHPFPM && e.Server == ApachePreforkModPHP:
 		msg += " (PHP runs inside Apache's children there, with no php-fpm: size them with apache.max_request_workers and apache.prefork.*)"

@@ -15,12 +15,28 @@ func TestServerKnobs(t *testing.T) {
 		{"default is nginx", nil, ""},
 		{"apache event defaults", []string{"server=apache-event-fpm"}, ""},
 		{"apache prefork defaults", []string{"server=apache-prefork-modphp"}, ""},
-		{"unknown server", []string{"server=iis"}, "not one of the choices; valid: nginx-fpm|apache-event-fpm|apache-prefork-modphp"},
+		{"unknown server", []string{"server=iis"}, "not one of the choices; valid: nginx-fpm|apache-event-fpm|apache-prefork-modphp|lighttpd-fpm|caddy-fpm|h2o-fpm"},
+		{"lighttpd defaults", []string{"server=lighttpd-fpm"}, ""},
+		{"caddy defaults", []string{"server=caddy-fpm"}, ""},
+		{"h2o defaults", []string{"server=h2o-fpm"}, ""},
+		{"lighttpd knobs", []string{"server=lighttpd-fpm", "lighttpd.max_worker=2", "lighttpd.max_connections=4096", "lighttpd.max_keep_alive_requests=0", "pm=static", "pm.max_children=8"}, ""},
+		{"caddy knobs", []string{"server=caddy-fpm", "caddy.gomaxprocs=2", "caddy.lb_try_duration=500", "caddy.access_log=on", "listen=tcp"}, ""},
+		{"caddy gomaxprocs auto", []string{"server=caddy-fpm", "caddy.gomaxprocs=auto"}, ""},
+		{"h2o knobs", []string{"server=h2o-fpm", "h2o.num_threads=4", "h2o.fastcgi_keepalive=2000", "h2o.access_log=off", "pm.max_children=20"}, ""},
+		{"h2o threads range", []string{"server=h2o-fpm", "h2o.num_threads=0"}, `value "0" is out of range; valid: auto|1..256 (default auto)`},
+		{"lighttpd connections range", []string{"server=lighttpd-fpm", "lighttpd.max_connections=30000"}, "valid: 16..21845"},
+		{"lighttpd knob refused under nginx", []string{"lighttpd.max_worker=2"},
+			"knob lighttpd.max_worker=2 belongs to server lighttpd-fpm, but this configuration runs server=nginx-fpm; set server=lighttpd-fpm, or leave lighttpd.max_worker at its default 0"},
+		{"caddy knob refused under h2o", []string{"server=h2o-fpm", "caddy.gomaxprocs=2"}, "knob caddy.gomaxprocs=2 belongs to server caddy-fpm, but this configuration runs server=h2o-fpm"},
+		{"h2o knob refused under lighttpd", []string{"server=lighttpd-fpm", "h2o.num_threads=2"}, "knob h2o.num_threads=2 belongs to server h2o-fpm, but this configuration runs server=lighttpd-fpm"},
+		{"nginx knob refused under caddy", []string{"server=caddy-fpm", "nginx.keepalive_timeout=0"}, "belongs to server nginx-fpm, but this configuration runs server=caddy-fpm"},
+		{"apache knob refused under h2o", []string{"server=h2o-fpm", "apache.keepalive=off"}, "belongs to server apache-event-fpm or apache-prefork-modphp, but this configuration runs server=h2o-fpm"},
+		{"fpm rules apply behind lighttpd", []string{"server=lighttpd-fpm", "pm.max_children=2"}, "pm.max_spare_servers=3 is greater than pm.max_children=2"},
 		{"nginx knob refused under apache", []string{"server=apache-event-fpm", "nginx.worker_processes=4"},
 			"knob nginx.worker_processes=4 belongs to server nginx-fpm, but this configuration runs server=apache-event-fpm; set server=nginx-fpm, or leave nginx.worker_processes at its default auto"},
 		{"nginx knob at its default is irrelevant", []string{"server=apache-event-fpm", "nginx.worker_processes=auto"}, ""},
 		{"fpm knob refused with mod_php", []string{"server=apache-prefork-modphp", "pm.max_children=20"},
-			"knob pm.max_children=20 belongs to server nginx-fpm or apache-event-fpm, but this configuration runs server=apache-prefork-modphp (PHP runs inside Apache's children"},
+			"knob pm.max_children=20 belongs to server nginx-fpm, apache-event-fpm, lighttpd-fpm, caddy-fpm or h2o-fpm, but this configuration runs server=apache-prefork-modphp (PHP runs inside Apache's children"},
 		{"fpm knob kept with apache event", []string{"server=apache-event-fpm", "pm=static", "pm.max_children=20"}, ""},
 		{"fpm rules skipped with mod_php", []string{"server=apache-prefork-modphp", "pm.max_children=5"}, ""},
 		{"apache knob refused under nginx", []string{"apache.max_request_workers=50"},
@@ -112,6 +128,18 @@ func TestServerRelevance(t *testing.T) {
 		{UnitPHP, "opcache.enable", true},
 		{UnitPHP, "mariadb.max_connections", true},
 		{NginxFPM, "unit.processes", false},
+		{LighttpdFPM, "lighttpd.max_worker", true},
+		{LighttpdFPM, "pm.max_children", true},
+		{LighttpdFPM, "nginx.worker_processes", false},
+		{LighttpdFPM, "h2o.num_threads", false},
+		{CaddyFPM, "caddy.gomaxprocs", true},
+		{CaddyFPM, "listen", true},
+		{CaddyFPM, "apache.keepalive", false},
+		{H2OFPM, "h2o.fastcgi_keepalive", true},
+		{H2OFPM, "caddy.access_log", false},
+		{H2OFPM, "opcache.enable", true},
+		{NginxFPM, "lighttpd.access_log", false},
+		{ApachePreforkModPHP, "h2o.num_threads", false},
 	}
 	for _, c := range cases {
 		cfg := Defaults()
@@ -127,7 +155,7 @@ func TestServerRelevance(t *testing.T) {
 func TestConfigWithoutServerKnobs(t *testing.T) {
 	old := Defaults()
 	for name := range old {
-		if k := byName[name]; k.Component == Apache || k.Component == Server {
+		if k := byName[name]; k.Component == Apache || k.Component == Server || k.Component == Lighttpd || k.Component == Caddy || k.Component == H2O {
 			delete(old, name)
 		}
 	}
@@ -150,5 +178,26 @@ func TestConfigWithoutServerKnobs(t *testing.T) {
 	}
 	if err := modphp.Validate(); err != nil {
 		t.Fatalf("a mod_php configuration without php-fpm's knobs does not validate: %v", err)
+	}
+}
+
+// TestWorkersKnobPerServer: every server in front of php-fpm sizes PHP
+// with pm.max_children; mod_php with MaxRequestWorkers, Unit with its
+// application processes.
+func TestWorkersKnobPerServer(t *testing.T) {
+	for _, s := range Servers {
+		want := "pm.max_children"
+		switch s {
+		case ApachePreforkModPHP:
+			want = "apache.max_request_workers"
+		case UnitPHP:
+			want = "unit.processes"
+		}
+		if got := WorkersKnob(s); got != want {
+			t.Errorf("WorkersKnob(%s) = %s, want %s", s, got, want)
+		}
+		if RunsFPM(s) != (s != ApachePreforkModPHP && s != UnitPHP) {
+			t.Errorf("RunsFPM(%s) = %v", s, RunsFPM(s))
+		}
 	}
 }

@@ -53,6 +53,12 @@ func (y layout) logFiles(component string) []logFile {
 		return []logFile{{lg, "apache-error.log"}, {out, "apache.out"}}
 	case "unit":
 		return []logFile{{lg, "unit.log"}, {out, "unit.out"}}
+	case "lighttpd":
+		return []logFile{{lg, "lighttpd-error.log"}, {out, "lighttpd.out"}}
+	case "caddy":
+		return []logFile{{lg, "caddy.log"}, {out, "caddy.out"}}
+	case "h2o":
+		return []logFile{{lg, "h2o-error.log"}, {out, "h2o.out"}}
 	case "php-fpm":
 		return []logFile{{y.p(fpmDir), "php-fpm.log"}, {out, "php-fpm.out"}}
 	case "mariadb":

@@ -200,6 +200,17 @@ func killAll(o owner, procs []Process, grace time.Duration) []int {
 	if len(refs) == 0 {
 		return nil
 	}
+	for _, p := range procs {
+		// A server whose SIGTERM waits for its clients (see stopSignals)
+		// gets its own signal first.
+		if sig, ok := stopSignals[p.Component]; ok {
+			for _, r := range refs {
+				if r.pid == p.PID {
+					signalAll(o, []procRef{r}, sig)
+				}
+			}
+		}
+	}
 	signalAll(o, refs, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {

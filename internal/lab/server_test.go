@@ -42,30 +42,73 @@ func withServer(cfg knob.Config, server string) knob.Config {
 	return out
 }
 
+// webComponent is the component a server's web server is recorded as.
+func webComponent(server string) string {
+	switch server {
+	case knob.ApacheEventFPM, knob.ApachePreforkModPHP:
+		return "apache"
+	case knob.LighttpdFPM:
+		return "lighttpd"
+	case knob.CaddyFPM:
+		return "caddy"
+	case knob.H2OFPM:
+		return "h2o"
+	}
+	return "nginx"
+}
+
 // checkServer checks that the lab's web server is the one its knob names:
-// its process recorded, its status page answering, php-fpm running only
-// where the server uses it.
+// its process recorded (and no other web server's), its status page
+// answering, php-fpm running only where the server uses it and its status
+// and ping pages reachable through the server, nothing running as root.
 func checkServer(t *testing.T, l *Lab) {
 	t.Helper()
 	server := l.Config.Server()
-	web := "nginx"
-	if strings.HasPrefix(server, "apache") {
-		web = "apache"
-	}
-	if !recorded(l, web) || recorded(l, map[string]string{"nginx": "apache", "apache": "nginx"}[web]) {
-		t.Errorf("server=%s: processes %+v", server, l.Processes)
+	web := webComponent(server)
+	for _, c := range webComponents {
+		if recorded(l, c) != (c == web) {
+			t.Errorf("server=%s: %s recorded %v; processes %+v", server, c, recorded(l, c), l.Processes)
+		}
 	}
 	if recorded(l, "php-fpm") != knob.RunsFPM(server) {
 		t.Errorf("server=%s: php-fpm recorded %v, want %v", server, recorded(l, "php-fpm"), knob.RunsFPM(server))
 	}
 	status := l.ServerStatusURL
-	want := "Active connections"
-	if web == "apache" {
+	var want string
+	switch web {
+	case "nginx":
+		want = "Active connections"
+	case "apache":
 		status += "?auto"
 		want = "ServerMPM: " + map[string]string{knob.ApacheEventFPM: "event", knob.ApachePreforkModPHP: "prefork"}[server]
+	case "lighttpd":
+		status += "?auto"
+		want = "BusyServers: "
+	case "h2o":
+		status += "/json"
+		want = `"max-connections": `
+	case "caddy":
+		if status != "" {
+			t.Errorf("server=%s: a status URL %q (Caddy has none without its admin endpoint)", server, status)
+		}
 	}
-	if code, body := get(t, status); code != 200 || !strings.Contains(body, want) {
-		t.Errorf("server=%s: %s = %d, lacks %q: %.200s", server, status, code, want, body)
+	if want != "" {
+		if code, body := get(t, status); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("server=%s: %s = %d, lacks %q: %.200s", server, status, code, want, body)
+		}
+	}
+	if knob.RunsFPM(server) {
+		// The observer and users read php-fpm's pages through the lab's
+		// port too.
+		for _, c := range []struct{ path, want string }{
+			{"/fpm-status", "pool:                 www"},
+			{"/fpm-status?json", `"pool":"www"`},
+			{"/fpm-ping", "pong"},
+		} {
+			if code, body := get(t, l.URL+c.path); code != 200 || !strings.Contains(body, c.want) {
+				t.Errorf("server=%s: %s = %d, lacks %q: %.200s", server, c.path, code, c.want, body)
+			}
+		}
 	}
 	if os.Geteuid() == 0 {
 		for _, p := range l.Processes {

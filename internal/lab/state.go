@@ -17,7 +17,7 @@ import (
 // Process is one process phptune started for a lab: the leader of its own
 // process group (nginx master, php-fpm master, mariadbd).
 type Process struct {
-	Component string `json:"component"` // "nginx", "apache", "php-fpm", "mariadb"
+	Component string `json:"component"` // "nginx", "apache", "lighttpd", "caddy", "h2o", "php-fpm", "mariadb"
 	PID       int    `json:"pid"`
 	// StartTime is the process's start in clock ticks after boot
 	// (/proc/PID/stat field 22): with the lab's BootID it tells this process
@@ -55,8 +55,11 @@ type Lab struct {
 	// another web server).
 	NginxStatusURL string `json:"nginx_status_url"`
 	// Server is the lab's web server (the server knob: nginx-fpm,
-	// apache-event-fpm, apache-prefork-modphp, unit); ServerStatusURL is its own
-	// status page (nginx's stub_status, Apache's mod_status).
+	// apache-event-fpm, apache-prefork-modphp, lighttpd-fpm, caddy-fpm,
+	// h2o-fpm, unit); ServerStatusURL is its own status page (nginx's
+	// stub_status, Apache's and lighttpd's mod_status, h2o's status
+	// handler; empty for Caddy, which has none without its admin endpoint,
+	// and for Unit, whose status is on UnitControl).
 	Server          string `json:"server,omitempty"`
 	ServerStatusURL string `json:"server_status_url,omitempty"`
 	// UnitControl is unitd's control socket (server=unit): its /status is

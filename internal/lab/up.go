@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/apache"
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
@@ -128,18 +127,11 @@ func planUp(opt Options) (*plan, error) {
 	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmSocket()); err != nil {
 		return nil, err
 	}
-	if p.web.component() == "apache" {
-		// Apache's file takes paths where nginx's would (and refuses
-		// "${" and, in php-fpm's socket, '|'): the home decides.
-		if err := (apache.Site{ServerRoot: p.dir, PidFile: p.dir, RuntimeDir: p.dir, ErrorLog: p.dir, AccessLog: p.dir,
-			Listen: "127.0.0.1:1", DocRoot: filepath.Join(p.dir, "www"), FastCGI: "unix:" + layout{p.dir}.fpmSocket()}).Check(); err != nil {
+	if c, ok := p.web.(siteChecker); ok {
+		// The server's file may not carry every path nginx's can: the
+		// home, or the user's docroot, decides.
+		if err := c.checkSite(p.dir, p.docroot); err != nil {
 			return nil, err
-		}
-		if p.docroot != "" {
-			if err := (apache.Site{ServerRoot: "/", PidFile: "/", RuntimeDir: "/", ErrorLog: "/", AccessLog: "/",
-				Listen: "127.0.0.1:1", DocRoot: p.docroot, FastCGI: "127.0.0.1:1"}).Check(); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if opt.DocRoot != "" {

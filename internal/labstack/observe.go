@@ -16,26 +16,30 @@ import (
 )
 
 // Observer returns the observer configuration for a running lab: its web
-// server's (nginx; Apache: its parent and children, which with mod_php
-// are the PHP workers; Unit: its router and application processes), php-fpm's and MariaDB's process trees, the fpm status page read over FastCGI,
-// nginx's stub_status, Apache's mod_status or Unit's /status, MariaDB's status as the lab's database user, and the
-// accept queues of the fpm socket and nginx's port. The caller adds its own
-// generator root (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the
-// lab. close releases the database handle.
+// server's process tree (nginx, lighttpd, Caddy, h2o; Apache: its parent
+// and children, which with mod_php are the PHP workers; Unit: its router
+// and application processes), php-fpm's and MariaDB's, the fpm status page
+// read over FastCGI, the web server's status page (nginx's stub_status,
+// Apache's or lighttpd's mod_status, h2o's status handler, Unit's /status
+// on its control socket; Caddy has none), MariaDB's status as the lab's
+// database user, and the accept queues of the fpm socket and the web
+// server's port. The caller adds its own generator root
+// (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the lab.
+// close releases the database handle.
 func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	close = func() {}
 	web := observe.ComponentNginx
 	for _, p := range l.LiveProcesses() {
 		c := p.Component
-		if c == observe.ComponentUnit {
-			web = c
-		}
-		if c == observe.ComponentApache {
+		switch c {
+		case observe.ComponentApache:
 			web = c
 			if l.Config.Server() == knob.ApachePreforkModPHP {
 				// PHP runs in Apache's children: they are its workers.
 				c = observe.ComponentApacheModPHP
 			}
+		case observe.ComponentLighttpd, observe.ComponentCaddy, observe.ComponentH2O, observe.ComponentUnit:
+			web = c
 		}
 		cfg.Roots = append(cfg.Roots, observe.Root{Component: c, PID: p.PID})
 	}
@@ -52,8 +56,15 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host)})
 	}
 	cfg.NginxStatusURL = l.NginxStatusURL
-	if web == observe.ComponentApache && l.ServerStatusURL != "" {
-		cfg.ApacheStatusURL = l.ServerStatusURL
+	if l.ServerStatusURL != "" {
+		switch web {
+		case observe.ComponentApache:
+			cfg.ApacheStatusURL = l.ServerStatusURL
+		case observe.ComponentLighttpd:
+			cfg.LighttpdStatusURL, cfg.LighttpdStatisticsURL = l.ServerStatusURL, l.URL+lab.LighttpdStatisticsPath
+		case observe.ComponentH2O:
+			cfg.H2OStatusURL = l.ServerStatusURL
+		}
 	}
 	if l.UnitControl != "" {
 		cfg.UnitControl, cfg.UnitUID, cfg.UnitMaxProcesses = l.UnitControl, l.PeerUID(), l.Config.Int("unit.processes")

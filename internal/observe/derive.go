@@ -165,7 +165,7 @@ func Derive(obs *results.Observation, w Window) {
 	for _, msg := range poolWarnings(in) {
 		d.Warnings = append(d.Warnings, msg)
 	}
-	for _, msg := range apacheWarnings(in) {
+	for _, msg := range append(apacheWarnings(in), webStatusWarnings(in)...) {
 		d.Warnings = append(d.Warnings, msg)
 	}
 	d.Warnings = append(d.Warnings, unitWarnings(in)...)
@@ -273,6 +273,70 @@ func apacheWarnings(in []results.Sample) []string {
 		return []string{msg + "its children are the PHP workers with mod_php, so the pool is at MaxRequestWorkers"}
 	}
 	return []string{msg + "Apache is at MaxRequestWorkers"}
+}
+
+// webStatusWarnings says what lighttpd's and h2o's status pages showed
+// going wrong between the web server and php-fpm during the window:
+// connects to php-fpm refused (lighttpd: mod_fastcgi's "overloaded", its
+// listen queue full; h2o: the 502 and 503 answers it made itself),
+// connections php-fpm dropped that lighttpd sent again (more FastCGI
+// requests than client requests), and h2o holding as many connections as
+// max-connections allows. The counters are
+// totals since the server started, so the window's part is the largest
+// reading less the smallest (with lighttpd's server.max-worker each worker
+// counts its own: the figure is then a lower bound).
+func webStatusWarnings(in []results.Sample) []string {
+	var out []string
+	var lo, hi int64 = -1, -1
+	var h2oLo, h2oHi int64 = -1, -1
+	var full, maxConns int64
+	var prev *results.LighttpdStatus
+	var fcgi, accesses int64
+	for _, s := range in {
+		if l := s.Lighttpd; l != nil {
+			if lo < 0 || l.FastCGIOverloaded+l.FastCGIDied < lo {
+				lo = l.FastCGIOverloaded + l.FastCGIDied
+			}
+			hi = max(hi, l.FastCGIOverloaded+l.FastCGIDied)
+			// Pairs of readings of one process (both totals grew, as
+			// they do within one worker) add to the window's FastCGI
+			// requests and client requests.
+			if prev != nil && l.FastCGIRequests >= prev.FastCGIRequests && l.TotalAccesses >= prev.TotalAccesses {
+				fcgi += l.FastCGIRequests - prev.FastCGIRequests
+				accesses += l.TotalAccesses - prev.TotalAccesses
+			}
+			prev = l
+		}
+		if h := s.H2O; h != nil {
+			e := h.Errors502 + h.Errors503
+			if h2oLo < 0 || e < h2oLo {
+				h2oLo = e
+			}
+			h2oHi = max(h2oHi, e)
+			if h.MaxConnections > 0 && h.Connections+1 >= h.MaxConnections {
+				full++
+				maxConns = h.MaxConnections
+			}
+		}
+	}
+	if n := hi - lo; lo >= 0 && n > 0 {
+		out = append(out, fmt.Sprintf("lighttpd could not connect to php-fpm %d times (mod_fastcgi counted the backend overloaded or dead: its listen queue was full): those requests failed; raise listen.backlog, or pm.max_children if the pool is busy", n))
+	}
+	// A client request makes at most one FastCGI request, unless php-fpm
+	// dropped the connection and lighttpd sent it again (lighttpd logs
+	// "connection was dropped after accept()" and counts no error). Its
+	// total of accesses is refreshed once a second, so only a clear
+	// excess counts.
+	if accesses > 0 && fcgi > 3*accesses && fcgi-accesses >= 100 {
+		out = append(out, fmt.Sprintf("lighttpd sent %d FastCGI requests for %d client requests: php-fpm dropped connections (its listen queue was full) and lighttpd sent them again, failing some (lighttpd-error.log names each); raise listen.backlog, or pm.max_children if the pool is busy", fcgi, accesses))
+	}
+	if n := h2oHi - h2oLo; h2oLo >= 0 && n > 0 {
+		out = append(out, fmt.Sprintf("h2o answered %d requests with 502 or 503 itself: it could not reach php-fpm (its listen queue full, or php-fpm gone)", n))
+	}
+	if full > 0 {
+		out = append(out, fmt.Sprintf("h2o held its max-connections (%d) in %d samples: further clients waited in the kernel's queue; raise h2o.max_connections", maxConns, full))
+	}
+	return out
 }
 
 // percentile is the nearest-rank percentile of sorted values.

@@ -2,7 +2,8 @@
 // at a fixed interval, every process group of the stack (CPU from
 // /proc/PID/stat, RSS/PSS/USS from smaps_rollup), the machine (CPU split with
 // steal and softirq, run queue, context switches, free memory, swap, the
-// cgroup memory limit), php-fpm's status page, nginx's stub_status, MariaDB's
+// cgroup memory limit), php-fpm's status page, the web server's own status
+// page (nginx's stub_status, Apache's, lighttpd's or h2o's), MariaDB's
 // global status and the kernel's accept queues of the stack's sockets, and
 // derives the figures the tuner and the report need (CPU seconds per request,
 // the memory cost of one more worker, imbalance, warnings).
@@ -35,6 +36,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apachestatus"
 	"github.com/phptune/phptune/internal/fpmstatus"
+	"github.com/phptune/phptune/internal/h2ostatus"
+	"github.com/phptune/phptune/internal/lighttpdstatus"
 	"github.com/phptune/phptune/internal/nginxstatus"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
@@ -66,6 +69,17 @@ const (
 	// static files) "unit router": the web server. The application
 	// processes are "unit php workers", the PHP workers.
 	ComponentUnit = "unit"
+	// ComponentLighttpd: lighttpd in front of php-fpm. The process started
+	// is "lighttpd" (with server.max-worker 0 it serves everything); its
+	// children, with max-worker > 0, are "lighttpd workers".
+	ComponentLighttpd = "lighttpd"
+	// ComponentCaddy: Caddy in front of php-fpm, one process (Go threads
+	// inside): "caddy".
+	ComponentCaddy = "caddy"
+	// ComponentH2O: h2o in front of php-fpm, one process with its worker
+	// threads (and a small helper that annotates crash backtraces, in the
+	// same group): "h2o".
+	ComponentH2O = "h2o"
 	// ComponentMariaDB: the whole tree is "mariadbd".
 	ComponentMariaDB = "mariadb"
 	// ComponentGenerator: the whole tree is "generator" (phptune's own
@@ -88,8 +102,15 @@ const (
 	GroupUnitMain            = "unit main"
 	GroupUnitRouter          = "unit router"
 	GroupUnitWorkers         = "unit php workers"
-	GroupMariaDB             = "mariadbd"
-	GroupGenerator           = "generator"
+	// GroupLighttpd is lighttpd's first process, GroupLighttpdWorkers the
+	// workers it forks with server.max-worker > 0.
+	GroupLighttpd        = "lighttpd"
+	GroupLighttpdWorkers = "lighttpd workers"
+	// GroupCaddy and GroupH2O are those servers' single processes.
+	GroupCaddy     = "caddy"
+	GroupH2O       = "h2o"
+	GroupMariaDB   = "mariadbd"
+	GroupGenerator = "generator"
 	// GroupOther holds every process outside the roots' trees (CPU only):
 	// neighbours, kernel threads, build jobs. It lets the groups add up
 	// to the machine.
@@ -143,6 +164,12 @@ type Config struct {
 	UnitControl      string
 	UnitUID          int
 	UnitMaxProcesses int64
+	// LighttpdStatusURL is lighttpd's mod_status page (without ?auto),
+	// LighttpdStatisticsURL its statistics page ("" to leave it out).
+	LighttpdStatusURL     string
+	LighttpdStatisticsURL string
+	// H2OStatusURL is h2o's status handler (without /json).
+	H2OStatusURL string
 	// DB, when set, is used for SHOW GLOBAL STATUS (the account needs the
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
@@ -196,6 +223,8 @@ type Observer struct {
 	ngx        *nginxstatus.Client
 	apache     *apachestatus.Client
 	unit       *unit.Control
+	lighttpd   *lighttpdstatus.Client
+	h2o        *h2ostatus.Client
 
 	start     time.Time
 	prevT     time.Time
@@ -259,6 +288,16 @@ func New(cfg Config) (*Observer, error) {
 	}
 	if cfg.UnitControl != "" {
 		o.unit = unit.NewControl(cfg.UnitControl, cfg.UnitUID)
+	}
+	if cfg.LighttpdStatusURL != "" {
+		if o.lighttpd, err = lighttpdstatus.NewClient(cfg.LighttpdStatusURL, cfg.LighttpdStatisticsURL); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.H2OStatusURL != "" {
+		if o.h2o, err = h2ostatus.NewClient(cfg.H2OStatusURL); err != nil {
+			return nil, err
+		}
 	}
 	for _, r := range cfg.Roots {
 		if r.PID <= 0 {
@@ -349,6 +388,12 @@ func (o *Observer) Stop() *results.Observation {
 	}
 	if o.ngx != nil {
 		o.ngx.Close()
+	}
+	if o.lighttpd != nil {
+		o.lighttpd.Close()
+	}
+	if o.h2o != nil {
+		o.h2o.Close()
 	}
 	if o.apache != nil {
 		o.apache.Close()
@@ -464,6 +509,12 @@ func groupsOf(component string) (root, child string) {
 		return GroupApacheParent, GroupApacheModPHPWorkers
 	case ComponentUnit:
 		return GroupUnitMain, GroupUnitWorkers
+	case ComponentLighttpd:
+		return GroupLighttpd, GroupLighttpdWorkers
+	case ComponentCaddy:
+		return GroupCaddy, GroupCaddy
+	case ComponentH2O:
+		return GroupH2O, GroupH2O
 	case ComponentMariaDB:
 		return GroupMariaDB, GroupMariaDB
 	case ComponentGenerator:
@@ -524,17 +575,21 @@ func IsPHPWorkers(name string) bool {
 // fetched is what the concurrent readers bring back: raw bodies, parsed on
 // the sampling thread so their CPU is counted as the sampler's.
 type fetched struct {
-	fpm     [][]byte
-	fpmErr  []error
-	ngx     *results.NginxStatus
-	ngxErr  error
-	apache  *results.ApacheStatus
-	apErr   error
-	unit    *unit.Status
-	unitErr error
-	db      *results.MariaDBStatus
-	dbErr   error
-	elapsed time.Duration
+	fpm      [][]byte
+	fpmErr   []error
+	ngx      *results.NginxStatus
+	ngxErr   error
+	apache   *results.ApacheStatus
+	apErr    error
+	unit     *unit.Status
+	unitErr  error
+	light    *results.LighttpdStatus
+	lightErr error
+	h2o      *results.H2OStatus
+	h2oErr   error
+	db       *results.MariaDBStatus
+	dbErr    error
+	elapsed  time.Duration
 }
 
 func (o *Observer) fetchAll(ctx context.Context) *fetched {
@@ -561,6 +616,12 @@ func (o *Observer) fetchAll(ctx context.Context) *fetched {
 		// Unit's router answers its control socket whatever the
 		// application processes are doing.
 		wg.Go(func() { f.unit, f.unitErr = o.unit.Status(ctx) })
+	}
+	if o.lighttpd != nil {
+		wg.Go(func() { f.light, f.lightErr = o.lighttpd.Fetch(ctx) })
+	}
+	if o.h2o != nil {
+		wg.Go(func() { f.h2o, f.h2oErr = o.h2o.Fetch(ctx) })
 	}
 	if o.cfg.DB != nil {
 		wg.Go(func() { f.db, f.dbErr = mariadbStatus(ctx, o.cfg.DB) })
@@ -648,6 +709,20 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 			s.Errors = append(s.Errors, f.unitErr.Error())
 		} else {
 			s.Unit = unitSample(f.unit, o.cfg.UnitMaxProcesses)
+		}
+	}
+	if o.lighttpd != nil {
+		if f.lightErr != nil {
+			s.Errors = append(s.Errors, f.lightErr.Error())
+		} else {
+			s.Lighttpd = f.light
+		}
+	}
+	if o.h2o != nil {
+		if f.h2oErr != nil {
+			s.Errors = append(s.Errors, f.h2oErr.Error())
+		} else {
+			s.H2O = f.h2o
 		}
 	}
 	if o.cfg.DB != nil {
@@ -847,6 +922,8 @@ func (o *Observer) groupSamples(cur map[int]procInfo, dt, busy float64, errs *[]
 			group = GroupFPMWorkers
 		case GroupNginxMaster:
 			group = GroupNginxWorkers
+		case GroupLighttpd:
+			group = GroupLighttpdWorkers
 		case GroupApacheParent:
 			group = GroupApacheWorkers
 			for _, r := range o.cfg.Roots {
@@ -1001,6 +1078,10 @@ func groupRank(name string) int {
 		return 1
 	case name == GroupUnitWorkers:
 		return 3
+	case name == GroupLighttpd, name == GroupCaddy, name == GroupH2O:
+		return 0
+	case name == GroupLighttpdWorkers:
+		return 1
 	case name == GroupFPMMaster:
 		return 2
 	case IsFPMWorkers(name):

@@ -1,7 +1,8 @@
 // Package recommend turns a recommended knob configuration into the files a
 // user installs on a live Debian host, each in its component's own syntax: a
-// php-fpm pool fragment, php.ini overrides, an nginx snippet or an Apache
-// drop-in (the configuration's server's), and a my.cnf fragment. Lines
+// php-fpm pool fragment, php.ini overrides, the configuration's web
+// server's settings (an nginx snippet, an Apache or lighttpd drop-in, a
+// Caddyfile, h2o.conf's top-level keys), and a my.cnf fragment. Lines
 // whose value differs from the starting configuration are marked with the
 // value they replace. The package does no I/O.
 package recommend
@@ -11,7 +12,10 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/apache"
+	"github.com/phptune/phptune/internal/caddy"
+	"github.com/phptune/phptune/internal/h2o"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lighttpd"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
@@ -35,13 +39,36 @@ const (
 	// UnitFile is NGINX Unit's application settings, JSON for its control
 	// API.
 	UnitFile = "unit-phptune.json"
+	// LighttpdFile is the lighttpd drop-in, for
+	// /etc/lighttpd/conf-available/99-phptune.conf.
+	LighttpdFile = "lighttpd-phptune.conf"
+	// CaddyFile is a Caddyfile to merge into /etc/caddy/Caddyfile.
+	CaddyFile = "Caddyfile"
+	// H2OFile holds the top-level keys of /etc/h2o/h2o.conf.
+	H2OFile = "h2o.conf"
 )
+
+// WebFile names the web server's file of a recommendation for server.
+func WebFile(server string) string {
+	switch server {
+	case knob.NginxFPM:
+		return NginxFile
+	case knob.LighttpdFPM:
+		return LighttpdFile
+	case knob.CaddyFPM:
+		return CaddyFile
+	case knob.H2OFPM:
+		return H2OFile
+	}
+	return ApacheFile
+}
 
 // Files renders rec for t. start is the configuration the tune began from;
 // changed values carry a comment with the value they replace.
 //
-// The web server's file is rec's server's: nginx.conf for nginx-fpm,
-// ApacheFile for the Apache servers. The pool fragment is written where
+// The web server's file is rec's server's (WebFile): nginx.conf for
+// nginx-fpm, ApacheFile for the Apache servers, LighttpdFile, CaddyFile or
+// H2OFile for the others. The pool fragment is written where
 // php-fpm runs; with mod_php PHP's settings go to Apache's php.ini
 // directory instead of php-fpm's.
 func Files(start, rec knob.Config, t Target) map[string]string {
@@ -57,6 +84,12 @@ func Files(start, rec knob.Config, t Target) map[string]string {
 		out[NginxFile] = nginxSnippet(start, rec, t)
 	case knob.UnitPHP:
 		out[UnitFile] = unitSettings(start, rec)
+	case knob.LighttpdFPM:
+		out[LighttpdFile] = lighttpdDropIn(start, rec, t)
+	case knob.CaddyFPM:
+		out[CaddyFile] = caddyfile(start, rec, t)
+	case knob.H2OFPM:
+		out[H2OFile] = h2oConf(start, rec, t)
 	default:
 		out[ApacheFile] = apacheDropIn(start, rec, t)
 	}
@@ -117,11 +150,14 @@ func pool(start, rec knob.Config, t Target) string {
 	fmt.Fprintf(&b, "; Set these in /etc/php/%s/fpm/pool.d/www.conf (replacing the same directives),\n", t.PHPVersion)
 	fmt.Fprintf(&b, "; then check and reload: php-fpm%s -t && systemctl reload php%s-fpm\n", t.PHPVersion, t.PHPVersion)
 	if rec["listen"] != start["listen"] {
-		if rec.Server() == knob.NginxFPM {
-			fmt.Fprintf(&b, "; The socket changed: point nginx's fastcgi_pass at the new listen address (see nginx.conf).\n")
-		} else {
-			fmt.Fprintf(&b, "; The socket changed: point Apache's SetHandler proxy at the new listen address (see %s).\n", ApacheFile)
-		}
+		where := map[string]string{
+			knob.NginxFPM:       "nginx's fastcgi_pass",
+			knob.ApacheEventFPM: "Apache's SetHandler proxy",
+			knob.LighttpdFPM:    "lighttpd's fastcgi.server",
+			knob.CaddyFPM:       "Caddy's php_fastcgi",
+			knob.H2OFPM:         "h2o's fastcgi.connect",
+		}[rec.Server()]
+		fmt.Fprintf(&b, "; The socket changed: point %s at the new listen address (see %s).\n", where, WebFile(rec.Server()))
 	}
 	b.WriteString("; pm.status_path is what phptune observes; keep it reachable from loopback only.\n")
 	b.WriteString(annotate(frag, dirs, start, rec, ";"))
@@ -236,6 +272,93 @@ func apacheDropIn(start, rec knob.Config, t Target) string {
 		w("#   SetHandler \"proxy:fcgi://%s\"", fpmSocket(rec, t))
 	}
 	b.WriteString(apache.Fragment(rec, func(name string) string { return strings.TrimSpace(was(start, rec, name, "#")) }))
+	return b.String()
+}
+
+// lighttpdDropIn is rec's lighttpd settings as a conf-available/ drop-in
+// (lighttpd.Fragment) with how to install it and what the file does not
+// hold: the access log and php-fpm's address.
+func lighttpdDropIn(start, rec knob.Config, t Target) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# phptune recommendation: lighttpd settings (lighttpd-fpm), in lighttpd's own syntax.")
+	w("# Save as /etc/lighttpd/conf-available/99-phptune.conf, then enable, check and restart:")
+	w("#   lighty-enable-mod phptune && lighttpd -tt -f /etc/lighttpd/lighttpd.conf && systemctl restart lighttpd")
+	w("# Debian's lighttpd.conf sets none of these keys (lighttpd refuses a key set twice).")
+	w("# PHP runs in php-fpm: lighty-enable-mod fastcgi fastcgi-php-fpm (Debian's")
+	w("# 15-fastcgi-php-fpm.conf); PHP's concurrency is the pool's pm.max_children (%s).", PoolFile)
+	if rec.On("lighttpd.access_log") != start.On("lighttpd.access_log") {
+		if rec.On("lighttpd.access_log") {
+			w("# Access log: on (was off): lighty-enable-mod accesslog")
+		} else {
+			w("# Access log: off (was on): lighty-disable-mod accesslog")
+		}
+	}
+	if rec["listen"] == "tcp" {
+		w("# php-fpm listens on %s: in 15-fastcgi-php-fpm.conf use", fpmSocket(rec, t))
+		w("#   \"host\" => \"127.0.0.1\", \"port\" => 9000 instead of \"socket\"")
+	}
+	b.WriteString(lighttpd.Fragment(rec, func(name string) string { return was(start, rec, name, "#") }))
+	return b.String()
+}
+
+// caddyfile is rec's Caddy settings as a Caddyfile (caddy.Fragment) with
+// how to merge it and what the file cannot say: GOMAXPROCS, which is the
+// service's environment.
+func caddyfile(start, rec knob.Config, t Target) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# phptune recommendation: Caddy settings (caddy-fpm), in the Caddyfile's own syntax.")
+	w("# Merge into /etc/caddy/Caddyfile (the global options block first in the file, the")
+	w("# php_fastcgi lines into your PHP site's block), then check and reload:")
+	w("#   caddy validate --config /etc/caddy/Caddyfile && systemctl reload caddy")
+	w("# PHP's concurrency is the pool's pm.max_children (%s).", PoolFile)
+	if v := rec["caddy.gomaxprocs"]; v != "auto" || start["caddy.gomaxprocs"] != "auto" {
+		if v == "auto" {
+			w("# GOMAXPROCS: leave it unset (every CPU; was %s): systemctl edit caddy, remove the", start["caddy.gomaxprocs"])
+			w("#   Environment=GOMAXPROCS line, then systemctl restart caddy")
+		} else {
+			w("# GOMAXPROCS=%s (was %s): systemctl edit caddy, add under [Service]", v, start["caddy.gomaxprocs"])
+			w("#   Environment=GOMAXPROCS=%s", v)
+			w("# then systemctl restart caddy (the environment is read at start).")
+		}
+	}
+	upstream := "unix/" + fpmSocket(rec, t)
+	if rec["listen"] == "tcp" {
+		upstream = fpmSocket(rec, t)
+	}
+	b.WriteString(caddy.Fragment(rec, upstream, func(name string) string { return was(start, rec, name, "#") }))
+	return b.String()
+}
+
+// h2oConf is rec's h2o settings as top-level keys of h2o.conf
+// (h2o.Fragment) with how to install them and what they do not hold: the
+// access log and php-fpm's address.
+func h2oConf(start, rec knob.Config, t Target) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# phptune recommendation: h2o settings (h2o-fpm), in h2o's YAML.")
+	w("# Set these keys at the top level of /etc/h2o/h2o.conf (replacing the same keys),")
+	w("# then check and restart: h2o -t -c /etc/h2o/h2o.conf && systemctl restart h2o")
+	w("# PHP runs in php-fpm: a path's file.custom-handler for .php with fastcgi.connect")
+	if rec["listen"] == "tcp" {
+		w("#   {host: 127.0.0.1, port: 9000, type: tcp}; PHP's concurrency is the pool's")
+	} else {
+		w("#   {port: %s, type: unix}; PHP's concurrency is the pool's", fpmSocket(rec, t))
+	}
+	w("#   pm.max_children (%s).", PoolFile)
+	if rec.On("h2o.access_log") != start.On("h2o.access_log") {
+		if rec.On("h2o.access_log") {
+			w("# Access log: on (was off): keep Debian's access-log line.")
+		} else {
+			w("# Access log: off (was on): remove the access-log line.")
+		}
+	}
+	if rec.Int("h2o.fastcgi_keepalive") > 0 {
+		w("# fastcgi.timeout.keepalive keeps connections to php-fpm open: each holds a php-fpm")
+		w("# worker while idle, so pm.max_children must cover them.")
+	}
+	b.WriteString(h2o.Fragment(rec, func(name string) string { return was(start, rec, name, "#") }))
 	return b.String()
 }
 

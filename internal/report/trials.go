@@ -245,6 +245,10 @@ var warningKinds = []warningKind{
 	{"pool", "the pool ran with every worker busy: at pm.max_children", func(w string) bool { return strings.Contains(w, "the pool is at pm.max_children") }},
 	{"modphp-pool", "the pool ran with every worker busy: Apache's children (mod_php) at MaxRequestWorkers", func(w string) bool { return strings.Contains(w, "the pool is at MaxRequestWorkers") }},
 	{"apache", "Apache ran with every worker busy: at MaxRequestWorkers", func(w string) bool { return strings.Contains(w, "Apache is at MaxRequestWorkers") }},
+	{"fpm-refused", "the web server could not reach php-fpm (its listen queue full): requests failed", func(w string) bool {
+		return strings.HasPrefix(w, "lighttpd could not connect to php-fpm") || strings.Contains(w, "php-fpm dropped connections") || strings.Contains(w, "with 502 or 503 itself")
+	}},
+	{"h2o-full", "h2o held its max-connections: further clients waited in the kernel's queue", func(w string) bool { return strings.HasPrefix(w, "h2o held its max-connections") }},
 	{"compete", "the generator and the stack competed for the cores", func(w string) bool { return strings.Contains(w, "compete for the cores") }},
 	{"swap", "swap in use", func(w string) bool { return strings.HasPrefix(w, "swap in use") }},
 	{"page", "the page changed or reads like an error", func(w string) bool {

@@ -110,6 +110,31 @@ func TestWarningsGroupedByKind(t *testing.T) {
 	}
 }
 
+// TestWebServerWarningsGrouped: lighttpd's and h2o's warnings about
+// php-fpm refusing connections read as one kind across trials and
+// servers, h2o at max-connections as another.
+func TestWebServerWarningsGrouped(t *testing.T) {
+	tn := &results.Tune{}
+	add := func(n int, ws ...string) {
+		b := &results.Bench{Observation: &results.Observation{Derived: results.Derived{Warnings: ws}}}
+		tn.Trials = append(tn.Trials, results.Trial{N: n, Connections: 10, Config: map[string]string{"pm.max_children": "5"}, Bench: b})
+	}
+	add(1, "lighttpd could not connect to php-fpm 8 times (mod_fastcgi counted the backend overloaded or dead: its listen queue was full): those requests failed; raise listen.backlog, or pm.max_children if the pool is busy")
+	add(2, "h2o answered 42 requests with 502 or 503 itself: it could not reach php-fpm (its listen queue full, or php-fpm gone)")
+	add(4, "lighttpd sent 14891 FastCGI requests for 2439 client requests: php-fpm dropped connections (its listen queue was full) and lighttpd sent them again, failing some (lighttpd-error.log names each); raise listen.backlog, or pm.max_children if the pool is busy")
+	add(3, "h2o held its max-connections (16) in 2 samples: further clients waited in the kernel's queue; raise h2o.max_connections")
+	w, facts := trialWarnings(tn)
+	if len(w) != 2 || len(facts) != 0 {
+		t.Fatalf("warnings %q facts %q, want two kinds", w, facts)
+	}
+	if !strings.HasPrefix(w[0], "the web server could not reach php-fpm") || !strings.Contains(w[0], "3 trials (1, 2, 4)") {
+		t.Errorf("refused connects: %q", w[0])
+	}
+	if !strings.HasPrefix(w[1], "h2o held its max-connections") || !strings.Contains(w[1], "1 trial (3)") {
+		t.Errorf("h2o full: %q", w[1])
+	}
+}
+
 // TestConcurrencyTable: curve-phase trials (start and recommended at other
 // concurrencies) become points of the curves and rows of the text table.
 func TestConcurrencyTable(t *testing.T) {

@@ -163,15 +163,18 @@ type Sample struct {
 	TS float64 `json:"t_s"`
 	// DTS is the length of the interval the rates cover (the time since
 	// the previous sample, or since the baseline).
-	DTS     float64        `json:"dt_s,omitempty"`
-	Machine MachineSample  `json:"machine"`
-	Groups  []GroupSample  `json:"groups"`
-	FPM     []FPMStatus    `json:"fpm,omitempty"` // one per pool
-	Nginx   *NginxStatus   `json:"nginx,omitempty"`
-	Apache  *ApacheStatus  `json:"apache,omitempty"`
-	Unit    *UnitStatus    `json:"unit,omitempty"`
-	MariaDB *MariaDBStatus `json:"mariadb,omitempty"`
-	Queues  []ListenQueue  `json:"listen_queues,omitempty"`
+	DTS     float64       `json:"dt_s,omitempty"`
+	Machine MachineSample `json:"machine"`
+	Groups  []GroupSample `json:"groups"`
+	FPM     []FPMStatus   `json:"fpm,omitempty"` // one per pool
+	Nginx   *NginxStatus  `json:"nginx,omitempty"`
+	Apache  *ApacheStatus `json:"apache,omitempty"`
+	Unit    *UnitStatus   `json:"unit,omitempty"`
+	// Lighttpd and H2O are those servers' status pages.
+	Lighttpd *LighttpdStatus `json:"lighttpd,omitempty"`
+	H2O      *H2OStatus      `json:"h2o,omitempty"`
+	MariaDB  *MariaDBStatus  `json:"mariadb,omitempty"`
+	Queues   []ListenQueue   `json:"listen_queues,omitempty"`
 	// SamplerCPUPct is the observer's own CPU while taking this sample, in
 	// percent of one core over the interval.
 	SamplerCPUPct float64 `json:"sampler_cpu_pct,omitempty"`
@@ -316,6 +319,54 @@ type ApacheStatus struct {
 	Cleanup   int64 `json:"cleanup,omitempty"`
 	DNS       int64 `json:"dns,omitempty"`
 	Open      int64 `json:"open"`
+}
+
+// LighttpdStatus is lighttpd's mod_status page (?auto) and its statistics
+// page (mod_fastcgi's counters), the status request's own connection left
+// out. With server.max-worker > 0 each worker has its own: the figures are
+// the one worker's that answered.
+type LighttpdStatus struct {
+	// BusyServers are the open client connections (kept-alive ones
+	// included), IdleServers the rest of server.max-connections.
+	BusyServers   int64 `json:"busy_servers"`
+	IdleServers   int64 `json:"idle_servers"`
+	TotalAccesses int64 `json:"total_accesses"`
+	TotalKBytes   int64 `json:"total_kbytes"`
+	UptimeS       int64 `json:"uptime_s"`
+	// The connections by state (the scoreboard): 'k' kept alive between
+	// requests; '.', 'q', 'r', 'R' reading a request; 'h', 's' handling
+	// it (waiting for php-fpm among them); 'w', 'W', 'S' writing the
+	// response; 'C', 'E' closing.
+	KeepAlive int64 `json:"keepalive"`
+	Reading   int64 `json:"reading"`
+	Handling  int64 `json:"handling"`
+	Writing   int64 `json:"writing"`
+	Closing   int64 `json:"closing,omitempty"`
+	// From the statistics page, when it was read: requests at php-fpm now,
+	// requests sent since start, and connects to php-fpm refused
+	// (overloaded: its listen queue was full) or failed (died), summed
+	// over the backends.
+	FastCGIActive     int64 `json:"fastcgi_active"`
+	FastCGIRequests   int64 `json:"fastcgi_requests"`
+	FastCGIOverloaded int64 `json:"fastcgi_overloaded"`
+	FastCGIDied       int64 `json:"fastcgi_died"`
+}
+
+// H2OStatus is h2o's status handler (its JSON), the status request's own
+// connection left out.
+type H2OStatus struct {
+	Connections    int64 `json:"connections"`
+	MaxConnections int64 `json:"max_connections"`
+	WorkerThreads  int64 `json:"worker_threads"`
+	// InFlight are the requests being served, Idle the connections kept
+	// alive between requests.
+	InFlight int64 `json:"in_flight"`
+	Idle     int64 `json:"idle"`
+	// Errors5xx are the 500, 502 and 503 responses h2o made itself since
+	// it started (502: php-fpm could not be reached).
+	Errors500 int64 `json:"errors_500"`
+	Errors502 int64 `json:"errors_502"`
+	Errors503 int64 `json:"errors_503"`
 }
 
 // MariaDBStatus is a subset of SHOW GLOBAL STATUS.

@@ -79,6 +79,25 @@ func TestFitConnectionsPerServer(t *testing.T) {
 	if err := pf.Validate(); err != nil {
 		t.Fatalf("prefork at 2000 connections: %v", err)
 	}
+	for _, c := range []struct {
+		server, knob, want string
+		conns              int
+	}{
+		{knob.LighttpdFPM, "lighttpd.max_connections", "1365", 1000},
+		{knob.LighttpdFPM, "lighttpd.max_connections", "2016", 2000},
+		{knob.LighttpdFPM, "lighttpd.listen_backlog", "2048", 2000},
+		{knob.LighttpdFPM, "lighttpd.max_connections", "21845", 30000},
+		{knob.H2OFPM, "h2o.max_connections", "1024", 1000},
+		{knob.H2OFPM, "h2o.max_connections", "2016", 2000},
+	} {
+		got := search.FitConnections(serverStart(t, c.server), c.conns)
+		if err := got.Validate(); err != nil {
+			t.Fatalf("%s at %d connections: %v", c.server, c.conns, err)
+		}
+		if got[c.knob] != c.want || got["nginx.worker_connections"] != knob.Defaults()["nginx.worker_connections"] {
+			t.Errorf("%s at %d connections: %s = %s, want %s (changes %v)", c.server, c.conns, c.knob, got[c.knob], c.want, knob.Diff(knob.Defaults(), got))
+		}
+	}
 	ng := search.FitConnections(knob.Defaults(), 2000)
 	if ng["listen.backlog"] != "2048" || ng["nginx.worker_connections"] != "4064" {
 		t.Errorf("nginx at 2000: %v", knob.Diff(knob.Defaults(), ng))

@@ -371,11 +371,12 @@ func unitPool(c knob.Config, pm string, n int) (knob.Config, error) {
 
 // FitConnections raises, where needed, the settings that bound how many
 // client connections the stack can hold at once to what conns needs: the
-// accept queues of php-fpm and nginx (listen.backlog, nginx.listen_backlog),
-// when shorter than conns, to the next power of two at or above it, nginx's
-// worker_connections to 2 × conns + 64 (each client connection may need an
-// upstream one, and all may land on one worker), and the event MPM's
-// MaxRequestWorkers to conns. Only the knobs of base's server are touched.
+// accept queues of php-fpm, nginx and lighttpd (listen.backlog,
+// nginx.listen_backlog, lighttpd.listen_backlog), when shorter than conns,
+// to the next power of two at or above it, nginx's worker_connections to
+// 2 × conns + 64 (each client connection may need an upstream one, and all
+// may land on one worker), lighttpd's and h2o's max_connections to conns +
+// 16, and the event MPM's MaxRequestWorkers to conns. Only the knobs of base's server are touched.
 // Nothing is lowered; the kernel still caps a backlog at net.core.somaxconn.
 func FitConnections(base knob.Config, conns int) knob.Config {
 	c := base.Clone()
@@ -396,8 +397,14 @@ func FitConnections(base knob.Config, conns int) knob.Config {
 	backlog = min(backlog, 65535)
 	raise("listen.backlog", conns, backlog)
 	raise("nginx.listen_backlog", conns, backlog)
+	raise("lighttpd.listen_backlog", conns, backlog)
 	wc := min(2*conns+64, 65535)
 	raise("nginx.worker_connections", wc, wc)
+	// lighttpd and h2o count client connections only (per lighttpd
+	// process: with server.max-worker each worker may get all of them);
+	// the 16 are for status reads and the odd late close.
+	raise("lighttpd.max_connections", conns+16, min(conns+16, 21845))
+	raise("h2o.max_connections", conns+16, conns+16)
 	if c.Server() == knob.ApacheEventFPM {
 		// The event MPM's threads hold the client connections in front
 		// of php-fpm: MaxRequestWorkers covers conns in whole children,

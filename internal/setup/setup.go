@@ -3,10 +3,13 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +23,7 @@ var Packages = [][]string{
 		"mariadb-server", "mariadb-client", "procps"},
 	{"wordpress", "wordpress-theme-twentytwentythree"},
 	Apache,
+	WebServers,
 }
 
 // Apache is what the Apache servers need (server=apache-event-fpm,
@@ -32,6 +36,26 @@ var Packages = [][]string{
 // that libapache2-mod-php's postinst never starts or restarts an apache2
 // service either; one already running is left alone.
 var Apache = []string{"apache2-bin", "libapache2-mod-php"}
+
+// WebServers are the other servers' packages (server=lighttpd-fpm,
+// caddy-fpm, h2o-fpm). Unlike Apache's, Debian does not split their
+// binaries from their services: each package ships a systemd unit (and
+// lighttpd and h2o an init script) that its postinst enables and starts on
+// port 80. They are installed with service starts denied (see
+// DenyServiceStarts), and each service a package brought is disabled
+// right after (see DisableServices), so nothing is started then or at the
+// next boot; a package that was already installed is not touched, nor is
+// its service. Labs render their own configuration and run the binaries.
+var WebServers = []string{"lighttpd", "caddy", "h2o"}
+
+// Services maps a package of WebServers to the services its postinst
+// enables: systemd units (deb-systemd-helper) and init scripts
+// (update-rc.d). caddy-api.service is shipped but not enabled.
+var Services = map[string]struct{ Units, InitScripts []string }{
+	"lighttpd": {Units: []string{"lighttpd.service"}, InitScripts: []string{"lighttpd"}},
+	"caddy":    {Units: []string{"caddy.service"}},
+	"h2o":      {Units: []string{"h2o.service"}, InitScripts: []string{"h2o"}},
+}
 
 // PolicyRC is Debian's policy-rc.d: invoke-rc.d asks it before a package's
 // maintainer script starts, stops or restarts a service, and exit code 101
@@ -65,16 +89,70 @@ func DenyServiceStarts() (restore func(), note string, err error) {
 	return func() { os.Remove(PolicyRC) }, fmt.Sprintf("a temporary %s (exit 101) denies service starts during the installation", PolicyRC), nil
 }
 
-// quiet reports whether group is installed with service starts denied.
+// quiet reports whether group is installed with service starts denied:
+// Apache's, or the other web servers'.
 func quiet(group []string) bool {
 	for _, p := range group {
-		for _, a := range Apache {
-			if p == a {
-				return true
-			}
+		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) {
+			return true
 		}
 	}
 	return false
+}
+
+// InitDir is where Debian's init scripts are (a package's script is
+// disabled with update-rc.d only when it is there).
+var InitDir = "/etc/init.d"
+
+// run runs one command of DisableServices with env added to phptune's
+// environment; tests replace it.
+var run = func(ctx context.Context, log io.Writer, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	return cmd.Run()
+}
+
+// DisableServices disables the services that installed, a list of
+// packages apt-get has just installed, brought with them (see Services):
+// "deb-systemd-helper disable" removes the unit's symlinks and records it
+// as disabled, so an upgrade's postinst does not enable it again;
+// "update-rc.d NAME disable" turns the init script's start links into
+// stop links. Nothing is stopped: starts were denied while installing. It
+// returns the services it disabled.
+func DisableServices(ctx context.Context, log io.Writer, installed []string) ([]string, error) {
+	var done []string
+	var errs []error
+	for _, p := range installed {
+		s, ok := Services[p]
+		if !ok {
+			continue
+		}
+		for _, u := range s.Units {
+			// deb-systemd-helper works only for a package's maintainer
+			// script, which dpkg names in this variable: the package the
+			// unit belongs to, whose state it records.
+			if err := run(ctx, log, []string{"DPKG_MAINTSCRIPT_PACKAGE=" + p}, "deb-systemd-helper", "disable", u); err != nil {
+				errs = append(errs, fmt.Errorf("deb-systemd-helper disable %s: %v", u, err))
+				continue
+			}
+			done = append(done, u)
+		}
+		for _, n := range s.InitScripts {
+			if _, err := os.Stat(filepath.Join(InitDir, n)); err != nil {
+				continue
+			}
+			if err := run(ctx, log, nil, "update-rc.d", n, "disable"); err != nil {
+				errs = append(errs, fmt.Errorf("update-rc.d %s disable: %v", n, err))
+				continue
+			}
+			done = append(done, InitDir+"/"+n)
+		}
+	}
+	if len(errs) > 0 {
+		return done, fmt.Errorf("disabling the services the web server packages brought: %w; disable them by hand (systemctl disable lighttpd caddy h2o)", errors.Join(errs...))
+	}
+	return done, nil
 }
 
 // TestTools are what `make test` and the benchmarks add: the reference load
@@ -161,18 +239,38 @@ func Install(ctx context.Context, withTestTools bool, log io.Writer) error {
 	return nil
 }
 
-// installGroup apt-gets one group; Apache's with service starts denied.
+// installGroup apt-gets one group (m: its missing packages); Apache's and
+// the other web servers' with service starts denied, and the services the
+// latter bring disabled once installed.
 func installGroup(ctx context.Context, log io.Writer, m []string) error {
 	fmt.Fprintln(log, "setup: apt-get install", strings.Join(m, " "))
-	if quiet(m) {
-		restore, note, err := DenyServiceStarts()
-		if err != nil {
-			return err
-		}
-		defer restore()
-		fmt.Fprintf(log, "setup: Apache is installed for the labs only: Debian's apache2 service is neither installed, started nor enabled (%s); a service already running is left alone\n", note)
+	if !quiet(m) {
+		return aptGet(ctx, log, append([]string{"install", "-y", "-q", "--no-install-recommends"}, m...)...)
 	}
-	return aptGet(ctx, log, append([]string{"install", "-y", "-q", "--no-install-recommends"}, m...)...)
+	restore, note, err := DenyServiceStarts()
+	if err != nil {
+		return err
+	}
+	defer restore()
+	var servers []string
+	for _, p := range m {
+		if slices.Contains(WebServers, p) {
+			servers = append(servers, p)
+		}
+	}
+	if len(servers) == 0 {
+		fmt.Fprintf(log, "setup: Apache is installed for the labs only: Debian's apache2 service is neither installed, started nor enabled (%s); a service already running is left alone\n", note)
+	} else {
+		fmt.Fprintf(log, "setup: %s installed for the labs only: their services are not started (%s) and are disabled once installed; a package already installed and its service are left alone\n", strings.Join(servers, ", "), note)
+	}
+	if err := aptGet(ctx, log, append([]string{"install", "-y", "-q", "--no-install-recommends"}, m...)...); err != nil {
+		return err
+	}
+	done, err := DisableServices(ctx, log, servers)
+	if len(done) > 0 {
+		fmt.Fprintf(log, "setup: disabled %s\n", strings.Join(done, ", "))
+	}
+	return err
 }
 
 func aptGet(ctx context.Context, log io.Writer, args ...string) error {

@@ -1,6 +1,9 @@
 package setup
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +66,8 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 	}{
 		{Apache, true},
 		{[]string{"libapache2-mod-php"}, true},
+		{WebServers, true},
+		{[]string{"h2o"}, true},
 		{Packages[0], false},
 		{TestTools, false},
 	} {
@@ -76,5 +81,62 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 				t.Error("setup installs Debian's apache2 service package; labs need only apache2-bin")
 			}
 		}
+	}
+}
+
+// TestDisableServices: the services of the web server packages just
+// installed are disabled (units with deb-systemd-helper, init scripts that
+// exist with update-rc.d); other packages' are not touched.
+func TestDisableServices(t *testing.T) {
+	origRun, origInit := run, InitDir
+	t.Cleanup(func() { run, InitDir = origRun, origInit })
+	cases := []struct {
+		name      string
+		installed []string
+		scripts   []string // init scripts present
+		fail      string   // a command that fails
+		want      []string // commands run
+		wantErr   string
+	}{
+		{"all three", []string{"lighttpd", "caddy", "h2o"}, []string{"lighttpd", "h2o"}, "",
+			[]string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service", "update-rc.d lighttpd disable",
+				"DPKG_MAINTSCRIPT_PACKAGE=caddy deb-systemd-helper disable caddy.service",
+				"DPKG_MAINTSCRIPT_PACKAGE=h2o deb-systemd-helper disable h2o.service", "update-rc.d h2o disable"}, ""},
+		{"no init scripts", []string{"lighttpd"}, nil, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service"}, ""},
+		{"only the newly installed", []string{"caddy"}, []string{"lighttpd", "h2o"}, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=caddy deb-systemd-helper disable caddy.service"}, ""},
+		{"packages without a service", []string{"apache2-bin", "nginx"}, []string{"nginx"}, "", nil, ""},
+		{"a failure is reported, the rest done", []string{"lighttpd", "h2o"}, []string{"lighttpd"}, "update-rc.d lighttpd disable",
+			[]string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service", "update-rc.d lighttpd disable",
+				"DPKG_MAINTSCRIPT_PACKAGE=h2o deb-systemd-helper disable h2o.service"},
+			"update-rc.d lighttpd disable: exit status 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			InitDir = t.TempDir()
+			for _, s := range c.scripts {
+				if err := os.WriteFile(filepath.Join(InitDir, s), []byte("#!/bin/sh\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ran []string
+			run = func(_ context.Context, _ io.Writer, env []string, name string, args ...string) error {
+				line := strings.Join(append(append(env, name), args...), " ")
+				ran = append(ran, line)
+				if line == c.fail {
+					return errors.New("exit status 1")
+				}
+				return nil
+			}
+			done, err := DisableServices(context.Background(), io.Discard, c.installed)
+			if strings.Join(ran, "; ") != strings.Join(c.want, "; ") {
+				t.Errorf("ran %q, want %q", ran, c.want)
+			}
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Errorf("error %v, want %q", err, c.wantErr)
+			}
+			if want := len(c.want); c.fail != "" && len(done) != want-1 || c.fail == "" && len(done) != want {
+				t.Errorf("reported disabled %q", done)
+			}
+		})
 	}
 }
