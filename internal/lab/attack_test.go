@@ -95,7 +95,7 @@ func TestOwnershipByDesign(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer Down(l.Name)
-	stackDirs := map[string]bool{"run": true, "log": true, "tmp": true, "mysql": true, "fpm": true}
+	stackDirs := map[string]bool{"run": true, "log": true, "tmp": true, "mysql": true, "fpm": true, "unit": true}
 	err = filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
