@@ -53,6 +53,8 @@ func webComponent(server string) string {
 		return "caddy"
 	case knob.H2OFPM:
 		return "h2o"
+	case knob.UnitPHP:
+		return "unit"
 	}
 	return "nginx"
 }

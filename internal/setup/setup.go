@@ -156,8 +156,12 @@ func DisableServices(ctx context.Context, log io.Writer, installed []string) ([]
 }
 
 // TestTools are what `make test` and the benchmarks add: the reference load
-// generators and a browser for the report's test.
-var TestTools = []string{"wrk", "apache2-utils", "chromium", "patch"}
+// generators, a browser for the report's test, and what building NGINX Unit
+// needs.
+var TestTools = []string{"wrk", "apache2-utils", "chromium", "patch",
+	// NGINX Unit's tests build it from its source release against the
+	// distro's PHP embed SAPI (phptune build unit).
+	"gcc", "make", "libc6-dev", "php-dev", "libphp-embed", "libpcre2-dev"}
 
 // BuildDeps are what every `phptune build` needs: the compiler and make,
 // autoconf for buildconf, pkg-config, dpkg-dev (dpkg-source,
