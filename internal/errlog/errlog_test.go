@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/phptune/phptune/internal/results"
 )
 
 // The fixtures are lines the servers wrote (Debian 12: nginx 1.22,
@@ -315,6 +317,13 @@ func TestExplain(t *testing.T) {
 		t.Errorf("Explain, more lines: %q", got)
 	}
 
+	// With a warm-up, a few more 502s than lines, no more than the
+	// connections: the requests at the mark.
+	got = Explain(s.Counts(), Generator{StatusCodes: map[string]int64{"502": 7}, Connections: 4, Warmup: true}, set, []Source{Nginx})
+	if len(got) < 2 || got[1] != "4 of the 7 502s are in no log line of the measured part: no more than the 4 connections, so they are likely requests failing as the warm-up ended, logged just before the logs were marked." {
+		t.Errorf("Explain, warm-up boundary: %q", got)
+	}
+
 	// Nothing logged at all.
 	got = Explain(nil, Generator{StatusCodes: map[string]int64{"504": 7, "404": 3}}, Settings{}, []Source{Nginx, FPM})
 	if !reflect.DeepEqual(got, []string{"7 504s: no line of the servers' logs (nginx, php-fpm) explains them."}) {
@@ -335,6 +344,45 @@ func TestExplain(t *testing.T) {
 	got = Explain(nil, Generator{ErrorsByClass: map[string]int64{"connect_backlog_full": 9}}, set, []Source{FPM})
 	if len(got) != 1 || !strings.HasPrefix(got[0], "9 connect_backlog_full errors were the generator's own connect()") {
 		t.Errorf("Explain, fcgi: %q", got)
+	}
+}
+
+func TestResultAndCombine(t *testing.T) {
+	s := NewScanner()
+	for _, l := range lines(t, "testdata/nginx/nginx_fpm_backlog_full.log") {
+		s.Line(Nginx, l)
+	}
+	s.Line(FPM, lines(t, "testdata/php-fpm/fpm_max_children_reached.log")[0])
+	knobs := map[string]string{"listen.backlog": "8", "pm.max_children": "1"}
+	b := &results.Bench{StatusCodes: map[string]int64{"200": 7, "502": 3}, ErrorsByClass: map[string]int64{"status_5xx": 3}}
+	r := Result(s, []LogRead{{Source: Nginx, Bytes: 1071}, {Source: FPM, Note: "n"}}, b, Settings{Knobs: knobs, Somaxconn: 4096})
+	if len(r.Logs) != 2 || r.Logs[0] != (results.ServerLog{Name: "nginx", BytesRead: 1071, Lines: 3}) || r.Logs[1] != (results.ServerLog{Name: "php-fpm", Lines: 1, Note: "n"}) {
+		t.Errorf("logs %+v", r.Logs)
+	}
+	if len(r.Classes) != 2 || r.Classes[0].Class != "nginx_fpm_backlog_full" || r.Classes[0].Requests != 3 || r.Classes[0].ClientStatus != 502 ||
+		!strings.Contains(r.Classes[0].Cause, "listen.backlog=8") || r.Classes[1].Class != "fpm_max_children_reached" || r.Classes[1].Requests != 0 {
+		t.Errorf("classes %+v", r.Classes)
+	}
+	if len(r.Explanations) != 2 || !strings.HasPrefix(r.Explanations[0], "3 of 3 502s were nginx's connect()") || r.Somaxconn != 4096 {
+		t.Errorf("explanations %q", r.Explanations)
+	}
+	b.ServerErrors = r
+	// Two rounds of the same configuration and one stored before the
+	// logs were read.
+	c := Combine([]*results.Bench{b, b, {StatusCodes: map[string]int64{"502": 5}}}, knobs)
+	if c.Runs != 2 || len(c.Classes) != 2 || c.Classes[0].Lines != 6 || c.Classes[0].Requests != 6 || c.Classes[1].Lines != 2 {
+		t.Errorf("combined %+v", c)
+	}
+	if len(c.Explanations) != 2 || !strings.HasPrefix(c.Explanations[0], "6 of 6 502s were") || !strings.HasPrefix(c.Explanations[1], "php-fpm reaching pm.max_children (logged 2 times)") {
+		t.Errorf("combined explanations %q", c.Explanations)
+	}
+	if c := Combine([]*results.Bench{{}}, knobs); c.Runs != 0 || c.Explanations != nil {
+		t.Errorf("nothing read: %+v", c)
+	}
+	// A clean run: logs read, nothing to explain.
+	clean := Result(NewScanner(), []LogRead{{Source: Nginx}}, &results.Bench{StatusCodes: map[string]int64{"200": 10}}, Settings{})
+	if len(clean.Classes) != 0 || len(clean.Explanations) != 0 || len(clean.Logs) != 1 {
+		t.Errorf("clean %+v", clean)
 	}
 }
 

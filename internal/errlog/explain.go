@@ -13,6 +13,12 @@ import (
 type Generator struct {
 	StatusCodes   map[string]int64
 	ErrorsByClass map[string]int64
+	// Connections and Warmup say how the run began: the logs are read
+	// from the end of the warm-up, and a request in flight then (one per
+	// connection at most) can have its line before that mark and its
+	// answer after it.
+	Connections int
+	Warmup      bool
 }
 
 // Explain relates the classified counts to what the generator saw, in
@@ -70,11 +76,13 @@ func Explain(counts []Count, g Generator, s Settings, logs []Source) []string {
 			out = append(out, fmt.Sprintf("%d %ds: no server log was read to explain them.", total, st))
 		case len(match) == 0:
 			out = append(out, fmt.Sprintf("%d %ds: no line of the servers' logs (%s) explains them.", total, st, strings.Join(read, ", ")))
+		case left > 0 && g.Warmup && left <= int64(g.Connections):
+			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line of the measured part: no more than the %d connections, so they are likely requests failing as the warm-up ended, logged just before the logs were marked.", left, total, st, g.Connections))
 		case left > 0:
 			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line phptune classifies.", left, total, st))
 		}
 		if logged > total {
-			out = append(out, fmt.Sprintf("(The logs hold %d such failures against the %d %ds the generator counted in the measured part: the rest fell in the warm-up's last moment or after the run, or were attempts nginx retried on another server.)", logged, total, st))
+			out = append(out, fmt.Sprintf("(The logs hold %d such failures against the %d %ds the generator counted: requests still unanswered when the run ended are not counted, and with several servers in an upstream block an attempt nginx retried elsewhere may have succeeded.)", logged, total, st))
 		}
 	}
 
