@@ -313,7 +313,7 @@ func TestExplain(t *testing.T) {
 	// count attributed stops at the generator's, and the rest is said.
 	got = Explain(s.Counts(), Generator{StatusCodes: map[string]int64{"502": 2}}, Settings{Knobs: map[string]string{"listen.backlog": "65535"}, Somaxconn: 4096}, []Source{Nginx})
 	if len(got) < 2 || !strings.HasPrefix(got[0], "2 of 2 502s were") || !strings.Contains(got[0], "listen.backlog=65535, cut by the kernel to net.core.somaxconn=4096") ||
-		!strings.HasPrefix(got[1], "(The logs hold 3 such failures against the 2 502s") {
+		!strings.HasPrefix(got[1], "(The logs hold 3 such failures for the 2 502s") {
 		t.Errorf("Explain, more lines: %q", got)
 	}
 

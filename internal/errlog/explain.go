@@ -82,7 +82,7 @@ func Explain(counts []Count, g Generator, s Settings, logs []Source) []string {
 			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line phptune classifies.", left, total, st))
 		}
 		if logged > total {
-			out = append(out, fmt.Sprintf("(The logs hold %d such failures against the %d %ds the generator counted: requests still unanswered when the run ended are not counted, and with several servers in an upstream block an attempt nginx retried elsewhere may have succeeded.)", logged, total, st))
+			out = append(out, fmt.Sprintf("(The logs hold %d such failures for the %d %ds the generator counted: requests unanswered when the run ended are not counted, nor attempts nginx retried on another server of an upstream block.)", logged, total, st))
 		}
 	}
 

@@ -1,7 +1,9 @@
 package errlog
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/phptune/phptune/internal/results"
 )
@@ -118,4 +120,20 @@ func Combine(runs []*results.Bench, knobs map[string]string) Combined {
 	}
 	out.Explanations = Explain(counts, gen, set, read)
 	return out
+}
+
+// Headline names a run's failed requests by class in a few words for a
+// progress line: "nginx_fpm_backlog_full 312×502"; "" when the logs
+// explain no failure.
+func Headline(se *results.ServerErrors) string {
+	if se == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range se.Classes {
+		if c.Requests > 0 && c.ClientStatus != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d×%d", c.Class, c.Requests, c.ClientStatus))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
