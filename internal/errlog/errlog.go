@@ -132,7 +132,7 @@ var classes = []Class{
 		Name: "nginx_fpm_worker_gone", Source: Nginx, Status: 502,
 		What:  "nginx losing its php-fpm worker mid-request",
 		Cause: text("the php-fpm worker serving the request went away before answering (connection reset or closed): it was killed, crashed, or ended by request_terminate_timeout; php-fpm's log says which"),
-		Fix:   text("see php-fpm's classes below (exited on a signal, execution timed out); a worker killed with SIGKILL under a memory cap is the OOM killer: fewer workers or a larger --memory-max"),
+		Fix:   text("php-fpm's own log says why when it could (a worker exited on a signal, execution timed out); nothing there means php-fpm as a whole was killed; a worker killed with SIGKILL under a memory cap is the OOM killer: fewer workers or a larger --memory-max"),
 	},
 	{
 		Name: "nginx_no_live_upstreams", Source: Nginx, Status: 502,
@@ -200,7 +200,7 @@ var classes = []Class{
 		Name: "apache_fpm_worker_gone", Source: Apache, Status: 503,
 		What:  "Apache losing its php-fpm worker mid-request",
 		Cause: text("mod_proxy_fcgi read no FastCGI header: the php-fpm worker went away before answering (killed, crashed, or ended by request_terminate_timeout)"),
-		Fix:   text("see php-fpm's classes below (exited on a signal, execution timed out)"),
+		Fix:   text("php-fpm's own log says why when it could (a worker exited on a signal, execution timed out); nothing there means php-fpm as a whole was killed"),
 	},
 	{
 		Name: "apache_other", Source: Apache,
