@@ -276,7 +276,7 @@ var classes = []Class{
 		Cause: func(s Settings) string {
 			return fmt.Sprintf("workers exited normally to be replaced: after pm.max_requests=%s requests each (0: never), or idle ones a dynamic or ondemand pool let go; each new worker starts cold", s.knob("pm.max_requests", "0"))
 		},
-		Fix: text("raise pm.max_requests (0 never recycles) unless the application leaks memory; here replacing a worker did not lose the requests queued on the socket"),
+		Fix: text("raise pm.max_requests (0 never recycles) unless the application leaks memory; the listening socket is the master's, so connections queued on it outlive a worker's replacement"),
 	},
 	{
 		Name: "fpm_other", Source: FPM,

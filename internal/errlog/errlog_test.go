@@ -320,8 +320,14 @@ func TestExplain(t *testing.T) {
 	// With a warm-up, a few more 502s than lines, no more than the
 	// connections: the requests at the mark.
 	got = Explain(s.Counts(), Generator{StatusCodes: map[string]int64{"502": 7}, Connections: 4, Warmup: true}, set, []Source{Nginx})
-	if len(got) < 2 || got[1] != "4 of the 7 502s are in no log line of the measured part: no more than the 4 connections, so they are likely requests failing as the warm-up ended, logged just before the logs were marked." {
+	if len(got) < 2 || got[1] != "4 of the 7 502s are in no log line of the measured part: likely requests failing as the warm-up ended (the logs are marked a moment after the generator starts counting)." {
 		t.Errorf("Explain, warm-up boundary: %q", got)
+	}
+
+	// More than the connections and 1%: not put down to the warm-up.
+	got = Explain(s.Counts(), Generator{StatusCodes: map[string]int64{"502": 300}, Connections: 4, Warmup: true}, set, []Source{Nginx})
+	if len(got) < 2 || got[1] != "297 of the 300 502s are in no log line phptune classifies." {
+		t.Errorf("Explain, many unexplained: %q", got)
 	}
 
 	// Nothing logged at all.

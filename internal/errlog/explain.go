@@ -76,8 +76,8 @@ func Explain(counts []Count, g Generator, s Settings, logs []Source) []string {
 			out = append(out, fmt.Sprintf("%d %ds: no server log was read to explain them.", total, st))
 		case len(match) == 0:
 			out = append(out, fmt.Sprintf("%d %ds: no line of the servers' logs (%s) explains them.", total, st, strings.Join(read, ", ")))
-		case left > 0 && g.Warmup && left <= int64(g.Connections):
-			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line of the measured part: no more than the %d connections, so they are likely requests failing as the warm-up ended, logged just before the logs were marked.", left, total, st, g.Connections))
+		case left > 0 && g.Warmup && (left <= int64(g.Connections) || 100*left <= total):
+			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line of the measured part: likely requests failing as the warm-up ended (the logs are marked a moment after the generator starts counting).", left, total, st))
 		case left > 0:
 			out = append(out, fmt.Sprintf("%d of the %d %ds are in no log line phptune classifies.", left, total, st))
 		}

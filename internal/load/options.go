@@ -132,7 +132,8 @@ type Options struct {
 	Progress func(Progress)
 	// OnMeasure, when set, is called once when the warm-up ends and the
 	// measured part begins (not at all without a warm-up), from the
-	// goroutine that runs the clock. It must return quickly: a lab marks
+	// goroutine that runs the clock, a moment after the event loops start
+	// counting (a timer's latency). It must return quickly: a lab marks
 	// where its error logs end, so that only the measured part's lines
 	// are read.
 	OnMeasure func()
