@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -201,12 +202,20 @@ contents are never recorded.`,
 			// the measured part, warm-up excluded.
 			run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
 			var res *results.Bench
-			if f.labName != "" && !f.noObserve {
+			var logs *labstack.ErrorLogs
+			if f.labName != "" {
 				l, lerr := lab.Open(f.labName)
 				if lerr != nil {
 					return lerr
 				}
-				res, err = labstack.Observe(env.Ctx, l, f.observeInterval, run)
+				// The servers' error logs, from the end of the warm-up.
+				logs = labstack.NewErrorLogs(l)
+				opt.OnMeasure = logs.Mark
+				if !f.noObserve {
+					res, err = labstack.Observe(env.Ctx, l, f.observeInterval, run)
+				} else {
+					res, err = run(env.Ctx)
+				}
 			} else {
 				res, err = run(env.Ctx)
 			}
@@ -215,6 +224,9 @@ contents are never recorded.`,
 			}
 			if res == nil {
 				return err
+			}
+			if logs != nil {
+				logs.Attach(res)
 			}
 			res.Environment = environment(env.Ctx)
 			res.Warnings = append(pageWarnings, res.Warnings...)
@@ -698,6 +710,7 @@ func printBench(w io.Writer, b *results.Bench) {
 		}
 		fmt.Fprintf(&buf, "  Errors       %s\n", strings.Join(s, ", "))
 	}
+	report.ServerErrorsText(&buf, b.ServerErrors, "  ", 13, true)
 	g := b.Generator
 	cores := 0.0
 	if b.DurationS > 0 {

@@ -171,10 +171,14 @@ func TestBenchLabObserverFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{"Observer ", "CPU ms per request", "php-fpm workers ", "generator ", "Worker PSS   p50 "} {
+	for _, want := range []string{"Observer ", "CPU ms per request", "php-fpm workers ", "generator ", "Worker PSS   p50 ",
+		"  Server logs  nginx ", ", php-fpm ", "  Log errors   "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "s were nginx") || strings.Contains(out, "(502)") {
+		t.Errorf("a run that kept up has server errors:\n%s", out)
 	}
 	out, errs, code = runCLI(t, "bench", "--lab", "obsflags", "--no-save", "--no-observe", "-c", "2", "-d", "500ms", "--json")
 	if code != 0 {
@@ -186,6 +190,10 @@ func TestBenchLabObserverFlags(t *testing.T) {
 	}
 	if b.Observation != nil || b.Requests == 0 {
 		t.Errorf("--no-observe: %d requests, observation %+v", b.Requests, b.Observation)
+	}
+	// The servers' logs are read without the observer too.
+	if b.ServerErrors == nil || len(b.ServerErrors.Logs) != 2 {
+		t.Errorf("--no-observe: server errors %+v", b.ServerErrors)
 	}
 
 	// The page is shown before the load; --expect on the lab.

@@ -791,8 +791,12 @@ func tuneProgress(w io.Writer) func(tune.Progress) {
 		if p.BestRPS > 0 {
 			best = fmt.Sprintf(" · best %.1f rps (%s)", p.BestRPS, p.BestLabel)
 		}
-		fmt.Fprintf(w, "tune: [%s] trial %d/~%d %s: %.1f rps %s%s%s · %s elapsed%s\n",
-			p.Phase, p.Trial, p.Total, p.Label, p.RPS, p.Status, reused, best, p.Elapsed.Round(time.Second), left)
+		logged := ""
+		if p.LogErrors != "" {
+			logged = " · server logs: " + p.LogErrors
+		}
+		fmt.Fprintf(w, "tune: [%s] trial %d/~%d %s: %.1f rps %s%s%s%s · %s elapsed%s\n",
+			p.Phase, p.Trial, p.Total, p.Label, p.RPS, p.Status, reused, logged, best, p.Elapsed.Round(time.Second), left)
 	}
 }
 

@@ -251,7 +251,9 @@ func Target(l *lab.Lab) (load.Target, error) {
 // d, observing every process of the stack and the generator, and returns
 // the generator's result with the observation attached (derived figures
 // over the measured part only) and, read after the load, what the lab's
-// caches hold (Bench.Runtime: opcache, the realpath cache, InnoDB).
+// caches hold (Bench.Runtime: opcache, the realpath cache, InnoDB) and
+// what its servers logged as errors in the measured part, classified and
+// explained (Bench.ServerErrors).
 func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
 	target, err := Target(s.Lab)
 	if err != nil {
@@ -284,6 +286,8 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			runtimeErrs = append(runtimeErrs, "mariadb before the load: "+ierr.Error())
 		}
 	}
+	// The servers' error logs, from the end of the warm-up.
+	logs := NewErrorLogs(s.Lab)
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
@@ -294,11 +298,13 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			KeepAlive:   s.KeepAlive,
 			Expect:      s.Workload.Expect,
 			Command:     s.command(conns, d, warmup),
+			OnMeasure:   logs.Mark,
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
+	logs.Attach(b)
 	// After the load and the observer: what the caches hold now is what
 	// this configuration's workload filled them with.
 	b.Runtime = readRuntime(ctx, s.Lab, innoBefore)

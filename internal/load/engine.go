@@ -206,6 +206,9 @@ wait:
 			cpu0 = CPUTime()
 			tot0, idle0 = cpuTimes()
 			measuring = true
+			if o.OnMeasure != nil {
+				o.OnMeasure()
+			}
 		case <-endTimer:
 			markEnd()
 		case now := <-tick.C:

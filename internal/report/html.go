@@ -133,6 +133,20 @@ type view struct {
 	TrialFacts    []string
 	// StealSeen is the highest steal any sample saw, in percent.
 	StealSeen float64
+	// HoldoutErrors are the servers' error logs over the holdout rounds
+	// of the start and the recommendation; TrialErrors the other trials
+	// whose logs explain failed requests.
+	HoldoutErrors []configErrors
+	TrialErrors   []trialErrors
+}
+
+// trialErrors is one trial's failed requests as its servers' logs
+// explain them.
+type trialErrors struct {
+	N            int
+	Phase, Label string
+	Conns        int
+	Explanations []string
 }
 
 type row struct {
@@ -167,6 +181,14 @@ func renderHTML(w io.Writer, r Run) error {
 			}
 		}
 		v.TrialWarnings, v.TrialFacts = trialWarnings(t)
+		v.HoldoutErrors = holdoutErrors(t)
+		for _, n := range trialsWithServerErrors(t) {
+			for _, tr := range t.Trials {
+				if tr.N == n {
+					v.TrialErrors = append(v.TrialErrors, trialErrors{N: n, Phase: tr.Phase, Label: configLabel(tr.Config, t.Start), Conns: tr.Connections, Explanations: tr.Bench.ServerErrors.Explanations})
+				}
+			}
+		}
 		v.StealSeen = envSteal(t.Environment)
 		for _, tr := range t.Trials {
 			if tr.Bench != nil {

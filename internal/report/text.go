@@ -117,6 +117,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		}
 	}
 	sizingText(w, res)
+	serverErrorsTuneText(w, res)
 	if res.Limits.MemoryBudgetB > 0 {
 		fmt.Fprintf(w, "\nmemory: budget %s, predicted %s, measured %s (PSS of the stack)\n", mib(res.Limits.MemoryBudgetB), mib(res.PredictedMemB), mib(res.MeasuredMemB))
 	}
@@ -221,6 +222,7 @@ func BenchText(w io.Writer, b *results.Bench) error {
 	if len(b.ErrorsByClass) > 0 {
 		fmt.Fprintf(w, "errors        %s\n", counts(b.ErrorsByClass))
 	}
+	ServerErrorsText(w, b.ServerErrors, "", 14, false)
 	g := b.Generator
 	fmt.Fprintf(w, "generator     %.2f CPU-s, %.0f requests per CPU-second", g.CPUSeconds, g.RequestsPerCPUSecond)
 	if g.Saturated {

@@ -74,6 +74,57 @@ type Bench struct {
 	Runtime     *Runtime     `json:"runtime,omitempty"`
 	Environment *Environment `json:"environment,omitempty"`
 	Warnings    []string     `json:"warnings,omitempty"`
+	// ServerErrors is what the lab's servers wrote to their own error
+	// logs during the measured part, classified (lab runs only).
+	ServerErrors *ServerErrors `json:"server_errors,omitempty"`
+}
+
+// ServerErrors is what a lab's servers logged as errors while a run
+// measured: the lines appended to nginx's, Apache's and php-fpm's error
+// logs from the start of the measured part until the load ended, sorted
+// into classes (internal/errlog), and sentences relating them to the
+// generator's status codes and error classes.
+type ServerErrors struct {
+	// Logs are the logs read, with what was read of each.
+	Logs []ServerLog `json:"logs"`
+	// Classes count the classified lines, web server's first.
+	Classes []ServerErrorClass `json:"classes,omitempty"`
+	// Explanations say, per 5xx status the generator counted, how many
+	// each class accounts for, and what the other lines were.
+	Explanations []string `json:"explanations,omitempty"`
+	// Somaxconn is net.core.somaxconn when the logs were read: the kernel
+	// cuts every listen backlog to it (0: not read).
+	Somaxconn int `json:"somaxconn,omitempty"`
+}
+
+// ServerLog is one error log as a run read it.
+type ServerLog struct {
+	Name      string `json:"name"` // "nginx", "apache", "php-fpm"
+	BytesRead int64  `json:"bytes_read"`
+	Lines     int64  `json:"lines"`
+	// Note says when the log was not read whole: capped, replaced or
+	// truncated since the mark, refused (a link, not the lab's file).
+	Note string `json:"note,omitempty"`
+}
+
+// ServerErrorClass is one class of error line in one log.
+type ServerErrorClass struct {
+	Class string `json:"class"` // stable name, e.g. nginx_fpm_backlog_full
+	Log   string `json:"log"`
+	Lines int64  `json:"lines"`
+	// Requests is how many failed requests the lines stand for (a request
+	// nginx retried on another server, or mod_proxy_fcgi's two lines for
+	// one failure, counts once); 0 for lines that are causes, not failures.
+	Requests int64 `json:"requests,omitempty"`
+	// ClientStatus is the HTTP status the client got for each such
+	// request (502, 503, 504, 500).
+	ClientStatus int    `json:"client_status,omitempty"`
+	What         string `json:"what"`
+	Cause        string `json:"cause"`
+	Fix          string `json:"fix"`
+	// Example is the first such line, cut to 400 bytes, control
+	// characters replaced.
+	Example string `json:"example"`
 }
 
 // Latency summarises response times in milliseconds. For the open model they

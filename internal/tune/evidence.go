@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/phptune/phptune/internal/errlog"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
@@ -174,6 +175,7 @@ func evidence(rec search.Recommendation, t *results.Tune, notes []string) string
 			}
 		}
 	}
+	serverErrorsEvidence(&b, t)
 	for _, n := range notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -200,4 +202,41 @@ func trialList(ns []int) string {
 		word = "trials"
 	}
 	return fmt.Sprintf(" (%s %s)", word, strings.Join(parts, ", "))
+}
+
+// serverErrorsEvidence lists, trial by trial, the failed requests the
+// servers' own error logs explain (trials that failed none are counted,
+// not listed), so that an error rate that ruled a configuration out comes
+// with its cause.
+func serverErrorsEvidence(b *strings.Builder, t *results.Tune) {
+	var read, causesOnly []string
+	var listed []results.Trial
+	for _, tr := range t.Trials {
+		if tr.Bench == nil || tr.Bench.ServerErrors == nil {
+			continue
+		}
+		read = append(read, fmt.Sprint(tr.N))
+		switch se := tr.Bench.ServerErrors; {
+		case errlog.Headline(se) != "" || (tr.Bench.Errors > 0 && len(se.Explanations) > 0):
+			listed = append(listed, tr)
+		case len(se.Classes) > 0:
+			causesOnly = append(causesOnly, fmt.Sprint(tr.N))
+		}
+	}
+	if len(read) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nserver error logs (what nginx, Apache and php-fpm wrote in each trial's measured part; %d trials read):\n", len(read))
+	for _, tr := range listed {
+		fmt.Fprintf(b, "  trial %d (%s, %d conns, %d errors of %d requests): %s\n", tr.N, tr.Phase, tr.Connections, tr.Bench.Errors, tr.Bench.Requests, errlog.Headline(tr.Bench.ServerErrors))
+		for _, e := range tr.Bench.ServerErrors.Explanations {
+			fmt.Fprintf(b, "    %s\n", e)
+		}
+	}
+	if len(listed) == 0 {
+		b.WriteString("  no trial's servers logged a failed request\n")
+	}
+	if len(causesOnly) > 0 {
+		fmt.Fprintf(b, "  trials whose logs held only causes, no failed request (pm.max_children reached, workers recycled...): %s\n", strings.Join(causesOnly, ", "))
+	}
 }

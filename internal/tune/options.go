@@ -182,6 +182,9 @@ type Progress struct {
 	BestLabel string
 	Elapsed   time.Duration
 	Left      time.Duration // of the time budget; 0 without one
+	// LogErrors names the failed requests the servers' error logs
+	// explain, by class ("nginx_fpm_backlog_full 312×502"); "" for none.
+	LogErrors string
 }
 
 // InterruptedError is returned when the context is cancelled mid-tune.

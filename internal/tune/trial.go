@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/errlog"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
@@ -138,6 +139,7 @@ func (s *session) report(c search.Candidate, tr results.Trial, reused bool) {
 		Reused: reused, Status: tr.Status, BestRPS: s.best, BestLabel: s.bestLbl, Elapsed: s.elapsed(), Left: s.left()}
 	if tr.Bench != nil {
 		p.RPS = tr.Bench.ThroughputRPS
+		p.LogErrors = errlog.Headline(tr.Bench.ServerErrors)
 	}
 	s.t.Progress(p)
 }
