@@ -366,3 +366,26 @@ func TestUserDocRoot(t *testing.T) {
 		t.Fatalf("GET through the front controller: %d %q", code, body)
 	}
 }
+
+// A lab without MariaDB takes a MariaDB knob change (the search raises
+// mariadb.max_connections with a large pool) without starting one.
+func TestApplyMariaDBKnobWithoutMariaDB(t *testing.T) {
+	testHome(t)
+	ctx := context.Background()
+	l, err := Up(ctx, Options{Name: "nodb", App: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Down(l.Name)
+	cfg := l.Config.Clone()
+	cfg["mariadb.max_connections"] = "300"
+	if err := l.Apply(ctx, cfg); err != nil {
+		t.Fatalf("Apply mariadb.max_connections=300 on a lab without MariaDB: %v", err)
+	}
+	if recorded(l, "mariadb") {
+		t.Errorf("a MariaDB was started: %+v", l.Processes)
+	}
+	if code, _ := get(t, l.URL+"/"); code != 200 {
+		t.Errorf("GET / = %d after Apply", code)
+	}
+}
