@@ -1,7 +1,8 @@
 // Package recommend turns a recommended knob configuration into the files a
 // user installs on a live Debian host, each in its component's own syntax: a
 // php-fpm pool fragment, php.ini overrides, an nginx snippet or an Apache
-// drop-in (the configuration's server's), and a my.cnf fragment. Lines
+// drop-in (the configuration's server's), a my.cnf fragment, and the
+// kernel settings the host lacks for the recommendation (sysctl). Lines
 // whose value differs from the starting configuration are marked with the
 // value they replace. The package does no I/O.
 package recommend
@@ -14,6 +15,8 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // Target describes the host the files are for.
@@ -22,6 +25,11 @@ type Target struct {
 	PHPVersion string
 	// UsesDB adds my.cnf for apps that use MariaDB.
 	UsesDB bool
+	// Kernel is the host's kernel limits (the environment's, as read
+	// before any --apply-sysctl) and Conns the concurrency the
+	// recommendation is for: with them the files include SysctlFile.
+	Kernel *results.KernelLimits
+	Conns  int
 }
 
 // File names in the map Files returns.
@@ -35,6 +43,9 @@ const (
 	// UnitFile is NGINX Unit's application settings, JSON for its control
 	// API.
 	UnitFile = "unit-phptune.json"
+	// SysctlFile is the kernel settings, for /etc/sysctl.d/60-phptune.conf
+	// (sysctl.FragmentPath), or a file of comments saying none is needed.
+	SysctlFile = "sysctl-phptune.conf"
 )
 
 // Files renders rec for t. start is the configuration the tune began from;
@@ -62,6 +73,12 @@ func Files(start, rec knob.Config, t Target) map[string]string {
 	}
 	if t.UsesDB {
 		out[MyCnfFile] = myCnf(start, rec)
+	}
+	if t.Kernel != nil {
+		// listen(2) caps the recommended backlogs at somaxconn, and the
+		// connections need ports and files: what the host lacks, or
+		// that it lacks nothing.
+		out[SysctlFile] = sysctl.Fragment(sysctl.Values(t.Kernel.Sysctl), sysctl.NeedOf([]knob.Config{rec}, t.Conns))
 	}
 	return out
 }
@@ -196,7 +213,7 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	w("    }")
 	w("}")
 	if n := rec.Int("nginx.listen_backlog"); n > 4096 {
-		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d.", n)
+		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d (see %s).", n, SysctlFile)
 	}
 	return b.String()
 }

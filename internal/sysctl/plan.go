@@ -110,8 +110,11 @@ func Fragment(cur Values, need Need) string {
 	w("# Save as %s, then apply it without a reboot:", FragmentPath)
 	w("#   sysctl -p %s", FragmentPath)
 	w("# and restart the web server and php-fpm: a socket keeps the backlog it was opened with.")
+	// sysctl.d has no end-of-line comments (the rest of the line is the
+	// value): each setting's previous value goes on the line above.
 	for _, c := range changes {
-		w("%s = %s  # phptune: was %s", c.Name, c.To, c.From)
+		w("# phptune: was %s", c.From)
+		w("%s = %s", c.Name, c.To)
 	}
 	if have, ok := cur.Int(TCPSyncookies); ok && have != 0 && contains(changes, TCPMaxSynBacklog) {
 		w("# (tcp_max_syn_backlog matters only while SYN cookies are off; tcp_syncookies is %d here.)", have)

@@ -3,6 +3,9 @@ package sysctl
 import (
 	"errors"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -244,11 +247,34 @@ func TestFragment(t *testing.T) {
 		}
 	}
 	some := Fragment(host, Need{Backlog: 8192, TCPBacklog: 8192, Connections: 5000})
-	for _, w := range []string{"/etc/sysctl.d/60-phptune.conf", "sysctl -p /etc/sysctl.d/60-phptune.conf", "net.core.somaxconn = 8192  # phptune: was 4096",
-		"net.ipv4.tcp_max_syn_backlog = 8192  # phptune: was 2048", "tcp_syncookies is 1 here", "restart the web server and php-fpm"} {
+	for _, w := range []string{"/etc/sysctl.d/60-phptune.conf", "sysctl -p /etc/sysctl.d/60-phptune.conf", "# phptune: was 4096\nnet.core.somaxconn = 8192\n",
+		"# phptune: was 2048\nnet.ipv4.tcp_max_syn_backlog = 8192\n", "tcp_syncookies is 1 here", "restart the web server and php-fpm"} {
 		if !strings.Contains(some, w) {
 			t.Errorf("lacks %q:\n%s", w, some)
 		}
+	}
+	// procps' own parser reads it as meant (--dry-run writes nothing).
+	bin, err := exec.LookPath("sysctl")
+	if err != nil {
+		bin = "/usr/sbin/sysctl"
+		if _, err := os.Stat(bin); err != nil {
+			t.Skip("sysctl (procps) is not installed")
+		}
+	}
+	file := filepath.Join(t.TempDir(), "60-phptune.conf")
+	if err := os.WriteFile(file, []byte(some), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--dry-run", "-p", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sysctl --dry-run -p: %v\n%s", err, out)
+	}
+	var want []string
+	for _, c := range Plan(host, Need{Backlog: 8192, TCPBacklog: 8192, Connections: 5000}) {
+		want = append(want, c.Name+" = "+c.To)
+	}
+	if got := strings.TrimSpace(string(out)); got != strings.Join(want, "\n") {
+		t.Errorf("sysctl reads:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
 
