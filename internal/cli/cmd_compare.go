@@ -367,7 +367,7 @@ func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 	for _, cc := range res.Configs {
 		for _, b := range cc.Backlogs {
 			if b.Effective < b.Asked {
-				fmt.Fprintf(w, "%s: %s: %s (it ran with %d)\n", cc.Label, b.Knob, sysctl.BacklogText(b.Asked, b.Somaxconn), b.Effective)
+				fmt.Fprintf(w, "%s: %s: %s\n", cc.Label, b.Knob, sysctl.BacklogText(b.Asked, b.Somaxconn))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,16 +171,16 @@ func TestApplySysctlRestores(t *testing.T) {
 	}
 	// The kernel itself gave php-fpm's socket the raised backlog during
 	// the run (the observer reads it from the socket tables).
-	seen := int64(-1)
+	var seen []int64
 	for _, s := range b.Observation.Samples {
 		for _, q := range s.Queues {
 			if q.Owner == "php-fpm" {
-				seen = q.Backlog
+				seen = append(seen, q.Backlog)
 			}
 		}
 	}
-	if seen != want {
-		t.Errorf("php-fpm's socket had backlog %d during the run (%d samples), want %d", seen, len(b.Observation.Samples), want)
+	if len(seen) == 0 || slices.ContainsFunc(seen, func(n int64) bool { return n != want }) {
+		t.Errorf("php-fpm's socket had backlogs %v during the run (%d samples), want %d", seen, len(b.Observation.Samples), want)
 	}
 	if now := somaxconn(t); now != before {
 		t.Fatalf("after the run somaxconn is %d, want %d\n%s", now, before, errs)
