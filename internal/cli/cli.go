@@ -94,6 +94,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, h := range lab.ReapOrphans() {
 		fmt.Fprintf(stderr, "phptune: lab %s %s\n", h.Lab.Name, h.Status)
 	}
+	// So does a run with --apply-sysctl killed outright: the kernel
+	// settings it raised go back to the values it recorded.
+	restoreLeftoverSysctl(stderr)
 	root := newRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

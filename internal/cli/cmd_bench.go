@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
@@ -26,6 +27,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 func init() { register(newBenchCmd) }
@@ -58,6 +60,7 @@ type benchFlags struct {
 	expect                 string
 	workload, fromLog      string
 	allowPost              bool
+	applySysctl            bool
 	// logSummary is what --workload-from-log found, shown before the run.
 	logSummary *accesslog.Summary
 	logOpt     accesslog.Options
@@ -114,6 +117,13 @@ Scenario files (--scenario) hold weighted requests, one per line:
   1 POST /wp-comments-post.php comment=Hi&author=b&email=b%40example.com
       X-Header: indented lines add headers to the request above
 
+The kernel's limits on queued and open connections (net.core.somaxconn, which
+caps every listen backlog, tcp_max_syn_backlog, the port range, tcp_tw_reuse,
+fs.file-max, fs.nr_open, open-file limits) are read and shown, with a lab's
+backlogs as asked and as the kernel gives them. They are changed only with
+--apply-sysctl (root): raised for this run, a lab's servers restarted so
+their sockets listen under them, and restored at the end.
+
 Only loopback targets are allowed unless --allow-remote is given. --json
 writes the result record (docs/results-schema.md) to stdout; a progress line
 goes to stderr when it is a terminal.
@@ -134,6 +144,9 @@ contents are never recorded.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.durationSet = c.Flags().Changed("duration")
 			f.methodSet = c.Flags().Changed("method")
+			if err := checkApplySysctl(f.applySysctl); err != nil {
+				return err
+			}
 			if err := checkRedactNames(f.redact); err != nil {
 				return err
 			}
@@ -179,6 +192,35 @@ contents are never recorded.`,
 			}
 			if f.logSummary != nil {
 				f.logSummary.Print(env.Stderr, f.fromLog, f.logOpt)
+			}
+			// The lab the load goes to, when there is one: its
+			// configuration asks for the backlogs.
+			var benchLab *lab.Lab
+			if f.labName != "" {
+				if l, lerr := lab.Open(f.labName); lerr == nil {
+					benchLab = l
+				}
+			}
+			var kernelRun *sysctl.Run
+			if f.applySysctl {
+				need := sysctl.NeedOf(nil, opt.Connections)
+				if benchLab != nil {
+					need = sysctl.NeedOf([]knob.Config{benchLab.Config}, opt.Connections)
+				}
+				if kernelRun, err = applySysctl(env, need, "bench"); err != nil {
+					return err
+				}
+				say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "bench: "+format+"\n", a...) }
+				// A socket keeps the backlog it opened with: the lab's
+				// servers listen again under the raised settings, and
+				// again under the host's own once they are restored.
+				if benchLab != nil && kernelNeedsRestart(kernelRun) {
+					defer restartLab(env.Ctx, benchLab, "its sockets have the host's own limits again", say)
+				}
+				defer restoreSysctl(env, kernelRun, "bench")
+				if benchLab != nil && kernelNeedsRestart(kernelRun) {
+					restartLab(env.Ctx, benchLab, "its sockets listen under the raised limits", say)
+				}
 			}
 			// The page measured, looked at once before it is loaded: an
 			// error page answered with 200 must not pass for the app.
@@ -229,6 +271,11 @@ contents are never recorded.`,
 				logs.Attach(res)
 			}
 			res.Environment = environment(env.Ctx)
+			if benchLab != nil {
+				completeKernelLimits(res.Environment.KernelLimits, benchLab, kernelRun, benchLab.Config)
+			} else {
+				completeKernelLimits(res.Environment.KernelLimits, nil, kernelRun, nil)
+			}
 			res.Warnings = append(pageWarnings, res.Warnings...)
 			// From here on the result is what is stored and shown: its
 			// target URL, request URIs and messages hold no secret.
@@ -295,6 +342,7 @@ contents are never recorded.`,
 	fl.BoolVar(&f.noSave, "no-save", false, "do not store the result in the results database nor write the HTML report")
 	fl.StringVar(&f.reportFile, "report", "", "HTML report file (default ./phptune-report-RUN.html)")
 	fl.StringVar(&f.scriptFilename, "script-filename", "", "FastCGI: SCRIPT_FILENAME to send instead of the one derived from the target")
+	addApplySysctlFlag(fl, &f.applySysctl)
 	addRedactFlag(fl, &f.redact)
 	return cmd
 }
@@ -733,6 +781,15 @@ func printBench(w io.Writer, b *results.Bench) {
 		}
 		for _, wmsg := range d.Warnings {
 			fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
+		}
+	}
+	if e := b.Environment; e != nil {
+		for i, line := range sysctl.Lines(e.KernelLimits) {
+			label := ""
+			if i == 0 {
+				label = "Kernel"
+			}
+			fmt.Fprintf(&buf, "  %-12s %s\n", label, line)
 		}
 	}
 	for _, wmsg := range b.Warnings {

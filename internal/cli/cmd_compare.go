@@ -23,6 +23,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 func init() { register(newCompareCmd) }
@@ -38,6 +39,9 @@ type compareConfig struct {
 	// (php-fpm's, Apache's children with mod_php, Unit's application processes).
 	PHPCPUPerRequest []float64 `json:"php_cpu_s_per_request_by_round"`
 	Failed           string    `json:"failed,omitempty"`
+	// Backlogs are the configuration's listen backlogs as asked and as
+	// the kernel gave them.
+	Backlogs []results.Backlog `json:"backlogs,omitempty"`
 }
 
 // compareResult is what phptune compare prints with --json.
@@ -51,6 +55,9 @@ type compareResult struct {
 	Summary     []compareRow    `json:"summary"`
 	// Builds name the PHP builds (php.build) the configurations ran.
 	Builds []results.PHPBuild `json:"php_builds,omitempty"`
+	// KernelLimits are the host's (package sysctl); each configuration's
+	// backlogs, asked and given, are in its Backlogs.
+	KernelLimits *results.KernelLimits `json:"kernel_limits,omitempty"`
 }
 
 type compareRow struct {
@@ -70,7 +77,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 	var allowPost bool
 	var conns, rounds int
 	var d, warmup time.Duration
-	var asJSON bool
+	var asJSON, raiseSysctl bool
 	var redactNames []string
 	cmd := &cobra.Command{
 		Use:   "compare [--app APP | --docroot DIR | --lab NAME] CONFIG...",
@@ -94,6 +101,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
   phptune compare --lab mylab default recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Everything is checked before the lab exists.
+			if err := checkApplySysctl(raiseSysctl); err != nil {
+				return err
+			}
 			if len(args) == 0 {
 				return usageErr("Try: phptune compare --app hello default recommended.knobs", "name at least one configuration: a knob file or default")
 			}
@@ -155,15 +165,40 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			}
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
+			var kernelRun *sysctl.Run
+			// Raised before the lab of its own starts, or after a running
+			// lab's configuration is set to come back (its servers then
+			// restart under the host's limits again): every run restarts
+			// the servers, so they listen under the raised settings.
+			raise := func() error {
+				if !raiseSysctl {
+					return nil
+				}
+				var cs []knob.Config
+				for _, cc := range cfgs {
+					cs = append(cs, cc.Config)
+				}
+				kr, err := applySysctl(env, sysctl.NeedOf(cs, conns), "compare")
+				kernelRun = kr
+				return err
+			}
 			if l != nil {
 				appName = l.App
 				restore := l.Config.Clone()
 				defer restoreLab(ctx, l, restore, say)
+				if err := raise(); err != nil {
+					return err
+				}
+				defer restoreSysctl(env, kernelRun, "compare")
 			} else {
 				if docroot != "" {
 					appName = "docroot"
 				}
 				warnNeighbours(env)
+				if err := raise(); err != nil {
+					return err
+				}
+				defer restoreSysctl(env, kernelRun, "compare")
 				name := fmt.Sprintf("compare-%d", os.Getpid())
 				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, OwnedBy: "compare"})
 				if err != nil {
@@ -191,6 +226,11 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				return err
 			}
 			res.App, res.Workload = appName, w.Name
+			res.KernelLimits = sysctl.NewFS(sysctlProc).Collect(nil)
+			completeKernelLimits(res.KernelLimits, l, kernelRun, nil)
+			for i := range res.Configs {
+				res.Configs[i].Backlogs = sysctl.Backlogs(res.Configs[i].Config, sysctl.RunSomaxconn(res.KernelLimits))
+			}
 			var ran []map[string]string
 			for _, cc := range res.Configs {
 				ran = append(ran, cc.Config)
@@ -238,6 +278,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")
 	fl.DurationVar(&warmup, "warmup", 3*time.Second, "warm-up of each run, not measured")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addApplySysctlFlag(fl, &raiseSysctl)
 	addRedactFlag(fl, &redactNames)
 	return cmd
 }
@@ -319,6 +360,18 @@ func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 	for _, row := range res.Summary {
 		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
 			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs)
+	}
+	// The kernel's limits, and each configuration's backlogs the kernel
+	// capped: those configurations ran with less than they ask for.
+	for _, l := range sysctl.Lines(res.KernelLimits) {
+		fmt.Fprintf(w, "kernel: %s\n", l)
+	}
+	for _, cc := range res.Configs {
+		for _, b := range cc.Backlogs {
+			if b.Effective < b.Asked {
+				fmt.Fprintf(w, "%s: %s: %s\n", cc.Label, b.Knob, sysctl.BacklogText(b.Asked, b.Somaxconn))
+			}
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -62,6 +63,7 @@ type tuneFlags struct {
 	baselines             string
 	curve                 string
 	redact                []string
+	applySysctl           bool
 	// workloadSet: --workload was given (for --resume, whose workload
 	// may have been stored redacted).
 	workloadSet bool
@@ -88,6 +90,11 @@ cleanly and --resume RUN continues without redoing finished trials.
 Files go to -o DIR (default ./phptune-tune-RUN): the recommendation in each
 component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
 knob file for 'phptune lab up --knobs', the diff, the evidence and the report.
+sysctl-phptune.conf holds the kernel settings the recommendation needs (for
+/etc/sysctl.d/60-phptune.conf) or says none is needed: listen(2) silently
+caps every backlog at net.core.somaxconn, and the summary says when a
+recommended backlog was capped during the trials. The kernel's settings are
+only read, unless --apply-sysctl (root) raises them for the run.
 
 --server tunes a lab behind another web server than nginx: apache-event-fpm,
 lighttpd-fpm, caddy-fpm or h2o-fpm (the php-fpm pool is sized),
@@ -155,6 +162,7 @@ docs/servers.md).`,
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
 	fl.StringArrayVar(&f.set, "set", nil, "start with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.server, "server", "", "tune a lab of its own behind this web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
+	addApplySysctlFlag(fl, &f.applySysctl)
 	return cmd
 }
 
@@ -268,6 +276,9 @@ type tunePlan struct {
 // before it.
 func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, error) {
 	p := &tunePlan{}
+	if err := checkApplySysctl(f.applySysctl); err != nil {
+		return nil, err
+	}
 	if err := checkRedactNames(f.redact); err != nil {
 		return nil, err
 	}
@@ -584,6 +595,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 
 	// The stack.
 	var restore knob.Config
+	var kernelRun *sysctl.Run
 	if opt.Lab != "" {
 		restore = l.Config.Clone()
 		if f.resume == "" {
@@ -604,6 +616,17 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		}
 		sort.Strings(set)
 		warnNeighbours(env)
+		if f.applySysctl {
+			// Before the lab: its sockets open under the raised
+			// settings; restored after it is down (defers run last
+			// first).
+			kr, err := applySysctl(env, tuneNeed(opt, start), "tune")
+			if err != nil {
+				return err
+			}
+			kernelRun = kr
+			defer restoreSysctl(env, kr, "tune")
+		}
 		say("bringing up lab %s (%s)", name, firstNonEmpty(opt.App, opt.DocRoot))
 		app := opt.App
 		if opt.DocRoot != "" {
@@ -636,6 +659,18 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	if restore != nil {
 		defer restoreLab(ctx, l, restore, say)
+		if f.applySysctl {
+			// Every trial restarts the lab's servers, so they listen
+			// under the raised settings; restored before the lab gets
+			// its configuration back (and its sockets the host's
+			// limits).
+			kr, err := applySysctl(env, tuneNeed(opt, opt.Start), "tune")
+			if err != nil {
+				return err
+			}
+			kernelRun = kr
+			defer restoreSysctl(env, kr, "tune")
+		}
 	}
 	w.Expect = opt.Expect
 	stack := labstack.New(l, *w)
@@ -654,13 +689,15 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	usesDB := l.MariaDBSocket != ""
 	envInfo := environment(ctx)
+	// The recommendation's backlogs are added by the tuner.
+	completeKernelLimits(envInfo.KernelLimits, l, kernelRun, nil)
 	t := &tune.Tuner{
 		Stack:       stack,
 		Store:       db,
 		Environment: envInfo,
 		Progress:    tuneProgress(env.Stderr),
 		RenderFiles: func(start, rec knob.Config) map[string]string {
-			return recommend.Files(start, rec, recommend.Target{PHPVersion: phpVersion, UsesDB: usesDB})
+			return recommend.Files(start, rec, recommend.Target{PHPVersion: phpVersion, UsesDB: usesDB, Kernel: envInfo.KernelLimits, Conns: opt.Conns})
 		},
 	}
 	var res *results.Tune
@@ -823,4 +860,22 @@ func writeTuneReport(dir string, res *results.Tune, names []string) ([]string, e
 		return nil, err
 	}
 	return []string{paths["html"], paths["json"], paths["text"]}, nil
+}
+
+// tuneNeed is what a tune asks of the kernel: the start's backlogs and
+// those the search gives every candidate for the most connections it
+// measures (search.FitConnections), and those connections.
+func tuneNeed(opt tune.Options, start knob.Config) sysctl.Need {
+	conns := opt.Conns
+	curve := opt.CurveConns
+	if curve == nil && !opt.NoCurve {
+		curve = tune.DefaultCurveConns(opt.Conns)
+	}
+	for _, c := range curve {
+		conns = max(conns, c)
+	}
+	if start == nil {
+		start = knob.Defaults()
+	}
+	return sysctl.NeedOf([]knob.Config{start, search.FitConnections(start, conns)}, conns)
 }

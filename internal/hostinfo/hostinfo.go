@@ -1,6 +1,7 @@
 // Package hostinfo describes the machine and the software a run measured:
-// CPU model, cores, memory, kernel, and the versions of nginx, PHP, MariaDB,
-// WordPress and phptune, for the report's environment section.
+// CPU model, cores, memory, kernel and its connection limits (package
+// sysctl), and the versions of nginx, PHP, MariaDB, WordPress and phptune,
+// for the report's environment section.
 package hostinfo
 
 import (
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // Collect reads the environment. Programs that are missing are left out of
@@ -45,6 +47,9 @@ func CollectCached(ctx context.Context, cache string) *results.Environment {
 	if unix.Uname(&u) == nil {
 		env.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
+	// The kernel's limits on queued and open connections, and phptune's
+	// own open-file limit; the caller adds the lab's processes (Kernel).
+	env.KernelLimits = sysctl.NewFS("/proc").Collect(nil)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	vc := loadVersionCache(cache)

@@ -344,7 +344,7 @@ var registry = []Knob{
 	{Name: "nginx.worker_connections", Component: Nginx, Kind: Int, Default: "768", Min: 16, Max: 65535,
 		Directive: "worker_connections", Help: "connections per nginx worker (clients plus upstreams)"},
 	{Name: "nginx.listen_backlog", Component: Nginx, Kind: Int, Default: "511", Min: 1, Max: 65535,
-		Directive: "backlog", Help: "listen(2) backlog of nginx's HTTP socket"},
+		Directive: "backlog", Help: "listen(2) backlog of nginx's HTTP socket (capped by net.core.somaxconn)"},
 	{Name: "nginx.keepalive_timeout", Component: Nginx, Kind: Int, Default: "65", Min: 0, Max: 3600,
 		Directive: "keepalive_timeout", Help: "seconds an idle client connection is kept; 0 disables keep-alive"},
 	{Name: "nginx.access_log", Component: Nginx, Kind: Bool, Default: "on",
@@ -394,7 +394,7 @@ var registry = []Knob{
 	{Name: "unit.max_requests", Component: Unit, Kind: Int, Default: "0", Min: 0, Max: 100000000,
 		Directive: "limits.requests", Help: "requests a process serves before it is replaced; 0 never"},
 	{Name: "unit.listen_backlog", Component: Unit, Kind: Int, Default: "511", Min: 1, Max: 65535,
-		Directive: "backlog", Help: "listen(2) backlog of Unit's HTTP listener (Unit's default: 511)"},
+		Directive: "backlog", Help: "listen(2) backlog of Unit's HTTP listener (Unit's default: 511; capped by net.core.somaxconn)"},
 	// lighttpd: Debian 12's lighttpd.conf sets none of these, so they are
 	// lighttpd 1.4.69's compiled defaults (max-connections is a third of
 	// max-fds, 4096, when lighttpd may raise its descriptor limit).

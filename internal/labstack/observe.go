@@ -50,10 +50,17 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 			path = "/fpm-status"
 		}
 		cfg.FPM = []observe.FPMSource{{Pool: "www", Fetch: observe.FPMFetcher(network, addr, path, l.PeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
-		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen})
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen, Backlog: backlogOf(l.Config, "listen.backlog")})
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
-		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host)})
+		var asked int64
+		switch web {
+		case observe.ComponentNginx:
+			asked = backlogOf(l.Config, "nginx.listen_backlog")
+		case observe.ComponentUnit:
+			asked = backlogOf(l.Config, "unit.listen_backlog")
+		}
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host), Backlog: asked})
 	}
 	cfg.NginxStatusURL = l.NginxStatusURL
 	if l.ServerStatusURL != "" {
@@ -83,6 +90,17 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		close = func() { db.Close() }
 	}
 	return cfg, close, nil
+}
+
+// backlogOf is the backlog knob name asks for in cfg, 0 when cfg's
+// server does not use it.
+func backlogOf(cfg knob.Config, name string) int64 {
+	for _, b := range cfg.Backlogs() {
+		if b.Knob == name {
+			return b.Value
+		}
+	}
+	return 0
 }
 
 // hostPort turns a URL host into IP:PORT for the socket tables.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/phptune/phptune/internal/results"
 )
@@ -169,6 +170,7 @@ func Derive(obs *results.Observation, w Window) {
 		d.Warnings = append(d.Warnings, msg)
 	}
 	d.Warnings = append(d.Warnings, unitWarnings(in)...)
+	d.Warnings = append(d.Warnings, backlogWarnings(in)...)
 	if d.SamplerCPUPct > SamplerWarnPct {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
 	}
@@ -346,4 +348,34 @@ func percentile(sorted []int64, p float64) int64 {
 	}
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// backlogWarnings says when the kernel gave a listening socket a smaller
+// backlog than its configuration asked for: listen(2) caps it at
+// net.core.somaxconn silently, so the server believes it has the queue it
+// asked for (seed 003's 502s come from such a queue filling up).
+func backlogWarnings(in []results.Sample) []string {
+	type capped struct{ asked, got int64 }
+	seen := map[string]*capped{}
+	var order []string
+	for _, s := range in {
+		for _, q := range s.Queues {
+			if q.AskedBacklog <= 0 || q.Backlog < 0 || q.Backlog >= q.AskedBacklog {
+				continue
+			}
+			key := q.Owner + " " + q.Socket
+			if seen[key] == nil {
+				seen[key] = &capped{asked: q.AskedBacklog, got: q.Backlog}
+				order = append(order, key)
+			}
+			seen[key].got = min(seen[key].got, q.Backlog)
+		}
+	}
+	var out []string
+	for _, key := range order {
+		c := seen[key]
+		owner, sock, _ := strings.Cut(key, " ")
+		out = append(out, fmt.Sprintf("%s's socket %s asked for a listen backlog of %d but the kernel gave it %d: listen(2) caps the backlog at net.core.somaxconn when the socket opens; raise it (the recommendation's sysctl fragment) or run with --apply-sysctl", owner, sock, c.asked, c.got))
+	}
+	return out
 }

@@ -143,6 +143,10 @@ type Socket struct {
 	Owner string // "php-fpm", "nginx"
 	// Addr is "unix:/path", "tcp:IP:PORT" or "IP:PORT".
 	Addr string
+	// Backlog is the backlog the configuration asks listen(2) for (0:
+	// unknown). The kernel's own figure is below it when
+	// net.core.somaxconn capped it, which the derived warnings say.
+	Backlog int64
 }
 
 // Config says what to observe.
@@ -1125,7 +1129,7 @@ func (o *Observer) queues(errs *[]string) []results.ListenQueue {
 			}
 			continue
 		}
-		out = append(out, results.ListenQueue{Socket: a.Address, Owner: o.cfg.Sockets[i].Owner, Queued: l.Queued, Backlog: l.Backlog})
+		out = append(out, results.ListenQueue{Socket: a.Address, Owner: o.cfg.Sockets[i].Owner, Queued: l.Queued, Backlog: l.Backlog, AskedBacklog: o.cfg.Sockets[i].Backlog})
 	}
 	return out
 }

@@ -2,7 +2,8 @@
 // user installs on a live Debian host, each in its component's own syntax: a
 // php-fpm pool fragment, php.ini overrides, the configuration's web
 // server's settings (an nginx snippet, an Apache or lighttpd drop-in, a
-// Caddyfile, h2o.conf's top-level keys), and a my.cnf fragment. Lines
+// Caddyfile, h2o.conf's top-level keys, Unit's JSON), a my.cnf fragment,
+// and the kernel settings the host lacks for the recommendation (sysctl). Lines
 // whose value differs from the starting configuration are marked with the
 // value they replace. The package does no I/O.
 package recommend
@@ -18,6 +19,8 @@ import (
 	"github.com/phptune/phptune/internal/lighttpd"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // Target describes the host the files are for.
@@ -26,6 +29,11 @@ type Target struct {
 	PHPVersion string
 	// UsesDB adds my.cnf for apps that use MariaDB.
 	UsesDB bool
+	// Kernel is the host's kernel limits (the environment's, as read
+	// before any --apply-sysctl) and Conns the concurrency the
+	// recommendation is for: with them the files include SysctlFile.
+	Kernel *results.KernelLimits
+	Conns  int
 }
 
 // File names in the map Files returns.
@@ -46,6 +54,9 @@ const (
 	CaddyFile = "Caddyfile"
 	// H2OFile holds the top-level keys of /etc/h2o/h2o.conf.
 	H2OFile = "h2o.conf"
+	// SysctlFile is the kernel settings, for /etc/sysctl.d/60-phptune.conf
+	// (sysctl.FragmentPath), or a file of comments saying none is needed.
+	SysctlFile = "sysctl-phptune.conf"
 )
 
 // WebFile names the web server's file of a recommendation for server.
@@ -95,6 +106,12 @@ func Files(start, rec knob.Config, t Target) map[string]string {
 	}
 	if t.UsesDB {
 		out[MyCnfFile] = myCnf(start, rec)
+	}
+	if t.Kernel != nil {
+		// listen(2) caps the recommended backlogs at somaxconn, and the
+		// connections need ports and files: what the host lacks, or
+		// that it lacks nothing.
+		out[SysctlFile] = sysctl.Fragment(sysctl.Values(t.Kernel.Sysctl), sysctl.NeedOf([]knob.Config{rec}, t.Conns))
 	}
 	return out
 }
@@ -232,7 +249,7 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	w("    }")
 	w("}")
 	if n := rec.Int("nginx.listen_backlog"); n > 4096 {
-		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d.", n)
+		w("# A backlog above 4096 also needs sysctl net.core.somaxconn >= %d (see %s).", n, SysctlFile)
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // The chart library (Apache ECharts, Apache-2.0, see assets/ECHARTS-LICENSE)
@@ -31,6 +32,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"pct": func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 	"ms":  func(v float64) string { return fmt.Sprintf("%.1f", 1000*v) },
+	// kernelLines are the kernel limits a run was bounded by.
+	"kernelLines": sysctl.Lines,
 }).Parse(pageTmpl))
 
 // series is one line of a time chart; a nil point is a gap (not read).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // holdoutFigures averages the holdout trials of one configuration.
@@ -113,6 +114,9 @@ func TuneText(w io.Writer, res *results.Tune) error {
 			} else if c.Verdict != "" {
 				fmt.Fprintf(w, "   %s", c.Verdict)
 			}
+			if c.Effective != "" {
+				fmt.Fprintf(w, "   (the kernel gave %s)", c.Effective)
+			}
 			fmt.Fprintln(w)
 		}
 	}
@@ -137,6 +141,14 @@ func TuneText(w io.Writer, res *results.Tune) error {
 					stat = " on " + d.Statistic
 				}
 				fmt.Fprintf(w, "  %-34s %.2f× [%.2f, %.2f]%s after %d rounds: %s, %s\n", d.Name, d.Ratio, d.CILow, d.CIHigh, stat, d.Rounds, d.Verdict, adopted)
+			}
+		}
+	}
+	if res.Environment != nil {
+		if lines := sysctl.Lines(res.Environment.KernelLimits); len(lines) > 0 {
+			fmt.Fprintln(w, "\nkernel limits (read, not changed unless --apply-sysctl):")
+			for _, l := range lines {
+				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
 	}

@@ -177,6 +177,55 @@ type Environment struct {
 	// version, variant, flags and training, and whether its source is older
 	// than the installed PHP.
 	PHPBuilds []PHPBuild `json:"php_builds,omitempty"`
+	// KernelLimits are the host's kernel settings that bound how many
+	// connections a stack can queue and hold (package sysctl).
+	KernelLimits *KernelLimits `json:"kernel_limits,omitempty"`
+}
+
+// KernelLimits are the kernel settings and resource limits a run was
+// bounded by, as phptune read them: it changes them only for the length of
+// a run with --apply-sysctl, which Applied lists.
+type KernelLimits struct {
+	// Sysctl maps a setting to the host's own value as the kernel prints
+	// it, whitespace collapsed to one space: "net.core.somaxconn": "4096",
+	// "net.ipv4.ip_local_port_range": "32768 60999". A setting that could
+	// not be read is left out (Errors says why).
+	Sysctl map[string]string `json:"sysctl"`
+	// NoFile are RLIMIT_NOFILE limits: phptune's own (the generator's)
+	// and those of the lab's processes.
+	NoFile []NoFileLimit `json:"nofile,omitempty"`
+	// Applied lists the settings --apply-sysctl raised for the run; the
+	// previous values (in Sysctl) were restored at its end.
+	Applied []SysctlChange `json:"applied,omitempty"`
+	// Backlogs are the listen backlogs of the configuration the result is
+	// about (a bench's lab, a tune's recommendation): asked, and as the
+	// kernel caps them at net.core.somaxconn.
+	Backlogs []Backlog `json:"backlogs,omitempty"`
+	Errors   []string  `json:"errors,omitempty"`
+}
+
+// NoFileLimit is one process's RLIMIT_NOFILE; -1 is unlimited.
+type NoFileLimit struct {
+	Process string `json:"process"` // "phptune", "nginx", "php-fpm" ...
+	PID     int    `json:"pid,omitempty"`
+	Soft    int64  `json:"soft"`
+	Hard    int64  `json:"hard"`
+}
+
+// SysctlChange is one setting phptune changed for a run.
+type SysctlChange struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Backlog is one listen backlog knob: the value asked for, and what
+// listen(2) gives, capped at net.core.somaxconn during the run.
+type Backlog struct {
+	Knob      string `json:"knob"`
+	Asked     int64  `json:"asked"`
+	Effective int64  `json:"effective"`
+	Somaxconn int64  `json:"somaxconn"`
 }
 
 // PHPBuild is one of phptune's builds of PHP as a result names it.
@@ -434,7 +483,10 @@ type ListenQueue struct {
 	Socket  string `json:"socket"` // path or 127.0.0.1:port
 	Owner   string `json:"owner"`  // "php-fpm", "nginx"
 	Queued  int64  `json:"queued"`
-	Backlog int64  `json:"backlog"`
+	Backlog int64  `json:"backlog"` // the kernel's limit; -1 when unknown
+	// AskedBacklog is the backlog the configuration asked listen(2) for;
+	// Backlog is below it when net.core.somaxconn capped it.
+	AskedBacklog int64 `json:"asked_backlog,omitempty"`
 }
 
 // Derived holds the figures computed from a run's samples that the tuner and
@@ -530,6 +582,10 @@ type Effect struct {
 	CIHigh     float64 `json:"ci_high"`
 	Confidence float64 `json:"confidence"` // e.g. 0.95
 	Verdict    string  `json:"verdict"`    // "better", "worse", "no significant difference"
+	// Effective is set when the kernel did not give To during the trials:
+	// a listen backlog capped by net.core.somaxconn ("128, capped by
+	// net.core.somaxconn"), so the ratio is not To's effect.
+	Effective string `json:"effective_value,omitempty"`
 }
 
 // Decision is one paired comparison of a challenger (a categorical change

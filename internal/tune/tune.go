@@ -290,6 +290,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	}
 
 	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
+	kernelEvidence(tune, recCfg, o.Conns, s.warn)
 	for _, d := range rec.Decisions {
 		var ch []string
 		for _, c := range d.Changes {
