@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -332,7 +333,9 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 		}
 		if len(base.RPS) > 0 && len(cc.RPS) > 0 {
 			if ci, err := s.Ratio(0, i, interleave.Throughput, 0.95); err == nil {
-				row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh = ci.Ratio, ci.Low, ci.High
+				// One round gives no interval (its bounds are infinite,
+				// which JSON cannot carry): 0 says "none".
+				row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh = ci.Ratio, finiteOr0(ci.Low), finiteOr0(ci.High)
 			} else if m := stats.Median(base.RPS); m > 0 {
 				row.RatioRPS = stats.Median(cc.RPS) / m
 			}
@@ -343,6 +346,13 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 		res.Summary = append(res.Summary, row)
 	}
 	return res, nil
+}
+
+func finiteOr0(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0
+	}
+	return x
 }
 
 func errorRate(b *results.Bench) float64 {
