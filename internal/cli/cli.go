@@ -18,6 +18,7 @@ import (
 
 	"github.com/phptune/phptune/internal/hostinfo"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
 )
@@ -97,6 +98,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// So does a run with --apply-sysctl killed outright: the kernel
 	// settings it raised go back to the values it recorded.
 	restoreLeftoverSysctl(stderr)
+	// A figure JSON cannot carry (+Inf, NaN) is written as 0, and said.
+	redact.Warn = func(msg string) { fmt.Fprintln(stderr, "phptune: warning: "+msg) }
 	root := newRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

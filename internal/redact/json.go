@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/phptune/phptune/internal/finite"
 )
 
 // JSON redacts a JSON document: the non-empty string value of every
@@ -50,10 +52,20 @@ func jsonValue(v any, extra []string) any {
 	return v
 }
 
+// Warn, when set, is told about figures Value had to change to write
+// them (the CLI prints it on stderr).
+var Warn func(string)
+
 // Value redacts *v through its JSON form (see JSON): afterwards *v holds
 // what JSON would have made of it. Only what encoding/json sees is kept, so
 // use it for plain records such as phptune's results.
+//
+// A non-finite number (which encoding/json refuses) is written as 0, and
+// the fields are named in the returned error's absence on Warn.
 func Value[T any](v *T, extra []string) error {
+	if bad := finite.Clean(v); len(bad) > 0 && Warn != nil {
+		Warn(fmt.Sprintf("non-finite numbers written as 0 (please report): %v", bad))
+	}
 	doc, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("redacting: %w", err)

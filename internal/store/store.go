@@ -20,10 +20,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/finite"
 
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
@@ -204,6 +207,15 @@ func (s *DB) text(v string) string { return redact.Text(v, s.redact) }
 
 // doc is v's JSON, redacted.
 func (s *DB) doc(v any) (string, error) {
+	if v != nil && reflect.TypeOf(v).Kind() != reflect.Pointer {
+		// Clean needs something it can set: a copy of a value.
+		c := reflect.New(reflect.TypeOf(v))
+		c.Elem().Set(reflect.ValueOf(v))
+		v = c.Interface()
+	}
+	if bad := finite.Clean(v); len(bad) > 0 && redact.Warn != nil {
+		redact.Warn(fmt.Sprintf("non-finite numbers stored as 0 (please report): %v", bad))
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err

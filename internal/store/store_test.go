@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,5 +391,24 @@ func TestNothingStoredUnredacted(t *testing.T) {
 		if i := bytes.Index(raw, []byte(s)); i >= 0 {
 			t.Errorf("the database holds %s: …%q…", s, raw[max(0, i-60):min(len(raw), i+20)])
 		}
+	}
+}
+
+// A figure JSON cannot carry (+Inf from a ratio over nothing) does not
+// lose the result: it is stored as 0.
+func TestNonFiniteStoredAsZero(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := &results.Bench{SchemaVersion: results.SchemaVersion, Kind: results.KindBench, ID: "bench-inf", Command: "phptune bench",
+		StartedAt: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), ThroughputRPS: math.Inf(1), Requests: 1}
+	if err := db.SaveBench(ctx, b, "hello", "/"); err != nil {
+		t.Fatalf("a bench with +Inf was not stored: %v", err)
+	}
+	if r, err := db.Run(ctx, "bench-inf"); err != nil || r.Bench == nil || r.Bench.ThroughputRPS != 0 {
+		t.Fatalf("read back %+v, %v", r, err)
 	}
 }
