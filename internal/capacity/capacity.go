@@ -73,8 +73,9 @@ type Plan struct {
 	// failure anyway; see Connections.
 	Connections int
 	// Drain is how long answers to the measured part's requests are
-	// awaited after it; Settle how long the stack is left idle after a
-	// failing step, so that its queues empty before the next one.
+	// awaited after it. Settle is how long to leave the stack idle before
+	// the step because the previous one failed: its queues (the
+	// listen backlogs, requests php-fpm accepted) empty first.
 	Drain, Settle time.Duration
 	// Timeout bounds each request (the generator's per-request timeout).
 	Timeout time.Duration
@@ -209,8 +210,8 @@ func (o *Options) Validate() error {
 	}
 	if o.TimeBudget > 0 {
 		p := o.plan(0, "", o.StartRate)
-		if one := p.Warmup + p.Duration + p.Settle; o.TimeBudget < one {
-			return &FieldError{"TimeBudget", fmt.Sprintf("%s is shorter than one step at %g rps (%s warm-up + %s measured + %s to settle)", o.TimeBudget, o.StartRate, p.Warmup, p.Duration, p.Settle)}
+		if one := p.Warmup + p.Duration; o.TimeBudget < one {
+			return &FieldError{"TimeBudget", fmt.Sprintf("%s is shorter than one step at %g rps (%s warm-up + %s measured)", o.TimeBudget, o.StartRate, p.Warmup, p.Duration)}
 		}
 	}
 	return nil
@@ -272,7 +273,13 @@ func (o *Options) plan(n int, phase string, rate float64) Plan {
 	}
 	l := o.SLO.MaxLatencyBound()
 	return Plan{N: n, Phase: phase, Rate: rate, Warmup: w, Duration: d, Connections: Connections(o.SLO, rate),
-		Drain: max(2*time.Second, 2*l), Settle: max(2*time.Second, 2*l), Timeout: max(10*time.Second, 4*l)}
+		Drain: max(2*time.Second, 2*l), Timeout: max(10*time.Second, 4*l)}
+}
+
+// settleAfterFailure is how long the stack is left idle after a failing
+// step: twice the largest latency bound, at least 2 s.
+func (o *Options) settleAfterFailure() time.Duration {
+	return max(2*time.Second, 2*o.SLO.MaxLatencyBound())
 }
 
 // errStop ends a search whose steps or time budget ran out.
@@ -368,7 +375,10 @@ func (s *searcher) verdict(rate float64) (pass, ok bool) {
 // step runs one step and records it.
 func (s *searcher) step(ctx context.Context, phase string, rate float64) (results.CapacityStep, error) {
 	p := s.o.plan(len(s.res.Steps)+1, phase, rate)
-	cost := p.Warmup + p.Duration + p.Settle
+	if n := len(s.res.Steps); n > 0 && !s.res.Steps[n-1].Pass {
+		p.Settle = s.o.settleAfterFailure()
+	}
+	cost := p.Settle + p.Warmup + p.Duration
 	switch {
 	case len(s.res.Steps) >= s.o.MaxSteps:
 		s.stop = fmt.Sprintf("all %d steps were used", s.o.MaxSteps)
@@ -389,6 +399,9 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64) (result
 	}
 	st.FailReasons = s.o.SLO.Check(b, s.o.Errors)
 	st.Pass = len(st.FailReasons) == 0
+	if !st.Pass {
+		s.planned += p.Drain // answers were awaited after it
+	}
 	s.res.Steps = append(s.res.Steps, st)
 	s.votes[rate] = append(s.votes[rate], st.Pass)
 	if s.o.OnStep != nil {

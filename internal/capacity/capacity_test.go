@@ -1,13 +1,15 @@
-package capacity
+package capacity_test
 
 import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	. "github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search/sim"
@@ -16,7 +18,7 @@ import (
 // simRunner runs steps on a simulated stack.
 func simRunner(st *sim.Stack) Runner {
 	return RunnerFunc(func(ctx context.Context, p Plan) (*results.Bench, error) {
-		return st.MeasureRate(ctx, p.Rate, p.Connections, p.Duration, p.Warmup)
+		return st.MeasureRate(ctx, p)
 	})
 }
 
@@ -136,7 +138,7 @@ func describe(res *results.Capacity) string {
 		b.WriteString(" ")
 		b.WriteString(s.Phase)
 		b.WriteString(":")
-		b.WriteString(fmtRPS(s.RateRPS))
+		b.WriteString(strconv.FormatFloat(s.RateRPS, 'f', -1, 64))
 		b.WriteString(":")
 		b.WriteString(v)
 	}
@@ -278,7 +280,8 @@ func TestSearchBoundsAndBudget(t *testing.T) {
 	}
 	// A time budget of three steps: not converged, said so, and the
 	// planned time respected.
-	one := w + d + 2*time.Second
+	// (From 10 rps every step passes: no settling, no drain.)
+	one := w + d
 	st := newStack("pm=static", "pm.max_children=48")
 	res, err = Search(context.Background(), simRunner(st), Options{SLO: slo, StartRate: 10, Warmup: w, Duration: d, TimeBudget: 3*one + time.Second})
 	if err != nil || res.Outcome != OutcomeNotConverged || len(res.Steps) != 3 || !strings.Contains(strings.Join(res.Warnings, " "), "time budget") {
@@ -295,7 +298,7 @@ func TestSearchBoundsAndBudget(t *testing.T) {
 		if p.N == 3 {
 			cancel()
 		}
-		return st.MeasureRate(c, p.Rate, p.Connections, p.Duration, p.Warmup)
+		return st.MeasureRate(c, p)
 	})
 	res, err = Search(ctx, r, Options{SLO: slo, StartRate: 10})
 	if !errors.Is(err, context.Canceled) || res == nil || len(res.Steps) != 2 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -41,14 +42,15 @@ func OpenLatency(rate, mu, s float64, warmup, d time.Duration, p float64) float6
 	return lat
 }
 
-// MeasureRate runs the simulated open model at rate for warmup then d with
-// up to conns connections. The stack's service rate (Capacity) varies run
+// MeasureRate runs the simulated open model as p says: at p.Rate for
+// p.Warmup then p.Duration with up to p.Connections connections. The stack's service rate (Capacity) varies run
 // to run with the workload's noise and steal dips, and Scale, when set,
 // multiplies it (a test's injected noisy step).
 // Above capacity the queue overflows the pool's accept queue
 // (listen.backlog) into 502s, and requests still queued when the run ends
 // are unanswered.
-func (s *Stack) MeasureRate(ctx context.Context, rate float64, conns int, d, warmup time.Duration) (*results.Bench, error) {
+func (s *Stack) MeasureRate(ctx context.Context, p capacity.Plan) (*results.Bench, error) {
+	rate, conns, d, warmup := p.Rate, p.Connections, p.Duration, p.Warmup
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
