@@ -224,12 +224,12 @@ func TestNotFooledByANoisyStep(t *testing.T) {
 // TestStealRepeats: a failing step under CPU steal is measured again at
 // once, and a tie between its runs is broken by a third.
 func TestStealRepeats(t *testing.T) {
-	cfg := mustCfg(t, "pm=static", "pm.max_children=48")
 	slo := mustSLO(t, "p99<1s")
 	calls := 0
-	var bs []*results.Bench
+	var plans []Plan
 	r := RunnerFunc(func(ctx context.Context, p Plan) (*results.Bench, error) {
 		calls++
+		plans = append(plans, p)
 		b := &results.Bench{Requests: 1000, RateAskedRPS: p.Rate, RateAchievedRPS: p.Rate, Latency: results.Latency{P99Ms: 100},
 			Observation: &results.Observation{}}
 		if calls == 2 { // the second step fails under 40% steal
@@ -239,10 +239,8 @@ func TestStealRepeats(t *testing.T) {
 		if p.Rate >= 400 {
 			b.Latency.P99Ms = 3000
 		}
-		bs = append(bs, b)
 		return b, nil
 	})
-	_ = cfg
 	res, err := Search(context.Background(), r, Options{SLO: slo, StartRate: 100, Warmup: time.Second, Duration: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +250,17 @@ func TestStealRepeats(t *testing.T) {
 	}
 	if res.CapacityRPS < 337 || res.CapacityRPS >= 400 || !res.Confirmed {
 		t.Errorf("capacity %g (confirmed %v), want the bracket below 400; steps%s", res.CapacityRPS, res.Confirmed, describe(res))
+	}
+	// The stack idles before a step only after a failing one: 2 × the
+	// 1 s bound.
+	for i, p := range plans {
+		want := time.Duration(0)
+		if i > 0 && !res.Steps[i-1].Pass {
+			want = 2 * time.Second
+		}
+		if p.Settle != want || p.N != i+1 || p.Drain != 2*time.Second || p.Timeout != 10*time.Second {
+			t.Errorf("plan %d: %+v, want settle %s", i+1, p, want)
+		}
 	}
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "steps ran with more than 10% CPU steal") {
 		t.Errorf("warnings %q do not mention the steal", res.Warnings)

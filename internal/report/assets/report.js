@@ -4,7 +4,7 @@
   "use strict";
   var data = JSON.parse(document.getElementById("phptune-data").textContent);
   var charts = [];
-  var phaseColors = { drift: "#888", knee: "#5470c6", workers: "#91cc75", categorical: "#fac858", holdout: "#ee6666", grid: "#73c0de" };
+  var phaseColors = { drift: "#888", knee: "#5470c6", workers: "#91cc75", categorical: "#fac858", holdout: "#ee6666", grid: "#73c0de", capacity: "#9a60b4" };
 
   function init(id) {
     var el = document.getElementById("chart-" + id);
