@@ -324,9 +324,16 @@ func Search(ctx context.Context, r Runner, o Options) (*results.Capacity, error)
 	}}
 	err := s.run(ctx)
 	if errors.Is(err, errStop) {
-		s.res.Outcome = OutcomeNotConverged
-		s.warn("the search stopped before the bracket was within %.0f%%: %s", 100*o.Tolerance, s.stop)
 		err = nil
+		p, f := s.bracket()
+		if f > 0 && p > 0 && f <= p*(1+o.Tolerance)*(1+1e-9) {
+			// Bracketed, but the drift check could not finish.
+			s.res.Outcome = OutcomeBracketed
+			s.warn("the drift check (re-measuring both ends) could not finish: %s; the bracket is unconfirmed", s.stop)
+		} else {
+			s.res.Outcome = OutcomeNotConverged
+			s.warn("the search stopped before the bracket was within %.0f%%: %s", 100*o.Tolerance, s.stop)
+		}
 	}
 	s.finish()
 	return s.res, err

@@ -296,6 +296,22 @@ func TestSearchBoundsAndBudget(t *testing.T) {
 	if err != nil || res.Outcome != OutcomeNotConverged || len(res.Steps) != 3 || !strings.Contains(strings.Join(res.Warnings, " "), "time budget") {
 		t.Errorf("time budget: %v outcome %q, %d steps, warnings %q", err, res.Outcome, len(res.Steps), res.Warnings)
 	}
+	// Steps run out in the drift check: bracketed, unconfirmed, said so.
+	full, err := Search(context.Background(), simRunner(newStack("pm=static", "pm.max_children=48")), Options{SLO: slo, StartRate: 1000, Warmup: w, Duration: d})
+	if err != nil || !full.Confirmed {
+		t.Fatalf("full search: %v %+v", err, full)
+	}
+	firstConfirm := 0
+	for _, s := range full.Steps {
+		if s.Phase == PhaseConfirm {
+			firstConfirm = s.N
+			break
+		}
+	}
+	res, err = Search(context.Background(), simRunner(newStack("pm=static", "pm.max_children=48")), Options{SLO: slo, StartRate: 1000, Warmup: w, Duration: d, MaxSteps: firstConfirm})
+	if err != nil || res.Outcome != OutcomeBracketed || res.Confirmed || !strings.Contains(strings.Join(res.Warnings, " "), "drift check") {
+		t.Errorf("cut in the drift check: %v outcome %q confirmed %v warnings %q", err, res.Outcome, res.Confirmed, res.Warnings)
+	}
 	res, err = Search(context.Background(), simRunner(newStack()), Options{SLO: slo, StartRate: 10, MaxSteps: 2})
 	if err != nil || res.Outcome != OutcomeNotConverged || len(res.Steps) != 2 {
 		t.Errorf("max steps: %v %+v", err, res)
