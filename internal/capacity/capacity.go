@@ -285,6 +285,12 @@ func (o *Options) settleAfterFailure() time.Duration {
 // errStop ends a search whose steps or time budget ran out.
 var errStop = errors.New("capacity: budget exhausted")
 
+// ErrBudget, wrapped in a Runner's error, says that the caller's own time
+// budget has no room for the step: the search stops as when its own
+// budget runs out (not converged, or bracketed but unconfirmed) instead
+// of failing, and the error's text says why.
+var ErrBudget = errors.New("no time left for the step")
+
 type searcher struct {
 	o       Options
 	r       Runner
@@ -396,6 +402,10 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64) (result
 	}
 	s.planned += cost
 	b, err := s.r.Step(ctx, p)
+	if errors.Is(err, ErrBudget) {
+		s.stop = err.Error()
+		return results.CapacityStep{}, errStop
+	}
 	if err != nil {
 		return results.CapacityStep{}, err
 	}

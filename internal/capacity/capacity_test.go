@@ -3,6 +3,7 @@ package capacity_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -315,6 +316,17 @@ func TestSearchBoundsAndBudget(t *testing.T) {
 	res, err = Search(context.Background(), simRunner(newStack()), Options{SLO: slo, StartRate: 10, MaxSteps: 2})
 	if err != nil || res.Outcome != OutcomeNotConverged || len(res.Steps) != 2 {
 		t.Errorf("max steps: %v %+v", err, res)
+	}
+	// The runner's own budget (a tune's clock): the same stop, its reason kept.
+	st = newStack()
+	res, err = Search(context.Background(), RunnerFunc(func(c context.Context, p Plan) (*results.Bench, error) {
+		if p.N == 3 {
+			return nil, fmt.Errorf("%w: the tune has 10s left", ErrBudget)
+		}
+		return st.MeasureRate(c, p)
+	}), Options{SLO: slo, StartRate: 10})
+	if err != nil || res.Outcome != OutcomeNotConverged || len(res.Steps) != 2 || !strings.Contains(strings.Join(res.Warnings, " "), "the tune has 10s left") {
+		t.Errorf("runner budget: %v outcome %q, %d steps, warnings %q", err, res.Outcome, len(res.Steps), res.Warnings)
 	}
 	// Interrupted: the steps so far and the error.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -20,10 +20,12 @@ package tune
 //     ratio (results.TuneCapacity); a recommendation whose capacity is
 //     below the start's is flagged, as a slower holdout is.
 //   - the time budget: the searches' time is reserved from the start of
-//     the search phase (capacityReserve: 2 configurations × 8 steps of the
+//     the search phase (capacityReserve: 2 configurations × 10 steps of the
 //     step length at the start's throughput, at most 40% of the budget),
 //     the curve phase is left out, and each search gets what is left when
-//     it starts (the start half of it, the recommendation the rest).
+//     it starts (the start leaves half the reserve to the recommendation).
+//     Only new steps are checked against the clock, so a resumed tune
+//     replays its stored steps and asks for the same ones.
 
 import (
 	"context"
@@ -54,9 +56,10 @@ type RateStack interface {
 }
 
 // capacityStepsPerSearch is the estimate the time reserve rests on: three
-// ramp steps, three of bisection and two of confirmation, as the searches
-// on the simulated and the real stacks take.
-const capacityStepsPerSearch = 8
+// ramp steps, three of bisection, two of confirmation and two more for a
+// tie or a turned verdict, as the searches on the simulated and the real
+// stacks take (a real io search took 9 and 10).
+const capacityStepsPerSearch = 10
 
 // capacitySLO parses the capacity objective's SLO, with the tune's error
 // limit when the SLO has no errors term.
@@ -115,7 +118,9 @@ func (s *session) capacityPhase(ctx context.Context, start, rec knob.Config, sta
 	if !ok {
 		return nil, fmt.Errorf("objective capacity: the stack cannot be loaded in the open model")
 	}
-	tc := &results.TuneCapacity{SLO: slo.String(), BudgetS: s.capReserve.Seconds()}
+	reserve := s.capReserve
+	s.capReserve = 0 // the time kept is now the searches'
+	tc := &results.TuneCapacity{SLO: slo.String(), BudgetS: reserve.Seconds()}
 	type which struct {
 		label string
 		cfg   knob.Config
@@ -128,15 +133,16 @@ func (s *session) capacityPhase(ctx context.Context, start, rec knob.Config, sta
 	for i, wc := range todo {
 		// Fresh processes, as the holdout's runs.
 		s.applied = nil
-		var budget time.Duration
-		if o.TimeBudget > 0 {
-			budget = s.left()
-			if i == 0 && len(todo) == 2 {
-				budget /= 2
-			}
+		// The start's search leaves the recommendation's half of the
+		// reserve. The budget is checked by the runner for new steps
+		// only, so a resumed tune replays its stored steps whatever the
+		// clock says and asks for the same ones.
+		var keep time.Duration
+		if i == 0 && len(todo) == 2 {
+			keep = reserve / 2
 		}
 		startRate := math.Max(1, math.Round(wc.rps/2))
-		co := capacity.Options{SLO: slo, Errors: errs, StartRate: startRate, TimeBudget: budget,
+		co := capacity.Options{SLO: slo, Errors: errs, StartRate: startRate,
 			StartFrom: fmt.Sprintf("half the %s configuration's mean holdout throughput (%.1f rps)", wc.label, wc.rps)}
 		if wc.rps <= 0 {
 			co.StartRate, co.StartFrom = 1, "no holdout throughput: from 1 rps"
@@ -147,7 +153,7 @@ func (s *session) capacityPhase(ctx context.Context, start, rec knob.Config, sta
 		}
 		began := s.t.now()
 		runner := capacity.RunnerFunc(func(ctx context.Context, p capacity.Plan) (*results.Bench, error) {
-			return s.rateTrial(ctx, rs, wc.label, wc.cfg, p, slo, errs)
+			return s.rateTrial(ctx, rs, wc.label, wc.cfg, p, slo, errs, keep)
 		})
 		c, err := capacity.Search(ctx, runner, co)
 		if err != nil {
@@ -186,7 +192,7 @@ func (s *session) capacityPhase(ctx context.Context, start, rec knob.Config, sta
 // rateTrial runs one capacity step of cfg as a trial (or takes it from the
 // database on resume: the search is deterministic, so it asks for the same
 // steps again), restarting the stack when it does not run cfg.
-func (s *session) rateTrial(ctx context.Context, rs RateStack, label string, cfg knob.Config, p capacity.Plan, slo capacity.SLO, errs capacity.ErrorLimit) (*results.Bench, error) {
+func (s *session) rateTrial(ctx context.Context, rs RateStack, label string, cfg knob.Config, p capacity.Plan, slo capacity.SLO, errs capacity.ErrorLimit, keep time.Duration) (*results.Bench, error) {
 	n := len(s.trials) + 1
 	rate := strconv.FormatFloat(p.Rate, 'f', -1, 64)
 	k := key(PhaseCapacity+"@"+rate, p.Connections, cfg)
@@ -200,6 +206,10 @@ func (s *session) rateTrial(ctx context.Context, rs RateStack, label string, cfg
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if need := p.Settle + p.Warmup + p.Duration + p.Drain; s.opt.TimeBudget > 0 && s.left()-keep < need {
+		return nil, fmt.Errorf("%w: the tune's time budget has %s left for the %s capacity search, a step takes up to %s", capacity.ErrBudget,
+			max(0, s.left()-keep).Round(time.Second), label, need)
 	}
 	begin := s.t.now()
 	tr := results.Trial{N: n, Phase: PhaseCapacity, Config: cfg.Clone(), Connections: p.Connections, Status: StatusOK}

@@ -254,7 +254,6 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	// Capacity: the time kept for it is now the searches'.
 	var capVerdict *results.TuneCapacity
 	if o.Objective == ObjectiveCapacity {
-		s.capReserve = 0
 		if capVerdict, err = s.capacityPhase(ctx, start, recCfg, stats.Mean(sRPS), stats.Mean(rRPS)); err != nil {
 			return nil, err
 		}
