@@ -106,8 +106,8 @@ grammar, default p99<500ms; --max-errors is the error limit unless the SLO has
 an errors term). The search itself still ranks candidates on closed-model
 throughput at -c; after the holdout the start and the recommendation each get
 a capacity search, and the result gives both capacities and their ratio. Up to
-40% of --time-budget (2 searches × 8 steps at the start's rate) is kept for
-those searches; the closed-model curve is left out.`,
+40% of --time-budget (2 searches × 10 steps at the start's rate) is kept for
+those searches; the closed-model curve is left out (docs/capacity.md).`,
 		Example: `  phptune tune --app hello --time-budget 5m
   phptune tune --app wordpress --workload front --memory-budget 1G
   phptune tune --app wordpress --server apache-prefork-modphp -c 10

@@ -8,7 +8,7 @@ package tune
 // What it changes, and what it does not:
 //   - the search (knee, pool size, categorical race) still measures the
 //     closed model at the workload's concurrency and scores throughput:
-//     a capacity search per candidate (~8 open-model steps) would leave a
+//     a capacity search per candidate (~8-10 open-model steps) would leave a
 //     15-minute WordPress tune three or four candidates. Throughput at
 //     saturation is the service rate that bounds capacity, so it ranks
 //     pool sizes and CPU savings the same way on pages whose latency is
