@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -67,6 +68,8 @@ type tuneFlags struct {
 	// workloadSet: --workload was given (for --resume, whose workload
 	// may have been stored redacted).
 	workloadSet bool
+	// maxErrorsSet: --max-errors was given.
+	maxErrorsSet bool
 }
 
 func newTuneCmd(env *Env) *cobra.Command {
@@ -104,16 +107,27 @@ build Unit first with phptune build unit). The web server's file is then
 apache-phptune.conf (a drop-in for /etc/apache2/conf-available/),
 lighttpd-phptune.conf (for /etc/lighttpd/conf-available/), a Caddyfile,
 h2o.conf's keys, or unit-phptune.json for Unit's control API (see
-docs/servers.md).`,
+docs/servers.md).
+
+--objective capacity judges the recommendation by the highest request rate it
+sustains within --slo in the open model (phptune capacity's search and SLO
+grammar, default p99<500ms; --max-errors is the error limit unless the SLO has
+an errors term). The search itself still ranks candidates on closed-model
+throughput at -c; after the holdout the start and the recommendation each get
+a capacity search, and the result gives both capacities and their ratio. Up to
+40% of --time-budget (2 searches × 10 steps at the start's rate) is kept for
+those searches; the closed-model curve is left out (docs/capacity.md).`,
 		Example: `  phptune tune --app hello --time-budget 5m
   phptune tune --app wordpress --workload front --memory-budget 1G
   phptune tune --app wordpress --server apache-prefork-modphp -c 10
   phptune tune --app wordpress --workload comment --max-errors 0.1% --slo 'p99<2s'
   phptune tune --lab mylab --workload /shop/ --objective latency
+  phptune tune --app io --objective capacity --slo 'p99<1s'
   phptune tune --resume 20261123-071502`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f.workloadSet = c.Flags().Changed("workload")
+			f.maxErrorsSet = c.Flags().Changed("max-errors")
 			if f.fromLog != "" {
 				if f.workloadSet {
 					return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")
@@ -144,8 +158,8 @@ docs/servers.md).`,
 	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not tuned")
 	fl.StringVar(&f.cpus, "cpus", "", "pin the lab of its own to these CPUs (e.g. 1 or 0-1), beside production")
 	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)")
-	fl.StringVar(&f.objective, "objective", "throughput", "throughput or latency")
-	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'")
+	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
+	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'; with --objective capacity the SLO the capacity is measured at, in phptune capacity's grammar (default p99<500ms)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")
 	fl.StringVar(&f.memoryBudget, "memory-budget", "", "memory the stack may use, e.g. 2G; default 80% of MemAvailable at the start; 'none' for no limit")
 	fl.DurationVar(&f.timeBudget, "time-budget", 15*time.Minute, "time for the whole tune, holdout and curve included")
@@ -223,6 +237,24 @@ func parseSLO(s string) (float64, error) {
 		v *= 1000
 	}
 	return v, nil
+}
+
+// checkCapacitySLO reads --slo for --objective capacity (default
+// p99<500ms, as phptune capacity's), refusing it with the grammar, and an
+// errors term given beside an explicit --max-errors.
+func checkCapacitySLO(f *tuneFlags) (string, error) {
+	s := f.slo
+	if s == "" {
+		s = "p99<500ms"
+	}
+	slo, err := capacity.ParseSLO(s)
+	if err != nil {
+		return "", usageErr("Try: --objective capacity --slo 'p99<500ms'; the grammar: "+sloHelp, "--slo %q: %s", s, strings.TrimPrefix(err.Error(), capacity.ErrSLO.Error()+": "))
+	}
+	if slo.Errors != nil && f.maxErrorsSet {
+		return "", usageErr("Try: --slo '"+s+"' without --max-errors, or drop the errors term", "--max-errors and the --slo term %s both limit the errors; give one", slo.Errors)
+	}
+	return slo.String(), nil
 }
 
 // parseErrorRate reads "0.1%" or "0.001".
@@ -334,8 +366,8 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if err := labLimits(&caps, f.memoryMax); err != nil {
 		return nil, err
 	}
-	if f.objective != "throughput" && f.objective != "latency" {
-		return nil, usageErr("Try: --objective throughput", "--objective %q: choose throughput or latency", f.objective)
+	if f.objective != "throughput" && f.objective != "latency" && f.objective != tune.ObjectiveCapacity {
+		return nil, usageErr("Try: --objective throughput", "--objective %q: choose throughput, latency or capacity", f.objective)
 	}
 	if f.strategy != "domain" && f.strategy != "grid" {
 		return nil, usageErr("Try: --strategy domain", "--strategy %q: choose domain or grid", f.strategy)
@@ -352,8 +384,16 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.holdoutRounds < 2 || f.holdoutRounds > 20 {
 		return nil, usageErr("Try: --holdout-rounds 4", "--holdout-rounds %d: give 2 to 20 (a ratio needs pairs)", f.holdoutRounds)
 	}
-	slo, err := parseSLO(f.slo)
-	if err != nil {
+	var slo float64
+	var capSLO string
+	var err error
+	if f.objective == tune.ObjectiveCapacity {
+		// The capacity SLO bounds the open model's latencies; it is not a
+		// closed-model p99 limit on the search's trials.
+		if capSLO, err = checkCapacitySLO(f); err != nil {
+			return nil, err
+		}
+	} else if slo, err = parseSLO(f.slo); err != nil {
 		return nil, err
 	}
 	rate, err := parseErrorRate(f.maxErrors)
@@ -366,7 +406,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	}
 	p.budgetMsg = msg
 	p.opt = tune.Options{
-		Command: command, App: f.app, Workload: f.workload, Objective: f.objective,
+		Command: command, App: f.app, Workload: f.workload, Objective: f.objective, SLO: capSLO,
 		Lab: f.labName, DocRoot: f.docroot, User: f.user, Conns: f.conns,
 		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},

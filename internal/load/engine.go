@@ -247,6 +247,7 @@ wait:
 		}
 	}
 	fill(b, all)
+	b.RequestsUnsent, b.RequestsUnanswered = unsent, unfin
 
 	// The measured duration: the window, or for -n the time to the last
 	// answer; shortened when the run was interrupted.
@@ -505,7 +506,7 @@ func (l *loop) run() {
 			if r.stop.Load() {
 				drainUntil = now
 			} else {
-				drainUntil = now + int64(min(r.o.Timeout, 2*time.Second))
+				drainUntil = now + int64(min(r.o.Timeout, r.o.Drain))
 			}
 		}
 		if len(l.deferred) > 0 {

@@ -110,6 +110,11 @@ type Options struct {
 	// Timeout bounds connecting and each response (default 10s); a request
 	// that exceeds it is a connect_timeout or read_timeout error.
 	Timeout time.Duration
+	// Drain is how long, after the measured part, answers to requests
+	// sent in it are still awaited (default: 2 s, at most Timeout); a
+	// request still unanswered then is counted in RequestsUnanswered.
+	// A capacity step with a latency bound above 2 s needs longer.
+	Drain time.Duration
 	// CheckLength counts responses whose body length differs from the
 	// first successful response to the same request as length_mismatch
 	// errors (ab's default; off by default because dynamic pages vary).
@@ -174,8 +179,8 @@ func (o *Options) Validate() error {
 	if _, err := CompileExpect(o.Expect); err != nil {
 		return err
 	}
-	if o.Connections < 0 || o.Threads < 0 || o.N < 0 || o.Duration < 0 || o.Warmup < 0 || o.Timeout < 0 {
-		return fmt.Errorf("connections, threads, requests, durations and timeout must not be negative")
+	if o.Connections < 0 || o.Threads < 0 || o.N < 0 || o.Duration < 0 || o.Warmup < 0 || o.Timeout < 0 || o.Drain < 0 {
+		return fmt.Errorf("connections, threads, requests, durations, timeout and drain must not be negative")
 	}
 	if o.Duration == 0 && o.N == 0 {
 		return fmt.Errorf("give a duration or a number of requests")
@@ -204,6 +209,9 @@ func (o *Options) defaults(cpus int) {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
+	}
+	if o.Drain == 0 {
+		o.Drain = 2 * time.Second
 	}
 	if o.Target.Host == "" {
 		if o.Target.Network == "tcp" {

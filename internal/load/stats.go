@@ -159,7 +159,7 @@ func fill(b *results.Bench, all []*stats) {
 	if b.Requests > 0 {
 		b.Latency = results.Latency{
 			MinMs: ms(h.Min()), MeanMs: h.Mean() / 1000,
-			P50Ms: ms(h.ValueAtQuantile(50)), P90Ms: ms(h.ValueAtQuantile(90)),
+			P50Ms: ms(h.ValueAtQuantile(50)), P90Ms: ms(h.ValueAtQuantile(90)), P95Ms: ms(h.ValueAtQuantile(95)),
 			P99Ms: ms(h.ValueAtQuantile(99)), P999Ms: ms(h.ValueAtQuantile(99.9)),
 			MaxMs: ms(h.Max()),
 		}

@@ -35,11 +35,13 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]Run{
-		"tune":         {Tune: loadTune(t)},
-		"bench":        {Bench: loadBench(t)},
-		"tune-hostile": {Tune: hostile(t)},
-		"tune-phone":   {Tune: loadTune(t)},
-		"bench-errors": {Bench: benchWithErrors(t)},
+		"tune":          {Tune: loadTune(t)},
+		"bench":         {Bench: loadBench(t)},
+		"tune-hostile":  {Tune: hostile(t)},
+		"tune-phone":    {Tune: loadTune(t)},
+		"bench-errors":  {Bench: benchWithErrors(t)},
+		"capacity":      {Capacity: loadCapacity(t)},
+		"tune-capacity": {Tune: tuneWithCapacity(t)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			width := 1100
@@ -214,4 +216,20 @@ func benchWithErrors(t *testing.T) *results.Bench {
 		}
 	}
 	return b
+}
+
+// tuneWithCapacity is the tune fixture as a capacity tune: the capacity
+// fixture as the start's search and a copy at twice the rates as the
+// recommendation's.
+func tuneWithCapacity(t *testing.T) *results.Tune {
+	r := loadTune(t)
+	r.Objective = "capacity"
+	start, rec := loadCapacity(t), loadCapacity(t)
+	start.Label, rec.Label = "start", "recommended"
+	for i := range rec.Steps {
+		rec.Steps[i].RateRPS *= 2
+	}
+	rec.CapacityRPS, rec.FirstFailRPS = 2*rec.CapacityRPS, 2*rec.FirstFailRPS
+	r.Capacity = &results.TuneCapacity{SLO: start.SLO, Start: start, Recommended: rec, Ratio: 2, RatioLow: rec.CapacityRPS / start.FirstFailRPS, RatioHigh: rec.FirstFailRPS / start.CapacityRPS}
+	return r
 }

@@ -34,6 +34,15 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":  func(v float64) string { return fmt.Sprintf("%.1f", 1000*v) },
 	// kernelLines are the kernel limits a run was bounded by.
 	"kernelLines": sysctl.Lines,
+	"capacities": func(tc *results.TuneCapacity) []*results.Capacity {
+		var out []*results.Capacity
+		for _, c := range []*results.Capacity{tc.Start, tc.Recommended} {
+			if c != nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	},
 }).Parse(pageTmpl))
 
 // series is one line of a time chart; a nil point is a gap (not read).
@@ -107,6 +116,9 @@ type chartData struct {
 	Trials    []trialPoint       `json:"trials,omitempty"`
 	Decisions []results.Decision `json:"decisions,omitempty"`
 	Timelines []timeline         `json:"timelines,omitempty"`
+	// Capacity searches (a capacity run, or a capacity tune's two): the
+	// latency-vs-rate curves.
+	Capacity []capacityCurve `json:"capacity,omitempty"`
 	// Bench only.
 	Series      []results.Second          `json:"series,omitempty"`
 	Percentiles []results.PercentilePoint `json:"percentiles,omitempty"`
@@ -119,6 +131,7 @@ type view struct {
 	Run         Run
 	T           *results.Tune
 	B           *results.Bench
+	C           *results.Capacity
 	Env         *results.Environment
 	Commands    []string
 	Before      [2]row // start, recommended (tune)
@@ -162,10 +175,40 @@ type file struct{ Name, Text string }
 // chart is one chart container; the script fills it by ID.
 type chart struct{ ID, Title, Note string }
 
+// capacityChart is the latency-vs-rate chart of capacity searches.
+var capacityChart = chart{"capacity", "Latency against the asked rate (open model)", "Each step of the capacity search: latency percentiles measured from each request's intended send time against the rate asked (both axes logarithmic). Circles passed the SLO, triangles failed it; dashed lines are the SLO's bounds, the shaded band the bracket between the highest passing and the lowest failing rate. Hover for the step and why it failed."}
+
 func renderHTML(w io.Writer, r Run) error {
-	v := view{Title: title(r), Run: r, T: r.Tune, B: r.Bench, Commands: commands(r), ECharts: template.JS(echartsJS), Script: template.JS(reportJS)}
+	v := view{Title: title(r), Run: r, T: r.Tune, B: r.Bench, C: r.Capacity, Commands: commands(r), ECharts: template.JS(echartsJS), Script: template.JS(reportJS)}
 	var d chartData
-	if t := r.Tune; t != nil {
+	if c := r.Capacity; c != nil {
+		v.Env = c.Environment
+		v.Verdict = capacityVerdict(c)
+		v.VerdictGood = c.Outcome == "bracketed" && c.Confirmed
+		d = chartData{Kind: "capacity", Capacity: []capacityCurve{capacityCurveOf("capacity", c)}}
+		for _, st := range c.Steps {
+			if st.Bench != nil {
+				v.StealSeen = max(v.StealSeen, stealOf(st.Bench))
+			}
+		}
+		v.StealSeen = max(v.StealSeen, envSteal(c.Environment))
+		v.Charts = append(v.Charts, capacityChart)
+		// The observer's view of the highest passing step: the stack at
+		// its capacity.
+		for i := len(c.Steps) - 1; i >= 0; i-- {
+			st := c.Steps[i]
+			if st.Pass && st.RateRPS == c.CapacityRPS && st.Bench != nil && st.Bench.Observation != nil && len(st.Bench.Observation.Samples) > 0 {
+				d.Timelines = append(d.Timelines, timelineOf(fmt.Sprintf("step %d at %s rps", st.N, rps(st.RateRPS)), st.Bench.Observation))
+				break
+			}
+		}
+		for i, tl := range d.Timelines {
+			v.Charts = append(v.Charts,
+				chart{fmt.Sprintf("cpu%d", i), "CPU by process group — " + tl.Label, "Percent of one core, per sample (a top you can scroll)."},
+				chart{fmt.Sprintf("fpm%d", i), "php-fpm workers and listen queues — " + tl.Label, ""},
+				chart{fmt.Sprintf("pss%d", i), "PSS per php-fpm worker — " + tl.Label, ""})
+		}
+	} else if t := r.Tune; t != nil {
 		v.Env = t.Environment
 		d = tuneData(t)
 		v.Before[0].ErrRate, v.Before[0].MemB = holdoutFigures(t, t.Start)
@@ -200,6 +243,9 @@ func renderHTML(w io.Writer, r Run) error {
 		}
 		if len(d.Curves) > 0 || len(d.Configs) > 0 {
 			v.Charts = append(v.Charts, chart{"curve", "Throughput and p99 against concurrency", "Solid: throughput of the starting and the recommended configuration at each concurrency they were measured at (mean of their trials, bars: 95% confidence interval); dashed: their p99. Thin: the knee scan (a large static pool at rising concurrency)."})
+		}
+		if t.Capacity != nil {
+			v.Charts = append(v.Charts, capacityChart)
 		}
 		v.Charts = append(v.Charts, chart{"trials", "Every trial", "Throughput of each trial in the order measured, by phase; hover for the configuration."})
 		obj := "throughput (rps)"
@@ -243,6 +289,13 @@ func renderHTML(w io.Writer, r Run) error {
 
 func tuneData(t *results.Tune) chartData {
 	d := chartData{Kind: "tune", Curves: t.Curves, Decisions: t.Decisions, Configs: configCurves(t), Knobs: knobCharts(t), Objective: t.Objective}
+	if tc := t.Capacity; tc != nil {
+		for _, c := range []*results.Capacity{tc.Start, tc.Recommended} {
+			if c != nil {
+				d.Capacity = append(d.Capacity, capacityCurveOf(c.Label, c))
+			}
+		}
+	}
 	for _, tr := range t.Trials {
 		p := trialPoint{N: tr.N, Phase: tr.Phase, Conns: tr.Connections, Status: tr.Status, Label: configLabel(tr.Config, t.Start)}
 		if tr.Bench != nil {

@@ -27,10 +27,12 @@ import (
 	"github.com/phptune/phptune/internal/results"
 )
 
-// Run is what a report shows: exactly one of Tune or Bench is set.
+// Run is what a report shows: exactly one of Tune, Bench or Capacity is
+// set.
 type Run struct {
-	Tune  *results.Tune
-	Bench *results.Bench
+	Tune     *results.Tune
+	Bench    *results.Bench
+	Capacity *results.Capacity
 	// Commands reproduce the run (the result's own command is added).
 	Commands []string
 	// Secrets are literal values (the labs' database passwords) removed
@@ -47,8 +49,8 @@ var Formats = []string{"html", "json", "text"}
 
 // Render writes the report in format "html", "json" or "text".
 func Render(w io.Writer, format string, r Run) error {
-	if (r.Tune == nil) == (r.Bench == nil) {
-		return errors.New("report: a run is either a tune or a bench")
+	if n := btoi(r.Tune != nil) + btoi(r.Bench != nil) + btoi(r.Capacity != nil); n != 1 {
+		return errors.New("report: a run is a tune, a bench or a capacity search")
 	}
 	r = redactRun(r)
 	switch format {
@@ -57,12 +59,18 @@ func Render(w io.Writer, format string, r Run) error {
 		if r.Bench != nil {
 			v = r.Bench
 		}
+		if r.Capacity != nil {
+			v = r.Capacity
+		}
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
 		return e.Encode(v)
 	case "text":
 		if r.Tune != nil {
 			return TuneText(w, r.Tune)
+		}
+		if r.Capacity != nil {
+			return CapacityText(w, r.Capacity)
 		}
 		return BenchText(w, r.Bench)
 	case "html":
@@ -131,6 +139,10 @@ func redactRun(r Run) Run {
 	if r.Bench != nil {
 		out.Bench = deepCopy(r.Bench)
 		redactValue(reflect.ValueOf(out.Bench).Elem(), red, r.RedactNames)
+	}
+	if r.Capacity != nil {
+		out.Capacity = deepCopy(r.Capacity)
+		redactValue(reflect.ValueOf(out.Capacity).Elem(), red, r.RedactNames)
 	}
 	for i, c := range out.Commands {
 		out.Commands[i] = red(c)
@@ -210,7 +222,17 @@ func title(r Run) string {
 	if t := r.Tune; t != nil {
 		return fmt.Sprintf("phptune tune %s — %s%s, workload %s", t.ID, t.App, behind(t), t.Workload)
 	}
+	if c := r.Capacity; c != nil {
+		return fmt.Sprintf("phptune capacity %s — %s", c.ID, c.Target)
+	}
 	return fmt.Sprintf("phptune bench %s — %s", r.Bench.ID, r.Bench.Target)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // commands lists the commands that reproduce the run, without repeats.
@@ -229,6 +251,9 @@ func commands(r Run) []string {
 	}
 	if r.Bench != nil {
 		add(r.Bench.Command)
+	}
+	if r.Capacity != nil {
+		add(r.Capacity.Command)
 	}
 	for _, c := range r.Commands {
 		add(c)

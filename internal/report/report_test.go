@@ -41,6 +41,23 @@ func loadBench(t *testing.T) *results.Bench {
 	return &b
 }
 
+// loadCapacity is a real capacity search of the hello app (p99<100ms,
+// distro pool, on the busy 2-core VM), trimmed: no per-second series nor
+// latency distributions, observer samples for the confirmed passing step
+// only.
+func loadCapacity(t *testing.T) *results.Capacity {
+	t.Helper()
+	var c results.Capacity
+	data, err := os.ReadFile("testdata/capacity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
 func render(t *testing.T, format string, r Run) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -60,7 +77,7 @@ func render(t *testing.T, format string, r Run) string {
 // from the observer's view of trial 33). Run with -update
 // after an intended change and review the diff.
 func TestGolden(t *testing.T) {
-	runs := map[string]Run{"tune": {Tune: loadTune(t)}, "bench": {Bench: loadBench(t)}}
+	runs := map[string]Run{"tune": {Tune: loadTune(t)}, "bench": {Bench: loadBench(t)}, "capacity": {Capacity: loadCapacity(t)}}
 	for name, r := range runs {
 		for _, format := range []string{"json", "text"} {
 			t.Run(name+"."+format, func(t *testing.T) {
@@ -89,6 +106,12 @@ func TestJSONSchemaKeys(t *testing.T) {
 	for _, key := range []string{`"schema_version": 1`, `"kind": "tune"`, `"recommended_config"`, `"holdout"`, `"throughput_ratio"`, `"latency_p99_ms"`, `"worker_pss_p95_bytes"`} {
 		if !strings.Contains(out, key) {
 			t.Errorf("tune JSON lacks %s", key)
+		}
+	}
+	out = render(t, "json", Run{Capacity: loadCapacity(t)})
+	for _, key := range []string{`"schema_version": 1`, `"kind": "capacity"`, `"capacity_rps"`, `"first_fail_rps"`, `"steps"`, `"fail_reasons"`, `"slo_terms"`} {
+		if !strings.Contains(out, key) {
+			t.Errorf("capacity JSON lacks %s", key)
 		}
 	}
 	out = render(t, "json", Run{Bench: loadBench(t)})
@@ -228,6 +251,9 @@ func TestRenderRefusesBadInput(t *testing.T) {
 	var b bytes.Buffer
 	if err := Render(&b, "html", Run{}); err == nil {
 		t.Error("an empty run rendered")
+	}
+	if err := Render(&b, "text", Run{Bench: loadBench(t), Capacity: loadCapacity(t)}); err == nil {
+		t.Error("a run that is both a bench and a capacity search rendered")
 	}
 	if err := Render(&b, "pdf", Run{Bench: loadBench(t)}); err == nil || !strings.Contains(err.Error(), "html, json or text") {
 		t.Errorf("unknown format: %v", err)

@@ -101,6 +101,7 @@ func TuneText(w io.Writer, res *results.Tune) error {
 	} else {
 		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
 	}
+	tuneCapacityText(w, res.Capacity)
 	baselinesText(w, res)
 	concurrencyTable(w, res)
 	if len(res.Changes) == 0 {

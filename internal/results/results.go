@@ -14,8 +14,9 @@ const SchemaVersion = 1
 
 // Kinds of result document, in the "kind" field.
 const (
-	KindBench = "bench"
-	KindTune  = "tune"
+	KindBench    = "bench"
+	KindTune     = "tune"
+	KindCapacity = "capacity"
 )
 
 // Bench is one load-generator run against one target.
@@ -48,6 +49,13 @@ type Bench struct {
 	// RequestsSent counts every request written, warm-up and requests
 	// unanswered at the end included (what the server should have seen).
 	RequestsSent int64 `json:"requests_sent"`
+	// RequestsUnsent counts requests of the open model's schedule, due in
+	// the measured part, that were never sent because every connection
+	// was waiting for an answer; RequestsUnanswered requests sent in the
+	// measured part still unanswered when the run ended. Neither is in
+	// Requests or the latencies: a capacity step counts them as late.
+	RequestsUnsent     int64 `json:"requests_unsent,omitempty"`
+	RequestsUnanswered int64 `json:"requests_unanswered,omitempty"`
 	// ConnectionsOpened counts sockets the generator connected.
 	ConnectionsOpened int64 `json:"connections_opened"`
 	// MachineIdlePct is the whole machine's idle CPU during the measured
@@ -134,6 +142,8 @@ type Latency struct {
 	MeanMs float64 `json:"latency_mean_ms"`
 	P50Ms  float64 `json:"latency_p50_ms"`
 	P90Ms  float64 `json:"latency_p90_ms"`
+	// P95Ms is absent (0) in results written before it was recorded.
+	P95Ms  float64 `json:"latency_p95_ms,omitempty"`
 	P99Ms  float64 `json:"latency_p99_ms"`
 	P999Ms float64 `json:"latency_p999_ms"`
 	MaxMs  float64 `json:"latency_max_ms"`
@@ -526,7 +536,7 @@ type Tune struct {
 	// nginx-fpm, apache-event-fpm, apache-prefork-modphp); empty in
 	// results stored before servers could be tuned, which ran nginx-fpm.
 	Server      string            `json:"server,omitempty"`
-	Objective   string            `json:"objective"` // "throughput" or "latency"
+	Objective   string            `json:"objective"` // "throughput", "latency" or "capacity"
 	Limits      Limits            `json:"limits"`
 	Start       map[string]string `json:"start_config"`
 	Recommended map[string]string `json:"recommended_config"`
@@ -541,10 +551,13 @@ type Tune struct {
 	// Sizing are the knobs sized from what the stack reported (opcache,
 	// the realpath cache, the InnoDB buffer pool, nginx's workers), each
 	// with its numbers, raised or kept.
-	Sizing        []SizeDecision    `json:"sizing,omitempty"`
-	Curves        []Curve           `json:"curves,omitempty"` // throughput vs concurrency
-	Files         map[string]string `json:"files,omitempty"`  // file name -> contents
-	Diff          string            `json:"diff,omitempty"`   // unified diff start -> recommended
+	Sizing []SizeDecision `json:"sizing,omitempty"`
+	Curves []Curve        `json:"curves,omitempty"` // throughput vs concurrency
+	// Capacity is set by a capacity tune (objective "capacity"): the
+	// start's and the recommendation's capacity at the SLO.
+	Capacity      *TuneCapacity     `json:"capacity,omitempty"`
+	Files         map[string]string `json:"files,omitempty"` // file name -> contents
+	Diff          string            `json:"diff,omitempty"`  // unified diff start -> recommended
 	PredictedMemB int64             `json:"predicted_memory_bytes"`
 	MeasuredMemB  int64             `json:"measured_memory_bytes"`
 	Environment   *Environment      `json:"environment,omitempty"`

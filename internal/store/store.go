@@ -262,8 +262,9 @@ func (s *DB) Path() string { return s.path }
 
 // Run kinds.
 const (
-	KindTune  = "tune"
-	KindBench = "bench"
+	KindTune     = "tune"
+	KindBench    = "bench"
+	KindCapacity = "capacity"
 )
 
 // Run is one tune or bench run.
@@ -281,6 +282,9 @@ type Run struct {
 	Options json.RawMessage
 	// Result is the final tune, once done.
 	Result *results.Tune
+	// Capacity is a capacity search's result (stored in the result
+	// column, which holds each kind's final document).
+	Capacity *results.Capacity
 	// Bench is a bench run's result.
 	Bench *results.Bench
 	// Redact are the names given with --redact for the run (see
@@ -409,7 +413,12 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 		r.CreatedAt, _ = time.Parse(timeFormat, created)
 		r.UpdatedAt, _ = time.Parse(timeFormat, updated)
 		r.Options = json.RawMessage(opts)
-		if result.Valid {
+		if result.Valid && r.Kind == KindCapacity {
+			r.Capacity = &results.Capacity{}
+			if err := json.Unmarshal([]byte(result.String), r.Capacity); err != nil {
+				return nil, fmt.Errorf("run %s: stored capacity result: %w", r.ID, err)
+			}
+		} else if result.Valid {
 			r.Result = &results.Tune{}
 			if err := json.Unmarshal([]byte(result.String), r.Result); err != nil {
 				return nil, fmt.Errorf("run %s: stored result: %w", r.ID, err)
@@ -522,6 +531,30 @@ func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload stri
 		b.ID, KindBench, created, now, StatusDone, s.text(b.Command), app, s.text(workload), data, names)
 	if err != nil {
 		return fmt.Errorf("storing bench %s: %w", b.ID, err)
+	}
+	return nil
+}
+
+// SaveCapacity stores a finished capacity search under c.ID, redacted: its
+// document in the result column, kind capacity.
+func (s *DB) SaveCapacity(ctx context.Context, c *results.Capacity, app, workload string) error {
+	data, err := s.doc(c)
+	if err != nil {
+		return err
+	}
+	names, err := s.names(nil)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(timeFormat)
+	created := now
+	if !c.StartedAt.IsZero() {
+		created = c.StartedAt.UTC().Format(timeFormat)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, result, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, KindCapacity, created, now, StatusDone, s.text(c.Command), app, s.text(workload), data, names)
+	if err != nil {
+		return fmt.Errorf("storing capacity %s: %w", c.ID, err)
 	}
 	return nil
 }

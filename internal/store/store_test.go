@@ -225,6 +225,41 @@ func TestBenchRuns(t *testing.T) {
 	}
 }
 
+// TestCapacityRuns: a capacity search is stored with its document in the
+// result column, read back as a Capacity (not a tune), redacted.
+func TestCapacityRuns(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := &results.Capacity{SchemaVersion: results.SchemaVersion, Kind: results.KindCapacity, ID: "capacity-1",
+		Command: "phptune capacity --lab x -H 'X-Api-Key: S3cr3t-key'", SLO: "p99<500ms,errors<=0%", CapacityRPS: 420, FirstFailRPS: 460,
+		Steps: []results.CapacityStep{{N: 1, Phase: "ramp", RateRPS: 420, Pass: true, Bench: &results.Bench{Requests: 4200}}}}
+	if err := db.SaveCapacity(ctx, c, "io", "/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveCapacity(ctx, c, "io", "/"); err == nil {
+		t.Error("a second capacity run with the same ID was stored")
+	}
+	r, err := db.Run(ctx, "capacity-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != KindCapacity || r.Capacity == nil || r.Result != nil || r.Bench != nil || r.Capacity.CapacityRPS != 420 ||
+		len(r.Capacity.Steps) != 1 || r.Capacity.Steps[0].Bench.Requests != 4200 || r.Status != StatusDone || r.App != "io" {
+		t.Errorf("stored capacity read back as %+v (capacity %+v)", r, r.Capacity)
+	}
+	if strings.Contains(r.Command, "S3cr3t") || strings.Contains(r.Capacity.Command, "S3cr3t") {
+		t.Errorf("a secret was stored: %q / %q", r.Command, r.Capacity.Command)
+	}
+	runs, err := db.Runs(ctx)
+	if err != nil || len(runs) != 1 || runs[0].Capacity == nil {
+		t.Errorf("Runs: %v %+v", err, runs)
+	}
+}
+
 // TestPrivateFiles: the database and its WAL files are 0600 whatever the
 // umask, and an existing world-readable database is made private.
 func TestPrivateFiles(t *testing.T) {

@@ -61,7 +61,11 @@ func effects(start, rec knob.Config, decs []search.Decision, hold stats.RatioCI,
 				switch {
 				case d.Adopted && dc.To == ch.To:
 					ci, found = d.CI, true
-				case !d.Adopted && dc.From == ch.To && dc.To == ch.From:
+				case !d.Adopted && dc.From == ch.To && dc.To == ch.From && d.CI.Low > 0 && d.CI.High > 0:
+					// A challenger dropped after one round has no interval
+					// ([0, 0]): there is nothing to invert, and 1/0 would be
+					// an infinite bound that no JSON can hold; the holdout
+					// speaks for the change instead.
 					ci, found = stats.RatioCI{Ratio: 1 / d.CI.Ratio, Low: 1 / d.CI.High, High: inv(d.CI.Low), Confidence: d.CI.Confidence, N: d.CI.N}, true
 				}
 			}

@@ -32,9 +32,13 @@ type Options struct {
 	// that --resume writes them where the first session would have.
 	OutDir string `json:"out_dir,omitempty"`
 	// Expect is the --expect regular expression every 2xx body must match.
-	Expect    string      `json:"expect,omitempty"`
-	Objective string      `json:"objective,omitempty"` // "throughput" (default) or "latency"
-	Start     knob.Config `json:"start,omitempty"`     // nil: the distro defaults
+	Expect    string `json:"expect,omitempty"`
+	Objective string `json:"objective,omitempty"` // "throughput" (default), "latency" or "capacity"
+	// SLO is the capacity objective's SLO in package capacity's grammar
+	// ("p99<500ms"); the error limit is Limits.MaxErrorRate unless it has
+	// an errors term. Unused by the other objectives.
+	SLO   string      `json:"slo,omitempty"`
+	Start knob.Config `json:"start,omitempty"` // nil: the distro defaults
 	// Conns is the workload's concurrency (default 50).
 	Conns int `json:"conns,omitempty"`
 	// Cores of the machine under test (default runtime.NumCPU()).
@@ -113,8 +117,17 @@ func (o *Options) defaults(now time.Time) error {
 	if o.Objective == "" {
 		o.Objective = "throughput"
 	}
-	if o.Objective != "throughput" && o.Objective != "latency" {
-		return fmt.Errorf("objective %q: want throughput or latency", o.Objective)
+	switch o.Objective {
+	case "throughput", "latency":
+	case ObjectiveCapacity:
+		if _, _, err := o.capacitySLO(); err != nil {
+			return err
+		}
+		// The capacity searches' latency-against-rate curves take the
+		// closed-model curve's place and time.
+		o.NoCurve = true
+	default:
+		return fmt.Errorf("objective %q: want throughput, latency or capacity", o.Objective)
 	}
 	if o.Conns <= 0 {
 		o.Conns = 50

@@ -207,5 +207,5 @@ func (s *session) budgetLeftFor(n int) bool {
 	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
 		return true
 	}
-	return s.left() >= time.Duration(n)*s.perTrial
+	return s.left()-s.capReserve >= time.Duration(n)*s.perTrial
 }

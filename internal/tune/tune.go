@@ -134,8 +134,11 @@ type session struct {
 	baselines int
 	best      float64
 	bestLbl   string
-	warnings  []string
-	notes     []string // for the evidence: what the tune did and why
+	// capReserve is the time kept for the capacity searches of a
+	// capacity tune (planCapacityReserve).
+	capReserve time.Duration
+	warnings   []string
+	notes      []string // for the evidence: what the tune did and why
 }
 
 func (t *Tuner) run(ctx context.Context, opt Options, stored []store.Trial) (*results.Tune, error) {
@@ -163,7 +166,7 @@ func (t *Tuner) run(ctx context.Context, opt Options, stored []store.Trial) (*re
 
 func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error) {
 	o := s.opt
-	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.Objective,
+	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.searchObjective(),
 		CategoricalTrials: o.CategoricalTrials, Baseline: baseline, Writes: o.ResetBetween}
 	if o.Challenges != nil {
 		cs, err := Challenges(o.Challenges)
@@ -204,6 +207,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.planCapacityReserve(before)
 
 	// The rules of thumb, from the drift trials' measurements: what they
 	// would set, and which of them the holdout is to measure.
@@ -220,6 +224,9 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	}
 	defer strat.Close()
 	s.total = o.DriftRuns + est + reserve + s.baselines*o.HoldoutRounds + 2*len(o.CurveConns)
+	if o.Objective == ObjectiveCapacity {
+		s.total += 2 * capacityStepsPerSearch
+	}
 	stoppedEarly, err := s.search(ctx, strat, reserve)
 	if err != nil {
 		return nil, err
@@ -244,6 +251,13 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if err := s.curve(ctx, start, recCfg); err != nil {
 		return nil, err
 	}
+	// Capacity: the time kept for it is now the searches'.
+	var capVerdict *results.TuneCapacity
+	if o.Objective == ObjectiveCapacity {
+		if capVerdict, err = s.capacityPhase(ctx, start, recCfg, stats.Mean(sRPS), stats.Mean(rRPS)); err != nil {
+			return nil, err
+		}
+	}
 
 	tune := &results.Tune{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindTune, ID: o.ID, StartedAt: s.started,
@@ -251,6 +265,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
 	}
 	tune.Baselines = hold.baselines
+	tune.Capacity = capVerdict
 	tune.Sizing = sized
 	var holdCI stats.RatioCI
 	if len(sRPS) > 0 {
@@ -323,6 +338,12 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	}
 	if tune.Holdout != nil {
 		comment += fmt.Sprintf("\nholdout: %.2f× the start's throughput [%.2f, %.2f], p99 %.2f×", holdCI.Ratio, holdCI.Low, holdCI.High, tune.Holdout.P99Ratio)
+	}
+	if c := tune.Capacity; c != nil && c.Ratio > 0 {
+		comment += fmt.Sprintf("\ncapacity at %s: %.2f× the start's", c.SLO, c.Ratio)
+		if c.Recommended != nil {
+			comment += fmt.Sprintf(" (%g rps)", c.Recommended.CapacityRPS)
+		}
 	}
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
 	tune.Trials = s.trials

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -322,6 +323,16 @@ func TestEffects(t *testing.T) {
 		w := want[e.Knob]
 		if !near(e.Ratio, w.ratio) || e.Verdict != w.verdict {
 			t.Errorf("%s: %+v, want %+v", e.Knob, e, w)
+		}
+	}
+	// A challenger that left the race after one round has no interval
+	// ([0, 0]): the holdout speaks for the change (a capacity tune of the
+	// io page stored +Inf bounds here and could not be saved).
+	one := []search.Decision{{Name: "pm=dynamic", Changes: []knob.Change{{Knob: "pm", From: "static", To: "dynamic"}}, Rounds: 1,
+		CI: stats.RatioCI{Ratio: 0.24, Confidence: 0.99}}}
+	for _, e := range effects(start, rec, one, hold, true) {
+		if math.IsInf(e.CILow, 0) || math.IsInf(e.CIHigh, 0) || (e.Knob == "pm" && (e.Ratio != 8 || !strings.HasPrefix(e.Verdict, "(holdout"))) {
+			t.Errorf("one-round decision: %+v", e)
 		}
 	}
 	if e := effects(start, rec, nil, stats.RatioCI{}, false); e[0].Verdict != "not measured" {

@@ -4,7 +4,7 @@
   "use strict";
   var data = JSON.parse(document.getElementById("phptune-data").textContent);
   var charts = [];
-  var phaseColors = { drift: "#888", knee: "#5470c6", workers: "#91cc75", categorical: "#fac858", holdout: "#ee6666", grid: "#73c0de" };
+  var phaseColors = { drift: "#888", knee: "#5470c6", workers: "#91cc75", categorical: "#fac858", holdout: "#ee6666", grid: "#73c0de", capacity: "#9a60b4" };
 
   function init(id) {
     var el = document.getElementById("chart-" + id);
@@ -211,6 +211,51 @@
     }
   }
 
+  // capacity draws the latency-vs-rate curve of each capacity search:
+  // p99 (and, for a single search, p50 and p90) against the asked rate,
+  // passing steps as circles and failing ones as triangles, the SLO's
+  // bounds as dashed lines and the bracket as a band.
+  function capacity() {
+    var c = init("capacity");
+    if (!c || !data.capacity) { return; }
+    var colors = ["#5470c6", "#2e9e4f", "#fac858"];
+    var single = data.capacity.length === 1;
+    var s = [], lo = Infinity, hi = 0;
+    data.capacity.forEach(function (cv, i) {
+      var col = colors[i % colors.length];
+      var pts = cv.points.slice().sort(function (a, b) { return a.rate - b.rate || a.n - b.n; });
+      pts.forEach(function (p) { lo = Math.min(lo, p.rate); hi = Math.max(hi, p.rate); });
+      var ps = single ? [["p50", "p50_ms", "dotted"], ["p90", "p90_ms", "dashed"], ["p99", "p99_ms", "solid"]] : [["p99", "p99_ms", "solid"]];
+      ps.forEach(function (q) {
+        var line = { name: (single ? "" : cv.label + " ") + q[0], type: "line", itemStyle: { color: col }, lineStyle: { type: q[2], width: q[0] === "p99" ? 2 : 1 },
+          symbolSize: q[0] === "p99" ? 10 : 5,
+          data: pts.filter(function (p) { return p[q[1]] > 0; }).map(function (p) {
+            return { value: [p.rate, p[q[1]]], symbol: p.pass ? "circle" : "triangle", step: p }; }) };
+        if (q[0] === "p99") {
+          line.markLine = { silent: true, symbol: "none", lineStyle: { type: "dashed", color: "#c23531" }, label: { formatter: "{b}" },
+            data: (cv.bounds || []).map(function (b) { return { name: "p" + b.percentile + " bound", yAxis: b.max_ms }; }) };
+          if (cv.capacity > 0 && cv.first_fail > 0) {
+            line.markArea = { silent: true, itemStyle: { color: col, opacity: 0.12 }, data: [[{ xAxis: cv.capacity }, { xAxis: cv.first_fail }]] };
+          }
+        }
+        s.push(line);
+      });
+    });
+    var logX = hi / lo > 8;
+    c.setOption(base({
+      dataZoom: [],
+      tooltip: { trigger: "item", confine: true, formatter: function (p) {
+        var d = p.data && p.data.step;
+        if (!d) { return ""; }
+        return "step " + d.n + " (" + esc(d.phase) + "): " + d.rate + " rps asked, " + d.achieved.toFixed(1) + " answered<br>p50 " + d.p50_ms.toFixed(1) + " ms, p90 " + d.p90_ms.toFixed(1) + " ms, p99 " + d.p99_ms.toFixed(1) + " ms, errors " + d.errors_pct.toFixed(2) + "%<br>" +
+          (d.pass ? "passed" : "failed: " + esc((d.reasons || []).join("; ")));
+      } },
+      xAxis: { type: logX ? "log" : "value", name: "asked rate (requests/s)", nameLocation: "middle", nameGap: 26, scale: true },
+      yAxis: { type: "log", name: "latency ms" },
+      series: s
+    }));
+  }
+
   // top builds a scrollable top below the CPU chart: a slider over the
   // samples and the process groups at the chosen one. Text is set with
   // textContent, never parsed as markup.
@@ -256,7 +301,7 @@
     show();
   }
 
-  if (data.kind === "tune") { curve(); trials(); knobs(); } else { bench(); }
+  if (data.kind === "tune") { curve(); trials(); knobs(); capacity(); } else if (data.kind === "capacity") { capacity(); } else { bench(); }
   timelines();
   window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
   document.body.setAttribute("data-charts-drawn", String(charts.length));

@@ -176,6 +176,10 @@ type Stack struct {
 	Applies  int
 	Measures int
 	Resets   int
+	// RateSteps counts MeasureRate calls; Scale, when set, multiplies the
+	// service rate of the n-th (from 1) at rate, to inject a noisy step.
+	RateSteps int
+	Scale     func(n int, rate float64) float64
 }
 
 // New returns a simulated stack running the distro defaults.

@@ -1,0 +1,374 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/capacity"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/results"
+)
+
+func init() { register(newCapacityCmd) }
+
+// capacityFlags are phptune capacity's command line.
+type capacityFlags struct {
+	labName, app, docroot string
+	knobsFile             string
+	set                   []string
+	workload, expect      string
+	slo, maxErrors        string
+	startRate             float64
+	minRate, maxRate      float64
+	growth, tolerance     float64
+	step, stepWarmup      time.Duration
+	timeBudget            time.Duration
+	maxSteps              int
+	probeConns            int
+	asJSON, noSave        bool
+	reportFile            string
+	redact                []string
+}
+
+// sloHelp is the --slo grammar, for the help and the refusals.
+const sloHelp = `p99<500ms, p95<1s, p99<500ms,errors<0.1% (terms pNN<DURATION with NN one of 50, 90, 95, 99, 99.9 and a duration of 1ms to 60s with its unit, or errors<PERCENT%; <= also allowed; comma-separated)`
+
+func newCapacityCmd(env *Env) *cobra.Command {
+	f := &capacityFlags{}
+	cmd := &cobra.Command{
+		Use:   "capacity",
+		Short: "Find the highest request rate a stack sustains within a latency SLO (open model)",
+		Long: `phptune capacity loads a lab in the open model (requests sent at a fixed rate
+whatever the server does; latency counted from each request's intended send
+time, so queueing is not hidden) and finds the highest rate at which the SLO
+holds: the latency percentiles within their bounds and the error rate within
+--max-errors (requests never sent for lack of a free connection, or still
+unanswered at the end, count as errors).
+
+The search: a closed-model probe (--probe-connections, 5 s) gives a first rate,
+half its throughput, unless --start-rate is given; rates then go up by
+--growth while the SLO holds (down from a failing first rate) until a pass and
+a failure bracket the capacity, then bisect until the failing rate is within
+--tolerance of the passing one. Both ends are measured again at the end (the
+drift check): a machine that slowed down, or a step that passed by luck,
+fails again; a step spoiled by a neighbour passes. Each rate's verdict is the
+majority of its runs (a tie gets a third), and a step that fails under more
+than 10% CPU steal is run again at once.
+
+Each step is a warm-up at its rate (2 × the SLO's bound, 2-10 s) and a measured
+part of 10 × the bound (5-60 s, longer at low rates so that at least 5
+requests lie beyond the percentile): at a rate 10% above capacity the queue
+grows by 0.1 s of work per second, so by the end of such a step the newest
+requests wait a whole bound longer than at capacity and the step fails.
+--step and --step-warmup override the rule. After a failing step the lab
+idles 2 × the bound (at least 2 s) so that its queues drain.
+
+It prints the capacity with its uncertainty (the highest passing and the
+lowest failing rate) and the latency-against-rate table; the result is stored
+like bench results (phptune report RUN) and the HTML report charts the curve.
+
+--slo grammar: ` + sloHelp + `.
+
+The lab is one of its own for --app or --docroot (taken down at the end;
+--knobs and --set configure it) or a lab you run (--lab; not restarted).`,
+		Example: `  phptune capacity --app hello
+  phptune capacity --app io --slo 'p99<1s' --knobs recommended.knobs
+  phptune capacity --lab mylab --workload /shop/ --slo 'p95<300ms,errors<0.1%'
+  phptune capacity --app wordpress --slo 'p99<2s' --time-budget 10m --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runCapacity(env, f, c)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.labName, "lab", "", "measure this running lab (see phptune lab status); it is not restarted")
+	fl.StringVar(&f.app, "app", "", "measure a lab of its own with this built-in app: "+appNames())
+	fl.StringVar(&f.docroot, "docroot", "", "measure a lab of its own serving this PHP directory")
+	fl.StringVar(&f.knobsFile, "knobs", "", "with --app or --docroot: start the lab with the knob settings in this file (recommended.knobs)")
+	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
+	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
+	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.StringVar(&f.slo, "slo", "p99<500ms", "latency SLO, e.g. 'p99<500ms' or 'p95<1s,errors<0.1%' (grammar above)")
+	fl.StringVar(&f.maxErrors, "max-errors", "0", "highest error rate a step may have, e.g. 0.1% or 0 (unless --slo has an errors term)")
+	fl.Float64Var(&f.startRate, "start-rate", 0, "first rate in requests/s (default: half the throughput of a closed-model probe)")
+	fl.Float64Var(&f.minRate, "min-rate", capacity.DefaultMinRate, "lowest rate tried, requests/s (at least 1)")
+	fl.Float64Var(&f.maxRate, "max-rate", capacity.DefaultMaxRate, "highest rate tried, requests/s")
+	fl.Float64Var(&f.growth, "growth", capacity.DefaultGrowth, "factor between ramp steps (1.1 to 10)")
+	fl.Float64Var(&f.tolerance, "tolerance", capacity.DefaultTolerance, "stop when the failing rate is within this fraction above the passing one (0.02 to 1)")
+	fl.DurationVar(&f.step, "step", 0, "measured time of each step (default: the rule above)")
+	fl.DurationVar(&f.stepWarmup, "step-warmup", 0, "warm-up of each step (default: the rule above)")
+	fl.DurationVar(&f.timeBudget, "time-budget", 15*time.Minute, "time for the whole search, probe included (0: none)")
+	fl.IntVar(&f.maxSteps, "max-steps", capacity.DefaultMaxSteps, "most steps the search may run")
+	fl.IntVar(&f.probeConns, "probe-connections", 50, "connections of the closed-model probe that picks the first rate")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON (docs/results-schema.md, kind capacity)")
+	fl.BoolVar(&f.noSave, "no-save", false, "do not store the result in the results database nor write the HTML report")
+	fl.StringVar(&f.reportFile, "report", "", "HTML report file (default ./phptune-report-RUN.html)")
+	addRedactFlag(fl, &f.redact)
+	return cmd
+}
+
+// capacityFlagOf names the flag behind a capacity.Options field.
+var capacityFlagOf = map[string]string{
+	"StartRate": "--start-rate", "MinRate": "--min-rate", "MaxRate": "--max-rate", "Growth": "--growth",
+	"Tolerance": "--tolerance", "Warmup": "--step-warmup", "Duration": "--step", "MaxSteps": "--max-steps",
+	"TimeBudget": "--time-budget", "SLO": "--slo", "Errors": "--max-errors",
+}
+
+// capacityHints say what to type instead, by flag.
+var capacityHints = map[string]string{
+	"--start-rate":  "Try: --start-rate 100 (requests/s, at least 1; leave it out to probe)",
+	"--min-rate":    "Try: --min-rate 1",
+	"--max-rate":    "Try: --max-rate 100000",
+	"--growth":      "Try: --growth 1.5",
+	"--tolerance":   "Try: --tolerance 0.1",
+	"--step":        "Try: --step 10s (or leave it out for the rule)",
+	"--step-warmup": "Try: --step-warmup 2s",
+	"--max-steps":   "Try: --max-steps 24",
+	"--time-budget": "Try: --time-budget 10m, or 0 for none",
+	"--slo":         "Try: --slo 'p99<500ms'",
+	"--max-errors":  "Try: --max-errors 0.1%",
+}
+
+// planCapacity checks the command line and returns the search's options,
+// before anything starts: the SLO's grammar, rates of at least 1 rps, and a
+// time budget that holds the probe and one step.
+func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions, error) {
+	var o labstack.CapacityOptions
+	if err := checkRedactNames(f.redact); err != nil {
+		return o, err
+	}
+	n := 0
+	for _, s := range []string{f.labName, f.app, f.docroot} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR", "give exactly one of --lab, --app and --docroot")
+	}
+	if f.app != "" {
+		if _, err := apps.Lookup(f.app); err != nil {
+			return o, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
+		}
+	}
+	if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
+		return o, usageErr("Try: phptune lab up --knobs FILE, then phptune capacity --lab NAME", "--lab measures the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
+	}
+	slo, err := capacity.ParseSLO(f.slo)
+	if err != nil {
+		return o, usageErr("Try: --slo 'p99<500ms'; the grammar: "+sloHelp, "--slo %q: %s", f.slo, strings.TrimPrefix(err.Error(), capacity.ErrSLO.Error()+": "))
+	}
+	o.SLO = slo
+	if slo.Errors != nil && c.Flags().Changed("max-errors") {
+		return o, usageErr("Try: --slo '"+f.slo+"' without --max-errors, or drop the errors term", "--max-errors and the --slo term %s both limit the errors; give one", slo.Errors)
+	}
+	rate, err := parseErrorRate(f.maxErrors)
+	if err != nil {
+		return o, err
+	}
+	o.Errors = capacity.ErrorLimit{Rate: rate}
+	if f.expect != "" {
+		if _, err := load.CompileExpect(f.expect); err != nil {
+			return o, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
+		}
+	}
+	if f.probeConns < 1 || f.probeConns > 10000 {
+		return o, usageErr("Try: --probe-connections 50", "--probe-connections %d: give 1 to 10000", f.probeConns)
+	}
+	o.MinRate, o.MaxRate, o.Growth, o.Tolerance = f.minRate, f.maxRate, f.growth, f.tolerance
+	o.Warmup, o.Duration, o.MaxSteps, o.TimeBudget = f.stepWarmup, f.step, f.maxSteps, f.timeBudget
+	o.ProbeConnections = f.probeConns
+	// Zero means "the default" to capacity.Options: refuse explicit zeros
+	// and negatives here, naming the flag.
+	for _, z := range []struct {
+		name string
+		v    float64
+	}{{"min-rate", f.minRate}, {"max-rate", f.maxRate}, {"growth", f.growth}, {"tolerance", f.tolerance}} {
+		if z.v <= 0 && c.Flags().Changed(z.name) {
+			flag := "--" + z.name
+			return o, usageErr(capacityHints[flag], "%s %g: must be positive", flag, z.v)
+		}
+	}
+	if c.Flags().Changed("max-steps") && f.maxSteps < 1 {
+		return o, usageErr(capacityHints["--max-steps"], "--max-steps %d: give at least 1", f.maxSteps)
+	}
+	if c.Flags().Changed("start-rate") && f.startRate < 1 {
+		return o, usageErr(capacityHints["--start-rate"], "--start-rate %g: the rate schedule starts below 1 request per second; give at least 1", f.startRate)
+	}
+	if f.stepWarmup < 0 || (c.Flags().Changed("step") && f.step < time.Second) {
+		flag := "--step"
+		if f.stepWarmup < 0 {
+			flag = "--step-warmup"
+		}
+		return o, usageErr(capacityHints[flag], "%s: a step needs at least 1s measured and a warm-up that is not negative", flag)
+	}
+	check := o.Options
+	check.StartRate = f.startRate
+	probe := time.Duration(0)
+	if f.startRate == 0 {
+		// Probing: the first rate is not known yet; the lowest allowed
+		// one stands in (its step is the longest), and the probe's time
+		// comes off the budget.
+		check.StartRate = max(f.minRate, 1)
+		probe = labstack.ProbeWarmup + labstack.ProbeDuration
+		if check.TimeBudget > 0 {
+			check.TimeBudget -= probe
+			if check.TimeBudget <= 0 {
+				return o, usageErr(capacityHints["--time-budget"], "--time-budget %s: too small for the %s probe and one step", f.timeBudget, probe)
+			}
+		}
+	}
+	if err := check.Validate(); err != nil {
+		var fe *capacity.FieldError
+		if errors.As(err, &fe) {
+			flag := capacityFlagOf[fe.Field]
+			msg := fe.Msg
+			if fe.Field == "TimeBudget" && probe > 0 {
+				msg += fmt.Sprintf(", after the %s probe", probe)
+			}
+			return o, usageErr(capacityHints[flag], "%s: %s", flag, msg)
+		}
+		return o, err
+	}
+	o.StartRate = f.startRate
+	if f.startRate > 0 {
+		o.StartFrom = "--start-rate"
+	}
+	return o, nil
+}
+
+func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
+	ctx := env.Ctx
+	o, err := planCapacity(f, c)
+	if err != nil {
+		return err
+	}
+	var set []string
+	if f.labName == "" {
+		if set, _, err = knobConfig(f.knobsFile, f.set); err != nil {
+			return err
+		}
+	}
+	docroot := f.docroot
+	if docroot != "" {
+		abs, err := filepath.Abs(docroot)
+		if err != nil {
+			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "--docroot %s: %v", docroot, err)
+		}
+		docroot = abs
+	}
+	l, pw, err := checkStack(ctx, f.labName, f.app, docroot, f.workload)
+	if err != nil {
+		return err
+	}
+	command := "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
+	if l == nil {
+		warnNeighbours(env)
+		name := fmt.Sprintf("capacity-%d", os.Getpid())
+		say("bringing up lab %s (%s)", name, firstNonEmpty(f.app, docroot))
+		l, err = lab.Up(ctx, lab.Options{Name: name, App: f.app, DocRoot: docroot, Set: set, OwnedBy: "capacity"})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if derr := lab.Down(l.Name); derr != nil {
+				say("taking lab %s down: %v", l.Name, derr)
+			}
+		}()
+		w, err := labstack.ParseWorkload(ctx, l, f.workload)
+		if err != nil {
+			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(f.workload, f.redact), l.Name, err)
+		}
+		pw = &w
+	}
+	w := *pw
+	w.Expect = f.expect
+	stack := labstack.New(l, w)
+	checkStartPage(ctx, env, stack, say)
+	if o.StartRate == 0 {
+		say("probing for the first rate: %d connections, closed model, %s", o.ProbeConnections, labstack.ProbeDuration)
+	}
+	o.OnStep = func(s results.CapacityStep) {
+		v := "pass"
+		if !s.Pass {
+			v = "FAIL: " + strings.Join(s.FailReasons, "; ")
+		}
+		p99 := 0.0
+		if s.Bench != nil {
+			p99 = s.Bench.Latency.P99Ms
+		}
+		say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, f.redact))
+	}
+	res, err := stack.Capacity(ctx, o)
+	if res == nil {
+		return err
+	}
+	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
+	res.Command = command
+	res.Environment = environment(ctx)
+	if rerr := redact.Value(res, f.redact); rerr != nil {
+		return rerr
+	}
+	if !f.noSave {
+		path, serr := saveCapacityRun(context.WithoutCancel(ctx), res, l.App, w.Name, f.reportFile, f.redact)
+		if serr != nil {
+			say("saving the result: %v", serr)
+		} else {
+			say("stored as run %s; report: %s", res.ID, path)
+		}
+	}
+	if f.asJSON {
+		e := json.NewEncoder(env.Stdout)
+		e.SetIndent("", "  ")
+		if jerr := e.Encode(res); jerr != nil {
+			return jerr
+		}
+	} else if terr := report.CapacityText(env.Stdout, res); terr != nil {
+		return terr
+	}
+	return err
+}
+
+func fmtRate(r float64) string { return fmt.Sprintf("%g", r) }
+
+// saveCapacityRun stores a capacity result and writes its HTML report;
+// it returns the report's path.
+func saveCapacityRun(ctx context.Context, c *results.Capacity, app, workload, out string, names []string) (string, error) {
+	db, err := openResults(ctx, names)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if err := db.SaveCapacity(ctx, c, app, workload); err != nil {
+		return "", err
+	}
+	if out == "" {
+		out = "phptune-report-" + c.ID + ".html"
+	}
+	fh, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	err = report.Render(fh, "html", report.Run{Capacity: c, Secrets: labPasswords(), RedactNames: names})
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(out)
+}
