@@ -73,8 +73,8 @@ func Diagnose(cs []results.ServerConfig, best string) []results.Diagnosis {
 func servedNothing(c, b results.ServerConfig) results.Diagnosis {
 	text := fmt.Sprintf("%s served no successful response in its %d rounds, where %s served %.1f rps", c.Label, c.Rounds, b.Label, b.Throughput.Value)
 	if c.QueuedRounds > 0 {
-		return results.Diagnosis{Label: c.Label, Cause: CauseQueueing, Text: fmt.Sprintf("%s: requests waited in front of PHP in %d of %d rounds (up to %d at once) and its %d PHP workers did not take them within the run (too few, or held by other connections between requests: keep-alive).",
-			text, c.QueuedRounds, c.Rounds, c.MaxQueued, c.Workers)}
+		return results.Diagnosis{Label: c.Label, Cause: CauseQueueing, Text: fmt.Sprintf("%s: requests waited in front of PHP in %d of %d rounds (up to %d at once) and %s not take them within the run (too few, or held by other connections between requests: keep-alive).",
+			text, c.QueuedRounds, c.Rounds, c.MaxQueued, workersNoun(c.Workers)+" did")}
 	}
 	return results.Diagnosis{Label: c.Label, Cause: CauseUndetermined, Text: text + "; see its warnings and errors."}
 }
@@ -89,7 +89,12 @@ func diagnose(c, b results.ServerConfig) results.Diagnosis {
 	}
 	uneven := c.Workers >= 2 && c.Imbalance >= ImbalanceFactor*even && (b.Imbalance == 0 || c.Imbalance >= ImbalanceVsBest*b.Imbalance)
 	queued := c.Rounds > 0 && (2*c.QueuedRounds > c.Rounds || c.AllBusyShare >= 0.5)
-	waits := fmt.Sprintf("requests waited for a PHP worker in %d of %d rounds (up to %d at once) and every worker was busy in %.0f%% of the samples", c.QueuedRounds, c.Rounds, c.MaxQueued, 100*c.AllBusyShare)
+	waits := fmt.Sprintf("requests waited for a PHP worker in %d of %d rounds (up to %d at once)", c.QueuedRounds, c.Rounds, c.MaxQueued)
+	if c.AllBusyShare > 0 {
+		// Zero also when no status page could be read (a saturated
+		// 1-slot Apache cannot answer its own): then it is not said.
+		waits += fmt.Sprintf(" and every worker was busy in %.0f%% of the samples", 100*c.AllBusyShare)
+	}
 	switch {
 	case idle && uneven:
 		text := fmt.Sprintf("%s because its PHP workers shared the work unevenly: the busiest of its %d workers did %.0f%% of the pool's CPU where an even share is %.0f%% (%s: %.0f%%), and %s: requests were served by few workers while CPU stood idle",
@@ -99,14 +104,29 @@ func diagnose(c, b results.ServerConfig) results.Diagnosis {
 		}
 		return results.Diagnosis{Label: c.Label, Cause: CauseImbalance, Text: text + "."}
 	case idle && queued:
-		return results.Diagnosis{Label: c.Label, Cause: CauseQueueing, Text: fmt.Sprintf("%s because requests queued while CPU stood idle: %s, and %s; its %d PHP workers are too few for %s, or are held by connections between requests (keep-alive)",
-			lost, waits, cores, c.Workers, "the connections")}
+		return results.Diagnosis{Label: c.Label, Cause: CauseQueueing, Text: fmt.Sprintf("%s because requests queued while CPU stood idle: %s, and %s; %s too few for the connections, or held by connections between requests (keep-alive).",
+			lost, waits, cores, workersAre(c.Workers))}
 	case c.CPUStackMs > 0 && b.CPUStackMs > 0 && c.CPUStackMs > CPUExcess*b.CPUStackMs:
 		return results.Diagnosis{Label: c.Label, Cause: CauseCPU, Text: fmt.Sprintf("%s because each request cost more CPU: %.2f ms (%s) against %.2f ms (%s), mostly in %s; %s",
 			lost, c.CPUStackMs, split(c), b.CPUStackMs, split(b), costliest(c, b), cores)}
 	}
 	return results.Diagnosis{Label: c.Label, Cause: CauseUndetermined, Text: fmt.Sprintf("%s; the figures show no single cause: %s, CPU per request %.2f ms against %.2f ms, the busiest worker's share %.0f%% against %.0f%%, requests queued in %d of %d rounds",
 		lost, cores, c.CPUStackMs, b.CPUStackMs, 100*c.Imbalance, 100*b.Imbalance, c.QueuedRounds, c.Rounds)}
+}
+
+// workersAre is "its 3 PHP workers are", "its 1 PHP worker is".
+func workersAre(n int) string {
+	if n == 1 {
+		return workersNoun(n) + " is"
+	}
+	return workersNoun(n) + " are"
+}
+
+func workersNoun(n int) string {
+	if n == 1 {
+		return "its 1 PHP worker"
+	}
+	return fmt.Sprintf("its %d PHP workers", n)
 }
 
 // split is CPU per request by role in words.

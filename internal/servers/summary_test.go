@@ -159,7 +159,10 @@ func TestDiagnose(t *testing.T) {
 			CauseUndetermined, []string{"no single cause", "1.00 cores against 1.90", "queued in 1 of 4 rounds"}},
 		{"one worker is not imbalance", results.ServerConfig{Label: "one", Server: knob.NginxFPM, Rounds: 4, VsBest: slower,
 			Workers: 1, Imbalance: 1, StackCores: 0.95, CPUStackMs: 9.5, QueuedRounds: 4, AllBusyShare: 1},
-			CauseQueueing, []string{"its 1 PHP workers"}},
+			CauseQueueing, []string{"its 1 PHP worker is too few"}},
+		{"a 1-slot Apache cannot answer its status page: nothing said of it", results.ServerConfig{Label: "prefork-1", Server: knob.ApachePreforkModPHP, Rounds: 3, VsBest: slower,
+			Workers: 1, Imbalance: 1, StackCores: 0.8, CPUStackMs: 9.5, QueuedRounds: 3, MaxQueued: 8},
+			CauseQueueing, []string{"in 3 of 3 rounds (up to 8 at once), and its stack used 0.80 cores"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,7 +192,7 @@ func TestDiagnose(t *testing.T) {
 	// Nothing served: no ratio, but a diagnosis all the same.
 	best.Throughput.Value = 200
 	none := results.ServerConfig{Label: "prefork-1", Rounds: 3, Workers: 1, QueuedRounds: 3, MaxQueued: 13}
-	if ds := Diagnose([]results.ServerConfig{best, none}, best.Label); len(ds) != 1 || ds[0].Cause != CauseQueueing || !strings.Contains(ds[0].Text, "served no successful response in its 3 rounds") {
+	if ds := Diagnose([]results.ServerConfig{best, none}, best.Label); len(ds) != 1 || ds[0].Cause != CauseQueueing || !strings.Contains(ds[0].Text, "served no successful response in its 3 rounds") || !strings.Contains(ds[0].Text, "its 1 PHP worker did not") {
 		t.Errorf("nothing served: %+v", ds)
 	}
 	if ds := Diagnose([]results.ServerConfig{best}, "nobody"); ds != nil {
