@@ -27,10 +27,13 @@ import (
 	"github.com/phptune/phptune/internal/results"
 )
 
-// Run is what a report shows: exactly one of Tune or Bench is set.
+// Run is what a report shows: exactly one of Tune, Bench or Servers is
+// set.
 type Run struct {
 	Tune  *results.Tune
 	Bench *results.Bench
+	// Servers is a servers comparison (phptune servers).
+	Servers *results.Servers
 	// Commands reproduce the run (the result's own command is added).
 	Commands []string
 	// Secrets are literal values (the labs' database passwords) removed
@@ -47,25 +50,40 @@ var Formats = []string{"html", "json", "text"}
 
 // Render writes the report in format "html", "json" or "text".
 func Render(w io.Writer, format string, r Run) error {
-	if (r.Tune == nil) == (r.Bench == nil) {
-		return errors.New("report: a run is either a tune or a bench")
+	set := 0
+	for _, x := range []bool{r.Tune != nil, r.Bench != nil, r.Servers != nil} {
+		if x {
+			set++
+		}
+	}
+	if set != 1 {
+		return errors.New("report: a run is either a tune, a bench or a servers comparison")
 	}
 	r = redactRun(r)
 	switch format {
 	case "json":
 		var v any = r.Tune
-		if r.Bench != nil {
+		switch {
+		case r.Bench != nil:
 			v = r.Bench
+		case r.Servers != nil:
+			v = r.Servers
 		}
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
 		return e.Encode(v)
 	case "text":
-		if r.Tune != nil {
+		switch {
+		case r.Tune != nil:
 			return TuneText(w, r.Tune)
+		case r.Servers != nil:
+			return ServersText(w, r.Servers)
 		}
 		return BenchText(w, r.Bench)
 	case "html":
+		if r.Servers != nil {
+			return renderServersHTML(w, r, echartsJS)
+		}
 		return renderHTML(w, r)
 	}
 	return fmt.Errorf("report format %q: choose html, json or text", format)
@@ -131,6 +149,10 @@ func redactRun(r Run) Run {
 	if r.Bench != nil {
 		out.Bench = deepCopy(r.Bench)
 		redactValue(reflect.ValueOf(out.Bench).Elem(), red, r.RedactNames)
+	}
+	if r.Servers != nil {
+		out.Servers = deepCopy(r.Servers)
+		redactValue(reflect.ValueOf(out.Servers).Elem(), red, r.RedactNames)
 	}
 	for i, c := range out.Commands {
 		out.Commands[i] = red(c)
@@ -210,6 +232,9 @@ func title(r Run) string {
 	if t := r.Tune; t != nil {
 		return fmt.Sprintf("phptune tune %s — %s%s, workload %s", t.ID, t.App, behind(t), t.Workload)
 	}
+	if s := r.Servers; s != nil {
+		return fmt.Sprintf("phptune servers %s — %s, workload %s, %d connections", s.ID, s.App, s.Workload, s.Connections)
+	}
 	return fmt.Sprintf("phptune bench %s — %s", r.Bench.ID, r.Bench.Target)
 }
 
@@ -229,6 +254,9 @@ func commands(r Run) []string {
 	}
 	if r.Bench != nil {
 		add(r.Bench.Command)
+	}
+	if r.Servers != nil {
+		add(r.Servers.Command)
 	}
 	for _, c := range r.Commands {
 		add(c)
