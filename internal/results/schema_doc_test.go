@@ -39,4 +39,5 @@ func TestSchemaDocumented(t *testing.T) {
 	}
 	walk(reflect.TypeOf(Bench{}), "Bench")
 	walk(reflect.TypeOf(Tune{}), "Tune")
+	walk(reflect.TypeOf(Servers{}), "Servers")
 }
