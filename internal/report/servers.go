@@ -34,6 +34,10 @@ var serversPage = template.Must(template.New("servers").Funcs(template.FuncMap{
 	"even":    evenShare,
 	"workers": workersCPUText,
 	"dur":     func(s float64) string { return (time.Duration(s) * time.Second).String() },
+	"each": func(n int) string {
+		e := eachServer(n)
+		return strings.ToUpper(e[:1]) + e[1:]
+	},
 }).Parse(serversTmpl))
 
 // ivText is an interval as "41.2 [39.0, 43.5]", without brackets when
@@ -121,8 +125,8 @@ func ServersText(w io.Writer, s *results.Servers) error {
 		fmt.Fprint(w, " — INTERRUPTED: what was measured so far")
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "each of %d servers tuned for up to %s, then %d configurations measured in %d of %d interleaved rounds of %s after %s warm-up, each run in fresh processes (%s in all)\n",
-		len(s.Servers), dur(s.TuneBudgetS), len(s.Configs), s.RoundsRun, s.Rounds, dur(s.DurationS), dur(s.WarmupS), dur(s.WallS))
+	fmt.Fprintf(w, "%s tuned for up to %s, then %d configurations measured in %d of %d interleaved rounds of %s after %s warm-up, each run in fresh processes (%s in all)\n",
+		eachServer(len(s.Servers)), dur(s.TuneBudgetS), len(s.Configs), s.RoundsRun, s.Rounds, dur(s.DurationS), dur(s.WarmupS), dur(s.WallS))
 	rows := serversConfigs(s)
 	if len(rows) > 0 {
 		fmt.Fprintf(w, "\n%-4s %-34s %-24s %-30s %-26s %7s\n", "rank", "configuration", "throughput rps (95% CI)", "vs best", "p99 ms (95% CI)", "errors")
@@ -218,6 +222,14 @@ func ServersText(w io.Writer, s *results.Servers) error {
 		}
 	}
 	return nil
+}
+
+// eachServer is "each of 3 servers", "the server".
+func eachServer(n int) string {
+	if n == 1 {
+		return "the server"
+	}
+	return fmt.Sprintf("each of %d servers", n)
 }
 
 func changesWords(ch []string) string {

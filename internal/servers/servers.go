@@ -82,8 +82,12 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	b := e.Budget
-	return fmt.Sprintf("--time-budget %s is too short for %d servers: the interleaved comparison takes about %s (%d rounds × up to %d configurations × %s each) and each tune needs at least %s (%d trials of %s); give --time-budget %s or more, fewer --servers, fewer --rounds or shorter runs",
-		b.Total, b.Servers, b.CompareTime(), b.Rounds, b.Configs, b.Duration+b.Warmup+RunOverhead, b.MinTune(), MinTuneTrials, b.TrialDuration+b.TrialWarmup+RunOverhead, e.Suggest())
+	servers := fmt.Sprintf("%d servers", b.Servers)
+	if b.Servers == 1 {
+		servers = "1 server"
+	}
+	return fmt.Sprintf("--time-budget %s is too short for %s: the interleaved comparison takes about %s (%d rounds × up to %d configurations × %s each) and each tune needs at least %s (%d trials of %s); give --time-budget %s or more, fewer --servers, fewer --rounds or shorter runs",
+		b.Total, servers, b.CompareTime(), b.Rounds, b.Configs, b.Duration+b.Warmup+RunOverhead, b.MinTune(), MinTuneTrials, b.TrialDuration+b.TrialWarmup+RunOverhead, e.Suggest())
 }
 
 // Suggest is the least budget that would do, rounded up to 30 seconds.
