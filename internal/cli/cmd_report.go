@@ -23,7 +23,7 @@ func newReportCmd(env *Env) *cobra.Command {
 	var list bool
 	cmd := &cobra.Command{
 		Use:   "report [RUN|latest]",
-		Short: "Render a stored bench, tune or capacity run as HTML, JSON or text",
+		Short: "Render a stored bench, tune, capacity or servers run as HTML, JSON or text",
 		Long: `phptune report renders any run stored in the results database again, from
 its raw results: an HTML file that works offline (charts embedded, no network
 request), the JSON result (schema: docs/results-schema.md), or a text summary.
@@ -57,8 +57,8 @@ terminal. --list shows the stored runs.`,
 			if err != nil {
 				return err
 			}
-			r := report.Run{Tune: run.Result, Bench: run.Bench, Capacity: run.Capacity, Secrets: labPasswords(), RedactNames: run.Redact}
-			if r.Tune == nil && r.Bench == nil && r.Capacity == nil {
+			r := report.Run{Tune: run.Result, Bench: run.Bench, Capacity: run.Capacity, Servers: run.Servers, Secrets: labPasswords(), RedactNames: run.Redact}
+			if r.Tune == nil && r.Bench == nil && r.Capacity == nil && r.Servers == nil {
 				return fmt.Errorf("run %s has no result yet (status %s); continue it with: phptune tune --resume %s", run.ID, run.Status, run.ID)
 			}
 			if out == "" && format == "html" {
@@ -98,7 +98,7 @@ func findRun(ctx context.Context, db *store.DB, id string) (*store.Run, error) {
 			return nil, err
 		}
 		for i := range runs { // newest first; skip runs still going or interrupted
-			if runs[i].Result != nil || runs[i].Bench != nil || runs[i].Capacity != nil {
+			if runs[i].Result != nil || runs[i].Bench != nil || runs[i].Capacity != nil || runs[i].Servers != nil {
 				return &runs[i], nil
 			}
 		}
@@ -134,6 +134,8 @@ func listRuns(env *Env, db *store.DB) error {
 			res = fmt.Sprintf("%.1f rps, p99 %.1f ms", r.Bench.ThroughputRPS, r.Bench.Latency.P99Ms)
 		case r.Capacity != nil:
 			res = fmt.Sprintf("capacity %g rps at %s (%s)", r.Capacity.CapacityRPS, r.Capacity.SLO, r.Capacity.Outcome)
+		case r.Servers != nil && r.Servers.Best != "":
+			res = fmt.Sprintf("best %s of %d configurations", r.Servers.Best, len(r.Servers.Configs))
 		}
 		fmt.Fprintf(env.Stdout, "%-28s %-8s %-12s %-10s %-14s %s\n", r.ID, r.Kind, r.Status, r.App, trim(r.Workload, 14), res)
 	}

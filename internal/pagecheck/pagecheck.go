@@ -41,6 +41,11 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
+	// No kept-alive connection after the check: with Apache's prefork MPM
+	// an idle kept-alive connection holds a child (a PHP worker with
+	// mod_php) for KeepAliveTimeout, which the measurement that follows
+	// the check would lose (a 1-child pool served nothing for 5 s).
+	req.Close = true
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -68,6 +68,10 @@ func TestDrift(t *testing.T) {
 
 func TestFetch(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !r.Close {
+			http.Error(w, "the check must not keep its connection", http.StatusBadRequest)
+			return
+		}
 		if r.URL.Path == "/moved" {
 			http.Redirect(w, r, "/", http.StatusFound)
 			return

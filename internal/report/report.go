@@ -27,12 +27,14 @@ import (
 	"github.com/phptune/phptune/internal/results"
 )
 
-// Run is what a report shows: exactly one of Tune, Bench or Capacity is
-// set.
+// Run is what a report shows: exactly one of Tune, Bench, Capacity or
+// Servers is set.
 type Run struct {
 	Tune     *results.Tune
 	Bench    *results.Bench
 	Capacity *results.Capacity
+	// Servers is a servers comparison (phptune servers).
+	Servers *results.Servers
 	// Commands reproduce the run (the result's own command is added).
 	Commands []string
 	// Secrets are literal values (the labs' database passwords) removed
@@ -49,15 +51,18 @@ var Formats = []string{"html", "json", "text"}
 
 // Render writes the report in format "html", "json" or "text".
 func Render(w io.Writer, format string, r Run) error {
-	if n := btoi(r.Tune != nil) + btoi(r.Bench != nil) + btoi(r.Capacity != nil); n != 1 {
-		return errors.New("report: a run is a tune, a bench or a capacity search")
+	if n := btoi(r.Tune != nil) + btoi(r.Bench != nil) + btoi(r.Capacity != nil) + btoi(r.Servers != nil); n != 1 {
+		return errors.New("report: a run is a tune, a bench, a capacity search or a servers comparison")
 	}
 	r = redactRun(r)
 	switch format {
 	case "json":
 		var v any = r.Tune
-		if r.Bench != nil {
+		switch {
+		case r.Bench != nil:
 			v = r.Bench
+		case r.Servers != nil:
+			v = r.Servers
 		}
 		if r.Capacity != nil {
 			v = r.Capacity
@@ -66,14 +71,20 @@ func Render(w io.Writer, format string, r Run) error {
 		e.SetIndent("", "  ")
 		return e.Encode(v)
 	case "text":
-		if r.Tune != nil {
+		switch {
+		case r.Tune != nil:
 			return TuneText(w, r.Tune)
+		case r.Servers != nil:
+			return ServersText(w, r.Servers)
 		}
 		if r.Capacity != nil {
 			return CapacityText(w, r.Capacity)
 		}
 		return BenchText(w, r.Bench)
 	case "html":
+		if r.Servers != nil {
+			return renderServersHTML(w, r, echartsJS)
+		}
 		return renderHTML(w, r)
 	}
 	return fmt.Errorf("report format %q: choose html, json or text", format)
@@ -143,6 +154,10 @@ func redactRun(r Run) Run {
 	if r.Capacity != nil {
 		out.Capacity = deepCopy(r.Capacity)
 		redactValue(reflect.ValueOf(out.Capacity).Elem(), red, r.RedactNames)
+	}
+	if r.Servers != nil {
+		out.Servers = deepCopy(r.Servers)
+		redactValue(reflect.ValueOf(out.Servers).Elem(), red, r.RedactNames)
 	}
 	for i, c := range out.Commands {
 		out.Commands[i] = red(c)
@@ -225,6 +240,9 @@ func title(r Run) string {
 	if c := r.Capacity; c != nil {
 		return fmt.Sprintf("phptune capacity %s — %s", c.ID, c.Target)
 	}
+	if s := r.Servers; s != nil {
+		return fmt.Sprintf("phptune servers %s — %s, workload %s, %d connections", s.ID, s.App, s.Workload, s.Connections)
+	}
 	return fmt.Sprintf("phptune bench %s — %s", r.Bench.ID, r.Bench.Target)
 }
 
@@ -254,6 +272,9 @@ func commands(r Run) []string {
 	}
 	if r.Capacity != nil {
 		add(r.Capacity.Command)
+	}
+	if r.Servers != nil {
+		add(r.Servers.Command)
 	}
 	for _, c := range r.Commands {
 		add(c)

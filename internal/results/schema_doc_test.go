@@ -40,4 +40,5 @@ func TestSchemaDocumented(t *testing.T) {
 	walk(reflect.TypeOf(Bench{}), "Bench")
 	walk(reflect.TypeOf(Tune{}), "Tune")
 	walk(reflect.TypeOf(Capacity{}), "Capacity")
+	walk(reflect.TypeOf(Servers{}), "Servers")
 }

@@ -90,6 +90,8 @@ var migrations = []string{
 	// The names given with --redact, JSON, so a resumed run and its
 	// reports redact them too.
 	`ALTER TABLE runs ADD COLUMN redact TEXT NOT NULL DEFAULT '[]';`,
+	// Servers comparisons (phptune servers): the results.Servers, JSON.
+	`ALTER TABLE runs ADD COLUMN servers TEXT;`,
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -265,12 +267,15 @@ const (
 	KindTune     = "tune"
 	KindBench    = "bench"
 	KindCapacity = "capacity"
+	// KindServers is a servers comparison: its runs are stored as trials
+	// as they finish, its summary (results.Servers) at the end.
+	KindServers = "servers"
 )
 
 // Run is one tune or bench run.
 type Run struct {
 	ID        string
-	Kind      string // KindTune or KindBench
+	Kind      string // KindTune, KindBench or KindServers
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Status    string
@@ -287,6 +292,8 @@ type Run struct {
 	Capacity *results.Capacity
 	// Bench is a bench run's result.
 	Bench *results.Bench
+	// Servers is a servers comparison's summary, once stored.
+	Servers *results.Servers
 	// Redact are the names given with --redact for the run (see
 	// DB.Redact); its stored values were redacted with them.
 	Redact []string
@@ -304,9 +311,12 @@ type Trial struct {
 
 const timeFormat = time.RFC3339Nano
 
-// CreateRun stores a new run with status running. Its command, workload
-// and options are redacted first.
+// CreateRun stores a new run with status running (a tune unless r.Kind
+// says otherwise). Its command, workload and options are redacted first.
 func (s *DB) CreateRun(ctx context.Context, r Run) error {
+	if r.Kind == "" {
+		r.Kind = KindTune
+	}
 	now := time.Now().UTC()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
@@ -324,8 +334,8 @@ func (s *DB) CreateRun(ctx context.Context, r Run) error {
 		return err
 	}
 	_, err = s.db.ExecContext(ctx,
-		`INSERT INTO runs (id, created_at, updated_at, status, command, app, workload, options, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.CreatedAt.Format(timeFormat), now.Format(timeFormat), StatusRunning, s.text(r.Command), r.App, s.text(r.Workload), opts, names)
+		`INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, options, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Kind, r.CreatedAt.Format(timeFormat), now.Format(timeFormat), StatusRunning, s.text(r.Command), r.App, s.text(r.Workload), opts, names)
 	if err != nil {
 		return fmt.Errorf("storing run %s: %w", r.ID, err)
 	}
@@ -365,6 +375,20 @@ func (s *DB) Finish(ctx context.Context, id, status string, t *results.Tune) err
 	return s.update(ctx, id, `UPDATE runs SET status = ?, result = ?, updated_at = ? WHERE id = ?`, status, res, time.Now().UTC().Format(timeFormat), id)
 }
 
+// FinishServers stores a servers comparison's summary (what was measured
+// so far when it was interrupted) and the status.
+func (s *DB) FinishServers(ctx context.Context, id, status string, r *results.Servers) error {
+	var doc any
+	if r != nil {
+		b, err := s.doc(r)
+		if err != nil {
+			return err
+		}
+		doc = b
+	}
+	return s.update(ctx, id, `UPDATE runs SET status = ?, servers = ?, updated_at = ? WHERE id = ?`, status, doc, time.Now().UTC().Format(timeFormat), id)
+}
+
 func (s *DB) update(ctx context.Context, id, q string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -394,7 +418,7 @@ func (s *DB) Runs(ctx context.Context) ([]Run, error) {
 }
 
 func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench, redact FROM runs `+where, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench, redact, servers FROM runs `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -403,8 +427,8 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 	for rows.Next() {
 		var r Run
 		var created, updated, opts, names string
-		var result, bench sql.NullString
-		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench, &names); err != nil {
+		var result, bench, servers sql.NullString
+		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench, &names, &servers); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(names), &r.Redact); err != nil {
@@ -428,6 +452,12 @@ func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error)
 			r.Bench = &results.Bench{}
 			if err := json.Unmarshal([]byte(bench.String), r.Bench); err != nil {
 				return nil, fmt.Errorf("run %s: stored bench: %w", r.ID, err)
+			}
+		}
+		if servers.Valid {
+			r.Servers = &results.Servers{}
+			if err := json.Unmarshal([]byte(servers.String), r.Servers); err != nil {
+				return nil, fmt.Errorf("run %s: stored servers comparison: %w", r.ID, err)
 			}
 		}
 		out = append(out, r)

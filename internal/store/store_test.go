@@ -257,6 +257,47 @@ func TestCapacityRuns(t *testing.T) {
 	runs, err := db.Runs(ctx)
 	if err != nil || len(runs) != 1 || runs[0].Capacity == nil {
 		t.Errorf("Runs: %v %+v", err, runs)
+}
+}
+// TestServersRuns: a servers comparison is a run of its own kind, its
+// runs stored as trials as they finish, its summary at the end (also an
+// interrupted one's), redacted like everything else.
+func TestServersRuns(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "results.db"))
+	if err := db.CreateRun(ctx, Run{ID: "s1", Kind: KindServers, Command: "phptune servers --app hello", App: "hello", Workload: "/?token=abc123"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTrial(ctx, "s1", trial(1, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Run(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != KindServers || r.Status != StatusRunning || r.Servers != nil || r.Result != nil || strings.Contains(r.Workload, "abc123") {
+		t.Errorf("a running servers comparison read back as %+v", r)
+	}
+	res := &results.Servers{Kind: results.KindServers, ID: "s1", Best: "nginx-fpm tuned", Interrupted: true,
+		Warnings: []string{"mysql://app:hunter2-secret@localhost/app"},
+		Configs:  []results.ServerConfig{{Label: "nginx-fpm tuned", Rank: 1, Throughput: results.Interval{Value: 41.5, Low: 39, High: 44}}}}
+	if err := db.FinishServers(ctx, "s1", StatusInterrupted, res); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = db.Run(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != StatusInterrupted || r.Servers == nil || r.Servers.Best != "nginx-fpm tuned" || !r.Servers.Interrupted || r.Servers.Configs[0].Throughput.High != 44 {
+		t.Errorf("finished servers comparison read back as %+v (%+v)", r, r.Servers)
+	}
+	if strings.Contains(strings.Join(r.Servers.Warnings, " "), "hunter2") {
+		t.Errorf("stored unredacted: %v", r.Servers.Warnings)
+	}
+	if trs, _ := db.Trials(ctx, "s1"); len(trs) != 1 {
+		t.Errorf("%d trials", len(trs))
+	}
+	if err := db.FinishServers(ctx, "nosuch", StatusDone, res); !errors.Is(err, ErrNotFound) {
+		t.Errorf("finishing an unknown run: %v", err)
 	}
 }
 

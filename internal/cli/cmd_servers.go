@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/servers"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+func init() { register(newServersCmd) }
+
+// serversFlags are phptune servers' command line.
+type serversFlags struct {
+	app, list, workload, expect string
+	memoryBudget, maxErrors     string
+	outDir                      string
+	add                         []string
+	conns, rounds               int
+	timeBudget                  time.Duration
+	duration, warmup            time.Duration
+	trialDuration, trialWarmup  time.Duration
+	asJSON                      bool
+}
+
+func newServersCmd(env *Env) *cobra.Command {
+	f := &serversFlags{}
+	cmd := &cobra.Command{
+		Use:   "servers [--app APP] [--servers a,b,...] [-c N] [--time-budget T]",
+		Short: "Tune each web server, then measure them all side by side and say why one wins",
+		Long: `phptune servers answers "is it the server or the setup?" the fair way: it tunes
+each web server (the values of the server knob: ` + strings.Join(knob.Servers, ", ") + `)
+under an equal share of the time budget, then measures every tuned server and
+each server's default configuration in interleaved rounds (order rotated every
+round), each run in fresh processes, on one lab of its own.
+
+It prints, and writes as an offline HTML report, each configuration's
+throughput and p99 with 95% confidence intervals and its ratio to the best
+(paired by round), CPU per request split into web server, PHP and database,
+PSS per PHP worker and in total, errors, and worker imbalance (the busiest
+PHP worker's share of its pool's CPU; 1/n is even). When a configuration
+loses against the best, it says why in plain words if the figures show it:
+uneven workers, requests queueing for a worker while CPU stood idle, or a
+higher CPU cost per request.
+
+Every server named with --servers must be able to run here: a missing one
+is refused before anything starts, with the line that installs it. Without
+--servers every server that can run is compared and the others are named
+with their install lines. --add LABEL=FILE measures a knob file beside them
+without a tune (e.g. seed 002's Unit with 20 processes).
+
+The budget: the comparison takes about rounds × configurations × (duration
++ warm-up + ~2 s), the lab ~15 s, and each server's tune an equal share of
+the rest (at least 10 trials); a budget too short is refused naming the
+least that would do. Each tune is stored as a tune run of its own (phptune
+report RUN-SERVER) and writes its recommendation in the server's own
+syntax into -o DIR/SERVER; the comparison's runs are stored as they finish.
+Ctrl-C stops cleanly: the lab goes down and what was measured so far is
+stored, printed and written.`,
+		Example: `  phptune servers --app wordpress -c 10 --time-budget 60m
+  phptune servers --app wordpress --servers nginx-fpm,apache-prefork-modphp --time-budget 20m
+  phptune servers --app strings --servers unit,nginx-fpm -c 10 --add unit-20=unit20.knobs --add fpm-static-10=fpm10.knobs`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServers(env, f, tuneCommandLine(c), c.Flags().Changed("servers"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.app, "app", "wordpress", "built-in app to compare on: "+appNames())
+	fl.StringVar(&f.list, "servers", "", "servers to tune and compare, comma-separated (default: every one of "+strings.Join(knob.Servers, ",")+" that can run here, the others named with how to install them)")
+	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
+	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrency of the workload, for the tunes and the comparison")
+	fl.DurationVar(&f.timeBudget, "time-budget", 60*time.Minute, "time for everything: the tunes (an equal share each) and the interleaved comparison")
+	fl.IntVar(&f.rounds, "rounds", 4, "rounds of the interleaved comparison; each measures every configuration once")
+	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured time of each comparison run")
+	fl.DurationVar(&f.warmup, "warmup", 3*time.Second, "warm-up of each comparison run, not measured")
+	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each tune trial")
+	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each tune trial, not measured")
+	fl.StringVar(&f.memoryBudget, "memory-budget", "", "memory each tuned stack may use, e.g. 2G; default 80% of MemAvailable at the start; 'none' for no limit")
+	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a tuned configuration may have, e.g. 0.1% or 0")
+	fl.StringArrayVar(&f.add, "add", nil, "also measure this knob file in the comparison, untuned, as LABEL=FILE (repeatable; its server knob says which server)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the report and each server's files (default ./phptune-servers-RUN)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON instead of the table")
+	return cmd
+}
+
+// serversPlan is everything checked before anything starts.
+type serversPlan struct {
+	opt    servers.Options
+	limits results.Limits
+	outDir string
+}
+
+// planServers checks the whole command line before any process starts:
+// the app and workload, every server (known, and able to run here), the
+// added knob files, the numbers, the budget split and the output
+// directory.
+func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, error) {
+	p := &serversPlan{}
+	if _, err := apps.Lookup(f.app); err != nil {
+		return nil, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
+	}
+	if err := checkWorkload(f.workload, f.app); err != nil {
+		return nil, err
+	}
+	if f.expect != "" {
+		if _, err := load.CompileExpect(f.expect); err != nil {
+			return nil, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
+		}
+	}
+	if f.conns < 1 || f.conns > 10000 {
+		return nil, usageErr("Try: -c 10", "--connections %d: give 1 to 10000", f.conns)
+	}
+	if f.rounds < 2 || f.rounds > 50 {
+		return nil, usageErr("Try: --rounds 4", "--rounds %d: give 2 to 50 (an interval needs two rounds at least)", f.rounds)
+	}
+	if f.duration < time.Second || f.warmup < 0 || f.trialDuration < time.Second || f.trialWarmup < 0 {
+		return nil, usageErr("Try: -d 10s --warmup 3s --trial-duration 10s --trial-warmup 3s", "-d and --trial-duration must be at least 1s, --warmup and --trial-warmup not negative")
+	}
+	if f.timeBudget <= 0 {
+		return nil, usageErr("Try: --time-budget 60m", "--time-budget must be positive: it is split between the tunes and the comparison")
+	}
+	rate, err := parseErrorRate(f.maxErrors)
+	if err != nil {
+		return nil, err
+	}
+	budget, _, err := parseMemoryBudget(f.memoryBudget)
+	if err != nil {
+		return nil, err
+	}
+	p.limits = results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate}
+
+	spec := f.list
+	if !explicit {
+		spec = strings.Join(knob.Servers, ",")
+	}
+	list, err := servers.ParseServers(spec)
+	if err != nil {
+		return nil, usageErr("Try: --servers "+strings.Join(knob.Servers, ","), "--servers: %v", err)
+	}
+	var run []string
+	var notCompared []results.NotCompared
+	var missing []string
+	for _, s := range list {
+		if err := lab.CheckServer(s); err != nil {
+			if explicit {
+				missing = append(missing, fmt.Sprintf("%s: %v", s, err))
+				continue
+			}
+			notCompared = append(notCompared, results.NotCompared{Server: s, Reason: err.Error()})
+			continue
+		}
+		run = append(run, s)
+	}
+	if len(missing) > 0 {
+		return nil, usageErr("Install what is missing (phptune setup as root installs the Debian packages), or leave those servers out of --servers", "--servers names servers that cannot run here:\n  %s", strings.Join(missing, "\n  "))
+	}
+	if len(run) == 0 {
+		var why []string
+		for _, n := range notCompared {
+			why = append(why, n.Server+": "+n.Reason)
+		}
+		return nil, usageErr("Run phptune setup as root", "no server can run here:\n  %s", strings.Join(why, "\n  "))
+	}
+
+	var added []servers.Added
+	labels := map[string]bool{}
+	for _, s := range run {
+		for _, l := range []string{s + " tuned", s + " default", s + " (tuned = default)"} {
+			labels[l] = true
+		}
+	}
+	for _, a := range f.add {
+		label, file, ok := strings.Cut(a, "=")
+		label = strings.TrimSpace(label)
+		if !ok || label == "" || file == "" {
+			return nil, usageErr("Try: --add unit-20=unit20.knobs", "--add %q: write LABEL=FILE, FILE a knob file (KNOB=VALUE lines)", a)
+		}
+		if labels[label] {
+			return nil, usageErr("Try: --add another-name="+file, "--add %s: the label %q is already taken", a, label)
+		}
+		labels[label] = true
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs)", "--add %s: %v", label, err)
+		}
+		cfg, err := knob.Defaults().ApplyFile(string(data))
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil {
+			return nil, usageErr("See every knob, its default and its range: phptune knobs", "--add %s: %s: %v", label, file, err)
+		}
+		if err := lab.CheckServer(cfg.Server()); err != nil {
+			return nil, usageErr("Install what is missing (phptune setup as root), or leave out this --add", "--add %s runs server=%s, which cannot run here: %v", label, cfg.Server(), err)
+		}
+		added = append(added, servers.Added{Label: label, Config: cfg})
+	}
+	p.opt = servers.Options{Command: command, App: f.app, Workload: f.workload, Servers: run, Added: added, NotCompared: notCompared,
+		Conns: f.conns, TimeBudget: f.timeBudget, Rounds: f.rounds, Duration: f.duration, Warmup: f.warmup,
+		TrialDuration: f.trialDuration, TrialWarmup: f.trialWarmup}
+	if _, err := p.opt.Budget().PerTune(); err != nil {
+		var be *servers.BudgetError
+		if errors.As(err, &be) {
+			return nil, usageErr(fmt.Sprintf("Try: --time-budget %s", be.Suggest()), "%v", err)
+		}
+		return nil, err
+	}
+	p.outDir = f.outDir
+	if err := checkOutDir(f.outDir); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func runServers(env *Env, f *serversFlags, command string, explicit bool) error {
+	ctx := env.Ctx
+	plan, err := planServers(f, command, explicit)
+	if err != nil {
+		return err
+	}
+	opt := plan.opt
+	for _, n := range opt.NotCompared {
+		fmt.Fprintf(env.Stderr, "servers: not compared: %s: %s\n", n.Server, n.Reason)
+	}
+	db, err := openResults(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	opt.ID = time.Now().UTC().Format("20060102-150405")
+	if _, err := db.Run(ctx, opt.ID); err == nil {
+		time.Sleep(time.Second)
+		opt.ID = time.Now().UTC().Format("20060102-150405")
+	}
+	outDir := plan.outDir
+	if outDir == "" {
+		outDir = "phptune-servers-" + opt.ID
+	}
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "servers: "+format+"\n", a...) }
+	per, _ := opt.Budget().PerTune()
+	say("run %s: %s tuned for up to %s each, then compared in %d interleaved rounds; files go to %s", opt.ID, strings.Join(opt.Servers, ", "), per.Round(time.Second), opt.Rounds, outDir)
+	warnNeighbours(env)
+
+	phpVersion := "8.2"
+	if b, err := phpfpm.Find(); err == nil {
+		phpVersion = b.Version
+	}
+	lo := servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.expect, Store: db, Environment: environment(ctx),
+		PHPVersion: phpVersion, MemAvailableB: memAvailable(), Say: say,
+		TuneProgress: func(server string, p tune.Progress) {
+			left := ""
+			if p.Left > 0 {
+				left = fmt.Sprintf(" · %s left", p.Left.Round(time.Second))
+			}
+			fmt.Fprintf(env.Stderr, "servers: tune %s [%s] trial %d/~%d %s: %.1f rps %s%s\n", server, p.Phase, p.Trial, p.Total, p.Label, p.RPS, p.Status, left)
+		},
+		OnTuned: func(server string, t *results.Tune) (string, error) {
+			dir := filepath.Join(outDir, server)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			_, err := writeTuneFiles(dir, t, nil)
+			return dir, err
+		},
+	}
+	res, runErr := servers.RunLab(ctx, lo)
+	if res == nil {
+		return runErr
+	}
+	if runErr != nil && !servers.IsInterrupted(runErr) {
+		// A failure of the run itself (not of one server): what was
+		// measured is still written below.
+		say("the run failed: %v", runErr)
+	}
+	rr := report.Run{Servers: res, Secrets: labPasswords()}
+	paths, werr := report.WriteAll(outDir, rr)
+	if f.asJSON {
+		if err := report.Render(env.Stdout, "json", rr); err != nil {
+			return err
+		}
+	} else {
+		if err := report.Render(env.Stdout, "text", rr); err != nil {
+			return err
+		}
+		if werr == nil {
+			fmt.Fprintf(env.Stdout, "\nreport: %s\n", paths["html"])
+		}
+		fmt.Fprintf(env.Stdout, "stored as run %s: phptune report %s\n", res.ID, res.ID)
+	}
+	if werr != nil && runErr == nil {
+		return werr
+	}
+	return runErr
+}

@@ -1,0 +1,177 @@
+package servers
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Roles a process group plays in a request, for CPU per request split
+// into web server, PHP and database.
+const (
+	RoleWeb  = "web"
+	RolePHP  = "php"
+	RoleDB   = "db"
+	RoleNone = "" // the generator, the rest of the machine, the "stack" total
+)
+
+// stackKey is the observer's CPU per request of every stack process.
+const stackKey = "stack"
+
+// GroupRole says what a process group of the observer does: PHP's workers
+// (php-fpm's, Apache's children with mod_php, Unit's application
+// processes) and php-fpm's master are PHP, MariaDB is the database, the
+// generator and the rest of the machine are not the stack, and every
+// other group of the stack is the web server (nginx, Apache, Unit's
+// router, and any server added later), so a new server's groups count as
+// web server without a change here.
+func GroupRole(name string) string {
+	switch {
+	case name == observe.GroupGenerator || name == observe.GroupOther || name == stackKey:
+		return RoleNone
+	case observe.IsPHPWorkers(name) || strings.HasPrefix(name, observe.GroupFPMMaster):
+		return RolePHP
+	case name == observe.GroupMariaDB:
+		return RoleDB
+	}
+	return RoleWeb
+}
+
+// Figures are what one run of one configuration showed.
+type Figures struct {
+	RPS, P99Ms, ErrorRate float64
+	// CPU seconds per request by role, and the whole stack's.
+	CPUWeb, CPUPHP, CPUDB, CPUStack float64
+	// Workers is the most PHP worker processes seen at once.
+	Workers int
+	// WorkerPSS is the median worker's peak PSS, WorkerPSSP95 the p95;
+	// TotalPSS the stack's peak PSS.
+	WorkerPSS, WorkerPSSP95, TotalPSS int64
+	// Imbalance is the observer's WorkerImbalance.
+	Imbalance float64
+	// WorkerCPUPct is each PHP worker's mean CPU over the measured part,
+	// in percent of one core, busiest first.
+	WorkerCPUPct []float64
+	// Queued: requests waited in a queue in front of PHP at some sample
+	// (a kernel accept queue of the stack, php-fpm's listen queue, Unit's
+	// router); MaxQueued the most at once.
+	Queued    bool
+	MaxQueued int64
+	// AllBusy and StatusSamples: samples whose status page showed every
+	// PHP worker (or request slot) busy, of the samples that read one.
+	AllBusy, StatusSamples int
+	MachineIdlePct         float64
+	Warnings               []string
+}
+
+// FiguresOf reads a run's figures from the generator's result and the
+// observer's samples of its measured part (after the warm-up).
+func FiguresOf(b *results.Bench) Figures {
+	f := Figures{RPS: b.ThroughputRPS, P99Ms: b.Latency.P99Ms, MachineIdlePct: b.MachineIdlePct}
+	if b.Requests > 0 {
+		f.ErrorRate = float64(b.Errors) / float64(b.Requests)
+	}
+	f.Warnings = append(f.Warnings, b.Warnings...)
+	o := b.Observation
+	if o == nil {
+		return f
+	}
+	d := o.Derived
+	f.Warnings = append(f.Warnings, d.Warnings...)
+	for g, v := range d.CPUSecondsPerRequest {
+		switch GroupRole(g) {
+		case RoleWeb:
+			f.CPUWeb += v
+		case RolePHP:
+			f.CPUPHP += v
+		case RoleDB:
+			f.CPUDB += v
+		}
+	}
+	f.CPUStack = d.CPUSecondsPerRequest[stackKey]
+	if f.CPUStack == 0 {
+		f.CPUStack = f.CPUWeb + f.CPUPHP + f.CPUDB
+	}
+	f.WorkerPSS, f.WorkerPSSP95, f.Imbalance = d.WorkerPSSP50B, d.WorkerPSSP95B, d.WorkerImbalance
+
+	cpu := map[int]float64{} // CPU% × seconds per worker
+	var window float64
+	for _, s := range o.Samples {
+		var total int64
+		workers := 0
+		for _, g := range s.Groups {
+			if GroupRole(g.Name) != RoleNone {
+				total += g.PSSB
+			}
+			if observe.IsPHPWorkers(g.Name) {
+				workers += g.Processes
+			}
+		}
+		f.TotalPSS = max(f.TotalPSS, total)
+		if s.TS-s.DTS/2 < b.WarmupS {
+			continue // the warm-up: not measured
+		}
+		window += s.DTS
+		f.Workers = max(f.Workers, workers)
+		for _, g := range s.Groups {
+			if observe.IsPHPWorkers(g.Name) {
+				for _, p := range g.PerProcess {
+					cpu[p.PID] += p.CPUPct * s.DTS
+				}
+			}
+		}
+		queued := int64(0)
+		for _, q := range s.Queues {
+			queued = max(queued, q.Queued)
+		}
+		busy, read := false, false
+		for _, p := range s.FPM {
+			if p.Error != "" {
+				continue
+			}
+			read = true
+			queued = max(queued, p.ListenQueue)
+			busy = busy || (p.IdleProcesses == 0 && p.ActiveProcesses > 0)
+		}
+		if a := s.Apache; a != nil {
+			read = true
+			busy = busy || (a.IdleWorkers == 0 && a.Open == 0 && a.BusyWorkers > 0)
+		}
+		if u := s.Unit; u != nil {
+			read = true
+			if u.ProcessesIdle == 0 && u.ProcessesRunning > 0 && (u.MaxProcesses == 0 || u.ProcessesRunning >= u.MaxProcesses) {
+				busy = true
+				queued = max(queued, u.RequestsActive-u.ProcessesRunning)
+			}
+		}
+		if queued > 0 {
+			f.Queued = true
+			f.MaxQueued = max(f.MaxQueued, queued)
+		}
+		if read {
+			f.StatusSamples++
+			if busy {
+				f.AllBusy++
+			}
+		}
+	}
+	if window > 0 {
+		for _, c := range cpu {
+			f.WorkerCPUPct = append(f.WorkerCPUPct, round1(c/window))
+		}
+		slices.SortFunc(f.WorkerCPUPct, func(a, b float64) int {
+			switch {
+			case a > b:
+				return -1
+			case a < b:
+				return 1
+			}
+			return 0
+		})
+	}
+	return f
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
