@@ -134,23 +134,11 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer unlock()
 	b := &builder{o: o}
-	if b.build, err = BuildAccount(); err != nil {
+	release, err := b.start(ctx, true)
+	if err != nil {
 		return nil, err
 	}
-	if b.labAcct, err = LabAccount(); err != nil {
-		return nil, err
-	}
-	if b.build.drop {
-		unlockAccount, err := lockAccount()
-		if err != nil {
-			return nil, err
-		}
-		defer unlockAccount()
-	}
-	b.cleanStale()
-	if b.phpName, b.installed, err = installedFPM(ctx); err != nil {
-		return nil, err
-	}
+	defer release()
 	if !o.Rebuild {
 		if r := b.sameRequest(); r != nil {
 			b.announce(r, "already built")
@@ -181,6 +169,33 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		b.discard(false)
 	}
 	return &Result{Record: r, Cached: b.cached}, nil
+}
+
+// start takes what every build needs once the cache is locked: the build
+// account (and the lab's, for training) and its machine-wide lock, with
+// what an interrupted build left cleaned up, and the installed PHP.
+// release gives the account's lock back.
+func (b *builder) start(ctx context.Context, withLab bool) (release func(), err error) {
+	release = func() {}
+	if b.build, err = BuildAccount(); err != nil {
+		return nil, err
+	}
+	if withLab {
+		if b.labAcct, err = LabAccount(); err != nil {
+			return nil, err
+		}
+	}
+	if b.build.drop {
+		if release, err = lockAccount(); err != nil {
+			return nil, err
+		}
+	}
+	b.cleanStale()
+	if b.phpName, b.installed, err = installedFPM(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // sourceDesc is how the record and the request match name the source.

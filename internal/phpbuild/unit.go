@@ -104,20 +104,11 @@ func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
 	}
 	defer unlock()
 	b := &builder{o: Options{Progress: o.Progress, NoInstall: o.NoInstall, Jobs: o.Jobs}}
-	if b.build, err = BuildAccount(); err != nil {
+	release, err := b.start(ctx, false)
+	if err != nil {
 		return nil, err
 	}
-	if b.build.drop {
-		unlockAccount, err := lockAccount()
-		if err != nil {
-			return nil, err
-		}
-		defer unlockAccount()
-	}
-	b.cleanStale()
-	if b.phpName, b.installed, err = installedFPM(ctx); err != nil {
-		return nil, err
-	}
+	defer release()
 	if err := b.checkDeps(ctx, append(append([]string(nil), BaseDeps...), UnitDeps(b.phpName)...)); err != nil {
 		return nil, err
 	}
