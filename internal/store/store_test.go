@@ -257,8 +257,9 @@ func TestCapacityRuns(t *testing.T) {
 	runs, err := db.Runs(ctx)
 	if err != nil || len(runs) != 1 || runs[0].Capacity == nil {
 		t.Errorf("Runs: %v %+v", err, runs)
+	}
 }
-}
+
 // TestServersRuns: a servers comparison is a run of its own kind, its
 // runs stored as trials as they finish, its summary at the end (also an
 // interrupted one's), redacted like everything else.
