@@ -17,12 +17,16 @@
 # capacity rate < 100 ms.
 #
 # Usage: bash bench/overload.sh [capacity_io]
-# Settings (environment): SLO (p99<1s), BUDGET (15m), CONNS (50), OUT
+# Settings (environment): SLO (p99<1s), MAXERR (0.1%: the error limit of the tune and of
+# both capacity searches), BUDGET (15m), CONNS (50), TUNE_DIR (an earlier run's tune
+# directory: reuse its recommendation instead of tuning again), OUT
 # (bench/out/overload-DATE), PHPTUNE_HOME (a fresh one in /tmp when unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SLO=${SLO:-p99<1s}
+MAXERR=${MAXERR:-0.1%}
+TUNE_DIR=${TUNE_DIR:-}
 BUDGET=${BUDGET:-15m}
 CONNS=${CONNS:-50}
 OUT=${OUT:-bench/out/overload-$(date +%Y%m%d-%H%M%S)}
@@ -43,16 +47,21 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)
 capacity_io() {
 	local d=$OUT/capacity-io
 	mkdir -p "$d"
-	echo "== capacity_io: io page, $SLO, $(nproc) cores, $(date -u +%FT%TZ)"
-	local t0
+	echo "== capacity_io: io page, $SLO, errors <= $MAXERR, $(nproc) cores, $(date -u +%FT%TZ)"
+	local t0 tune=$d/tune
 	t0=$(date +%s)
-	"$BIN" tune --app io -c "$CONNS" --objective capacity --slo "$SLO" --time-budget "$BUDGET" -o "$d/tune" \
-		>"$d/tune.txt" 2>"$d/tune.log"
-	echo "tune: $(( $(date +%s) - t0 )) s; $d/tune/summary.txt"
-	field "$d/tune/result.json" "'tune\'s own capacity searches: start %s [%s], recommended %s [%s], ratio %.2f' % (d['capacity']['start']['capacity_rps'], d['capacity']['start'].get('first_fail_rps','-'), d['capacity']['recommended']['capacity_rps'], d['capacity']['recommended'].get('first_fail_rps','-'), d['capacity'].get('capacity_ratio',0))" || true
+	if [[ -n $TUNE_DIR ]]; then
+		tune=$TUNE_DIR
+		echo "tune: reusing $tune"
+	else
+		"$BIN" tune --app io -c "$CONNS" --objective capacity --slo "$SLO" --max-errors "$MAXERR" --time-budget "$BUDGET" -o "$tune" \
+			>"$d/tune.txt" 2>"$d/tune.log"
+		echo "tune: $(( $(date +%s) - t0 )) s; $tune/summary.txt"
+	fi
+	field "$tune/result.json" "'tune\'s own capacity searches: start %s [%s], recommended %s [%s], ratio %.2f' % (d['capacity']['start']['capacity_rps'], d['capacity']['start'].get('first_fail_rps','-'), d['capacity']['recommended']['capacity_rps'], d['capacity']['recommended'].get('first_fail_rps','-'), d['capacity'].get('capacity_ratio',0))" || true
 
-	"$BIN" capacity --app io --slo "$SLO" --no-save --json >"$d/default.json" 2>"$d/default.log"
-	"$BIN" capacity --app io --slo "$SLO" --knobs "$d/tune/recommended.knobs" --no-save --json >"$d/tuned.json" 2>"$d/tuned.log"
+	"$BIN" capacity --app io --slo "$SLO" --max-errors "$MAXERR" --no-save --json >"$d/default.json" 2>"$d/default.log"
+	"$BIN" capacity --app io --slo "$SLO" --max-errors "$MAXERR" --knobs "$tune/recommended.knobs" --no-save --json >"$d/tuned.json" 2>"$d/tuned.log"
 	local dc df tc tf
 	dc=$(field "$d/default.json" "d['capacity_rps']")
 	df=$(field "$d/default.json" "d.get('first_fail_rps',0)")
@@ -74,7 +83,7 @@ EOF
 
 	# The recommendation at the default's capacity rate: its p99.
 	local name=overload-cap-$$
-	"$BIN" lab up --name "$name" --app io --knobs "$d/tune/recommended.knobs" >"$d/lab-up.log" 2>&1
+	"$BIN" lab up --name "$name" --app io --knobs "$tune/recommended.knobs" >"$d/lab-up.log" 2>&1
 	local conns
 	conns=$(python3 -c "import math,sys; print(max(16, math.ceil(2*float(sys.argv[1])*1.0)+8))" "$dc")
 	"$BIN" bench --lab "$name" --rate "$dc" -c "$conns" -d 30s --warmup 5s --no-save --json >"$d/tuned-at-default-rate.json" 2>"$d/tuned-at-default-rate.log" || true

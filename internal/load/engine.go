@@ -100,8 +100,10 @@ type loop struct {
 	unsent   int64   // open model: scheduled in the window but never sent
 	unfin    int64   // measured requests still unanswered at the end
 	pwait2   bool
-	now      int64
-	err      error
+	// finalPace: the open model's last sends at the window's end are done.
+	finalPace bool
+	now       int64
+	err       error
 }
 
 // Run generates load as o says and returns the measured result. It returns
@@ -523,7 +525,14 @@ func (l *loop) run() {
 				}
 			}
 		}
-		if open && !stopping {
+		if open && !r.stop.Load() && (!stopping || !l.finalPace) {
+			// Also once in the iteration that finds the window over:
+			// requests due before its end since the last iteration go out
+			// on the connections free now (paceSends sends nothing due
+			// at or after the end), else they would count as unsent
+			// though a connection was free. Only once: requests queued
+			// for a connection are not sent during the drain.
+			l.finalPace = stopping
 			l.paceSends()
 		}
 		if stopping && (l.inflight == 0 || now >= drainUntil) {

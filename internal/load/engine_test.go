@@ -286,6 +286,25 @@ func TestOpenModelAvoidsCoordinatedOmission(t *testing.T) {
 	}
 }
 
+// TestOpenModelNothingUnsentWithFreeConnections: with connections to
+// spare every request due in the window is sent, the last ones too (a
+// capacity step counts an unsent request as late: one lost at the
+// window's end failed passing steps).
+func TestOpenModelNothingUnsentWithFreeConnections(t *testing.T) {
+	s := okServer(t, "ok")
+	for i := 0; i < 20; i++ {
+		o := httpOpts(s)
+		o.Connections, o.Duration, o.KeepAlive, o.Pacer = 64, 200*time.Millisecond, true, ConstantPacer{Rate: 3000 + 17*float64(i)}
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequestsUnsent != 0 || res.RequestsUnanswered != 0 {
+			t.Fatalf("run %d at %v rps: %d unsent, %d unanswered with 64 connections for a fast server", i, o.Pacer, res.RequestsUnsent, res.RequestsUnanswered)
+		}
+	}
+}
+
 func TestOpenModelRate(t *testing.T) {
 	s := okServer(t, "ok")
 	o := httpOpts(s)

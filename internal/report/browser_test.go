@@ -234,6 +234,11 @@ func tuneWithCapacity(t *testing.T) *results.Tune {
 		rec.Steps[i].RateRPS *= 2
 	}
 	rec.CapacityRPS, rec.FirstFailRPS = 2*rec.CapacityRPS, 2*rec.FirstFailRPS
+	// Its steps are trials too (phase capacity, open model): they stay off
+	// the curve against concurrency.
+	for _, st := range rec.Steps {
+		r.Trials = append(r.Trials, results.Trial{N: len(r.Trials) + 1, Phase: "capacity", Config: r.Recommended, Connections: 50, Status: "ok", Bench: st.Bench})
+	}
 	r.Capacity = &results.TuneCapacity{SLO: start.SLO, Start: start, Recommended: rec, Ratio: 2, RatioLow: rec.CapacityRPS / start.FirstFailRPS, RatioHigh: rec.FirstFailRPS / start.CapacityRPS}
 	return r
 }

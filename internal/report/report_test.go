@@ -100,6 +100,33 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestCapacityTuneText: a capacity tune's summary shows both searches, and
+// their open-model steps stay out of the table against concurrency.
+func TestCapacityTuneText(t *testing.T) {
+	r := tuneWithCapacity(t)
+	plain := render(t, "text", Run{Tune: loadTune(t)})
+	out := render(t, "text", Run{Tune: r})
+	for _, want := range []string{"capacity at p99<100ms,errors<=0% (open model):", "recommended/start capacity 2.00×", "start: latency against rate", "recommended: latency against rate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("capacity tune text lacks %q", want)
+		}
+	}
+	tableOf := func(s string) string {
+		i := strings.Index(s, "\nconnections ")
+		if i < 0 {
+			return ""
+		}
+		j := strings.Index(s[i+1:], "\n\n")
+		if j < 0 {
+			return s[i:]
+		}
+		return s[i : i+1+j]
+	}
+	if tableOf(out) != tableOf(plain) {
+		t.Errorf("the capacity steps changed the table against concurrency:\n%s\nwant\n%s", tableOf(out), tableOf(plain))
+	}
+}
+
 // The JSON keys the schema documents stay stable.
 func TestJSONSchemaKeys(t *testing.T) {
 	out := render(t, "json", Run{Tune: loadTune(t)})

@@ -101,7 +101,7 @@ func knobCharts(t *results.Tune) []knobChart {
 	values := map[string]map[string]bool{}
 	var trials []results.Trial
 	for _, tr := range t.Trials {
-		if tr.Bench == nil || tr.Connections != conns {
+		if tr.Bench == nil || tr.Connections != conns || tr.Bench.Model == "open" {
 			continue
 		}
 		trials = append(trials, tr)
@@ -196,7 +196,9 @@ func configCurves(t *results.Tune) []configCurve {
 		}
 		byConns := map[int][]results.Trial{}
 		for _, tr := range t.Trials {
-			if tr.Bench != nil && (tr.Status == "ok" || tr.Status == "violates") && maps.Equal(tr.Config, which.cfg) {
+			// Open-model steps (a capacity tune's) are on the
+			// latency-against-rate chart, not against concurrency.
+			if tr.Bench != nil && tr.Bench.Model != "open" && (tr.Status == "ok" || tr.Status == "violates") && maps.Equal(tr.Config, which.cfg) {
 				byConns[tr.Connections] = append(byConns[tr.Connections], tr)
 			}
 		}
