@@ -72,3 +72,12 @@ func (u unitServer) configure(ctx context.Context, l *Lab, pid int) error {
 	}
 	return nil
 }
+
+// checkSite refuses, before anything starts, a lab directory whose control
+// socket path the kernel cannot bind (unix socket paths end at 107 bytes).
+func (unitServer) checkSite(dir, _ string) error {
+	if p := (layout{dir}).unitControl(); len(p) >= 108 {
+		return fmt.Errorf("unit's control socket %s is %d bytes, over the kernel's 107; use a shorter PHPTUNE_HOME or lab name", p, len(p))
+	}
+	return nil
+}
