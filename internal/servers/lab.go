@@ -69,7 +69,8 @@ func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error)
 	defer func() {
 		status := store.StatusDone
 		switch {
-		case IsInterrupted(err):
+		case IsInterrupted(err) || ctx.Err() != nil:
+			// Ctrl-C while the lab came up, too.
 			status = store.StatusInterrupted
 		case err != nil:
 			status = store.StatusFailed
