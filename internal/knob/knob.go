@@ -126,6 +126,10 @@ type Knob struct {
 // (apache.event.* and apache.prefork.* to the one with that MPM); PHP's,
 // MariaDB's, the build and the server knob itself to every server.
 func ServersOf(k Knob) []string {
+	if k.Name == PoolsKnob {
+		// Pools need a web server that balances them: nginx's upstream.
+		return []string{NginxFPM}
+	}
 	if s, ok := serverOf[k.Component]; ok {
 		return []string{s}
 	}
@@ -315,6 +319,8 @@ var registry = []Knob{
 		Help: "php-fpm listens on a unix socket or on TCP loopback"},
 	{Name: "listen.backlog", Component: PHPFPM, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Help: "listen(2) backlog of the pool socket (capped by net.core.somaxconn)"},
+	{Name: PoolsKnob, Component: PHPFPM, Kind: Int, Default: "1", Min: 1, Max: 64,
+		Help: "pools on sockets of their own behind an nginx upstream (seed 003's several masters), pm.max_children and the spares split between them; at most pm.max_children"},
 	// php.ini
 	{Name: "opcache.enable", Component: PHP, Kind: Bool, Default: "on",
 		Help: "opcode cache"},
@@ -343,6 +349,8 @@ var registry = []Knob{
 		Directive: "worker_processes", Help: "nginx worker processes; auto is one per core"},
 	{Name: "nginx.worker_connections", Component: Nginx, Kind: Int, Default: "768", Min: 16, Max: 65535,
 		Directive: "worker_connections", Help: "connections per nginx worker (clients plus upstreams)"},
+	{Name: FastCGIKeepaliveKnob, Component: Nginx, Kind: Int, Default: "0", Min: 0, Max: 4096,
+		Directive: "keepalive", Help: "idle connections to php-fpm each nginx worker keeps for the next request (upstream keepalive, fastcgi_keep_conn on); each holds a php-fpm worker, so workers x this <= each pool's max_children; 0 connects per request"},
 	{Name: "nginx.listen_backlog", Component: Nginx, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Directive: "backlog", Help: "listen(2) backlog of nginx's HTTP socket (capped by net.core.somaxconn)"},
 	{Name: "nginx.keepalive_timeout", Component: Nginx, Kind: Int, Default: "65", Min: 0, Max: 3600,
@@ -644,6 +652,7 @@ func (c Config) Validate() error {
 	}
 	maxc := c.Int("pm.max_children")
 	errs = append(errs, c.validateApache(server)...)
+	errs = append(errs, c.validateTopology()...)
 	if server == UnitPHP && c["unit.pm"] == "dynamic" {
 		if sp, mx := c.Int("unit.spare_processes"), c.Int("unit.processes"); sp > mx {
 			errs = append(errs, fmt.Errorf("unit.spare_processes=%d is greater than unit.processes=%d; Unit requires spare <= max", sp, mx))
