@@ -71,7 +71,10 @@ type Paths struct {
 	PidFile string
 	Log     string
 	// Listen is a unix socket path or 127.0.0.1:PORT, per the "listen" knob.
-	Listen     string
+	Listen string
+	// Listens, with fpm.pools above 1, holds every pool's address, the
+	// first pool's first (Listen is then unused); see PoolNames.
+	Listens    []string
 	StatusPath string // pm.status_path
 	PingPath   string // ping.path
 	SlowLog    string
@@ -99,7 +102,8 @@ func (p Paths) Check() error {
 	return err
 }
 
-// RenderConf renders php-fpm.conf with its single pool, from cfg. The pool
+// RenderConf renders php-fpm.conf with its pools (one unless fpm.pools
+// says more; each on its own address of p.Listens), from cfg. The pool
 // mirrors Debian's www.conf with the knobs applied. Every path is written as
 // a quoted string. Paths that php-fpm.conf cannot carry (see Check) render
 // as a refusal: a comment with the reason and an entry php-fpm rejects, so
@@ -112,11 +116,11 @@ func RenderConf(cfg knob.Config, p Paths) string {
 	return out
 }
 
-// RenderPool renders the [pool] section alone: the fragment a user drops into
-// pool.d/ (the tuner's recommendation uses it). It refuses as RenderConf
-// does.
+// RenderPool renders the [pool] sections alone (one per pool, see
+// knob.PoolsKnob): the fragment a user drops into pool.d/ (the tuner's
+// recommendation uses it). It refuses as RenderConf does.
 func RenderPool(cfg knob.Config, p Paths) string {
-	out, err := renderPool(cfg, p)
+	out, err := renderPools(cfg, p)
 	if err != nil {
 		return refusal("[www]", err)
 	}
@@ -139,7 +143,7 @@ func refusal(section string, err error) string {
 
 func renderConf(cfg knob.Config, p Paths) (string, error) {
 	var r renderer
-	r.w("; Rendered by phptune. php-fpm.conf with one pool; the pool settings")
+	r.w("; Rendered by phptune. php-fpm.conf with its pools; the pool settings")
 	r.w("; mirror Debian's pool.d/www.conf with phptune's knobs applied.")
 	r.w("[global]")
 	r.w("pid = %s", r.path("pid", p.PidFile))
@@ -147,14 +151,52 @@ func renderConf(cfg knob.Config, p Paths) (string, error) {
 	r.w("log_level = notice")
 	r.w("daemonize = no")
 	r.w("")
-	pool, err := renderPool(cfg, p)
+	pools, err := renderPools(cfg, p)
 	if r.err != nil {
 		return "", r.err
 	}
 	if err != nil {
 		return "", err
 	}
-	return r.b.String() + pool, nil
+	return r.b.String() + pools, nil
+}
+
+// PoolName is the name of pool i (from 0) of a configuration whose first
+// pool is called first ("www" when empty): first, then first2, first3...
+func PoolName(first string, i int) string {
+	if first == "" {
+		first = "www"
+	}
+	if i == 0 {
+		return first
+	}
+	return fmt.Sprintf("%s%d", first, i+1)
+}
+
+// renderPools renders every pool of cfg (knob.Config.PoolShares), each on
+// its own address of p.Listens, separated by a blank line.
+func renderPools(cfg knob.Config, p Paths) (string, error) {
+	shares := cfg.PoolShares()
+	if len(shares) == 1 {
+		if len(p.Listens) > 0 {
+			p.Listen = p.Listens[0]
+		}
+		return renderPool(cfg, p)
+	}
+	if len(p.Listens) != len(shares) {
+		return "", fmt.Errorf("php-fpm listen: %s=%d needs %d addresses, got %d", knob.PoolsKnob, len(shares), len(shares), len(p.Listens))
+	}
+	var out []string
+	for i, share := range shares {
+		q := p
+		q.Listen, q.PoolName = p.Listens[i], PoolName(p.PoolName, i)
+		pool, err := renderPool(share, q)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, pool)
+	}
+	return strings.Join(out, "\n"), nil
 }
 
 // renderer writes lines and keeps the first refusal.
