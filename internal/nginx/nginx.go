@@ -37,6 +37,10 @@ type Site struct {
 	DocRoot   string
 	// FastCGI is php-fpm's address as nginx writes it: "unix:/path" or "127.0.0.1:9000".
 	FastCGI string
+	// FastCGIPools, with fpm.pools above 1, holds every pool's address in
+	// that form, the first pool's first: PHP requests are balanced over
+	// them by an upstream. The status and ping pages go to FastCGI.
+	FastCGIPools []string
 	// FrontController, when set (e.g. "/index.php"), receives every request
 	// for a path that is not a file, as WordPress's pretty permalinks need.
 	FrontController string
@@ -122,6 +126,10 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	if err != nil && firstErr == nil {
 		firstErr = err
 	}
+	phpPass, keepConn, err := writeUpstream(w, cfg, s)
+	if err != nil && firstErr == nil {
+		firstErr = err
+	}
 	w("    server {")
 	w("        listen %s backlog=%s;", s.Listen, cfg["nginx.listen_backlog"])
 	w("        server_name localhost;")
@@ -149,7 +157,10 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	}
 	w("        location ~ \\.php$ {")
 	w("            try_files $uri =404;")
-	writeFastCGI(w, pass, "")
+	writeFastCGI(w, phpPass, "")
+	if keepConn {
+		w("            fastcgi_keep_conn on;")
+	}
 	w("        }")
 	w("    }")
 	w("}")
