@@ -67,6 +67,7 @@ func ParseJSON(b []byte) (*results.FPMStatus, error) {
 			st.Workers = append(st.Workers, wf.worker())
 		}
 	}
+	recount(st)
 	return st, nil
 }
 
@@ -105,7 +106,41 @@ func ParseText(b []byte) (*results.FPMStatus, error) {
 			st.Workers = append(st.Workers, w.worker())
 		}
 	}
+	recount(st)
 	return st, nil
+}
+
+// recount takes the idle, active and total process counts from the
+// worker list of a full page, when it has one. The pool's own counters
+// are moved by each worker (idle to active when it reads a request's
+// headers, back when it accepts the next connection) and set right by the
+// master about once a second: a worker serving several requests on one
+// kept FastCGI connection (nginx's fastcgi_keep_conn) reads headers many
+// times and accepts once, so between the master's counts php-fpm 8.2
+// reports far more active processes than the pool has (measured: 119
+// active of 2 workers). Each worker's own state is right. A worker
+// waiting for the next request on a kept connection is "Reading headers":
+// active, as it is not free for another connection. The page's own
+// counts are kept in Extra when they differ.
+func recount(st *results.FPMStatus) {
+	if len(st.Workers) == 0 {
+		return
+	}
+	var idle int64
+	for _, w := range st.Workers {
+		if w.State == "Idle" {
+			idle++
+		}
+	}
+	total := int64(len(st.Workers))
+	if st.IdleProcesses == idle && st.TotalProcesses == total && st.ActiveProcesses == total-idle {
+		return
+	}
+	if st.Extra == nil {
+		st.Extra = map[string]any{}
+	}
+	st.Extra["page_idle_processes"], st.Extra["page_active_processes"], st.Extra["page_total_processes"] = st.IdleProcesses, st.ActiveProcesses, st.TotalProcesses
+	st.IdleProcesses, st.ActiveProcesses, st.TotalProcesses = idle, total-idle, total
 }
 
 // fields is one block of the page, keyed by php-fpm's names.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/results"
@@ -128,4 +129,28 @@ func FuzzParseText(f *testing.F) {
 			t.Error("empty input accepted")
 		}
 	})
+}
+
+// TestRecountFromWorkers: with kept FastCGI connections php-fpm's pool
+// counters drift (a page captured from a 2-worker pool behind nginx's
+// fastcgi_keep_conn said 119 active); the worker list is what counts.
+func TestRecountFromWorkers(t *testing.T) {
+	page := `{"pool":"www2","process manager":"static","start time":1795488268,"start since":5,"accepted conn":1623,"listen queue":0,"max listen queue":0,"listen queue len":0,"idle processes":0,"active processes":119,"total processes":119,"max active processes":119,"max children reached":0,"slow requests":0,` +
+		`"processes":[{"pid":4296,"state":"Reading headers","start time":1795488268,"start since":5,"requests":800,"request duration":12,"request method":"-","request uri":"-","content length":0,"user":"-","script":"-","last request cpu":0.00,"last request memory":0},` +
+		`{"pid":4297,"state":"Idle","start time":1795488268,"start since":5,"requests":823,"request duration":900,"request method":"GET","request uri":"/index.php","content length":0,"user":"-","script":"/lab/www/index.php","last request cpu":0.00,"last request memory":2097152}]}`
+	st, err := Parse([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TotalProcesses != 2 || st.ActiveProcesses != 1 || st.IdleProcesses != 1 {
+		t.Errorf("total %d active %d idle %d, want 2 1 1", st.TotalProcesses, st.ActiveProcesses, st.IdleProcesses)
+	}
+	if st.Extra["page_active_processes"] != int64(119) {
+		t.Errorf("the page's own count is not kept: %v", st.Extra)
+	}
+	// A page whose counts agree with its workers is left as it is.
+	ok := strings.Replace(strings.Replace(strings.Replace(page, `"active processes":119`, `"active processes":1`, 1), `"total processes":119`, `"total processes":2`, 1), `"idle processes":0`, `"idle processes":1`, 1)
+	if st, _ := Parse([]byte(ok)); st.Extra["page_active_processes"] != nil {
+		t.Errorf("extra %v on a page that agrees with its workers", st.Extra)
+	}
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -17,10 +18,19 @@ import (
 type layout struct{ dir string }
 
 func (y layout) p(parts ...string) string { return filepath.Join(append([]string{y.dir}, parts...)...) }
-func (y layout) fpmSocket() string        { return y.p("fpm", "php-fpm.sock") }
+func (y layout) fpmSocket() string        { return y.fpmPoolSocket(0) }
 func (y layout) dbSocket() string         { return y.p("run", "mariadb.sock") }
 func (y layout) snapshot() string         { return y.p("db-snapshot.sql") }
 func (y layout) clientConf() string       { return y.p("client.cnf") }
+
+// fpmPoolSocket is pool i's socket (from 0; see knob.PoolsKnob): the
+// first pool's is php-fpm.sock, the others' php-fpm-2.sock and on.
+func (y layout) fpmPoolSocket(i int) string {
+	if i == 0 {
+		return y.p(fpmDir, "php-fpm.sock")
+	}
+	return y.p(fpmDir, fmt.Sprintf("php-fpm-%d.sock", i+1))
+}
 
 // fpmDir ("fpm") holds php-fpm's socket, pid file and log.
 const fpmDir = "fpm"

@@ -32,23 +32,9 @@ func (l *Lab) render(acct *account) error {
 		return err
 	}
 	l.setStatusURLs(w)
-	listen := y.fpmSocket()
-	l.FPMListen = "unix:" + listen
-	nginxPass := "unix:" + listen
-	if l.Config["listen"] == "tcp" {
-		// Keep the port across restarts so the URL users saw stays valid.
-		port := 0
-		if strings.HasPrefix(l.FPMListen, "tcp:") {
-			port, _ = strconv.Atoi(l.FPMListen[strings.LastIndexByte(l.FPMListen, ':')+1:])
-		}
-		if port == 0 {
-			if port, err = freePort(); err != nil {
-				return err
-			}
-		}
-		listen = fmt.Sprintf("127.0.0.1:%d", port)
-		l.FPMListen = "tcp:" + listen
-		nginxPass = listen
+	listens, err := l.poolListens()
+	if err != nil {
+		return err
 	}
 	extra := []string{}
 	for _, kv := range l.PoolEnv() {
@@ -57,19 +43,19 @@ func (l *Lab) render(acct *account) error {
 	}
 	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
-		Listen: listen, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,
+		Listens: listens, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,
 	})
 	front := frontOf(l)
 	files := map[string]string{
 		"php/00-build.ini":   buildIni(build),
 		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
-		w.conf():             w.render(l, nginxPass, front),
+		w.conf():             w.render(l, webPass(l.FPMListen), front),
 	}
 	if knob.RunsFPM(l.Config.Server()) {
 		files["php-fpm.conf"] = fpmConf
 	} else {
 		// PHP runs inside the web server: no php-fpm, no socket.
-		l.FPMListen = ""
+		l.FPMListen, l.FPMPools = "", nil
 	}
 	if l.MariaDBSocket != "" {
 		files["my.cnf"] = mariadb.Render(l.Config, mariadb.Paths{
@@ -83,6 +69,65 @@ func (l *Lab) render(acct *account) error {
 		}
 	}
 	return l.writeStatusScript(acct)
+}
+
+// poolListens decides the address of every php-fpm pool (one unless
+// fpm.pools says more) and records them in l.FPMListen and l.FPMPools:
+// unix sockets in the lab's fpm directory, or loopback ports, kept across
+// restarts so the URLs users saw stay valid.
+func (l *Lab) poolListens() ([]string, error) {
+	y := layout{l.Dir}
+	n := l.Config.Pools()
+	old := l.FPMPools
+	if len(old) == 0 && l.FPMListen != "" {
+		old = []string{l.FPMListen}
+	}
+	var listens, labels []string
+	for i := range n {
+		if l.Config["listen"] != "tcp" {
+			listens = append(listens, y.fpmPoolSocket(i))
+			labels = append(labels, "unix:"+y.fpmPoolSocket(i))
+			continue
+		}
+		port := 0
+		if i < len(old) && strings.HasPrefix(old[i], "tcp:") {
+			port, _ = strconv.Atoi(old[i][strings.LastIndexByte(old[i], ':')+1:])
+		}
+		if port == 0 {
+			var err error
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		listens = append(listens, fmt.Sprintf("127.0.0.1:%d", port))
+		labels = append(labels, "tcp:"+listens[i])
+	}
+	l.FPMListen, l.FPMPools = labels[0], nil
+	if n > 1 {
+		l.FPMPools = labels
+	}
+	return listens, nil
+}
+
+// webPass is a pool address of the lab's (FPMListen's form) as web
+// servers write it: "unix:/path" or 127.0.0.1:PORT.
+func webPass(listen string) string {
+	if a, ok := strings.CutPrefix(listen, "tcp:"); ok {
+		return a
+	}
+	return listen
+}
+
+// FPMPoolListens is every pool's address in FPMListen's form, the first
+// pool's first; empty where no php-fpm runs.
+func (l *Lab) FPMPoolListens() []string {
+	if len(l.FPMPools) > 0 {
+		return l.FPMPools
+	}
+	if l.FPMListen == "" {
+		return nil
+	}
+	return []string{l.FPMListen}
 }
 
 // frontOf is the lab's front controller, "/index.php", when its app

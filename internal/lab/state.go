@@ -49,6 +49,9 @@ type Lab struct {
 	URL string `json:"url"`
 	// FPMListen is php-fpm's socket as "unix:/path" or "tcp:127.0.0.1:PORT".
 	FPMListen string `json:"fpm_listen"`
+	// FPMPools, with fpm.pools above 1, holds every pool's socket in
+	// FPMListen's form, the first pool's (FPMListen) first.
+	FPMPools []string `json:"fpm_pools,omitempty"`
 	// FPMStatusPath and FPMPingPath are the pool's pm.status_path and ping.path.
 	FPMStatusPath string `json:"fpm_status_path"`
 	// NginxStatusURL is nginx's stub_status (empty when the lab runs

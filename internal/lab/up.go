@@ -124,7 +124,8 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	p.dir = filepath.Join(Root(), opt.Name)
-	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmSocket()); err != nil {
+	// The longest socket name: the last pool's.
+	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmPoolSocket(p.cfg.Pools() - 1)); err != nil {
 		return nil, err
 	}
 	if c, ok := p.web.(siteChecker); ok {
@@ -382,16 +383,41 @@ func (l *Lab) startFPM(ctx context.Context, acct *account, b *phpfpm.Binary) err
 	if err != nil {
 		return err
 	}
-	network, addr := l.FPMAddr()
-	return l.waitDial(ctx, "php-fpm", network, addr, l.PeerUID(), cmd.Process.Pid)
+	for i, listen := range l.FPMPoolListens() {
+		network, addr := splitListen(listen)
+		what := "php-fpm"
+		if i > 0 {
+			what = fmt.Sprintf("php-fpm (pool %s)", phpfpm.PoolName("", i))
+		}
+		if err := l.waitDial(ctx, what, network, addr, l.PeerUID(), cmd.Process.Pid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FPMAddr returns php-fpm's socket as a network and address for net.Dial.
-func (l *Lab) FPMAddr() (network, address string) {
-	if strings.HasPrefix(l.FPMListen, "tcp:") {
-		return "tcp", strings.TrimPrefix(l.FPMListen, "tcp:")
+// With several pools (fpm.pools) it is the first pool's; see
+// FPMPoolListens.
+func (l *Lab) FPMAddr() (network, address string) { return splitListen(l.FPMListen) }
+
+// splitListen is a pool address in FPMListen's form as a network and
+// address for net.Dial.
+func splitListen(listen string) (network, address string) {
+	if a, ok := strings.CutPrefix(listen, "tcp:"); ok {
+		return "tcp", a
 	}
-	return "unix", strings.TrimPrefix(l.FPMListen, "unix:")
+	return "unix", strings.TrimPrefix(listen, "unix:")
+}
+
+// FPMPoolAddrs is every pool's socket as a network and address for
+// net.Dial, the first pool's first.
+func (l *Lab) FPMPoolAddrs() (networks, addresses []string) {
+	for _, listen := range l.FPMPoolListens() {
+		n, a := splitListen(listen)
+		networks, addresses = append(networks, n), append(addresses, a)
+	}
+	return networks, addresses
 }
 
 // phpString is s as a PHP single-quoted string literal (only \\ and \'

@@ -137,9 +137,19 @@ func (nginxServer) render(l *Lab, fpmPass, front string) string {
 	return nginx.Render(l.Config, nginx.Site{
 		Prefix: l.Dir + "/", PidFile: y.p("run", "nginx.pid"), ErrorLog: y.p("log", "nginx-error.log"),
 		AccessLog: y.p("log", "nginx-access.log"), TempDir: y.p("tmp"), Listen: strings.TrimPrefix(l.URL, "http://"), DocRoot: l.DocRoot,
-		FastCGI: fpmPass, FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
+		FastCGI: fpmPass, FastCGIPools: poolPasses(l), FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
 		StubStatusPath: nginxStatusPath,
 	})
+}
+
+// poolPasses is every pool's address as nginx writes it, when the lab
+// runs several (nil otherwise).
+func poolPasses(l *Lab) []string {
+	var out []string
+	for _, p := range l.FPMPools {
+		out = append(out, webPass(p))
+	}
+	return out
 }
 
 func (nginxServer) args(l *Lab) []string {

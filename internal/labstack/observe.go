@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -44,13 +45,22 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		cfg.Roots = append(cfg.Roots, observe.Root{Component: c, PID: p.PID})
 	}
 	if l.FPMListen != "" {
-		network, addr := l.FPMAddr()
 		path := l.FPMStatusPath
 		if path == "" {
 			path = "/fpm-status"
 		}
-		cfg.FPM = []observe.FPMSource{{Pool: "www", Fetch: observe.FPMFetcher(network, addr, path, l.PeerUID()), MaxChildren: int(l.Config.Int("pm.max_children"))}}
-		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: l.FPMListen, Backlog: backlogOf(l.Config, "listen.backlog")})
+		// Every pool (fpm.pools) is read on its own socket: each answers
+		// for itself, with its share of the workers.
+		networks, addrs := l.FPMPoolAddrs()
+		shares := l.Config.PoolShares()
+		for i, listen := range l.FPMPoolListens() {
+			maxc := int(l.Config.Int("pm.max_children"))
+			if i < len(shares) && len(shares) == len(addrs) {
+				maxc = int(shares[i].Int("pm.max_children"))
+			}
+			cfg.FPM = append(cfg.FPM, observe.FPMSource{Pool: phpfpm.PoolName("", i), Fetch: observe.FPMFetcher(networks[i], addrs[i], path, l.PeerUID()), MaxChildren: maxc})
+			cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: listen, Backlog: backlogOf(l.Config, "listen.backlog")})
+		}
 	}
 	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
 		var asked int64

@@ -1,0 +1,92 @@
+package labstack
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/observe"
+)
+
+// TestPoolsBehindUpstream runs a lab whose php-fpm has two pools behind
+// nginx's upstream, with kept FastCGI connections: the load is served
+// without errors by both pools, and the observer reads each pool's status
+// on its own socket and each socket's accept queue. Then Apply goes back
+// to one pool.
+func TestPoolsBehindUpstream(t *testing.T) {
+	labtest.Home(t)
+	ctx := context.Background()
+	l, err := lab.Up(ctx, lab.Options{Name: "pools", App: "strings", Set: []string{
+		"pm=static", "pm.max_children=4", "fpm.pools=2", "nginx.worker_processes=2", "nginx.fastcgi_keepalive=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.FPMPools) != 2 || l.FPMPools[0] != l.FPMListen {
+		t.Fatalf("pools %q, first %q", l.FPMPools, l.FPMListen)
+	}
+	cfg, closeDB, err := Observer(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB()
+	cfg.Interval = 500 * time.Millisecond
+	b, err := observe.MeasureConfig(ctx, cfg, labLoad(t, l, 8, 4*time.Second, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Errors > 0 || b.Requests == 0 {
+		t.Fatalf("load: %d requests, %d errors %v", b.Requests, b.Errors, b.ErrorsByClass)
+	}
+	first, last := map[string]int64{}, map[string]int64{}
+	total := map[string]int64{}
+	sockets := map[string]bool{}
+	for _, s := range b.Observation.Samples {
+		for _, f := range s.FPM {
+			if f.Error != "" {
+				t.Logf("fpm status: %s", f.Error)
+				continue
+			}
+			if _, ok := first[f.Pool]; !ok {
+				first[f.Pool] = f.AcceptedConn
+			}
+			last[f.Pool] = f.AcceptedConn
+			total[f.Pool] = max(total[f.Pool], f.TotalProcesses)
+		}
+		for _, q := range s.Queues {
+			if q.Owner == observe.ComponentFPM {
+				sockets[q.Socket] = true
+			}
+		}
+	}
+	t.Logf("%d requests at %.0f req/s; accepted per pool %v -> %v; workers %v; fpm sockets %v", b.Requests, b.ThroughputRPS, first, last, total, sockets)
+	for _, pool := range []string{"www", "www2"} {
+		if last[pool]-first[pool] < 10 {
+			t.Errorf("pool %s accepted %d connections during the load; the upstream should balance over both", pool, last[pool]-first[pool])
+		}
+		if total[pool] != 2 {
+			t.Errorf("pool %s ran %d workers, want its share 2 of 4", pool, total[pool])
+		}
+	}
+	if len(sockets) != 2 {
+		t.Errorf("the observer sampled %d fpm sockets' queues, want 2", len(sockets))
+	}
+
+	one, err := knob.Defaults().Apply([]string{"pm=static", "pm.max_children=4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.FPMPools) != 0 || !strings.HasSuffix(l.FPMListen, "php-fpm.sock") {
+		t.Errorf("after going back to one pool: pools %q, listen %q", l.FPMPools, l.FPMListen)
+	}
+	b, err = labLoad(t, l, 4, time.Second, 0)(ctx)
+	if err != nil || b.Errors > 0 || b.Requests == 0 {
+		t.Fatalf("one pool again: %v, %d requests, %d errors", err, b.Requests, b.Errors)
+	}
+}
