@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/observe"
 )
 
