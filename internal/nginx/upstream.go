@@ -12,17 +12,14 @@ import (
 // runs several pools or nginx keeps FastCGI connections.
 const UpstreamName = "php_fpm"
 
-// Upstream server marking: a pool is taken out of the rotation after
-// upstreamMaxFails failed connects within upstreamFailTimeout, and for that
-// long. nginx's own defaults (1 failure, 10 s) take a pool out for ten
+// UpstreamServerParams mark a pool's server in the upstream: a pool is
+// taken out of the rotation after 3 failed connects within a second, and
+// for a second. nginx's own defaults (1 failure, 10 s) take a pool out for ten
 // seconds on one full backlog (EAGAIN) and, at overload, all of them
 // ("no live upstreams"): a short window sends the next requests to the
 // other pools (fastcgi_next_upstream error already retries a failed
 // connect on the next pool) without starving a pool that only queued.
-const (
-	upstreamMaxFails    = 3
-	upstreamFailTimeout = "1s"
-)
+const UpstreamServerParams = "max_fails=3 fail_timeout=1s"
 
 // writeUpstream writes the upstream block of s's PHP pools when cfg asks
 // for one (fpm.pools above 1, or nginx.fastcgi_keepalive above 0) and
@@ -49,7 +46,7 @@ func writeUpstream(w func(string, ...any), cfg knob.Config, s Site) (pass string
 			return "", false, err
 		}
 		if len(pools) > 1 {
-			w("        server %s max_fails=%d fail_timeout=%s;", server, upstreamMaxFails, upstreamFailTimeout)
+			w("        server %s %s;", server, UpstreamServerParams)
 		} else {
 			w("        server %s;", server)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lighttpd"
 	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/nginx"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sysctl"
@@ -117,11 +118,32 @@ func Files(start, rec knob.Config, t Target) map[string]string {
 }
 
 // fpmSocket is where Debian's pool listens.
-func fpmSocket(cfg knob.Config, t Target) string {
-	if cfg["listen"] == "tcp" {
-		return "127.0.0.1:9000"
+func fpmSocket(cfg knob.Config, t Target) string { return poolAddrs(cfg, t)[0] }
+
+// poolAddrs is every pool's address (fpm.pools): Debian's socket or port
+// for the first, the next ones beside it (php8.2-fpm-2.sock, port 9001).
+func poolAddrs(cfg knob.Config, t Target) []string {
+	var out []string
+	for i := range cfg.Pools() {
+		switch {
+		case cfg["listen"] == "tcp":
+			out = append(out, fmt.Sprintf("127.0.0.1:%d", 9000+i))
+		case i == 0:
+			out = append(out, "/run/php/php"+t.PHPVersion+"-fpm.sock")
+		default:
+			out = append(out, fmt.Sprintf("/run/php/php%s-fpm-%d.sock", t.PHPVersion, i+1))
+		}
 	}
-	return "/run/php/php" + t.PHPVersion + "-fpm.sock"
+	return out
+}
+
+// nginxPass is a pool address as nginx's fastcgi_pass or upstream server
+// takes it.
+func nginxPass(addr string) string {
+	if strings.HasPrefix(addr, "/") {
+		return "unix:" + addr
+	}
+	return addr
 }
 
 // was returns the end-of-line comment for a changed knob.
@@ -153,7 +175,7 @@ func annotate(text string, directive map[string]string, start, rec knob.Config, 
 
 func pool(start, rec knob.Config, t Target) string {
 	frag := phpfpm.RenderPool(rec, phpfpm.Paths{
-		Listen: fpmSocket(rec, t), StatusPath: "/fpm-status", AsRoot: true, User: "www-data", PoolName: "www",
+		Listens: poolAddrs(rec, t), StatusPath: "/fpm-status", AsRoot: true, User: "www-data", PoolName: "www",
 	})
 	dirs := map[string]string{}
 	for _, k := range knob.All() {
@@ -175,6 +197,10 @@ func pool(start, rec knob.Config, t Target) string {
 			knob.H2OFPM:         "h2o's fastcgi.connect",
 		}[rec.Server()]
 		fmt.Fprintf(&b, "; The socket changed: point %s at the new listen address (see %s).\n", where, WebFile(rec.Server()))
+	}
+	if n := rec.Pools(); n > 1 {
+		fmt.Fprintf(&b, "; %s=%d: %d pools on sockets of their own, pm.max_children and the spares split between them\n", knob.PoolsKnob, n, n)
+		fmt.Fprintf(&b, "; (the numbers below are each pool's share); nginx balances them with the upstream in %s.\n", NginxFile)
 	}
 	b.WriteString("; pm.status_path is what phptune observes; keep it reachable from loopback only.\n")
 	b.WriteString(annotate(frag, dirs, start, rec, ";"))
@@ -232,6 +258,23 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	w("}")
 	w("http {")
 	w("    keepalive_timeout %s;%s", rec["nginx.keepalive_timeout"], c("nginx.keepalive_timeout"))
+	pass := nginxPass(fpmSocket(rec, t))
+	kept := rec.Int(knob.FastCGIKeepaliveKnob)
+	if pools := poolAddrs(rec, t); len(pools) > 1 || kept > 0 {
+		pass = nginx.UpstreamName
+		w("    upstream %s {%s", nginx.UpstreamName, c(knob.PoolsKnob))
+		for _, a := range pools {
+			if len(pools) > 1 {
+				w("        server %s %s;", nginxPass(a), nginx.UpstreamServerParams)
+			} else {
+				w("        server %s;", nginxPass(a))
+			}
+		}
+		if kept > 0 {
+			w("        keepalive %d;%s", kept, c(knob.FastCGIKeepaliveKnob))
+		}
+		w("    }")
+	}
 	if rec.On("nginx.access_log") {
 		w("    # access_log: keep your own access_log line (phptune measured with logging on).%s", c("nginx.access_log"))
 	} else {
@@ -240,11 +283,10 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	w("    server {")
 	w("        listen 80 backlog=%s;%s", rec["nginx.listen_backlog"], c("nginx.listen_backlog"))
 	w("        location ~ \\.php$ {")
-	pass := "unix:" + fpmSocket(rec, t)
-	if rec["listen"] == "tcp" {
-		pass = fpmSocket(rec, t)
-	}
 	w("            fastcgi_pass %s;%s", pass, c("listen"))
+	if kept > 0 {
+		w("            fastcgi_keep_conn on;%s", c(knob.FastCGIKeepaliveKnob))
+	}
 	w("        }")
 	w("    }")
 	w("}")
