@@ -350,7 +350,7 @@ var registry = []Knob{
 	{Name: "nginx.worker_connections", Component: Nginx, Kind: Int, Default: "768", Min: 16, Max: 65535,
 		Directive: "worker_connections", Help: "connections per nginx worker (clients plus upstreams)"},
 	{Name: FastCGIKeepaliveKnob, Component: Nginx, Kind: Int, Default: "0", Min: 0, Max: 4096,
-		Directive: "keepalive", Help: "idle connections to php-fpm each nginx worker keeps for the next request (upstream keepalive, fastcgi_keep_conn on); each holds a php-fpm worker, so workers x this <= each pool's max_children; 0 connects per request"},
+		Directive: "keepalive", Help: "idle connections to php-fpm each nginx worker keeps for the next request (upstream keepalive, fastcgi_keep_conn on); each holds a php-fpm worker, so nginx workers x this < each pool's max_children; 0 connects per request"},
 	{Name: "nginx.listen_backlog", Component: Nginx, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Directive: "backlog", Help: "listen(2) backlog of nginx's HTTP socket (capped by net.core.somaxconn)"},
 	{Name: "nginx.keepalive_timeout", Component: Nginx, Kind: Int, Default: "65", Min: 0, Max: 3600,

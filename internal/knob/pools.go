@@ -76,9 +76,14 @@ func share(total int64, n, i int) int64 {
 
 // validateTopology checks the topology rules: every pool needs a worker
 // of its own, and the FastCGI connections nginx keeps idle must leave a
-// worker free in every pool (php-fpm ties a worker to a kept connection
-// until nginx closes it, so kept connections beyond a pool's workers
-// stall the next request to it until upstream keepalive_timeout, 60 s).
+// worker free in every pool. php-fpm ties a worker to a kept connection
+// until nginx closes it, and nginx keeps a finished connection while its
+// worker's cache has room: with caches that can hold every worker of a
+// pool, all of them can end up waiting on idle connections of other nginx
+// workers, and the next request to the pool waits for upstream
+// keepalive_timeout (60 s). When the caches hold fewer (kept x nginx
+// workers < the pool's workers), a connection beyond them is closed after
+// its request and frees its worker.
 func (c Config) validateTopology() []error {
 	var errs []error
 	pools, maxc := c.Pools(), c.Int("pm.max_children")
@@ -92,13 +97,13 @@ func (c Config) validateTopology() []error {
 	kept := c.Int(FastCGIKeepaliveKnob)
 	workers := c.NginxWorkers()
 	smallest := share(maxc, pools, pools-1)
-	if kept > 0 && kept*int64(workers) > smallest {
+	if kept > 0 && kept*int64(workers) >= smallest {
 		per := "pm.max_children"
 		if pools > 1 {
 			per = fmt.Sprintf("the smallest pool's share of pm.max_children (%d split %d ways)", maxc, pools)
 		}
-		errs = append(errs, fmt.Errorf("%s=%d keeps up to %d idle FastCGI connections (x %d nginx workers), more than %s = %d: php-fpm ties a worker to each kept connection and the pool would stall; valid: 0..%d, or raise pm.max_children",
-			FastCGIKeepaliveKnob, kept, kept*int64(workers), workers, per, smallest, smallest/int64(workers)))
+		errs = append(errs, fmt.Errorf("%s=%d keeps up to %d idle FastCGI connections (%d x %d nginx workers), not fewer than %s = %d: php-fpm ties a worker to each kept connection and the pool could stall; valid: 0..%d, or raise pm.max_children",
+			FastCGIKeepaliveKnob, kept, kept*int64(workers), kept, workers, per, smallest, (smallest-1)/int64(workers)))
 	}
 	return errs
 }

@@ -84,7 +84,7 @@ func TestNginxAcceptsUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := knob.Defaults().Apply([]string{"pm.max_children=8", "fpm.pools=3", "nginx.worker_processes=1", "nginx.fastcgi_keepalive=2"})
+	cfg, err := knob.Defaults().Apply([]string{"pm.max_children=9", "fpm.pools=3", "nginx.worker_processes=1", "nginx.fastcgi_keepalive=2"})
 	if err != nil {
 		t.Fatal(err)
 	}

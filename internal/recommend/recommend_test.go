@@ -101,7 +101,7 @@ func TestFilesAcceptedByServers(t *testing.T) {
 		knob.Defaults(),
 		config(t, "pm=static", "pm.max_children=12", "listen=tcp", "nginx.access_log=off", "nginx.listen_backlog=1024"),
 		config(t, "pm=ondemand", "pm.max_children=30", "pm.max_requests=500"),
-		config(t, "pm=static", "pm.max_children=12", "fpm.pools=3", "nginx.worker_processes=2", "nginx.fastcgi_keepalive=2"),
+		config(t, "pm=static", "pm.max_children=15", "fpm.pools=3", "nginx.worker_processes=2", "nginx.fastcgi_keepalive=2"),
 		config(t, "pm=static", "pm.max_children=12", "fpm.pools=2", "listen=tcp"),
 	} {
 		dir := t.TempDir()
@@ -126,10 +126,10 @@ func TestFilesAcceptedByServers(t *testing.T) {
 }
 
 func TestFilesPoolsAndKeepalive(t *testing.T) {
-	rec := config(t, "pm=static", "pm.max_children=12", "fpm.pools=3", "nginx.worker_processes=2", "nginx.fastcgi_keepalive=2")
+	rec := config(t, "pm=static", "pm.max_children=15", "fpm.pools=3", "nginx.worker_processes=2", "nginx.fastcgi_keepalive=2")
 	files := Files(knob.Defaults(), rec, Target{PHPVersion: "8.2"})
 	for file, wants := range map[string][]string{
-		PoolFile: {"[www]\n", "[www2]\n", "[www3]\n", `listen = "/run/php/php8.2-fpm-3.sock"`, "pm.max_children = 4", "fpm.pools=3: 3 pools"},
+		PoolFile: {"[www]\n", "[www2]\n", "[www3]\n", `listen = "/run/php/php8.2-fpm-3.sock"`, "pm.max_children = 5", "fpm.pools=3: 3 pools"},
 		NginxFile: {"upstream php_fpm {  # phptune: was 1", `server unix:/run/php/php8.2-fpm-2.sock max_fails=3 fail_timeout=1s;`,
 			"keepalive 2;  # phptune: was 0", "fastcgi_pass php_fpm;", "fastcgi_keep_conn on;"},
 	} {
