@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/overload.sh — issue 14's bars on this machine (seed 003: overload).
 #
-# This file holds the capacity part (the io page, open model); the other parts
-# (small backlogs at c=1000, several fpm masters, FastCGI keep-alive) are added
-# beside it as their own functions.
+# Three parts, each a function (run one by naming it): capacity_io (the io page's
+# capacity, open model), backlog_hello (seed 003's 502s at c=1000 from small backlogs,
+# then the tune that removes them) and topology (several php-fpm pools and FastCGI
+# keep-alive against one pool without, with their intervals).
 #
 # capacity_io: the io page (20 ms on MariaDB per request) at p99 < $SLO:
 #   1. `phptune tune --app io --objective capacity --slo $SLO` (time budget $BUDGET),
@@ -16,9 +17,11 @@
 # allow, and checks the bars: ratio ≥ 6, and the recommendation's p99 at the default's
 # capacity rate < 100 ms.
 #
-# Usage: bash bench/overload.sh [capacity_io]
+# Usage: bash bench/overload.sh [capacity_io] [backlog_hello] [topology]
 # Settings (environment): SLO (p99<1s), MAXERR (0.1%: the error limit of the tune and of
-# both capacity searches), BUDGET (15m), CONNS (50), TUNE_DIR (an earlier run's tune
+# both capacity searches), BUDGET (15m), CONNS (50), TUNE_BUDGET (8m: backlog_hello's
+# tune), RUNS (3: backlog_hello's runs of each), ROUNDS (5) and TOPO_CONNS (500) for
+# topology, TUNE_DIR (an earlier run's tune
 # directory: reuse its recommendation instead of tuning again), OUT
 # (bench/out/overload-DATE), PHPTUNE_HOME (a fresh one in /tmp when unset).
 set -euo pipefail
@@ -29,6 +32,10 @@ MAXERR=${MAXERR:-0.1%}
 TUNE_DIR=${TUNE_DIR:-}
 BUDGET=${BUDGET:-15m}
 CONNS=${CONNS:-50}
+TUNE_BUDGET=${TUNE_BUDGET:-8m}
+RUNS=${RUNS:-3}
+ROUNDS=${ROUNDS:-5}
+TOPO_CONNS=${TOPO_CONNS:-500}
 OUT=${OUT:-bench/out/overload-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
@@ -97,7 +104,85 @@ print(f"recommended at the default's capacity rate ({rate:g} rps, 30 s): p99 {p9
 EOF
 }
 
-parts=${*:-capacity_io}
+# backlog_hello: seed 003's 502s. The start has the small backlogs of many images
+# (listen.backlog=128, nginx.listen_backlog=128); `phptune tune --app hello -c 1000`
+# from it (time budget $TUNE_BUDGET) gives the recommendation; then both run on labs
+# of their own, alternately, $RUNS times at c=1000 (closed model, 10 s each). Bars: the
+# start shows >= 0.5% errors classified as backlog-full; the recommendation shows 0
+# backlog-class errors and <= 0.01% errors in all in every run, and throughput (median)
+# >= the start's.
+backlog_hello() {
+	local d=$OUT/backlog-hello
+	mkdir -p "$d"
+	echo "== backlog_hello: hello at c=1000, small backlogs against the tune from them, $(nproc) cores, somaxconn $(cat /proc/sys/net/core/somaxconn), $(date -u +%FT%TZ)"
+	printf 'listen.backlog=128\nnginx.listen_backlog=128\n' >"$d/start.knobs"
+	local tune=$d/tune t0
+	t0=$(date +%s)
+	"$BIN" tune --app hello -c 1000 --knobs "$d/start.knobs" --time-budget "$TUNE_BUDGET" -o "$tune" >"$d/tune.txt" 2>"$d/tune.log"
+	echo "tune: $(( $(date +%s) - t0 )) s; changes: $(grep -v '^#' "$tune/recommended.knobs" | tr '\n' ' ')"
+	local a=overload-start-$$ b=overload-tuned-$$
+	"$BIN" lab up --name "$a" --app hello --knobs "$d/start.knobs" >"$d/lab-start.log" 2>&1
+	"$BIN" lab up --name "$b" --app hello --knobs "$tune/recommended.knobs" >"$d/lab-tuned.log" 2>&1
+	for i in $(seq 1 "$RUNS"); do
+		"$BIN" bench --lab "$a" -c 1000 -d 10s --warmup 2s --no-save --json >"$d/start-$i.json" 2>"$d/start-$i.log" || true
+		"$BIN" bench --lab "$b" -c 1000 -d 10s --warmup 2s --no-save --json >"$d/tuned-$i.json" 2>"$d/tuned-$i.log" || true
+	done
+	"$BIN" lab down "$a" >/dev/null 2>&1 || true
+	"$BIN" lab down "$b" >/dev/null 2>&1 || true
+	python3 - "$d" "$RUNS" <<'EOF'
+import json, statistics, sys
+d, runs = sys.argv[1], int(sys.argv[2])
+def run(name, i):
+    r = json.load(open(f"{d}/{name}-{i}.json"))
+    classes = (r.get("server_errors") or {}).get("classes") or []
+    backlog = sum(c.get("requests") or c["lines"] for c in classes if "backlog_full" in c["class"])
+    backlog += (r.get("errors_by_class") or {}).get("connect_backlog_full", 0)
+    return r["throughput_rps"], r["requests"], r["errors"], backlog
+rows = {n: [run(n, i) for i in range(1, runs + 1)] for n in ("start", "tuned")}
+for n, rs in rows.items():
+    for i, (rps, req, err, bl) in enumerate(rs, 1):
+        print(f"{n:6s} run {i}: {rps:8.1f} rps, {req} requests, {err} errors ({100*err/max(req,1):.3f}%), {bl} backlog-full")
+med = {n: statistics.median(r[0] for r in rs) for n, rs in rows.items()}
+s_err = min(100 * r[2] / max(r[1], 1) for r in rows["start"])
+s_bl = min(r[3] for r in rows["start"])
+t_err = max(100 * r[2] / max(r[1], 1) for r in rows["tuned"])
+t_bl = max(r[3] for r in rows["tuned"])
+print(f"start: errors >= {s_err:.3f}% in every run, backlog-full >= {s_bl}; bar >= 0.5% classified backlog-full: {'met' if s_err >= 0.5 and s_bl > 0 else 'MISSED'}")
+print(f"tuned: errors <= {t_err:.4f}% in every run, backlog-full <= {t_bl}; bar 0 backlog-class and <= 0.01%: {'met' if t_bl == 0 and t_err <= 0.01 else 'MISSED'}")
+print(f"throughput median: start {med['start']:.1f}, tuned {med['tuned']:.1f} rps, ratio {med['tuned']/med['start']:.2f}; bar >= 1: {'met' if med['tuned'] >= med['start'] else 'MISSED'}")
+EOF
+}
+
+# topology: several pools behind nginx's upstream against one pool, and kept FastCGI
+# connections (nginx upstream keepalive + fastcgi_keep_conn) against none, on hello and
+# strings at c=$TOPO_CONNS, interleaved by `phptune compare` ($ROUNDS rounds), from one
+# base: a static pool of 8 with backlogs raised for the connections. Prints each
+# variant's throughput ratio to the base with its 95% interval and the p99s; no bar
+# but the truth ("no significant difference" when the interval holds 1).
+topology() {
+	local d=$OUT/topology
+	mkdir -p "$d"
+	echo "== topology: pools and FastCGI keep-alive, c=$TOPO_CONNS, $ROUNDS rounds, $(nproc) cores, $(date -u +%FT%TZ)"
+	printf 'pm=static\npm.max_children=8\nlisten.backlog=1024\nnginx.listen_backlog=1024\nnginx.worker_connections=2048\n' >"$d/one.knobs"
+	(cat "$d/one.knobs"; echo fpm.pools=2) >"$d/pools2.knobs"
+	(cat "$d/one.knobs"; echo fpm.pools=4) >"$d/pools4.knobs"
+	# nginx runs a worker per core (2 here): 3 kept per worker leave 2 of the 8 free.
+	(cat "$d/one.knobs"; echo nginx.fastcgi_keepalive=3) >"$d/keepalive3.knobs"
+	for app in hello strings; do
+		"$BIN" compare --app "$app" -c "$TOPO_CONNS" --rounds "$ROUNDS" one="$d/one.knobs" pools2="$d/pools2.knobs" \
+			pools4="$d/pools4.knobs" keepalive3="$d/keepalive3.knobs" --json >"$d/$app.json" 2>"$d/$app.log"
+		python3 - "$d/$app.json" "$app" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["summary"]:
+    lo, hi = s["throughput_ratio_ci_low"], s["throughput_ratio_ci_high"]
+    verdict = "" if s["label"] == "one" else ("  no significant difference" if lo <= 1 <= hi else ("  faster" if lo > 1 else "  slower"))
+    print(f"{sys.argv[2]:8s} {s['label']:10s} {s['throughput_rps_median']:9.1f} rps  x{s['throughput_ratio']:.2f} [{lo:.2f}, {hi:.2f}]  p99 {s['latency_p99_ms_median']:7.1f} ms (x{s['p99_ratio']:.2f})  errors {100*s['error_rate_mean']:.3f}%{verdict}")
+EOF
+	done
+}
+
+parts=${*:-capacity_io backlog_hello topology}
 for p in $parts; do
 	"$p"
 done
