@@ -74,6 +74,15 @@ func share(total int64, n, i int) int64 {
 	return max(1, s)
 }
 
+// MostFastCGIKeepalive is the largest nginx.fastcgi_keepalive c's pools
+// allow (see validateTopology): 0 when even one kept connection per nginx
+// worker would be too many.
+func (c Config) MostFastCGIKeepalive() int {
+	pools := c.Pools()
+	smallest := share(c.Int("pm.max_children"), pools, pools-1)
+	return int((smallest - 1) / int64(c.NginxWorkers()))
+}
+
 // validateTopology checks the topology rules: every pool needs a worker
 // of its own, and the FastCGI connections nginx keeps idle must leave a
 // worker free in every pool. php-fpm ties a worker to a kept connection

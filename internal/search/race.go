@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -163,11 +164,7 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 	var arms []*arm
 	for _, ch := range o.Challenges {
 		dec := Decision{Name: ch.Name}
-		cfg, err := inc.Apply(ch.Set)
-		if err == nil {
-			cfg = cfg.FitDynamic()
-			err = cfg.Validate()
-		}
+		cfg, err := challenged(inc, ch)
 		dec.Changes = knob.Diff(inc, cfg)
 		switch {
 		case err != nil:
@@ -512,6 +509,23 @@ func (d *Domain) finish(arms []*arm, inc knob.Config, cmp stats.CompareOptions) 
 		return
 	}
 	d.rec.Config = final
+}
+
+// challenged is inc with ch's changes, brought within php-fpm's rules
+// (FitDynamic) and validated; KeepaliveMost keeps as many FastCGI
+// connections as inc's pool allows.
+func challenged(inc knob.Config, ch Challenge) (knob.Config, error) {
+	cfg, err := inc.Apply(ch.Set)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Name == KeepaliveMost {
+		if n := cfg.MostFastCGIKeepalive(); n > 0 {
+			cfg[knob.FastCGIKeepaliveKnob] = strconv.Itoa(n)
+		}
+	}
+	cfg = cfg.FitDynamic()
+	return cfg, cfg.Validate()
 }
 
 // basis says in words what decided the comparison, for the evidence.
