@@ -162,6 +162,10 @@ func TestLabUpInputErrorsExit2(t *testing.T) {
 		{[]string{"lab", "up", "--docroot", filepath.Join(dir, "nosuch")}, "--docroot", "Try: --docroot DIR"},
 		{[]string{"lab", "up", "--name", "Bad_Name"}, "--name", "Try: --name mylab"},
 		{[]string{"lab", "up", "--port", "80"}, "--port 80", "leave it out"},
+		{[]string{"lab", "up", "--set", "fpm.pools=6"}, "fpm.pools=6 is greater than pm.max_children=5", "valid: 1..5"},
+		{[]string{"lab", "up", "--set", "pm=static", "--set", "pm.max_children=8", "--set", "nginx.worker_processes=2", "--set", "nginx.fastcgi_keepalive=4"},
+			"nginx.fastcgi_keepalive=4 keeps up to 8 idle FastCGI connections", "valid: 0..3"},
+		{[]string{"lab", "up", "--set", "server=apache-event-fpm", "--set", "fpm.pools=2"}, "fpm.pools=2 belongs to server nginx-fpm", "set server=nginx-fpm"},
 	})
 	checkNothingCreated(t, home, dir, slices.Collect(mapsKeys(badInputs))...)
 }
