@@ -2,6 +2,8 @@ package labstack
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,11 +77,7 @@ func TestPoolsBehindUpstream(t *testing.T) {
 		t.Errorf("the observer sampled %d fpm sockets' queues, want 2", len(sockets))
 	}
 
-	one, err := knob.Defaults().Apply([]string{"pm=static", "pm.max_children=4"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Apply(ctx, one); err != nil {
+	if err := l.Apply(ctx, cfgOf(t, "pm=static", "pm.max_children=4")); err != nil {
 		t.Fatal(err)
 	}
 	if len(l.FPMPools) != 0 || !strings.HasSuffix(l.FPMListen, "php-fpm.sock") {
@@ -89,4 +87,30 @@ func TestPoolsBehindUpstream(t *testing.T) {
 	if err != nil || b.Errors > 0 || b.Requests == 0 {
 		t.Fatalf("one pool again: %v, %d requests, %d errors", err, b.Requests, b.Errors)
 	}
+	if err := l.Apply(ctx, cfgOf(t, "pm=static", "pm.max_children=6", "fpm.pools=3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := lab.Down("pools"); err != nil {
+		t.Fatal(err)
+	}
+	// No process of the lab is left: every pool's workers went with their
+	// master (a worker's command line is "php-fpm: pool www2", its
+	// environment names the lab's php.ini directory).
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		environ, _ := os.ReadFile(p + "/environ")
+		if strings.Contains(string(cmdline), l.Dir) || strings.Contains(string(environ), l.Dir) {
+			t.Errorf("left behind after lab down: %s %q", p, cmdline)
+		}
+	}
+}
+
+func cfgOf(t *testing.T, set ...string) knob.Config {
+	t.Helper()
+	c, err := knob.Defaults().Apply(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
