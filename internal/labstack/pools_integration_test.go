@@ -1,9 +1,12 @@
 package labstack
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,20 +93,45 @@ func TestPoolsBehindUpstream(t *testing.T) {
 	if err := l.Apply(ctx, cfgOf(t, "pm=static", "pm.max_children=6", "fpm.pools=3")); err != nil {
 		t.Fatal(err)
 	}
+	// Every process of the lab and each pool's workers (the master's
+	// children) are gone after lab down.
+	var pids []int
+	for _, p := range l.Processes {
+		pids = append(pids, p.PID)
+		if p.Component == "php-fpm" {
+			pids = append(pids, childrenOf(p.PID)...)
+		}
+	}
+	if len(pids) < 2+6 {
+		t.Fatalf("found %d processes (%v); want nginx, php-fpm and its 6 workers", len(pids), pids)
+	}
 	if err := lab.Down("pools"); err != nil {
 		t.Fatal(err)
 	}
-	// No process of the lab is left: every pool's workers went with their
-	// master (a worker's command line is "php-fpm: pool www2", its
-	// environment names the lab's php.ini directory).
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		environ, _ := os.ReadFile(p + "/environ")
-		if strings.Contains(string(cmdline), l.Dir) || strings.Contains(string(environ), l.Dir) {
-			t.Errorf("left behind after lab down: %s %q", p, cmdline)
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			t.Errorf("left behind after lab down: %d %q", pid, cmdline)
 		}
 	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func cfgOf(t *testing.T, set ...string) knob.Config {
