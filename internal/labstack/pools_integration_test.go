@@ -1,12 +1,10 @@
 package labstack
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/proc"
 )
 
 // TestPoolsBehindUpstream runs a lab whose php-fpm has two pools behind
@@ -99,7 +98,7 @@ func TestPoolsBehindUpstream(t *testing.T) {
 	for _, p := range l.Processes {
 		pids = append(pids, p.PID)
 		if p.Component == "php-fpm" {
-			pids = append(pids, childrenOf(p.PID)...)
+			pids = append(pids, childrenOf(t, p.PID)...)
 		}
 	}
 	if len(pids) < 2+6 {
@@ -117,18 +116,19 @@ func TestPoolsBehindUpstream(t *testing.T) {
 }
 
 // childrenOf lists the processes whose parent is pid.
-func childrenOf(pid int) []int {
+func childrenOf(t *testing.T, pid int) []int {
+	fs, err := proc.NewFS("/proc", "/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, err := fs.PIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
-			out = append(out, n)
+	for _, p := range pids {
+		if st, err := fs.ReadStat(p); err == nil && st.PPID == pid {
+			out = append(out, p)
 		}
 	}
 	return out

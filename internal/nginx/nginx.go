@@ -173,15 +173,21 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 // fastCGIPass returns php-fpm's address for fastcgi_pass: a unix socket
 // path quoted (nginx takes variables there), or a host:port.
 func fastCGIPass(addr string) (string, error) {
+	return quotedAddr("fastcgi_pass", addr, confpath.NginxVariables)
+}
+
+// quotedAddr is addr ("unix:/path" or host:port) as directive takes it:
+// the socket path quoted in syntax's rules, "unix:" inside the quotes.
+func quotedAddr(directive, addr string, syntax confpath.Syntax) (string, error) {
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		quoted, err := confpath.NginxVariables.Quote(path)
+		quoted, err := syntax.Quote(path)
 		if err != nil {
-			return "", fmt.Errorf("nginx fastcgi_pass: %w", err)
+			return "", fmt.Errorf("nginx %s: %w", directive, err)
 		}
 		return `"unix:` + quoted[1:], nil
 	}
 	if err := checkAddress(addr); err != nil {
-		return "", fmt.Errorf("nginx fastcgi_pass: %w", err)
+		return "", fmt.Errorf("nginx %s: %w", directive, err)
 	}
 	return addr, nil
 }

@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
 	"github.com/phptune/phptune/internal/knob"
@@ -64,15 +63,5 @@ func writeUpstream(w func(string, ...any), cfg knob.Config, s Site) (pass string
 // server: nginx reads no variables there, so a socket path is quoted as
 // a literal.
 func upstreamServer(addr string) (string, error) {
-	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		quoted, err := confpath.NginxLiteral.Quote(path)
-		if err != nil {
-			return "", fmt.Errorf("nginx upstream server: %w", err)
-		}
-		return `"unix:` + quoted[1:], nil
-	}
-	if err := checkAddress(addr); err != nil {
-		return "", fmt.Errorf("nginx upstream server: %w", err)
-	}
-	return addr, nil
+	return quotedAddr("upstream server", addr, confpath.NginxLiteral)
 }
