@@ -16,7 +16,7 @@ import (
 // the path of a drop-in that does not yet.
 type host struct {
 	dir, existing, dropIn string
-	before               []byte
+	before                []byte
 }
 
 func newHost(t *testing.T) host {
