@@ -1,0 +1,313 @@
+// Package livehost describes the servers of a live host (its php-fpm
+// masters, its nginx) as package liveapply's steps: each server's own
+// configuration check, its graceful reload (systemd when systemd runs it,
+// otherwise a signal to a master whose identity was verified first) and a
+// health check after the reload.
+package livehost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/fpmstatus"
+	"github.com/phptune/phptune/internal/liveapply"
+	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/peercred"
+)
+
+// FPM is one php-fpm master of a host.
+type FPM struct {
+	Binary string // php-fpm8.2
+	Conf   string // its php-fpm.conf
+	// Prefix is -p for a host rooted elsewhere ("" on the host itself).
+	Prefix  string
+	PidFile string
+	// Listen is a pool's address for the health probe ("unix:/path" or
+	// "tcp:127.0.0.1:9000") and StatusPath its pm.status_path; without
+	// a status path the probe only connects.
+	Listen     string
+	StatusPath string
+	// Systemd names the service when systemd runs this master
+	// ("php8.2-fpm"): reloads and restarts go through systemctl.
+	Systemd string
+	// StartArgs, when the master must be started again after a failed
+	// reload without systemd, are its arguments (the binary is Binary).
+	StartArgs []string
+	// Timeout bounds each wait (default 15 s).
+	Timeout time.Duration
+}
+
+// Step returns f as a transaction step named "php-fpm".
+func (f FPM) Step() liveapply.Step {
+	return liveapply.Step{Name: "php-fpm", Check: f.Check, Reload: f.Reload, Healthy: f.Healthy}
+}
+
+func (f FPM) timeout() time.Duration {
+	if f.Timeout > 0 {
+		return f.Timeout
+	}
+	return 15 * time.Second
+}
+
+// Check runs php-fpm -t on the configuration as it is on disk.
+func (f FPM) Check(ctx context.Context) error {
+	args := []string{"-t", "-y", f.Conf}
+	if f.Prefix != "" {
+		args = append(args, "-p", f.Prefix)
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-to-run-as-root")
+	}
+	out, err := exec.CommandContext(ctx, f.Binary, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s -t: %s (%v)", f.Binary, lastLines(out, 5), err)
+	}
+	return nil
+}
+
+// Reload makes the master read its configuration again: systemctl reload,
+// or SIGUSR2 to the master named by the pid file once /proc says it is
+// php-fpm's master of this configuration. php-fpm re-executes itself
+// (under the same pid, or a new one when it daemonizes again: the pid
+// file is read anew each time); a master that is gone afterwards (a configuration
+// php-fpm -t passed but the master could not use, e.g. a port in use) is
+// started again, so that a rollback's reload brings the old one back.
+func (f FPM) Reload(ctx context.Context) error {
+	if f.Systemd != "" {
+		out, err := exec.CommandContext(ctx, "systemctl", "reload-or-restart", f.Systemd).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("systemctl reload-or-restart %s: %s (%v)", f.Systemd, lastLines(out, 3), err)
+		}
+		return f.waitServing(ctx)
+	}
+	// A reload already under way (another phptune's, killed mid-apply,
+	// or the init system's) finishes first: a signal to a master that is
+	// re-executing itself can lose it.
+	if err := f.waitServing(ctx); err != nil {
+		if _, gone := f.Master(); gone != nil {
+			return f.start(ctx, gone)
+		}
+		return err
+	}
+	pid, err := f.Master()
+	if err != nil {
+		return f.start(ctx, err)
+	}
+	before, _ := f.started(ctx)
+	// The status page's start time counts seconds: reload in a later
+	// second than the master started, so the new start time differs.
+	for before != 0 && time.Now().Unix() <= before {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+		return fmt.Errorf("signalling php-fpm's master %d: %v", pid, err)
+	}
+	// The re-executed master opens its sockets again and its status
+	// page shows a new start time; until then it is reloading.
+	if err := f.waitReloaded(ctx, before); err != nil {
+		if _, gone := f.Master(); gone != nil {
+			return fmt.Errorf("php-fpm's master %d exited on reload (%v); see its error_log", pid, gone)
+		}
+		return err
+	}
+	return nil
+}
+
+// start runs the master again when it is gone (why: the reason Master
+// gave), without systemd.
+func (f FPM) start(ctx context.Context, why error) error {
+	if f.StartArgs == nil {
+		return fmt.Errorf("php-fpm's master is not running (%v) and phptune does not know how to start it here", why)
+	}
+	cmd := exec.Command(f.Binary, f.StartArgs...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("php-fpm's master was not running (%v); starting it: %s (%v)", why, lastLines(out, 3), err)
+	}
+	return f.waitServing(ctx)
+}
+
+// masterGrace is how long a master may be missing before it counts as
+// gone: a reload that daemonizes again changes the pid file under way.
+const masterGrace = 2 * time.Second
+
+// waitReloaded waits until a verified master answers with a start time
+// other than before (without a status page: until it answers at all).
+func (f FPM) waitReloaded(ctx context.Context, before int64) error {
+	if f.StatusPath == "" || before == 0 {
+		return f.waitServing(ctx)
+	}
+	deadline := time.Now().Add(f.timeout())
+	var last error
+	var gone time.Time
+	for time.Now().Before(deadline) {
+		if _, err := f.Master(); err != nil {
+			last = err
+			if gone.IsZero() {
+				gone = time.Now()
+			} else if time.Since(gone) > masterGrace {
+				return err
+			}
+		} else if t, err := f.started(ctx); err != nil {
+			last = err
+		} else if t != before {
+			return nil
+		} else {
+			last = errors.New("its status page still shows the old master's start time")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("php-fpm did not finish reloading within %v: %v", f.timeout(), last)
+}
+
+// started is the master's start time from the status page ("start time",
+// seconds since the epoch; php-fpm sets it again when a reload re-executes
+// the master).
+func (f FPM) started(ctx context.Context) (int64, error) {
+	body, err := f.status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var page struct {
+		Start int64 `json:"start time"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil || page.Start == 0 {
+		return 0, fmt.Errorf("php-fpm's status page has no start time: %.80q", body)
+	}
+	return page.Start, nil
+}
+
+// waitServing waits until a verified master answers on Listen.
+func (f FPM) waitServing(ctx context.Context) error {
+	deadline := time.Now().Add(f.timeout())
+	var last error
+	var gone time.Time
+	for time.Now().Before(deadline) {
+		if _, err := f.Master(); err != nil {
+			last = err
+			if gone.IsZero() {
+				gone = time.Now()
+			} else if time.Since(gone) > masterGrace {
+				return err
+			}
+		} else if last = f.probe(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("php-fpm did not serve within %v: %v", f.timeout(), last)
+}
+
+// Healthy checks that the master is php-fpm's, of this configuration, and
+// that the pool answers (its status page when there is one).
+func (f FPM) Healthy(ctx context.Context) error {
+	if _, err := f.Master(); err != nil {
+		return err
+	}
+	return f.probe(ctx)
+}
+
+func (f FPM) probe(ctx context.Context) error {
+	if f.StatusPath == "" {
+		network, addr := f.addr()
+		c, err := peercred.Dial(ctx, network, addr, 0)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	body, err := f.status(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = fpmstatus.Parse(body)
+	return err
+}
+
+// status reads the pool's status page as JSON over FastCGI.
+func (f FPM) status(ctx context.Context) ([]byte, error) {
+	network, addr := f.addr()
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	// The master (root) created the socket: its listener's uid is 0.
+	return observe.FPMFetcher(network, addr, f.StatusPath, 0)(pctx, "json")
+}
+
+func (f FPM) addr() (network, address string) {
+	if a, ok := strings.CutPrefix(f.Listen, "tcp:"); ok {
+		return "tcp", a
+	}
+	return "unix", strings.TrimPrefix(f.Listen, "unix:")
+}
+
+// Master returns the pid in the pid file once /proc shows it is a php-fpm
+// master started with this configuration; a pid file that names anything
+// else is an error, never signalled.
+func (f FPM) Master() (int, error) {
+	b, err := readSmall(f.PidFile, 64)
+	if err != nil {
+		return 0, fmt.Errorf("php-fpm's pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("php-fpm's pid file %s holds %q, not a pid", f.PidFile, b)
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return 0, fmt.Errorf("php-fpm's master %d (from %s) is not running", pid, f.PidFile)
+	}
+	title := string(bytes.TrimRight(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), " "))
+	if !strings.HasPrefix(title, "php-fpm: master process (") || !strings.Contains(title, "("+f.Conf+")") {
+		return 0, fmt.Errorf("pid %d from %s is %q, not php-fpm's master of %s; not signalled", pid, f.PidFile, title, f.Conf)
+	}
+	return pid, nil
+}
+
+// readSmall reads a small regular file without following a link.
+func readSmall(path string, limit int) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errors.New(path + " is not a regular file")
+	}
+	b := make([]byte, limit+1)
+	n, _ := f.Read(b)
+	if n > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b[:n], nil
+}
+
+// lastLines is the end of a command's output, one line.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
