@@ -1,6 +1,7 @@
 package livehost
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +81,18 @@ func newFPMHost(t testing.TB, root string) *fpmHost {
 	return h
 }
 
-// stop ends the master and every worker of the host.
+// stop ends every master of the host's configuration (found in /proc by
+// its title, not only through the pid file, which a failed reload can
+// leave stale) and, with them, their workers.
 func (h *fpmHost) stop() {
-	if pid, err := h.fpm.Master(); err == nil {
+	title := []byte("php-fpm: master process (" + h.fpm.Conf + ")")
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		b, _ := os.ReadFile(c)
+		if !bytes.HasPrefix(b, title) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(c)))
 		syscall.Kill(pid, syscall.SIGQUIT)
 		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
 			time.Sleep(20 * time.Millisecond)
@@ -259,7 +269,8 @@ func TestChaos(t *testing.T) {
 		if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", root).CombinedOutput(); err != nil {
 			t.Skipf("cannot mount a small tmpfs here: %v %s", err, out)
 		}
-		defer exec.Command("umount", "-l", root).Run()
+		// Registered before the host's own clean-up, so it runs after it.
+		t.Cleanup(func() { exec.Command("umount", "-l", root).Run() })
 		h := newFPMHost(t, root)
 		// Fill what is left, then ask for a drop-in larger than nothing.
 		fill, _ := os.Create(filepath.Join(root, "fill"))
