@@ -42,6 +42,9 @@ type FPM struct {
 	// StartArgs, when the master must be started again after a failed
 	// reload without systemd, are its arguments (the binary is Binary).
 	StartArgs []string
+	// Env is added to the environment of php-fpm -t and of a master
+	// started again (a host copy's PHP_INI_SCAN_DIR).
+	Env []string
 	// Timeout bounds each wait (default 15 s).
 	Timeout time.Duration
 }
@@ -67,7 +70,9 @@ func (f FPM) Check(ctx context.Context) error {
 	if os.Geteuid() == 0 {
 		args = append(args, "--allow-to-run-as-root")
 	}
-	out, err := exec.CommandContext(ctx, f.Binary, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, f.Binary, args...)
+	cmd.Env = append(os.Environ(), f.Env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s -t: %s (%v)", f.Binary, lastLines(out, 5), err)
 	}
@@ -133,6 +138,7 @@ func (f FPM) start(ctx context.Context, why error) error {
 		return fmt.Errorf("php-fpm's master is not running (%v) and phptune does not know how to start it here", why)
 	}
 	cmd := exec.Command(f.Binary, f.StartArgs...)
+	cmd.Env = append(os.Environ(), f.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("php-fpm's master was not running (%v); starting it: %s (%v)", why, lastLines(out, 3), err)

@@ -1,0 +1,419 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/liveapply"
+	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/recommend"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+func init() {
+	register(newApplyCmd)
+	register(newRollbackCmd)
+}
+
+// hostFlags say which live host, and which of its php-fpm masters, apply
+// and rollback work on.
+type hostFlags struct {
+	root, fpmConfig, fpmPrefix, iniDir, pool, home string
+}
+
+func (f *hostFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/php/VERSION/fpm)")
+	fl.StringVar(&f.fpmConfig, "fpm-config", "", "php-fpm.conf of the master to change (default ROOT/etc/php/VERSION/fpm/php-fpm.conf)")
+	fl.StringVar(&f.fpmPrefix, "fpm-prefix", "", "the master's -p prefix, when it runs with one (relative paths in its configuration are resolved against it)")
+	fl.StringVar(&f.iniDir, "ini-dir", "", "the conf.d php-fpm's PHP reads (default ROOT/etc/php/VERSION/fpm/conf.d)")
+	fl.StringVar(&f.pool, "pool", "", "the pool to change (default: the configuration's only pool, or www)")
+	fl.StringVar(&f.home, "apply-home", "", "where transactions and the files they replaced are kept (default PHPTUNE_HOME/apply)")
+}
+
+// liveFPM is the php-fpm master a host's flags name, read from disk and
+// found running.
+type liveFPM struct {
+	bin    *phpfpm.Binary
+	host   *livehost.FPMHost
+	pool   livehost.Pool
+	fpm    livehost.FPM
+	iniDir string
+}
+
+// resolve reads the host's php-fpm configuration and finds its master.
+func (f *hostFlags) resolve() (*liveFPM, error) {
+	bin, err := phpfpm.Find()
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(f.root) {
+		return nil, usageErr("Try: --root /srv/host-copy", "--root %q: give an absolute directory", f.root)
+	}
+	if st, err := os.Stat(f.root); err != nil || !st.IsDir() {
+		return nil, usageErr("Try: --root / (this host) or the directory of a copy", "--root %s is not a directory", f.root)
+	}
+	conf := f.fpmConfig
+	if conf == "" {
+		conf = filepath.Join(f.root, "etc", "php", bin.Version, "fpm", "php-fpm.conf")
+	}
+	iniDir := f.iniDir
+	if iniDir == "" {
+		iniDir = filepath.Join(f.root, "etc", "php", bin.Version, "fpm", "conf.d")
+	}
+	host, err := livehost.ReadFPM(conf, f.fpmPrefix)
+	if err != nil {
+		return nil, usageErr("Point at the master's configuration with --fpm-config FILE", "php-fpm configuration: %v", err)
+	}
+	name := f.pool
+	if name == "" {
+		name = "www"
+		if len(host.Pools) == 1 {
+			name = host.Pools[0].Name
+		}
+	}
+	pool, ok := host.Pool(name)
+	if !ok {
+		return nil, usageErr("Name one with --pool", "--pool %s: %s has no such pool (it has: %s)", name, conf, strings.Join(host.PoolNames(), ", "))
+	}
+	l := &liveFPM{bin: bin, host: host, pool: pool, iniDir: iniDir}
+	l.fpm = livehost.FPM{Binary: bin.Path, Conf: conf, Prefix: f.fpmPrefix, PidFile: host.PidFile, Listen: pool.Listen,
+		StatusPath: pool.StatusPath, StartArgs: []string{"-y", conf}}
+	if f.fpmPrefix != "" {
+		l.fpm.StartArgs = append(l.fpm.StartArgs, "-p", f.fpmPrefix)
+	}
+	if f.root != "/" {
+		// A copy's master reads the copy's conf.d, not the compiled-in one.
+		l.fpm.Env = []string{"PHP_INI_SCAN_DIR=" + iniDir}
+	} else if systemdRuns() {
+		unit := "php" + bin.Version + "-fpm"
+		if exec.Command("systemctl", "is-active", "--quiet", unit).Run() == nil {
+			l.fpm.Systemd = unit
+		}
+	}
+	return l, nil
+}
+
+func (f *hostFlags) applyHome() string {
+	if f.home != "" {
+		return f.home
+	}
+	return filepath.Join(lab.Home(), "apply")
+}
+
+// systemdRuns reports whether systemd is this machine's init.
+func systemdRuns() bool {
+	st, err := os.Stat("/run/systemd/system")
+	return err == nil && st.IsDir()
+}
+
+type applyFlags struct {
+	hostFlags
+	knobs    string
+	dryRun   bool
+	yes      bool
+	settle   time.Duration
+	checkURL string
+}
+
+func newApplyCmd(env *Env) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply [DIR | --knobs FILE]",
+		Short: "Apply a recommendation to a live php-fpm: drop-ins, php-fpm -t, reload, health check, automatic rollback",
+		Long: `phptune apply puts a recommendation (a tune's directory, or --knobs FILE as
+recommended.knobs holds) on a running host without editing its files: the pool's
+settings go to a drop-in in the pool's include directory (pool.d/zz-phptune.conf,
+reopening the pool's section, read after its own file) and PHP's to conf.d/99-phptune.ini.
+
+The whole change is one transaction. The previous state of every file it
+writes is saved under phptune's home first; then the files are written
+atomically (temporary file, fsync, rename), only into directories no other
+user can write; php-fpm -t checks the whole configuration; php-fpm reloads
+gracefully (systemctl when systemd runs it, otherwise SIGUSR2 to the master
+whose pid file /proc confirms); the health check waits for the reloaded master
+and reads the pool's status page (pm.status_path; without it, it only
+connects), and --check-url must answer as it did before. Any failure rolls
+every file back and reloads the old configuration; so does Ctrl-C. An apply
+killed outright is undone by the next phptune apply or phptune rollback.
+One apply or rollback runs at a time (a lock). phptune rollback undoes the
+last apply by hand.
+
+Settings a drop-in cannot carry are refused or printed, never written: a change
+of the pool's socket (listen), several pools (fpm.pools), nginx's settings
+(worker_processes, events and listen cannot be set from an included file: the
+exact lines are printed for you to merge), MariaDB's.
+
+--dry-run prints each file's diff and the plan, and changes nothing. Without
+--yes apply asks before changing anything (and refuses when it cannot ask).`,
+		Example: `  phptune apply phptune-tune-RUN --dry-run
+  phptune apply --knobs recommended.knobs --check-url http://127.0.0.1/ --yes
+  phptune apply --root /srv/copy --fpm-config /srv/copy/etc/php/8.2/fpm/php-fpm.conf --knobs k --yes
+  phptune rollback`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if f.knobs != "" {
+					return usageErr("Give one of them", "apply takes a tune's directory or --knobs FILE, not both")
+				}
+				f.knobs = filepath.Join(args[0], "recommended.knobs")
+			}
+			if f.knobs == "" {
+				return usageErr("Try: phptune apply phptune-tune-RUN, or --knobs recommended.knobs", "apply needs a recommendation")
+			}
+			return runApply(env, f)
+		},
+	}
+	f.hostFlags.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
+	fl.BoolVar(&f.yes, "yes", false, "apply without asking")
+	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks")
+	fl.StringVar(&f.checkURL, "check-url", "", "an http:// URL on loopback that must answer after the reload with the status it had before")
+	return cmd
+}
+
+func runApply(env *Env, f *applyFlags) error {
+	out := env.Stdout
+	_, rec, err := knobConfig(f.knobs, nil)
+	if err != nil {
+		return err
+	}
+	if f.checkURL != "" {
+		if err := checkLoopbackURL(f.checkURL); err != nil {
+			return err
+		}
+	}
+	if f.root == "/" && os.Geteuid() != 0 && !f.dryRun {
+		return usageErr("Run it as root (or with --dry-run to see the plan)", "apply changes the host's php-fpm: it needs root")
+	}
+	live, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	drop, err := livehost.Compose(live.host, live.pool.Name, rec, live.iniDir)
+	if err != nil {
+		return usageErr("See what the recommendation holds: phptune apply --dry-run", "%v", err)
+	}
+	if _, err := live.fpm.Master(); err != nil {
+		return fmt.Errorf("php-fpm with %s is not running (%v): apply changes a running master; start it first", live.fpm.Conf, err)
+	}
+	var plan liveapply.Plan
+	for _, c := range []struct {
+		path string
+		b    []byte
+	}{{drop.PoolPath, drop.Pool}, {drop.IniPath, drop.Ini}} {
+		if c.b != nil {
+			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
+		}
+	}
+	plan.Steps = []liveapply.Step{live.fpm.Step()}
+	if f.checkURL != "" {
+		step, err := urlStep(env.Ctx, f.checkURL)
+		if err != nil {
+			return err
+		}
+		plan.Steps = append(plan.Steps, step)
+	}
+	plan.Settle = f.settle
+	printPlan(out, live, drop, plan, f)
+	printManual(out, rec)
+	if len(plan.Changes) == 0 {
+		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm or PHP setting.")
+		return nil
+	}
+	if f.dryRun {
+		return nil
+	}
+	if !f.yes {
+		ok, err := confirm(env, "Apply it? [y/N] ")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(out, "Nothing changed.")
+			return nil
+		}
+	}
+	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
+		Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
+		StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+	j, err := liveapply.Apply(env.Ctx, plan, opt)
+	if err != nil {
+		if errors.Is(err, liveapply.ErrBusy) {
+			return err
+		}
+		return fmt.Errorf("apply failed: %w", err)
+	}
+	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(drop.Knobs, " "))
+	return nil
+}
+
+// printPlan writes what apply will do: each file's diff, the checks, the
+// reload and the health checks.
+func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveapply.Plan, f *applyFlags) {
+	fmt.Fprintf(w, "php-fpm %s, master of %s, pool %s (%s)\n", live.bin.Version, live.fpm.Conf, live.pool.Name, live.pool.Listen)
+	for _, c := range plan.Changes {
+		old, _ := os.ReadFile(c.Path)
+		fmt.Fprint(w, tune.UnifiedDiff(c.Path, c.Path, lines(old), lines(c.Content), 3))
+	}
+	reload := "SIGUSR2 to the master in " + live.fpm.PidFile
+	if live.fpm.Systemd != "" {
+		reload = "systemctl reload-or-restart " + live.fpm.Systemd
+	}
+	fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
+	if live.pool.StatusPath != "" {
+		fmt.Fprintf(w, "read pool %s's status page %s", live.pool.Name, live.pool.StatusPath)
+	} else {
+		fmt.Fprintf(w, "connect to pool %s (pm.status_path is off in it: set pm.status_path = /status for a real health check)", live.pool.Name)
+	}
+	if f.checkURL != "" {
+		fmt.Fprintf(w, "; GET %s", f.checkURL)
+	}
+	fmt.Fprintln(w, "; on any failure, put every file back and reload.")
+}
+
+// printManual prints the recommendation's settings apply does not write.
+func printManual(w io.Writer, rec knob.Config) {
+	var web []string
+	for _, ch := range knob.Diff(knob.Defaults(), rec) {
+		k, _ := knob.Lookup(ch.Knob)
+		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build {
+			web = append(web, ch.Knob+"="+ch.To)
+		}
+	}
+	if len(web) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file, and phptune does not restart MariaDB; merge these by hand:\n", strings.Join(web, " "))
+	files := recommend.Files(knob.Defaults(), rec, recommend.Target{})
+	for _, name := range []string{recommend.WebFile(rec.Server()), recommend.MyCnfFile} {
+		if b, ok := files[name]; ok {
+			fmt.Fprintf(w, "--- %s\n%s", name, b)
+		}
+	}
+}
+
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// stdinIsTerminal says whether apply can ask (a variable for tests).
+var stdinIsTerminal = func() bool { return term.IsTerminal(int(os.Stdin.Fd())) }
+
+// confirm asks on the terminal; without one it refuses.
+func confirm(env *Env, prompt string) (bool, error) {
+	if !stdinIsTerminal() {
+		return false, usageErr("Add --yes to apply without asking, or --dry-run to see the plan", "apply asks before changing a live host, and standard input is not a terminal")
+	}
+	fmt.Fprint(env.Stderr, prompt)
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y"), nil
+}
+
+// checkLoopbackURL accepts only http:// URLs on loopback: apply never
+// sends requests elsewhere.
+func checkLoopbackURL(u string) error {
+	rest, ok := strings.CutPrefix(u, "http://")
+	host, _, _ := strings.Cut(rest, "/")
+	h := host
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		h = host[:i]
+	}
+	if !ok || (h != "127.0.0.1" && h != "localhost" && h != "[::1]") {
+		return usageErr("Try: --check-url http://127.0.0.1/", "--check-url %q: give an http:// URL on loopback (127.0.0.1, localhost or [::1])", u)
+	}
+	return nil
+}
+
+// urlStep probes url now and returns a step whose health check wants the
+// same status again.
+func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
+	get := func(ctx context.Context) (int, error) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, err
+		}
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	before, err := get(ctx)
+	if err != nil {
+		return liveapply.Step{}, fmt.Errorf("--check-url %s before the change: %v", url, err)
+	}
+	return liveapply.Step{Name: "check-url", Healthy: func(ctx context.Context) error {
+		now, err := get(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %v", url, err)
+		}
+		if now != before {
+			return fmt.Errorf("%s answered %d, %d before the change", url, now, before)
+		}
+		return nil
+	}}, nil
+}
+
+func newRollbackCmd(env *Env) *cobra.Command {
+	f := &hostFlags{}
+	cmd := &cobra.Command{
+		Use:   "rollback",
+		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
+		Long: `phptune rollback undoes the newest apply that is not undone yet: every file it
+wrote goes back to its saved previous state (a file it created is removed),
+php-fpm checks and reloads the restored configuration and its health is
+checked. An apply that was cut short (killed) is undone the same way, here or
+by the next phptune apply. Give the same host flags as the apply.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.root == "/" && os.Geteuid() != 0 {
+				return usageErr("Run it as root", "rollback changes the host's php-fpm: it needs root")
+			}
+			live, err := f.resolve()
+			if err != nil {
+				return err
+			}
+			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
+				Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
+				StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+			j, err := liveapply.Rollback(env.Ctx, opt)
+			if j == nil && err == nil {
+				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("rollback of transaction %s did not complete: %w", j.ID, err)
+			}
+			fmt.Fprintf(env.Stdout, "Rolled back transaction %s (%d files restored).\n", j.ID, len(j.Files))
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
