@@ -153,13 +153,13 @@ var classes = []Class{
 		Name: "nginx_open_files", Source: Nginx, Status: 500,
 		What:  "nginx out of file descriptors",
 		Cause: text("an nginx worker hit its open files limit (errno 24) opening a socket to php-fpm or a file, and answered 500"),
-		Fix:   text("raise the open files limit of nginx's workers (worker_rlimit_nofile, the process's RLIMIT_NOFILE; not yet a phptune knob) above twice nginx.worker_connections"),
+		Fix:   text("raise the open files limit of nginx's workers (the knob nginx.worker_rlimit_nofile, within the process's hard RLIMIT_NOFILE) above twice nginx.worker_connections"),
 	},
 	{
 		Name: "nginx_open_files_accept", Source: Nginx, ClientErrors: []string{"connect_timeout", "read_timeout"},
 		What:  "nginx out of file descriptors for new client connections",
 		Cause: text("accept() failed with errno 24: an nginx worker was at its open files limit, so clients waited in the listen queue unanswered"),
-		Fix:   text("raise the open files limit of nginx's workers (worker_rlimit_nofile, the process's RLIMIT_NOFILE; not yet a phptune knob)"),
+		Fix:   text("raise the open files limit of nginx's workers (the knob nginx.worker_rlimit_nofile, within the process's hard RLIMIT_NOFILE)"),
 	},
 	{
 		Name: "nginx_other", Source: Nginx,

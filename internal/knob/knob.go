@@ -357,6 +357,14 @@ var registry = []Knob{
 		Directive: "keepalive_timeout", Help: "seconds an idle client connection is kept; 0 disables keep-alive"},
 	{Name: "nginx.access_log", Component: Nginx, Kind: Bool, Default: "on",
 		Directive: "access_log", Help: "write an access log line per request"},
+	{Name: "nginx.worker_cpu_affinity", Component: Nginx, Kind: Enum, Default: "off", Values: []string{"off", "auto"},
+		Directive: "worker_cpu_affinity", Help: "auto pins each nginx worker to a CPU of its own; off lets the scheduler move them (Debian sets none)"},
+	{Name: "nginx.multi_accept", Component: Nginx, Kind: Bool, Default: "off",
+		Directive: "multi_accept", Help: "a worker accepts every pending connection at once instead of one per event"},
+	{Name: "nginx.reuseport", Component: Nginx, Kind: Bool, Default: "off",
+		Directive: "reuseport", Help: "a listening socket per worker (SO_REUSEPORT): the kernel spreads connections, each socket with its own backlog"},
+	{Name: "nginx.worker_rlimit_nofile", Component: Nginx, Kind: Int, Default: "0", Min: 0, Max: 1048576,
+		Directive: "worker_rlimit_nofile", Help: "open files each nginx worker may hold (0: not set, the inherited limit); at least 2 x worker_connections, at most the hard limit"},
 	// Apache: Debian 12's apache2.conf and mods-available/mpm_*.conf; the
 	// ServerLimits are the MPMs' compiled defaults (Debian sets none).
 	{Name: "apache.event.start_servers", Component: Apache, Kind: Int, Default: "2", Min: 1, Max: 20000,
@@ -653,6 +661,11 @@ func (c Config) Validate() error {
 	maxc := c.Int("pm.max_children")
 	errs = append(errs, c.validateApache(server)...)
 	errs = append(errs, c.validateTopology()...)
+	if server == NginxFPM {
+		if n, wc := c.Int("nginx.worker_rlimit_nofile"), c.Int("nginx.worker_connections"); n > 0 && n < 2*wc {
+			errs = append(errs, fmt.Errorf("nginx.worker_rlimit_nofile=%d is below 2 x nginx.worker_connections = %d: each proxied connection holds a client socket and an upstream one; valid: 0 (not set) or %d..1048576", n, 2*wc, 2*wc))
+		}
+	}
 	if server == UnitPHP && c["unit.pm"] == "dynamic" {
 		if sp, mx := c.Int("unit.spare_processes"), c.Int("unit.processes"); sp > mx {
 			errs = append(errs, fmt.Errorf("unit.spare_processes=%d is greater than unit.processes=%d; Unit requires spare <= max", sp, mx))

@@ -71,6 +71,9 @@ func TestTopologyRules(t *testing.T) {
 		{"keepalive names the range", []string{"pm.max_children=5", "nginx.fastcgi_keepalive=3"}, "valid: 0..2"},
 		{"keepalive off is always fine", []string{"pm=static", "pm.max_children=1", "nginx.fastcgi_keepalive=0"}, ""},
 		{"keepalive only behind nginx", []string{"server=caddy-fpm", "nginx.fastcgi_keepalive=1"}, "belongs to server nginx-fpm"},
+		{"rlimit unset", []string{"nginx.worker_connections=4096"}, ""},
+		{"rlimit holds twice the connections", []string{"nginx.worker_connections=4096", "nginx.worker_rlimit_nofile=8192"}, ""},
+		{"rlimit below twice the connections", []string{"nginx.worker_connections=4096", "nginx.worker_rlimit_nofile=5000"}, "nginx.worker_rlimit_nofile=5000 is below 2 x nginx.worker_connections = 8192"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,9 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := raiseOpenFiles(cfg); err != nil {
+		return err
+	}
 	fpmBin, _, err := phpFor(cfg)
 	if err != nil {
 		return err

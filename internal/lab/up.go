@@ -120,6 +120,9 @@ func planUp(opt Options) (*plan, error) {
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
 	}
+	if err := raiseOpenFiles(p.cfg); err != nil {
+		return nil, err
+	}
 	if err := confpath.CheckHome(Home()); err != nil {
 		return nil, err
 	}

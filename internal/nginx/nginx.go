@@ -95,11 +95,20 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Rendered by phptune: Debian's nginx.conf with the lab's paths and phptune's knobs.")
 	w("worker_processes %s;", cfg["nginx.worker_processes"])
+	if cfg["nginx.worker_cpu_affinity"] == "auto" {
+		w("worker_cpu_affinity auto;")
+	}
+	if n := cfg.Int("nginx.worker_rlimit_nofile"); n > 0 {
+		w("worker_rlimit_nofile %d;", n)
+	}
 	w("pid %s;", q("pid", s.PidFile, lit))
 	w("error_log %s;", q("error_log", s.ErrorLog, lit))
 	w("daemon off;")
 	w("events {")
 	w("    worker_connections %s;", cfg["nginx.worker_connections"])
+	if cfg.On("nginx.multi_accept") {
+		w("    multi_accept on;")
+	}
 	w("}")
 	w("http {")
 	w("    sendfile on;")
@@ -131,7 +140,11 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		firstErr = err
 	}
 	w("    server {")
-	w("        listen %s backlog=%s;", s.Listen, cfg["nginx.listen_backlog"])
+	reuse := ""
+	if cfg.On("nginx.reuseport") {
+		reuse = " reuseport"
+	}
+	w("        listen %s backlog=%s%s;", s.Listen, cfg["nginx.listen_backlog"], reuse)
 	w("        server_name localhost;")
 	w("        root %s;", q("root (the document root)", s.DocRoot, vars))
 	w("        index index.php index.html;")

@@ -104,3 +104,38 @@ func TestNginxAcceptsUpstream(t *testing.T) {
 		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 }
+
+func TestRenderWorkerKnobs(t *testing.T) {
+	cfg, err := knob.Defaults().Apply([]string{"nginx.worker_cpu_affinity=auto", "nginx.multi_accept=on", "nginx.reuseport=on", "nginx.worker_rlimit_nofile=8192"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Render(cfg, testSite("/lab", "/lab/www"))
+	for _, w := range []string{"worker_cpu_affinity auto;\n", "worker_rlimit_nofile 8192;\n", "    multi_accept on;\n", "listen 127.0.0.1:8080 backlog=511 reuseport;"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("lacks %q:\n%s", w, out)
+		}
+	}
+	def := Render(knob.Defaults(), testSite("/lab", "/lab/www"))
+	for _, w := range []string{"worker_cpu_affinity", "worker_rlimit_nofile", "multi_accept", "reuseport"} {
+		if strings.Contains(def, w) {
+			t.Errorf("the default configuration has %q", w)
+		}
+	}
+	bin, err := Find()
+	if err != nil {
+		t.Skip(err)
+	}
+	prefix := t.TempDir()
+	for _, d := range []string{"run", "log", "tmp", "www"} {
+		os.MkdirAll(filepath.Join(prefix, d), 0o755)
+	}
+	conf := filepath.Join(prefix, "nginx.conf")
+	site := testSite(prefix, filepath.Join(prefix, "www"))
+	if err := os.WriteFile(conf, []byte(Render(cfg, site)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, TestArgs(site.Prefix, conf, site.ErrorLog)...).CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+}

@@ -1122,14 +1122,25 @@ func (o *Observer) queues(errs *[]string) []results.ListenQueue {
 	}
 	var out []results.ListenQueue
 	for i, a := range o.addrs {
-		l, ok := sockq.Find(ls, a)
-		if !ok {
+		all := sockq.FindAll(ls, a)
+		if len(all) == 0 {
 			if err == nil {
 				*errs = append(*errs, fmt.Sprintf("no listening socket %s (%s) found in the kernel's tables", a.Address, o.cfg.Sockets[i].Owner))
 			}
 			continue
 		}
-		out = append(out, results.ListenQueue{Socket: a.Address, Owner: o.cfg.Sockets[i].Owner, Queued: l.Queued, Backlog: l.Backlog, AskedBacklog: o.cfg.Sockets[i].Backlog})
+		// With SO_REUSEPORT (nginx.reuseport) each worker has a socket
+		// of its own: the connections waiting are their sum, and each
+		// socket's backlog is the limit one queue reaches.
+		q := results.ListenQueue{Socket: a.Address, Owner: o.cfg.Sockets[i].Owner, Backlog: all[0].Backlog, AskedBacklog: o.cfg.Sockets[i].Backlog}
+		for _, l := range all {
+			q.Queued += l.Queued
+			q.Backlog = min(q.Backlog, l.Backlog)
+		}
+		if len(all) > 1 {
+			q.Sockets = len(all)
+		}
+		out = append(out, q)
 	}
 	return out
 }

@@ -253,8 +253,17 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 	w("# Merge into /etc/nginx/nginx.conf and the PHP site's server block,")
 	w("# then check and reload: nginx -t && systemctl reload nginx")
 	w("worker_processes %s;%s", rec["nginx.worker_processes"], c("nginx.worker_processes"))
+	if rec["nginx.worker_cpu_affinity"] == "auto" || start["nginx.worker_cpu_affinity"] == "auto" {
+		w("worker_cpu_affinity %s;%s", rec["nginx.worker_cpu_affinity"], c("nginx.worker_cpu_affinity"))
+	}
+	if n := rec.Int("nginx.worker_rlimit_nofile"); n > 0 {
+		w("worker_rlimit_nofile %d;%s", n, c("nginx.worker_rlimit_nofile"))
+	}
 	w("events {")
 	w("    worker_connections %s;%s", rec["nginx.worker_connections"], c("nginx.worker_connections"))
+	if rec.On("nginx.multi_accept") || start.On("nginx.multi_accept") {
+		w("    multi_accept %s;%s", rec["nginx.multi_accept"], c("nginx.multi_accept"))
+	}
 	w("}")
 	w("http {")
 	w("    keepalive_timeout %s;%s", rec["nginx.keepalive_timeout"], c("nginx.keepalive_timeout"))
@@ -281,7 +290,11 @@ func nginxSnippet(start, rec knob.Config, t Target) string {
 		w("    access_log off;%s", c("nginx.access_log"))
 	}
 	w("    server {")
-	w("        listen 80 backlog=%s;%s", rec["nginx.listen_backlog"], c("nginx.listen_backlog"))
+	reuse := ""
+	if rec.On("nginx.reuseport") {
+		reuse = " reuseport"
+	}
+	w("        listen 80 backlog=%s%s;%s%s", rec["nginx.listen_backlog"], reuse, c("nginx.listen_backlog"), c("nginx.reuseport"))
 	w("        location ~ \\.php$ {")
 	w("            fastcgi_pass %s;%s", pass, c("listen"))
 	if kept > 0 {

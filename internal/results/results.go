@@ -497,6 +497,10 @@ type ListenQueue struct {
 	// AskedBacklog is the backlog the configuration asked listen(2) for;
 	// Backlog is below it when net.core.somaxconn capped it.
 	AskedBacklog int64 `json:"asked_backlog,omitempty"`
+	// Sockets counts the listening sockets on the address when there are
+	// several (SO_REUSEPORT: nginx.reuseport gives each worker its own):
+	// Queued is then their sum and Backlog the smallest one's.
+	Sockets int `json:"sockets,omitempty"`
 }
 
 // Derived holds the figures computed from a run's samples that the tuner and

@@ -91,6 +91,28 @@ func (a Addr) Match(l Listener) bool {
 	return ip == a.ip || ip.IsUnspecified()
 }
 
+// FindAll returns every listener in ls that a names: several when
+// processes listen on one address with SO_REUSEPORT (nginx's reuseport: a
+// socket per worker, each with its own accept queue). Exact addresses are
+// preferred over wildcard ones, as in Find.
+func FindAll(ls []Listener, a Addr) []Listener {
+	var exact, wild []Listener
+	for _, l := range ls {
+		if !a.Match(l) {
+			continue
+		}
+		if a.Network == "tcp" && l.Address != a.Address {
+			wild = append(wild, l)
+			continue
+		}
+		exact = append(exact, l)
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return wild
+}
+
 // Find returns the listener in ls that a names, preferring an exact address
 // over a wildcard one.
 func Find(ls []Listener, a Addr) (Listener, bool) {
