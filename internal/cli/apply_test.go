@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phptune/phptune/internal/fpmstatus"
 	"github.com/phptune/phptune/internal/livehost/hosttest"
@@ -17,7 +18,7 @@ import (
 // poolState reads the copy's www pool: process manager and size.
 func poolState(t *testing.T, h *hosttest.Host) (string, int64) {
 	t.Helper()
-	body, err := observe.FPMFetcher("unix", h.Socket, "/status", 0)(context.Background(), "json")
+	body, err := observe.FPMFetcher("unix", h.Socket, "/status", 0)(context.Background(), "json&full")
 	if err != nil {
 		t.Fatalf("status page: %v", err)
 	}
@@ -66,7 +67,13 @@ func TestApplyToHostCopy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
 	}
-	if pm, n := poolState(t, h); pm != "static" || n != 7 {
+	// A reloaded master spawns its workers after it answers.
+	pm, n := poolState(t, h)
+	for i := 0; i < 30 && (pm != "static" || n != 7); i++ {
+		time.Sleep(100 * time.Millisecond)
+		pm, n = poolState(t, h)
+	}
+	if pm != "static" || n != 7 {
 		t.Errorf("after apply the pool runs pm=%s with %d workers", pm, n)
 	}
 	ini, _ := os.ReadFile(filepath.Join(h.IniDir, "99-phptune.ini"))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/phptune/phptune/internal/fpmstatus"
 	"github.com/phptune/phptune/internal/liveapply"
+	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
 
@@ -46,6 +47,9 @@ pm.status_path = /status
 
 func newFPMHost(t testing.TB, root string) *fpmHost {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("a live host's php-fpm master runs as root")
 	}
@@ -102,12 +106,25 @@ func (h *fpmHost) stop() {
 }
 
 // serves checks the host serves its pool with the given process manager
-// and size.
+// and size (counted from the full page's worker list: the page's own
+// counters lag the master's once-a-second count after a reload), waiting
+// up to 3 s for a reloaded master to spawn its workers.
 func (h *fpmHost) serves(ctx context.Context, pm string, workers int64) error {
+	var err error
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err = h.servesNow(ctx, pm, workers); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (h *fpmHost) servesNow(ctx context.Context, pm string, workers int64) error {
 	if _, err := h.fpm.Master(); err != nil {
 		return err
 	}
-	body, err := h.fpm.status(ctx)
+	network, addr := h.fpm.addr()
+	body, err := observe.FPMFetcher(network, addr, h.fpm.StatusPath, 0)(ctx, "json&full")
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ type Host struct {
 // and stops every process of the copy when the test ends.
 func Debian(t testing.TB) *Host {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("a host's php-fpm master runs as root")
 	}
