@@ -409,6 +409,8 @@ var registry = []Knob{
 		Directive: "processes.idle_timeout", Help: "seconds an idle process above the spares lives (dynamic)"},
 	{Name: "unit.max_requests", Component: Unit, Kind: Int, Default: "0", Min: 0, Max: 100000000,
 		Directive: "limits.requests", Help: "requests a process serves before it is replaced; 0 never"},
+	{Name: "unit.threads", Component: Unit, Kind: Int, Default: "1", Min: 1, Max: 256,
+		Directive: "threads", Help: "request threads in each PHP application process; above 1 needs a thread-safe (ZTS) PHP, which Debian's libphp8.2-embed is not"},
 	{Name: "unit.listen_backlog", Component: Unit, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Directive: "backlog", Help: "listen(2) backlog of Unit's HTTP listener (Unit's default: 511; capped by net.core.somaxconn)"},
 	// lighttpd: Debian 12's lighttpd.conf sets none of these, so they are
@@ -665,6 +667,9 @@ func (c Config) Validate() error {
 		if n, wc := c.Int("nginx.worker_rlimit_nofile"), c.Int("nginx.worker_connections"); n > 0 && n < 2*wc {
 			errs = append(errs, fmt.Errorf("nginx.worker_rlimit_nofile=%d is below 2 x nginx.worker_connections = %d: each proxied connection holds a client socket and an upstream one; valid: 0 (not set) or %d..1048576", n, 2*wc, 2*wc))
 		}
+	}
+	if server == UnitPHP && c.Int("unit.threads") > 1 {
+		errs = append(errs, fmt.Errorf("unit.threads=%s: Debian's PHP embed library (libphp8.2-embed) is built without thread safety (NTS), and Unit runs several request threads in a PHP process only with a ZTS PHP; valid here: 1; raise unit.processes instead", c["unit.threads"]))
 	}
 	if server == UnitPHP && c["unit.pm"] == "dynamic" {
 		if sp, mx := c.Int("unit.spare_processes"), c.Int("unit.processes"); sp > mx {

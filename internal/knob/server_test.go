@@ -201,3 +201,23 @@ func TestWorkersKnobPerServer(t *testing.T) {
 		}
 	}
 }
+
+func TestUnitThreadsNeedZTS(t *testing.T) {
+	for _, tt := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"server=unit", "unit.threads=1"}, ""},
+		{[]string{"server=unit", "unit.threads=4"}, "unit.threads=4: Debian's PHP embed library (libphp8.2-embed) is built without thread safety"},
+		{[]string{"unit.threads=4"}, "belongs to server unit"},
+	} {
+		c, err := Defaults().Apply(tt.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Validate()
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v: %v, want %q", tt.set, err, tt.want)
+		}
+	}
+}

@@ -80,9 +80,12 @@ type Action struct {
 
 // Application is the PHP application.
 type Application struct {
-	Type        string            `json:"type"`
-	Processes   any               `json:"processes"` // an integer (static) or Processes
-	Limits      *Limits           `json:"limits,omitempty"`
+	Type      string  `json:"type"`
+	Processes any     `json:"processes"` // an integer (static) or Processes
+	Limits    *Limits `json:"limits,omitempty"`
+	// Threads is request threads per process (a ZTS PHP only); 0 leaves
+	// Unit's default, 1.
+	Threads     int64             `json:"threads,omitempty"`
 	Targets     map[string]Target `json:"targets"`
 	Environment map[string]string `json:"environment,omitempty"`
 }
@@ -131,6 +134,9 @@ func Build(cfg knob.Config, site Site) Config {
 	}
 	if n := cfg.Int("unit.max_requests"); n > 0 {
 		app.Limits = &Limits{Requests: n}
+	}
+	if n := cfg.Int("unit.threads"); n > 1 {
+		app.Threads = n
 	}
 	if len(site.Env) > 0 {
 		app.Environment = map[string]string{}
