@@ -1,7 +1,6 @@
 package livehost
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/phptune/phptune/internal/fpmstatus"
 	"github.com/phptune/phptune/internal/liveapply"
+	"github.com/phptune/phptune/internal/livehost/hosttest"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
@@ -85,25 +85,8 @@ func newFPMHost(t testing.TB, root string) *fpmHost {
 	return h
 }
 
-// stop ends every master of the host's configuration (found in /proc by
-// its title, not only through the pid file, which a failed reload can
-// leave stale) and, with them, their workers.
-func (h *fpmHost) stop() {
-	title := []byte("php-fpm: master process (" + h.fpm.Conf + ")")
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, c := range cmdlines {
-		b, _ := os.ReadFile(c)
-		if !bytes.HasPrefix(b, title) {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(c)))
-		syscall.Kill(pid, syscall.SIGQUIT)
-		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
+// stop ends every master of the host's configuration and their workers.
+func (h *fpmHost) stop() { hosttest.StopMasters(h.fpm.Conf) }
 
 // serves checks the host serves its pool with the given process manager
 // and size (counted from the full page's worker list: the page's own

@@ -127,11 +127,15 @@ func (h *Host) Start() error {
 	return fmt.Errorf("php-fpm made no socket %s within 10s", h.Socket)
 }
 
-// Stop ends every master of the copy's configuration (found by its title
-// in /proc, not only by a pid file a failed reload can leave stale), and
-// with them their workers.
-func (h *Host) Stop() {
-	title := []byte("php-fpm: master process (" + h.Conf + ")")
+// Stop ends every master of the copy's configuration, and with them
+// their workers.
+func (h *Host) Stop() { StopMasters(h.Conf) }
+
+// StopMasters ends every php-fpm master started with conf (found by its
+// title in /proc, not only by a pid file a failed reload can leave stale)
+// and, with them, their workers.
+func StopMasters(conf string) {
+	title := []byte("php-fpm: master process (" + conf + ")")
 	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, c := range cmdlines {
 		b, _ := os.ReadFile(c)
