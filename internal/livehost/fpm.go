@@ -156,6 +156,24 @@ func (f FPM) waitReloaded(ctx context.Context, before int64) error {
 	if f.StatusPath == "" || before == 0 {
 		return f.waitServing(ctx)
 	}
+	return f.waitMaster(ctx, "finish reloading", func() error {
+		t, err := f.started(ctx)
+		if err == nil && t == before {
+			err = errors.New("its status page still shows the old master's start time")
+		}
+		return err
+	})
+}
+
+// waitServing waits until a verified master answers on Listen.
+func (f FPM) waitServing(ctx context.Context) error {
+	return f.waitMaster(ctx, "serve", func() error { return f.probe(ctx) })
+}
+
+// waitMaster polls until the pid file names a verified master and ready
+// says it is ready, for at most the timeout; a master missing for longer
+// than masterGrace is gone, and that is the error.
+func (f FPM) waitMaster(ctx context.Context, what string, ready func() error) error {
 	deadline := time.Now().Add(f.timeout())
 	var last error
 	var gone time.Time
@@ -167,12 +185,8 @@ func (f FPM) waitReloaded(ctx context.Context, before int64) error {
 			} else if time.Since(gone) > masterGrace {
 				return err
 			}
-		} else if t, err := f.started(ctx); err != nil {
-			last = err
-		} else if t != before {
+		} else if last = ready(); last == nil {
 			return nil
-		} else {
-			last = errors.New("its status page still shows the old master's start time")
 		}
 		select {
 		case <-ctx.Done():
@@ -180,7 +194,7 @@ func (f FPM) waitReloaded(ctx context.Context, before int64) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("php-fpm did not finish reloading within %v: %v", f.timeout(), last)
+	return fmt.Errorf("php-fpm did not %s within %v: %v", what, f.timeout(), last)
 }
 
 // started is the master's start time from the status page ("start time",
@@ -198,31 +212,6 @@ func (f FPM) started(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("php-fpm's status page has no start time: %.80q", body)
 	}
 	return page.Start, nil
-}
-
-// waitServing waits until a verified master answers on Listen.
-func (f FPM) waitServing(ctx context.Context) error {
-	deadline := time.Now().Add(f.timeout())
-	var last error
-	var gone time.Time
-	for time.Now().Before(deadline) {
-		if _, err := f.Master(); err != nil {
-			last = err
-			if gone.IsZero() {
-				gone = time.Now()
-			} else if time.Since(gone) > masterGrace {
-				return err
-			}
-		} else if last = f.probe(ctx); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("php-fpm did not serve within %v: %v", f.timeout(), last)
 }
 
 // Healthy checks that the master is php-fpm's, of this configuration, and
