@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/safewrite"
 )
 
 // Files a root phptune touches fall in two kinds, and this file holds the
@@ -20,44 +22,11 @@ import (
 //     O_NOFOLLOW, a regular file owned by the lab account, with at most one
 //     link, read up to a limit. Root never writes, chowns or runs them.
 
-// writeOwned writes data to path atomically (temporary file, fsync,
-// rename) with the given mode and group (-1 keeps root's group). The
-// temporary file is created with O_EXCL|O_NOFOLLOW, so even a planted link
-// would be refused rather than followed.
+// writeOwned writes data to path atomically (package safewrite:
+// temporary file created with O_EXCL|O_NOFOLLOW, fsync, rename) with the
+// given mode and group (-1 keeps root's group).
 func writeOwned(path string, data []byte, mode os.FileMode, gid int) error {
-	tmp := path + ".tmp"
-	_ = os.Remove(tmp)
-	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uint32(mode.Perm()))
-	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if gid >= 0 && os.Geteuid() == 0 {
-		if err := f.Chown(-1, gid); err != nil {
-			return err
-		}
-	}
-	if err := f.Chmod(mode.Perm()); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	ok = true
-	return os.Rename(tmp, path)
+	return safewrite.Write(path, data, mode, -1, gid)
 }
 
 // mkdirOwned creates dir, or takes the real directory (not a link) already

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/safewrite"
 )
 
 // checkTrusted refuses a path whose directories someone other than this
@@ -49,51 +51,14 @@ func checkTrusted(path string) error {
 	}
 }
 
-// writeFileAtomic writes data to path: a temporary file beside it
-// (O_EXCL|O_NOFOLLOW, so a planted file or link is refused, not
-// followed), the mode and owner set, fsync, rename over path, fsync of the
-// directory. uid/gid -1 keep this process's.
+// writeFileAtomic writes data to path with package safewrite (temporary
+// file refusing links, mode and owner, fsync, rename, directory fsync),
+// making its directory first. uid/gid -1 keep this process's.
 func writeFileAtomic(path string, data []byte, mode os.FileMode, uid, gid int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".phptune-tmp"
-	_ = os.Remove(tmp)
-	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uint32(mode.Perm()))
-	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if (uid >= 0 || gid >= 0) && os.Geteuid() == 0 {
-		if err := f.Chown(uid, gid); err != nil {
-			return fmt.Errorf("writing %s: %v", path, err)
-		}
-	}
-	if err := f.Chmod(mode.Perm()); err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	ok = true
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	return syncDir(filepath.Dir(path))
+	return safewrite.Write(path, data, mode, uid, gid)
 }
 
 // removeFile removes path (a missing file is not an error) and syncs its
@@ -102,16 +67,7 @@ func removeFile(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return safewrite.SyncDir(filepath.Dir(path))
 }
 
 // readRegular reads a regular file without following a link at its last
