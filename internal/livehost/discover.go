@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -28,6 +29,10 @@ type Pool struct {
 	File       string // the file of its first section
 	Listen     string // "unix:/path" or "tcp:HOST:PORT"
 	StatusPath string
+	// PM and MaxChildren are its process manager and pm.max_children as
+	// configured ("" and 0 when not set: php-fpm refuses that).
+	PM          string
+	MaxChildren int64
 }
 
 // Pool returns the pool called name.
@@ -126,6 +131,10 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 				pools[section].Listen = listenAddr(value)
 			case section != "global" && section != "" && key == "pm.status_path":
 				pools[section].StatusPath = value
+			case section != "global" && section != "" && key == "pm":
+				pools[section].PM = value
+			case section != "global" && section != "" && key == "pm.max_children":
+				pools[section].MaxChildren, _ = strconv.ParseInt(value, 10, 64)
 			}
 		}
 		return sc.Err()

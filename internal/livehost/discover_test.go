@@ -50,7 +50,7 @@ func TestReadFPMDebian(t *testing.T) {
 		t.Fatalf("pools %+v", h.Pools)
 	}
 	p := h.Pools[0]
-	if p.Name != "www" || p.File != dir+"/pool.d/www.conf" || p.Listen != "unix:/run/php/php8.2-fpm.sock" || p.StatusPath != "" {
+	if p.Name != "www" || p.File != dir+"/pool.d/www.conf" || p.Listen != "unix:/run/php/php8.2-fpm.sock" || p.StatusPath != "" || p.PM != "dynamic" || p.MaxChildren != 5 {
 		t.Errorf("pool %+v (Debian leaves pm.status_path commented out)", p)
 	}
 }
