@@ -38,7 +38,9 @@ type Host struct {
 // Debian copies the installed php-fpm's configuration under a temporary
 // root and starts its master. It skips the test without root or php-fpm,
 // and stops every process of the copy when the test ends.
-func Debian(t testing.TB) *Host {
+//
+// edits, when given, change www.conf's text before the master starts.
+func Debian(t testing.TB, edits ...func(www string) string) *Host {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts php-fpm; skipped with -short")
@@ -80,6 +82,9 @@ func Debian(t testing.TB) *Host {
 		t.Skip(err)
 	}
 	www = bytes.Replace(move(www), []byte(";pm.status_path = /status"), []byte("pm.status_path = /status"), 1)
+	for _, edit := range edits {
+		www = []byte(edit(string(www)))
+	}
 	h.write(t, h.Conf, move(conf))
 	h.write(t, filepath.Join(h.PoolDir, "www.conf"), www)
 	// conf.d holds links to mods-available: the copy holds their content.

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/advise"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/proc"
+)
+
+func init() { register(newAdviseCmd) }
+
+// ErrChanges is advise --exit-code's exit 1: a change is recommended.
+type ErrChanges struct{}
+
+func (ErrChanges) Error() string { return "advise recommends changes (--exit-code)" }
+
+func newAdviseCmd(env *Env) *cobra.Command {
+	var fpmConfig, fpmPrefix string
+	var asJSON, exitCode bool
+	cmd := &cobra.Command{
+		Use:   "advise",
+		Short: "Read a live host's php-fpm pools (no load sent) and size them together under its memory",
+		Long: `phptune advise reads what a running host shows, sending no load and changing
+nothing: every php-fpm master in /proc (or the one of --fpm-config), its pools
+as configured (include globs followed), each pool's workers' memory (PSS), its
+status page over FastCGI when pm.status_path is set (max active processes, max
+children reached, listen queue since the master started), the host's memory,
+swap and the masters' cgroup limit.
+
+Every pool is sized together under the host's one memory budget (available
+memory plus what the workers hold, less a reserve of a tenth of the host, at
+least 256 MiB): each pool's share follows its peak (max active processes, or
+its configured size without a status page) times its workers' 95th percentile
+PSS. A pool larger than its share is lowered; a pool that reached
+pm.max_children is raised, at most doubled, when its share allows; the others
+are kept. Findings say what was read and what was not (the status page off,
+and how to turn it on; a master up for less than a day: too short to trust
+its peaks; queueing; swap). Advise cannot see the knee without load: phptune
+tune measures it.
+
+--exit-code exits 1 when a change is recommended (as git diff --exit-code), so
+advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
+prints is what phptune apply writes.`,
+		Example: `  phptune advise
+  phptune advise --json
+  phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs, err := proc.Default()
+			if err != nil {
+				return err
+			}
+			masters, err := livehost.Masters(fs)
+			if err != nil {
+				return err
+			}
+			if fpmConfig != "" {
+				var only []livehost.Master
+				for _, m := range masters {
+					if m.Conf == fpmConfig {
+						only = append(only, m)
+					}
+				}
+				if len(only) == 0 {
+					return usageErr("Running masters: "+confs(masters), "--fpm-config %s: no running php-fpm master was started with it", fpmConfig)
+				}
+				masters = only
+			}
+			if len(masters) == 0 {
+				return fmt.Errorf("no php-fpm master is running here: advise reads a live host (start php-fpm, or use phptune lab and phptune tune)")
+			}
+			var pools []advise.Pool
+			for _, m := range masters {
+				ps, err := livehost.Observe(env.Ctx, fs, m, fpmPrefix)
+				if err != nil {
+					return fmt.Errorf("php-fpm master %d (%s): %w", m.PID, m.Conf, err)
+				}
+				pools = append(pools, ps...)
+			}
+			host, err := livehost.HostMemory(fs, masters)
+			if err != nil {
+				return err
+			}
+			a := advise.Advise(host, pools)
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(a); err != nil {
+					return err
+				}
+			} else {
+				printAdvice(env, a)
+			}
+			if exitCode && a.Changes() {
+				return ErrChanges{}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&fpmConfig, "fpm-config", "", "only the master started with this php-fpm.conf (default: every master running)")
+	fl.StringVar(&fpmPrefix, "fpm-prefix", "", "the masters' -p prefix, when they run with one")
+	fl.BoolVar(&asJSON, "json", false, "print the advice as JSON")
+	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
+	return cmd
+}
+
+func confs(ms []livehost.Master) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Conf)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func printAdvice(env *Env, a advise.Advice) {
+	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "pool\tpm\tmax_children\trecommended\tworkers\tPSS p95\tmax active\tmax reached\tqueue max\tmaster")
+	for _, p := range a.Pools {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%.1f MiB\t%d\t%d\t%d\t%s\n", p.Pool, p.PM, p.MaxChildren, p.Recommended, p.Workers,
+			float64(p.WorkerPSSP95)/(1<<20), p.MaxActive, p.MaxReached, p.ListenQueueMax, p.Master)
+	}
+	w.Flush()
+	for _, f := range a.Findings {
+		where := ""
+		if f.Pool != "" {
+			where = "pool " + f.Pool + ": "
+		}
+		fmt.Fprintf(env.Stdout, "%s: %s%s\n", f.Severity, where, f.Message)
+	}
+	for _, p := range a.Pools {
+		if !p.Changed() {
+			continue
+		}
+		lines := poolKnobs(p)
+		fmt.Fprintf(env.Stdout, "\nPool %s: put these in a knob file and run phptune apply --pool %s --knobs FILE (it writes %s after %s):\n%s\n",
+			p.Pool, p.Pool, livehost.PoolDropInName, p.File, strings.Join(lines, "\n"))
+	}
+}
+
+// poolKnobs are the knob assignments of a pool's recommended size: its
+// process manager with pm.max_children, and a dynamic pool's spares
+// brought within php-fpm's rules for it.
+func poolKnobs(p advise.PoolAdvice) []string {
+	cfg := knob.Defaults()
+	if p.PM != "" {
+		if err := cfg.Set("pm", p.PM); err != nil {
+			return []string{fmt.Sprintf("pm.max_children=%d", p.Recommended)}
+		}
+	}
+	cfg["pm.max_children"] = strconv.FormatInt(p.Recommended, 10)
+	cfg = cfg.FitDynamic()
+	var out []string
+	for _, name := range []string{"pm", "pm.max_children", "pm.start_servers", "pm.min_spare_servers", "pm.max_spare_servers"} {
+		if cfg.Relevant(name) {
+			out = append(out, name+"="+cfg[name])
+		}
+	}
+	return out
+}
