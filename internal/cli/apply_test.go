@@ -111,8 +111,18 @@ func TestApplyToHostCopy(t *testing.T) {
 		{append([]string{"apply", "--knobs", knobs}, host...), "standard input is not a terminal", "Add --yes"},
 		{append([]string{"apply", "--knobs", knobs, "--yes", "--check-url", "http://example.com/"}, host...), "--check-url", "loopback"},
 		{[]string{"apply", "--knobs", knobs, "--root", "relative"}, "--root", "absolute"},
+		{append([]string{"apply", otherPHP(t, dir), "--yes"}, host...), "was measured on PHP 8.3.4; this host runs php-fpm 8.2", "Tune again on this host's PHP"},
 	})
 	if err := h.Unchanged(); err != nil {
 		t.Errorf("a refused apply changed the host: %v", err)
 	}
+}
+
+// otherPHP is a tune's directory measured on another PHP branch.
+func otherPHP(t *testing.T, dir string) string {
+	d := filepath.Join(dir, "php83-tune")
+	os.MkdirAll(d, 0o755)
+	os.WriteFile(filepath.Join(d, "recommended.knobs"), []byte("pm.max_children=7\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "result.json"), []byte(`{"environment":{"versions":{"php-fpm":"8.3.4"}}}`), 0o644)
+	return d
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,6 +126,7 @@ func systemdRuns() bool {
 type applyFlags struct {
 	hostFlags
 	knobs    string
+	result   string // the tune's result.json, when apply was given its directory
 	dryRun   bool
 	yes      bool
 	settle   time.Duration
@@ -172,6 +174,7 @@ exact lines are printed for you to merge), MariaDB's.
 					return usageErr("Give one of them", "apply takes a tune's directory or --knobs FILE, not both")
 				}
 				f.knobs = filepath.Join(args[0], "recommended.knobs")
+				f.result = filepath.Join(args[0], "result.json")
 			}
 			if f.knobs == "" {
 				return usageErr("Try: phptune apply phptune-tune-RUN, or --knobs recommended.knobs", "apply needs a recommendation")
@@ -205,6 +208,9 @@ func runApply(env *Env, f *applyFlags) error {
 	}
 	live, err := f.resolve()
 	if err != nil {
+		return err
+	}
+	if err := checkMeasuredVersion(f.result, live.bin.Version); err != nil {
 		return err
 	}
 	drop, err := livehost.Compose(live.host, live.pool.Name, rec, live.iniDir)
@@ -262,6 +268,40 @@ func runApply(env *Env, f *applyFlags) error {
 		return fmt.Errorf("apply failed: %w", err)
 	}
 	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(drop.Knobs, " "))
+	return nil
+}
+
+// checkMeasuredVersion refuses a tune's recommendation measured on another
+// PHP branch than the host's php-fpm (result: the tune's result.json; none
+// for a bare knob file, which says no version).
+func checkMeasuredVersion(result, hostVersion string) error {
+	if result == "" {
+		return nil
+	}
+	b, err := os.ReadFile(result)
+	if err != nil {
+		return nil // a directory with recommended.knobs only: nothing to check
+	}
+	var r struct {
+		Environment struct {
+			Versions map[string]string `json:"versions"`
+		} `json:"environment"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
+	}
+	v := r.Environment.Versions["php-fpm"]
+	if v == "" {
+		return nil
+	}
+	branch := v
+	if parts := strings.SplitN(v, ".", 3); len(parts) >= 2 {
+		branch = parts[0] + "." + parts[1]
+	}
+	if branch != hostVersion {
+		return usageErr("Tune again on this host's PHP (phptune tune), or apply the knobs you checked yourself with --knobs FILE",
+			"the recommendation in %s was measured on PHP %s; this host runs php-fpm %s", filepath.Dir(result), v, hostVersion)
+	}
 	return nil
 }
 
