@@ -221,3 +221,52 @@ func p95(xs []int64) int64 {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// Merge combines samples of the same host taken over time (advise
+// --watch) into one observation per pool: every sample's worker PSS (so
+// the percentile covers the whole watch), the last status page read (its
+// counters are cumulative since the master started), the longest uptime.
+// Pools are keyed by master and name, in first-seen order.
+func Merge(samples [][]Pool) []Pool {
+	index := map[[2]string]int{}
+	var out []Pool
+	for _, sample := range samples {
+		for _, p := range sample {
+			key := [2]string{p.Master, p.Name}
+			i, ok := index[key]
+			if !ok {
+				index[key] = len(out)
+				out = append(out, p)
+				out[len(out)-1].WorkerPSS = append([]int64(nil), p.WorkerPSS...)
+				continue
+			}
+			m := &out[i]
+			m.WorkerPSS = append(m.WorkerPSS, p.WorkerPSS...)
+			m.MaxChildren, m.PM, m.File, m.StatusPath = p.MaxChildren, p.PM, p.File, p.StatusPath
+			if p.Status != nil {
+				m.Status, m.StatusError = p.Status, ""
+			} else if m.Status == nil {
+				m.StatusError = p.StatusError
+			}
+			m.Uptime = max(m.Uptime, p.Uptime)
+		}
+	}
+	return out
+}
+
+// MergeHosts keeps the worst of each memory reading over the watch: the
+// least available memory and free swap, the smallest cgroup limit.
+func MergeHosts(hs []Host) Host {
+	if len(hs) == 0 {
+		return Host{}
+	}
+	out := hs[0]
+	for _, h := range hs[1:] {
+		out.MemAvailable = min(out.MemAvailable, h.MemAvailable)
+		out.SwapFree = min(out.SwapFree, h.SwapFree)
+		if h.CgroupLimit > 0 && (out.CgroupLimit == 0 || h.CgroupLimit < out.CgroupLimit) {
+			out.CgroupLimit = h.CgroupLimit
+		}
+	}
+	return out
+}

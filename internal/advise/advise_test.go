@@ -99,3 +99,25 @@ func anyChange(a Advice) bool {
 	}
 	return false
 }
+
+func TestMerge(t *testing.T) {
+	s1 := []Pool{{Master: "/a.conf", Name: "www", MaxChildren: 5, WorkerPSS: []int64{10, 20}, StatusPath: "/status", StatusError: "busy", Uptime: time.Minute}}
+	s2 := []Pool{
+		{Master: "/a.conf", Name: "www", MaxChildren: 5, WorkerPSS: []int64{30}, StatusPath: "/status", Status: &results.FPMStatus{MaxActiveProcesses: 4}, Uptime: 2 * time.Minute},
+		{Master: "/b.conf", Name: "shop", MaxChildren: 3, WorkerPSS: []int64{7}},
+	}
+	m := Merge([][]Pool{s1, s2})
+	if len(m) != 2 || m[0].Name != "www" || m[1].Name != "shop" {
+		t.Fatalf("%+v", m)
+	}
+	if got := m[0].WorkerPSS; len(got) != 3 || m[0].Status == nil || m[0].StatusError != "" || m[0].Uptime != 2*time.Minute {
+		t.Errorf("www merged: %+v", m[0])
+	}
+	if len(s1[0].WorkerPSS) != 2 {
+		t.Error("Merge changed its input")
+	}
+	h := MergeHosts([]Host{{MemAvailable: 500, SwapFree: 10}, {MemAvailable: 300, SwapFree: 20, CgroupLimit: 900}, {MemAvailable: 400, CgroupLimit: 700}})
+	if h.MemAvailable != 300 || h.SwapFree != 0 || h.CgroupLimit != 700 {
+		t.Errorf("hosts merged: %+v", h)
+	}
+}

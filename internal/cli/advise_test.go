@@ -54,7 +54,12 @@ func TestAdviseHostCopy(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "pm.max_children 100000 -> ") || !strings.Contains(out, "phptune apply --pool www") {
 		t.Errorf("a pool too large for memory: exit %d\n%s%s", code, out, errs)
 	}
+	out, errs, code = runCLI(t, "advise", "--fpm-config", h.Conf, "--watch", "1s", "--every", "300ms")
+	if code != 0 || !strings.Contains(out, "watched for") || !strings.Contains(out, "samples, every 300ms") {
+		t.Errorf("--watch: exit %d\n%s%s", code, out, errs)
+	}
 	checkUsageErrors(t, []usageCase{
+		{[]string{"advise", "--watch", "1m", "--every", "0s"}, "--every 0s", "Try: --watch 10m --every 10s"},
 		{[]string{"advise", "--fpm-config", "/nonexistent/php-fpm.conf"}, "--fpm-config /nonexistent/php-fpm.conf: no running php-fpm master", "Running masters:"},
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,7 @@ func (ErrChanges) Error() string { return "advise recommends changes (--exit-cod
 func newAdviseCmd(env *Env) *cobra.Command {
 	var fpmConfig, fpmPrefix string
 	var asJSON, exitCode bool
+	var watch, every time.Duration
 	cmd := &cobra.Command{
 		Use:   "advise",
 		Short: "Read a live host's php-fpm pools (no load sent) and size them together under its memory",
@@ -44,7 +46,9 @@ pm.max_children is raised, at most doubled, when its share allows; the others
 are kept. Findings say what was read and what was not (the status page off,
 and how to turn it on; a master up for less than a day: too short to trust
 its peaks; queueing; swap). Advise cannot see the knee without load: phptune
-tune measures it.
+tune measures it. --watch 10m samples every --every (10 s) over that long: the
+workers' PSS percentiles then cover the whole watch and the memory available is the
+lowest seen.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
@@ -54,6 +58,9 @@ prints is what phptune apply writes.`,
   phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if watch < 0 || every <= 0 {
+				return usageErr("Try: --watch 10m --every 10s", "--watch %v --every %v: give a duration of 0 or more and an interval above 0", watch, every)
+			}
 			fs, err := proc.Default()
 			if err != nil {
 				return err
@@ -77,19 +84,39 @@ prints is what phptune apply writes.`,
 			if len(masters) == 0 {
 				return fmt.Errorf("no php-fpm master is running here: advise reads a live host (start php-fpm, or use phptune lab and phptune tune)")
 			}
-			var pools []advise.Pool
-			for _, m := range masters {
-				ps, err := livehost.Observe(env.Ctx, fs, m, fpmPrefix)
-				if err != nil {
-					return fmt.Errorf("php-fpm master %d (%s): %w", m.PID, m.Conf, err)
+			var samples [][]advise.Pool
+			var hosts []advise.Host
+			start := time.Now()
+			for {
+				var pools []advise.Pool
+				for _, m := range masters {
+					ps, err := livehost.Observe(env.Ctx, fs, m, fpmPrefix)
+					if err != nil {
+						return fmt.Errorf("php-fpm master %d (%s): %w", m.PID, m.Conf, err)
+					}
+					pools = append(pools, ps...)
 				}
-				pools = append(pools, ps...)
+				host, err := livehost.HostMemory(fs, masters)
+				if err != nil {
+					return err
+				}
+				samples, hosts = append(samples, pools), append(hosts, host)
+				if time.Since(start)+every > watch {
+					break
+				}
+				select {
+				case <-env.Ctx.Done():
+					fmt.Fprintf(env.Stderr, "advise: interrupted after %v: advising on the %d samples taken\n", time.Since(start).Round(time.Second), len(samples))
+				case <-time.After(every):
+					continue
+				}
+				break
 			}
-			host, err := livehost.HostMemory(fs, masters)
-			if err != nil {
-				return err
+			a := advise.Advise(advise.MergeHosts(hosts), advise.Merge(samples))
+			if len(samples) > 1 {
+				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
+					time.Since(start).Round(time.Second), len(samples), every)})
 			}
-			a := advise.Advise(host, pools)
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
@@ -110,6 +137,8 @@ prints is what phptune apply writes.`,
 	fl.StringVar(&fpmPrefix, "fpm-prefix", "", "the masters' -p prefix, when they run with one")
 	fl.BoolVar(&asJSON, "json", false, "print the advice as JSON")
 	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
+	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
+	fl.DurationVar(&every, "every", 10*time.Second, "with --watch, the time between samples")
 	return cmd
 }
 
