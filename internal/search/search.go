@@ -266,11 +266,12 @@ const KeepaliveMost = "fastcgi_keepalive=most"
 // TopologyChallenges are how nginx reaches php-fpm: several pools behind
 // an upstream, and kept FastCGI connections. They are decided only when
 // named (--challenges): measured here (bench/overload.sh topology, hello
-// at c=500, static pool of 8), two or four pools made no significant
-// difference to throughput (x1.05 [0.89, 1.24]) and raised p99 1.6 to 2.3
-// times; kept connections raised throughput x1.68 [1.42, 2.00] and p99
-// thirteen times (the connections not kept wait for the pool's few free
-// workers): a trade to choose with an SLO, not to adopt on throughput.
+// at c=500, static pool of 8, quiet machine), two pools made no
+// significant difference to throughput (x0.96 [0.92, 1.00]) and four were
+// slower (x0.93 [0.88, 0.99]), both raising p99 1.7 to 2.8 times; kept
+// connections raised throughput x1.46 [1.36, 1.56] and p99 sixteen times
+// (the connections not kept wait for the pool's few free workers): a
+// trade to choose with an SLO, not to adopt on throughput.
 var TopologyChallenges = []Challenge{
 	{Name: "fpm.pools=2", Group: "pools", Set: []string{"fpm.pools=2"}},
 	{Name: "fpm.pools=4", Group: "pools", Set: []string{"fpm.pools=4"}},
