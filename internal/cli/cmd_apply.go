@@ -93,7 +93,7 @@ func (f *hostFlags) resolve() (*liveFPM, error) {
 		return nil, usageErr("Name one with --pool", "--pool %s: %s has no such pool (it has: %s)", name, conf, strings.Join(host.PoolNames(), ", "))
 	}
 	l := &liveFPM{bin: bin, host: host, pool: pool, iniDir: iniDir}
-	l.fpm = livehost.FPM{Binary: bin.Path, Conf: conf, Prefix: f.fpmPrefix, PidFile: host.PidFile, Listen: pool.Listen,
+	l.fpm = livehost.FPM{Binary: bin.Path, Conf: conf, Prefix: f.fpmPrefix, Listen: pool.Listen,
 		StatusPath: pool.StatusPath, StartArgs: []string{"-y", conf}}
 	if f.fpmPrefix != "" {
 		l.fpm.StartArgs = append(l.fpm.StartArgs, "-p", f.fpmPrefix)
@@ -148,7 +148,7 @@ writes is saved under phptune's home first; then the files are written
 atomically (temporary file, fsync, rename), only into directories no other
 user can write; php-fpm -t checks the whole configuration; php-fpm reloads
 gracefully (systemctl when systemd runs it, otherwise SIGUSR2 to the master
-whose pid file /proc confirms); the health check waits for the reloaded master
+found in /proc by its title, owned by root: no pid file is trusted); the health check waits for the reloaded master
 and reads the pool's status page (pm.status_path; without it, it only
 connects), and --check-url must answer as it did before. Any failure rolls
 every file back and reloads the old configuration; so does Ctrl-C. An apply
@@ -313,7 +313,7 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 		old, _ := os.ReadFile(c.Path)
 		fmt.Fprint(w, tune.UnifiedDiff(c.Path, c.Path, lines(old), lines(c.Content), 3))
 	}
-	reload := "SIGUSR2 to the master in " + live.fpm.PidFile
+	reload := "SIGUSR2 to php-fpm's master of " + live.fpm.Conf + " (found in /proc, owned by root)"
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
 	}

@@ -11,12 +11,10 @@ import (
 )
 
 // FPMHost is what apply needs of a php-fpm configuration on disk: where
-// its master's pid file is, where pool files are included from, and each
-// pool's name, file, address and status page.
+// pool files are included from, and each pool's name, file, address and
+// status page.
 type FPMHost struct {
-	Conf      string // php-fpm.conf
-	PidFile   string
-	Daemonize bool
+	Conf string // php-fpm.conf
 	// Includes are the include globs, absolute.
 	Includes []string
 	Pools    []Pool
@@ -58,9 +56,9 @@ func (h *FPMHost) PoolNames() []string {
 const maxConf = 1 << 20
 
 // ReadFPM reads the php-fpm configuration conf and the pool files it
-// includes (globs in [global] or in a pool section). Relative paths are
-// resolved as php-fpm does: against prefix (its -p) when set, otherwise an
-// include against /usr and the pid file against /var. Files are read
+// includes (globs in [global] or in a pool section). A relative include
+// is resolved as php-fpm does: against prefix (its -p) when set, otherwise
+// against /usr. Files are read
 // without following a link at their last component and are at most 1 MiB
 // each.
 func ReadFPM(conf, prefix string) (*FPMHost, error) {
@@ -73,7 +71,7 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 		}
 		return filepath.Join(def, p)
 	}
-	h := &FPMHost{Conf: conf, Daemonize: true}
+	h := &FPMHost{Conf: conf}
 	pools := map[string]*Pool{}
 	var order []string
 	var read func(path string, depth int) error
@@ -123,10 +121,6 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 						return err
 					}
 				}
-			case section == "global" && key == "pid":
-				h.PidFile = against(value, "/var")
-			case section == "global" && key == "daemonize":
-				h.Daemonize = isOn(value)
 			case section != "global" && section != "" && key == "listen":
 				pools[section].Listen = listenAddr(value)
 			case section != "global" && section != "" && key == "pm.status_path":
@@ -157,14 +151,6 @@ func unquote(v string) string {
 		v = strings.TrimSpace(v[:i])
 	}
 	return v
-}
-
-func isOn(v string) bool {
-	switch strings.ToLower(v) {
-	case "yes", "on", "true", "1":
-		return true
-	}
-	return false
 }
 
 // listenAddr writes a pool's listen value as "unix:/path" or

@@ -6,14 +6,12 @@
 package livehost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/peercred"
+	"github.com/phptune/phptune/internal/proc"
 )
 
 // FPM is one php-fpm master of a host.
@@ -29,8 +28,7 @@ type FPM struct {
 	Binary string // php-fpm8.2
 	Conf   string // its php-fpm.conf
 	// Prefix is -p for a host rooted elsewhere ("" on the host itself).
-	Prefix  string
-	PidFile string
+	Prefix string
 	// Listen is a pool's address for the health probe ("unix:/path" or
 	// "tcp:127.0.0.1:9000") and StatusPath its pm.status_path; without
 	// a status path the probe only connects.
@@ -80,10 +78,9 @@ func (f FPM) Check(ctx context.Context) error {
 }
 
 // Reload makes the master read its configuration again: systemctl reload,
-// or SIGUSR2 to the master named by the pid file once /proc says it is
-// php-fpm's master of this configuration. php-fpm re-executes itself
-// (under the same pid, or a new one when it daemonizes again: the pid
-// file is read anew each time); a master that is gone afterwards (a configuration
+// or SIGUSR2 to the master Master finds in /proc. php-fpm re-executes
+// itself (under the same pid, or a new one when it daemonizes again: the
+// master is looked up anew each time); a master that is gone afterwards (a configuration
 // php-fpm -t passed but the master could not use, e.g. a port in use) is
 // started again, so that a rollback's reload brings the old one back.
 func (f FPM) Reload(ctx context.Context) error {
@@ -147,7 +144,7 @@ func (f FPM) start(ctx context.Context, why error) error {
 }
 
 // masterGrace is how long a master may be missing before it counts as
-// gone: a reload that daemonizes again changes the pid file under way.
+// gone: a reload that daemonizes again replaces the master's process.
 const masterGrace = 2 * time.Second
 
 // waitReloaded waits until a verified master answers with a start time
@@ -170,7 +167,7 @@ func (f FPM) waitServing(ctx context.Context) error {
 	return f.waitMaster(ctx, "serve", func() error { return f.probe(ctx) })
 }
 
-// waitMaster polls until the pid file names a verified master and ready
+// waitMaster polls until Master finds the one master and ready
 // says it is ready, for at most the timeout; a master missing for longer
 // than masterGrace is gone, and that is the error.
 func (f FPM) waitMaster(ctx context.Context, what string, ready func() error) error {
@@ -256,27 +253,35 @@ func (f FPM) addr() (network, address string) {
 	return "unix", strings.TrimPrefix(f.Listen, "unix:")
 }
 
-// Master returns the pid in the pid file once /proc shows it is a php-fpm
-// master started with this configuration; a pid file that names anything
-// else is an error, never signalled.
+// Master returns the pid of the one running php-fpm master of f.Conf,
+// found in /proc by its title and owned by root or this process's user
+// (see Masters). It reads no pid file: on Debian /run/php belongs to
+// www-data, so the pool's own account could forge one; a process of that
+// account titled as a master is not owned by root and is never signalled.
+// Two such masters (a reload that daemonizes again, under way) are an
+// error until one is left.
 func (f FPM) Master() (int, error) {
-	b, err := readSmall(f.PidFile, 64)
+	fs, err := proc.Default()
 	if err != nil {
-		return 0, fmt.Errorf("php-fpm's pid file: %w", err)
+		return 0, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 {
-		return 0, fmt.Errorf("php-fpm's pid file %s holds %q, not a pid", f.PidFile, b)
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	ms, err := Masters(fs)
 	if err != nil {
-		return 0, fmt.Errorf("php-fpm's master %d (from %s) is not running", pid, f.PidFile)
+		return 0, err
 	}
-	title := string(bytes.TrimRight(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), " "))
-	if !strings.HasPrefix(title, "php-fpm: master process (") || !strings.Contains(title, "("+f.Conf+")") {
-		return 0, fmt.Errorf("pid %d from %s is %q, not php-fpm's master of %s; not signalled", pid, f.PidFile, title, f.Conf)
+	var pids []int
+	for _, m := range ms {
+		if m.Conf == f.Conf {
+			pids = append(pids, m.PID)
+		}
 	}
-	return pid, nil
+	switch len(pids) {
+	case 0:
+		return 0, fmt.Errorf("php-fpm's master of %s is not running", f.Conf)
+	case 1:
+		return pids[0], nil
+	}
+	return 0, fmt.Errorf("%d php-fpm masters of %s are running (%v): a reload under way, or a second master", len(pids), f.Conf, pids)
 }
 
 // readSmall reads a small regular file without following a link.

@@ -76,7 +76,7 @@ func newFPMHost(t testing.TB, root string) *fpmHost {
 			t.Fatal(err)
 		}
 	}
-	h.fpm = FPM{Binary: bin.Path, Conf: conf, PidFile: filepath.Join(root, "php-fpm.pid"), Listen: "unix:" + sock,
+	h.fpm = FPM{Binary: bin.Path, Conf: conf, Listen: "unix:" + sock,
 		StatusPath: "/status", StartArgs: []string{"-y", conf, "--allow-to-run-as-root"}, Timeout: 10 * time.Second}
 	if err := h.fpm.start(context.Background(), errors.New("starting the test host")); err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestChaosChild(t *testing.T) {
 	bin, _ := phpfpm.Find()
 	conf := filepath.Join(root, "php-fpm.conf")
 	h := &fpmHost{root: root, dropIn: filepath.Join(root, "pool.d", "zz-phptune.conf"), fpm: FPM{Binary: bin.Path, Conf: conf,
-		PidFile: filepath.Join(root, "php-fpm.pid"), Listen: "unix:" + filepath.Join(root, "www.sock"), StatusPath: "/status",
+		Listen: "unix:" + filepath.Join(root, "www.sock"), StatusPath: "/status",
 		StartArgs: []string{"-y", conf, "--allow-to-run-as-root"}, Timeout: 10 * time.Second}}
 	ctx, stop := signalContext()
 	defer stop()
@@ -355,4 +355,46 @@ func signalContext() (context.Context, context.CancelFunc) {
 func tail(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestForgedMasterIgnored: a process of another account titled as the
+// master of a configuration (any process can set its title) is not
+// found, so it is never signalled nor its configuration read; the same
+// process run as root would be.
+func TestForgedMasterIgnored(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a process as nobody")
+	}
+	conf := filepath.Join(t.TempDir(), "php-fpm.conf")
+	forge := func(cred *syscall.Credential) *exec.Cmd {
+		cmd := &exec.Cmd{Path: "/bin/cat", Args: []string{"php-fpm: master process (" + conf + ")"}, SysProcAttr: &syscall.SysProcAttr{Credential: cred}}
+		if _, err := cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	forge(&syscall.Credential{Uid: 65534, Gid: 65534})
+	f := FPM{Conf: conf}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if pid, err := f.Master(); err == nil {
+			t.Fatalf("a process of nobody titled as the master was taken for it: %d", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	root := forge(nil)
+	var pid int
+	var err error
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if pid, err = f.Master(); err == nil {
+			break
+		}
+	}
+	if err != nil || pid != root.Process.Pid {
+		t.Fatalf("root's process titled as the master: %d, %v; want %d (the check must be able to find a master)", pid, err, root.Process.Pid)
+	}
 }

@@ -29,7 +29,10 @@ type Master struct {
 const masterTitle = "php-fpm: master process ("
 
 // Masters lists the php-fpm masters running on this machine, by the title
-// php-fpm gives its master.
+// php-fpm gives its master, owned by root or by this process's user. Any
+// process can set that title: one of another account (a pool's worker
+// code, say) is left out, so phptune never reads the configuration it
+// names or signals it.
 func Masters(fs *proc.FS) ([]Master, error) {
 	pids, err := fs.PIDs()
 	if err != nil {
@@ -46,7 +49,11 @@ func Masters(fs *proc.FS) ([]Master, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Master{PID: pid, Conf: conf, UID: int(st.Sys().(*syscall.Stat_t).Uid)})
+		uid := int(st.Sys().(*syscall.Stat_t).Uid)
+		if uid != 0 && uid != os.Geteuid() {
+			continue
+		}
+		out = append(out, Master{PID: pid, Conf: conf, UID: uid})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Conf < out[j].Conf })
 	return out, nil
