@@ -21,12 +21,11 @@ func TestWrite(t *testing.T) {
 	if string(b) != "new" || st.Mode().Perm() != 0o640 {
 		t.Errorf("%q %v", b, st.Mode())
 	}
-	// A link planted where the temporary file goes is refused, not followed.
+	// A link planted where the temporary file goes is never written
+	// through: Write removes it (a leftover) and creates the file with
+	// O_EXCL|O_NOFOLLOW, which refuses one planted in between.
 	target := filepath.Join(dir, "target")
 	os.WriteFile(target, []byte("keep"), 0o600)
-	// Write removes a leftover temporary file first, so plant the link
-	// in a directory it cannot remove from... as root it can: check the
-	// target is never written through the link either way.
 	if err := os.Symlink(target, path+".phptune-tmp"); err != nil {
 		t.Fatal(err)
 	}
