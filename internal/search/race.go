@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -511,18 +510,15 @@ func (d *Domain) finish(arms []*arm, inc knob.Config, cmp stats.CompareOptions) 
 	d.rec.Config = final
 }
 
-// challenged is inc with ch's changes, brought within php-fpm's rules
-// (FitDynamic) and validated; KeepaliveMost keeps as many FastCGI
-// connections as inc's pool allows.
+// challenged is inc with ch's changes (adjusted by ch.Fit), brought
+// within php-fpm's rules (FitDynamic) and validated.
 func challenged(inc knob.Config, ch Challenge) (knob.Config, error) {
 	cfg, err := inc.Apply(ch.Set)
 	if err != nil {
 		return nil, err
 	}
-	if ch.Name == KeepaliveMost {
-		if n := cfg.MostFastCGIKeepalive(); n > 0 {
-			cfg[knob.FastCGIKeepaliveKnob] = strconv.Itoa(n)
-		}
+	if ch.Fit != nil {
+		cfg = ch.Fit(cfg)
 	}
 	cfg = cfg.FitDynamic()
 	return cfg, cfg.Validate()

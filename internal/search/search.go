@@ -179,6 +179,10 @@ type Challenge struct {
 	// Servers, when set, are the only servers the challenge is tried on
 	// by default (ChallengesFor); nil: every server that uses its knobs.
 	Servers []string
+	// Fit, when set, adjusts the challenged configuration to the
+	// incumbent it is tried against (a value that depends on the sized
+	// pool), before php-fpm's rules are applied.
+	Fit func(knob.Config) knob.Config
 }
 
 // AppliesTo reports whether c is one of server's default challenges: its
@@ -275,7 +279,17 @@ const KeepaliveMost = "fastcgi_keepalive=most"
 var TopologyChallenges = []Challenge{
 	{Name: "fpm.pools=2", Group: "pools", Set: []string{"fpm.pools=2"}},
 	{Name: "fpm.pools=4", Group: "pools", Set: []string{"fpm.pools=4"}},
-	{Name: KeepaliveMost, Group: "fastcgi_keepalive", Set: []string{knob.FastCGIKeepaliveKnob + "=1"}},
+	{Name: KeepaliveMost, Group: "fastcgi_keepalive", Set: []string{knob.FastCGIKeepaliveKnob + "=1"}, Fit: mostKeepalive},
+}
+
+// mostKeepalive keeps as many FastCGI connections as c's pool allows
+// (the challenge's 1 when even that is too many, so that it is refused
+// saying why).
+func mostKeepalive(c knob.Config) knob.Config {
+	if n := c.MostFastCGIKeepalive(); n > 0 {
+		c[knob.FastCGIKeepaliveKnob] = strconv.Itoa(n)
+	}
+	return c
 }
 
 // KnownChallenges are all challenges a tune may name.
