@@ -38,7 +38,11 @@ func Masters(fs *proc.FS) ([]Master, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Master
+	type candidate struct {
+		Master
+		ppid int
+	}
+	var found []candidate
 	for _, pid := range pids {
 		cmdline, err := fs.ReadCmdline(pid)
 		if err != nil || !strings.HasPrefix(cmdline, masterTitle) {
@@ -53,7 +57,25 @@ func Masters(fs *proc.FS) ([]Master, error) {
 		if uid != 0 && uid != os.Geteuid() {
 			continue
 		}
-		out = append(out, Master{PID: pid, Conf: conf, UID: uid})
+		ppid := 0
+		if ps, err := fs.ReadStat(pid); err == nil {
+			ppid = ps.PPID
+		}
+		found = append(found, candidate{Master{PID: pid, Conf: conf, UID: uid}, ppid})
+	}
+	// A worker just forked keeps its master's title until it names itself
+	// after its pool: a candidate whose parent is a master of the same
+	// configuration is that child, not a second master.
+	byPID := map[int]string{}
+	for _, c := range found {
+		byPID[c.PID] = c.Conf
+	}
+	var out []Master
+	for _, c := range found {
+		if conf, ok := byPID[c.ppid]; ok && conf == c.Conf {
+			continue
+		}
+		out = append(out, c.Master)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Conf < out[j].Conf })
 	return out, nil
