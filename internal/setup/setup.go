@@ -24,7 +24,16 @@ var Packages = [][]string{
 	{"wordpress", "wordpress-theme-twentytwentythree"},
 	Apache,
 	WebServers,
+	Profilers,
 }
+
+// Profilers are what phptune profile samples with: perf (Debian's
+// linux-perf) for native stacks and the php-excimer extension for PHP
+// functions. Debian enables excimer for every SAPI when it installs; it
+// does nothing until a script starts a profiler (a profiling lab's
+// auto-prepended sampler). Installed with service starts denied, so the
+// extension's package never reloads a system php-fpm.
+var Profilers = []string{"linux-perf", "php-excimer"}
 
 // Apache is what the Apache servers need (server=apache-event-fpm,
 // apache-prefork-modphp): the apache2 binary with its modules and Debian's
@@ -93,7 +102,7 @@ func DenyServiceStarts() (restore func(), note string, err error) {
 // Apache's, or the other web servers'.
 func quiet(group []string) bool {
 	for _, p := range group {
-		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) {
+		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Profilers, p) {
 			return true
 		}
 	}
@@ -262,7 +271,9 @@ func installGroup(ctx context.Context, log io.Writer, m []string) error {
 			servers = append(servers, p)
 		}
 	}
-	if len(servers) == 0 {
+	if slices.ContainsFunc(m, func(p string) bool { return slices.Contains(Profilers, p) }) {
+		fmt.Fprintf(log, "setup: %s installed with service starts denied (%s): no php-fpm service is reloaded\n", strings.Join(m, ", "), note)
+	} else if len(servers) == 0 {
 		fmt.Fprintf(log, "setup: Apache is installed for the labs only: Debian's apache2 service is neither installed, started nor enabled (%s); a service already running is left alone\n", note)
 	} else {
 		fmt.Fprintf(log, "setup: %s installed for the labs only: their services are not started (%s) and are disabled once installed; a package already installed and its service are left alone\n", strings.Join(servers, ", "), note)

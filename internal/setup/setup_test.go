@@ -68,6 +68,8 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 		{[]string{"libapache2-mod-php"}, true},
 		{WebServers, true},
 		{[]string{"h2o"}, true},
+		{Profilers, true},
+		{[]string{"php-excimer"}, true},
 		{Packages[0], false},
 		{TestTools, false},
 	} {
