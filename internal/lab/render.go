@@ -47,9 +47,10 @@ func (l *Lab) render(acct *account) error {
 	})
 	front := frontOf(l)
 	files := map[string]string{
-		"php/00-build.ini":   buildIni(build),
-		"php/99-phptune.ini": phpfpm.RenderIni(l.Config),
-		w.conf():             w.render(l, webPass(l.FPMListen), front),
+		"php/00-build.ini":    buildIni(build),
+		"php/99-phptune.ini":  phpfpm.RenderIni(l.Config),
+		"php/98-profiler.ini": l.profilerIni(),
+		w.conf():              w.render(l, webPass(l.FPMListen), front),
 	}
 	if knob.RunsFPM(l.Config.Server()) {
 		files["php-fpm.conf"] = fpmConf
@@ -68,7 +69,13 @@ func (l *Lab) render(acct *account) error {
 			return err
 		}
 	}
-	return l.writeStatusScript(acct)
+	if err := l.writeStatusScript(acct); err != nil {
+		return err
+	}
+	if l.PHPProfiler != "" {
+		return l.writeProfiler(acct)
+	}
+	return nil
 }
 
 // poolListens decides the address of every php-fpm pool (one unless

@@ -85,6 +85,9 @@ type Lab struct {
 	Limits Limits `json:"limits,omitempty"`
 	// FrontPage is what GET / answered when the lab came up.
 	FrontPage *pagecheck.Page `json:"front_page,omitempty"`
+	// PHPProfiler is the PHP sampler's clock while phptune profile runs
+	// one ("cpu" or "wall"), empty otherwise (see SetPHPProfiler).
+	PHPProfiler string `json:"php_profiler,omitempty"`
 	// BootID is the kernel's boot id when the lab started: after a reboot no
 	// recorded pid is trusted.
 	BootID string `json:"boot_id"`
