@@ -18,8 +18,8 @@ func samplePage() Page {
 			Rows: [][]string{{"Zend VM executor", "54.1%"}, {"<script>window.pwned=1</script>", "1%"}}}},
 		Graphs: []Graph{
 			{ID: "native", Title: "Native (perf)", Note: "cpu-clock at 49 Hz.", Folded: map[string]int{
-				"php;php_execute_script;zend_execute_scripts;execute_ex":          30,
-				"php;php_execute_script;zend_execute_scripts;execute_ex;_emalloc": 5,
+				"php;php_execute_script;zend_execute_scripts;execute_ex":                30,
+				"php;php_execute_script;zend_execute_scripts;execute_ex;_emalloc":       5,
 				"php;php_execute_script;zend_execute_scripts;execute_ex;zend_hash_find": 10,
 				"php;[php-fpm8.2];clear_page_erms_[k]":                                  2,
 				"web server;ngx_epoll_process_events;tcp_sendmsg_[k]":                   3,

@@ -51,7 +51,7 @@ type NativeBuilder struct {
 	Role   func(pid int) string
 	JIT    *PerfMap
 	PHPJIT bool
-	n    Native
+	n      Native
 }
 
 // roleRoot is the root frame of a role's stacks.
