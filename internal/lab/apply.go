@@ -21,6 +21,12 @@ import (
 // (with this process as its owner) while its servers are down, so a
 // concurrent `lab status` shows it as such and never reaps it.
 func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
+	return l.apply(ctx, cfg, "", false)
+}
+
+// apply is Apply; with setProfiler it also turns the PHP sampler to
+// profiler (see SetPHPProfiler), after the lab's state is read again.
+func (l *Lab) apply(ctx context.Context, cfg knob.Config, profiler string, setProfiler bool) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -55,14 +61,17 @@ func (l *Lab) Apply(ctx context.Context, cfg knob.Config) error {
 			dbChanged = true
 		}
 	}
-	old := l.Config
+	old, oldProfiler := l.Config, l.PHPProfiler
 	l.Config = cfg.Clone()
+	if setProfiler {
+		l.PHPProfiler = profiler
+	}
 	if err := l.render(acct); err != nil {
-		l.Config = old
+		l.Config, l.PHPProfiler = old, oldProfiler
 		return err
 	}
 	if err := l.testConfigs(ctx, acct, fpmBin, web, webBin); err != nil {
-		l.Config = old
+		l.Config, l.PHPProfiler = old, oldProfiler
 		_ = l.render(acct)
 		return err
 	}

@@ -124,13 +124,7 @@ func (l *Lab) SetPHPProfiler(ctx context.Context, clock string) error {
 	default:
 		return fmt.Errorf("PHP profiler clock %q: use %s or %s", clock, ProfilerCPU, ProfilerWall)
 	}
-	old := l.PHPProfiler
-	l.PHPProfiler = clock
-	if err := l.Apply(ctx, l.Config); err != nil {
-		l.PHPProfiler = old
-		return err
-	}
-	return nil
+	return l.apply(ctx, l.Config, clock, true)
 }
 
 // ClearPHPProfile removes the sampler's output, so the next read holds

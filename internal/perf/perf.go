@@ -181,3 +181,6 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// PID is perf record's process id.
+func (r *Recording) PID() int { return r.cmd.Process.Pid }

@@ -2,6 +2,8 @@ package perf
 
 import (
 	"bufio"
+	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -51,6 +53,48 @@ func (s *Symfs) Add(path string) {
 		return
 	}
 	s.linked[path] = true
+	// Its debug symbols (Debian's -dbg and -dbgsym packages), which perf
+	// finds by build id below the symfs.
+	if dbg := debugFile(path); dbg != "" && RootOnly(dbg) == nil {
+		link := filepath.Join(s.Dir, dbg)
+		if os.MkdirAll(filepath.Dir(link), 0o700) == nil {
+			_ = os.Symlink(dbg, link)
+		}
+	}
+}
+
+// debugFile is the path of path's separate debug symbols by its build id
+// (/usr/lib/debug/.build-id/NN/REST.debug), "" without a build id. path
+// is verified root's: reading its ELF notes as root is safe.
+func debugFile(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		b := make([]byte, min(p.Filesz, 4096))
+		if _, err := p.ReadAt(b, 0); err != nil && len(b) == 0 {
+			continue
+		}
+		for len(b) >= 12 {
+			nsz, dsz, typ := f.ByteOrder.Uint32(b), f.ByteOrder.Uint32(b[4:]), f.ByteOrder.Uint32(b[8:])
+			nEnd := 12 + (int(nsz)+3)&^3
+			dEnd := nEnd + (int(dsz)+3)&^3
+			if nsz > 64 || dsz > 64 || dEnd > len(b) {
+				break
+			}
+			if typ == 3 && string(b[12:12+nsz]) == "GNU\x00" && dsz > 1 { // NT_GNU_BUILD_ID
+				id := hex.EncodeToString(b[nEnd : nEnd+int(dsz)])
+				return filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
+			}
+			b = b[dEnd:]
+		}
+	}
+	return ""
 }
 
 // Linked is the number of files linked.
