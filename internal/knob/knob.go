@@ -99,6 +99,11 @@ var serverOf = map[string]string{Nginx: NginxFPM, Lighttpd: LighttpdFPM, Caddy: 
 // packages) or the id of a build made by `phptune build`.
 const BuildKnob = "php.build"
 
+// ZendAllocHugePagesKnob puts USE_ZEND_ALLOC_HUGE_PAGES=1 in the pool's
+// environment (a php-fpm pool's env[], not a php.ini setting: the Zend
+// allocator reads it when the worker starts).
+const ZendAllocHugePagesKnob = "fpm.zend_alloc_huge_pages"
+
 // BuildValidator decides which values of php.build are valid besides
 // "distro": the model is pure, so the caller that knows the build cache
 // sets it (package phpbuild offers one). It gets the trimmed value and
@@ -321,6 +326,8 @@ var registry = []Knob{
 		Help: "listen(2) backlog of the pool socket (capped by net.core.somaxconn)"},
 	{Name: PoolsKnob, Component: PHPFPM, Kind: Int, Default: "1", Min: 1, Max: 64,
 		Help: "pools on sockets of their own behind an nginx upstream (seed 003's several masters), pm.max_children and the spares split between them; at most pm.max_children"},
+	{Name: ZendAllocHugePagesKnob, Component: PHPFPM, Kind: Bool, Default: "off", Directive: "env[USE_ZEND_ALLOC_HUGE_PAGES]",
+		Help: "USE_ZEND_ALLOC_HUGE_PAGES=1 in the pool's environment: the Zend allocator's 2 MiB chunks on huge pages"},
 	// php.ini
 	{Name: "opcache.enable", Component: PHP, Kind: Bool, Default: "on",
 		Help: "opcode cache"},
@@ -338,6 +345,8 @@ var registry = []Knob{
 		Help: "JIT mode; has no effect while jit_buffer_size is 0"},
 	{Name: "opcache.jit_buffer_size", Component: PHP, Kind: Size, Default: "0", Min: 0, Max: 1 * gib,
 		Help: "JIT code buffer; 0 disables the JIT (the distro default)"},
+	{Name: "opcache.huge_code_pages", Component: PHP, Kind: Bool, Default: "off",
+		Help: "copy PHP's code into huge pages at start (transparent huge pages): fewer iTLB misses"},
 	{Name: "realpath_cache_size", Component: PHP, Kind: Size, Default: "4M", Min: 16 * kib, Max: 256 * mib,
 		Help: "per-worker cache of resolved paths"},
 	{Name: "realpath_cache_ttl", Component: PHP, Kind: Int, Default: "120", Min: 1, Max: 86400,

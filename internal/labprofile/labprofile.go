@@ -335,7 +335,8 @@ func jitOn(cfg knob.Config) bool {
 
 // cacheState reads what findings need of the runtime counters.
 func cacheState(cfg knob.Config, rt *results.Runtime) profile.CacheState {
-	c := profile.CacheState{ValidateTS: cfg["opcache.validate_timestamps"] != "off", OpcacheEnabled: cfg["opcache.enable"] != "off"}
+	c := profile.CacheState{ValidateTS: cfg["opcache.validate_timestamps"] != "off", OpcacheEnabled: cfg["opcache.enable"] != "off",
+		Server: cfg.Server(), Listen: cfg["listen"]}
 	if rt == nil || rt.Opcache == nil {
 		return c
 	}

@@ -302,6 +302,9 @@ func renderPool(cfg knob.Config, p Paths) (string, error) {
 	// Worker stderr goes to the error log so a failing trial keeps its cause.
 	r.w("catch_workers_output = yes")
 	r.w("decorate_workers_output = no")
+	if cfg[knob.ZendAllocHugePagesKnob] == "on" {
+		r.w("env[USE_ZEND_ALLOC_HUGE_PAGES] = 1")
+	}
 	for _, l := range p.ExtraPool {
 		key, value := r.setting(l)
 		r.w("%s = %s", key, value)

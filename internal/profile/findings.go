@@ -14,8 +14,9 @@ type Finding struct {
 	ID       string  `json:"id"`
 	Share    float64 `json:"share"` // of the samples named in Evidence
 	Evidence string  `json:"evidence"`
-	// Challenges are knob assignments ("opcache.huge_code_pages=on");
-	// several in one string are tried together.
+	// Challenges are challenge specs ("opcache.huge_code_pages=on",
+	// "realpath_cache_size=16M;realpath_cache_ttl=3600"): the assignments
+	// of one are tried together.
 	Challenges []string `json:"challenges,omitempty"`
 	// AppIssue says the time is the application's, not the server's.
 	AppIssue bool `json:"app_issue,omitempty"`
@@ -30,6 +31,10 @@ type CacheState struct {
 	InternedFull     bool    // the interned strings buffer is (nearly) full
 	KeysFull         bool    // cached keys at max_accelerated_files
 	ValidateTS       bool    // opcache.validate_timestamps is on
+	// Server is the lab's server knob: kept FastCGI connections are
+	// nginx's (fastcgi_keepalive) alone.
+	Server string
+	Listen string // php-fpm's listen knob: unix or tcp
 }
 
 // Thresholds of the findings, as shares of the PHP workers' samples.
@@ -69,7 +74,7 @@ func Findings(n *Native, p *PHP, c CacheState) []Finding {
 			if c.ValidateTS {
 				f.Challenges = append(f.Challenges, "opcache.validate_timestamps=off")
 			}
-			f.Challenges = append(f.Challenges, "realpath_cache_size=16M,realpath_cache_ttl=3600")
+			f.Challenges = append(f.Challenges, "realpath_cache_size=16M;realpath_cache_ttl=3600")
 			out = append(out, f)
 		}
 		if s := share(CompCompiler); s >= CompileShare && c.OpcacheEnabled {
@@ -94,9 +99,15 @@ func Findings(n *Native, p *PHP, c CacheState) []Finding {
 			out = append(out, f)
 		}
 		if s := share(CompKNet); s >= NetworkShare {
-			out = append(out, Finding{ID: "fpm-socket", Share: s,
-				Evidence:   fmt.Sprintf("kernel networking takes %.1f%% of the PHP workers' samples (≥ %.0f%%): the FastCGI socket", 100*s, 100*NetworkShare),
-				Challenges: []string{"listen=unix", "nginx.fastcgi_keepalive=most"}})
+			f := Finding{ID: "fpm-socket", Share: s,
+				Evidence: fmt.Sprintf("kernel networking takes %.1f%% of the PHP workers' samples (≥ %.0f%%): the FastCGI socket", 100*s, 100*NetworkShare)}
+			if c.Listen == "tcp" {
+				f.Challenges = append(f.Challenges, "listen=unix")
+			}
+			if c.Server == "nginx-fpm" {
+				f.Challenges = append(f.Challenges, "fastcgi_keepalive=most")
+			}
+			out = append(out, f)
 		}
 		if s := share(CompMySQL); s >= MySQLShare {
 			out = append(out, Finding{ID: "database", Share: s,
