@@ -61,6 +61,7 @@ type tuneFlags struct {
 	set                   []string
 	server                string
 	challenges            []string
+	profile               bool
 	baselines             string
 	curve                 string
 	redact                []string
@@ -168,6 +169,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
+	fl.BoolVar(&f.profile, "profile", false, "profile the starting configuration first (phptune profile, one round) and add the challenges its findings point to (huge pages, file lookups, opcache sizes, the FastCGI socket...)")
 	fl.StringArrayVar(&f.challenges, "challenges", nil, "a categorical change to decide (repeatable): a known name, comma-separated known names, 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+"), or knob assignments separated by ';', e.g. 'opcache.jit=tracing;opcache.jit_buffer_size=64M' (default: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+"; decided only when named: "+challengeNames(search.TopologyChallenges)+", several php-fpm pools behind nginx and kept FastCGI connections at the most the pool allows)")
 	fl.StringVar(&f.baselines, "baselines", "calculator,2xcores", "rules of thumb measured in the holdout beside the recommendation when they fit the memory and time budgets: calculator (0.9 × MemAvailable / worker RSS, dynamic), 2xcores (a static pool of 2 × cores), comma-separated, or none")
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
@@ -722,6 +724,12 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("output directory %s: %w", outDir, err)
 	}
+	var findings []results.ProfileFinding
+	if f.profile && f.resume == "" {
+		if findings, err = profileStart(ctx, l, *w, &opt, outDir, say); err != nil {
+			return err
+		}
+	}
 
 	phpVersion := "8.2"
 	if b, err := phpfpm.Find(); err == nil {
@@ -758,6 +766,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		return fmt.Errorf("tune %s: %w", opt.ID, err)
 	}
 	res.Environment = envInfo
+	res.ProfileFindings = findings
 	var ran []map[string]string
 	for _, tr := range res.Trials {
 		ran = append(ran, tr.Config)

@@ -50,14 +50,20 @@ func TestProfileStrings(t *testing.T) {
 		if n == nil || php < 50 {
 			t.Fatalf("native: %+v", n)
 		}
+		// Debian's php-fpm exports none of zif_str_replace, zif_strtolower
+		// (static to the binary, unnamed): their work shows as libc's
+		// string routines, named through libc's symbols, called from
+		// the executor.
 		work := 0
 		for stack, c := range n.Folded {
-			if strings.HasPrefix(stack, "php;") && (strings.Contains(stack, ";zif_str") || strings.Contains(stack, ";zif_ucwords") || strings.Contains(stack, ";zif_md5") || strings.Contains(stack, ";php_str")) {
+			leaf := stack[strings.LastIndexByte(stack, ';')+1:]
+			if strings.HasPrefix(stack, "php;") && strings.Contains(stack, ";execute_ex;") &&
+				(strings.HasPrefix(leaf, "__mem") || strings.HasPrefix(leaf, "__str") || strings.HasPrefix(leaf, "mem") || strings.Contains(leaf, "tolower")) {
 				work += c
 			}
 		}
-		if share := float64(work) / float64(php); share < 0.2 {
-			t.Errorf("the app's string functions hold %.1f%% of the PHP workers' samples, want >= 20%%: %v", 100*share, profile.Top(n.PHPSelf, php, 10))
+		if share := float64(work) / float64(php); share < 0.3 {
+			t.Errorf("the app's string work (libc's string routines under the executor) holds %.1f%% of the PHP workers' samples, want >= 30%%: %v", 100*share, profile.Top(n.PHPSelf, php, 10))
 		}
 		if n.PHPComponents[profile.CompOther] > php/10 {
 			t.Errorf("other holds %d of %d PHP samples: %v", n.PHPComponents[profile.CompOther], php, n.PHPComponents)

@@ -145,6 +145,15 @@ func TuneText(w io.Writer, res *results.Tune) error {
 			}
 		}
 	}
+	if len(res.ProfileFindings) > 0 {
+		fmt.Fprintln(w, "\nprofile of the start (tune --profile), its findings and the challenges they added:")
+		for _, f := range res.ProfileFindings {
+			fmt.Fprintf(w, "  - %s\n", f.Evidence)
+			if len(f.Challenges) > 0 {
+				fmt.Fprintf(w, "    challenges: %s\n", strings.Join(f.Challenges, " | "))
+			}
+		}
+	}
 	if res.Environment != nil {
 		if lines := sysctl.Lines(res.Environment.KernelLimits); len(lines) > 0 {
 			fmt.Fprintln(w, "\nkernel limits (read, not changed unless --apply-sysctl):")

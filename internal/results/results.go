@@ -549,7 +549,11 @@ type Tune struct {
 	// Decisions are the categorical comparisons the search made (adopted
 	// or not), each with its confidence interval.
 	Decisions []Decision `json:"decisions,omitempty"`
-	Holdout   *Holdout   `json:"holdout,omitempty"`
+	// ProfileFindings are what a profile of the start pointed to (tune
+	// --profile): their challenges were added to the search's, and
+	// Decisions say whether each won.
+	ProfileFindings []ProfileFinding `json:"profile_findings,omitempty"`
+	Holdout         *Holdout         `json:"holdout,omitempty"`
 	// Baselines are the rules of thumb beside the recommendation.
 	Baselines []Baseline `json:"baselines,omitempty"`
 	// Sizing are the knobs sized from what the stack reported (opcache,
@@ -567,6 +571,16 @@ type Tune struct {
 	Environment   *Environment      `json:"environment,omitempty"`
 	Warnings      []string          `json:"warnings,omitempty"`
 	WallS         float64           `json:"wall_s"`
+}
+
+// ProfileFinding is one finding of phptune profile: the evidence with
+// its measured share and the challenges it adds to a tune.
+type ProfileFinding struct {
+	ID         string   `json:"id"`
+	Share      float64  `json:"share"`
+	Evidence   string   `json:"evidence"`
+	Challenges []string `json:"challenges,omitempty"`
+	AppIssue   bool     `json:"app_issue,omitempty"`
 }
 
 // Limits are the user's constraints.

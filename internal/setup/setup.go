@@ -28,12 +28,13 @@ var Packages = [][]string{
 }
 
 // Profilers are what phptune profile samples with: perf (Debian's
-// linux-perf) for native stacks and the php-excimer extension for PHP
-// functions. Debian enables excimer for every SAPI when it installs; it
+// linux-perf) for native stacks, libc's detached symbols (libc6-dbg: the
+// string and allocation routines' own names, __memcpy_avx512..., not just
+// libc.so.6) and the php-excimer extension for PHP functions. Debian enables excimer for every SAPI when it installs; it
 // does nothing until a script starts a profiler (a profiling lab's
 // auto-prepended sampler). Installed with service starts denied, so the
 // extension's package never reloads a system php-fpm.
-var Profilers = []string{"linux-perf", "php-excimer"}
+var Profilers = []string{"linux-perf", "libc6-dbg", "php-excimer"}
 
 // Apache is what the Apache servers need (server=apache-event-fpm,
 // apache-prefork-modphp): the apache2 binary with its modules and Debian's

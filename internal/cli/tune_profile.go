@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labprofile"
+	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/perf"
+	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// profileStart is tune --profile: one round of phptune profile on the
+// starting configuration, its files in outDir/profile, and its findings'
+// challenges added to the search's (after the default ones, which an
+// empty list would otherwise stand for).
+func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tune.Options, outDir string, say func(string, ...any)) ([]results.ProfileFinding, error) {
+	say("profiling the starting configuration (one round: plain, perf, excimer)")
+	tmp, err := os.MkdirTemp("", "phptune-profile-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// The lab runs the start already: its own lab came up with it, a
+	// --lab's configuration is the start.
+	conns, d, warmup := opt.Conns, opt.Duration, opt.Warmup
+	if conns < 1 {
+		conns = 50
+	}
+	if d < time.Second {
+		d = 10 * time.Second
+	}
+	if warmup <= 0 {
+		warmup = 3 * time.Second
+	}
+	res, err := labprofile.Run(ctx, l, w, labprofile.Options{Conns: conns, Duration: d, Warmup: warmup,
+		Rounds: 1, PHPClock: lab.ProfilerCPU, Native: true, PHP: true, Perf: perf.DefaultOptions, TempDir: tmp, Say: say})
+	if err != nil {
+		return nil, err
+	}
+	if err := writeProfile(outDir+"/profile", opt.App, w.Name, res); err != nil {
+		return nil, err
+	}
+	if opt.Challenges == nil {
+		for _, c := range search.ChallengesFor(l.Config.Server(), w.Writes) {
+			opt.Challenges = append(opt.Challenges, c.Name)
+		}
+	}
+	var out []results.ProfileFinding
+	for _, f := range res.Findings {
+		say("profile: %s", f.Evidence)
+		var added []string
+		for _, c := range f.Challenges {
+			if _, err := tune.ParseChallenge(c); err != nil {
+				say("profile: challenge %s left out: %v", c, err)
+				continue
+			}
+			added = append(added, c)
+			if !slices.Contains(opt.Challenges, c) {
+				opt.Challenges = append(opt.Challenges, c)
+			}
+		}
+		out = append(out, results.ProfileFinding{ID: f.ID, Share: f.Share, Evidence: f.Evidence, Challenges: added, AppIssue: f.AppIssue})
+	}
+	if len(out) == 0 {
+		say("profile: no finding above its threshold; the search's challenges are unchanged")
+	}
+	return out, nil
+}
