@@ -232,3 +232,26 @@ func pids(l *lab.Lab) []int {
 	}
 	return out
 }
+
+// TestProfileChecksEverythingFirst: every bad input of profile is a usage
+// error naming the flag and the fix, found before a lab or a file exists.
+func TestProfileChecksEverythingFirst(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PHPTUNE_HOME", home)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFiles(t, dir, badInputs)
+	checkUsageErrors(t, []usageCase{
+		{[]string{"profile", "--app", "nosuch"}, `--app "nosuch" is not a built-in app`, "Choose one of"},
+		{[]string{"profile", "--app", "hello", "--lab", "x"}, "give only one of --app, --docroot and --lab", "Try: phptune profile"},
+		{[]string{"profile", "--lab", "nosuch"}, `--lab nosuch: no such lab "nosuch"`, "phptune lab status"},
+		{[]string{"profile", "--php-clock", "sometimes"}, `--php-clock "sometimes" is not cpu or wall`, "Try: --php-clock cpu"},
+		{[]string{"profile", "--freq", "5000"}, "--freq 5000: use 1..999 Hz", "Try: --freq 49"},
+		{[]string{"profile", "--native=false", "--php=false"}, "nothing to sample", "Leave out"},
+		{[]string{"profile", "--rounds", "0"}, "--rounds 1..20", "Try: --rounds 3"},
+		{[]string{"profile", "-d", "100ms"}, "-d at least 1s", "Try: --rounds 3"},
+		{[]string{"profile", "-o", "a-file"}, "-o a-file is a file, not a directory", "Try: -o DIR"},
+		{[]string{"profile", "--workload", "bad.scenario"}, "--workload bad.scenario: line 2", "WEIGHT METHOD PATH"},
+	})
+	checkNothingCreated(t, home, dir, slices.Collect(mapsKeys(badInputs))...)
+}
