@@ -24,7 +24,14 @@ import (
 const (
 	ProfilerCPU  = "cpu"  // the worker's CPU time (EXCIMER_CPU)
 	ProfilerWall = "wall" // wall time: waiting on the database counts too (EXCIMER_REAL)
+	// ProfilerPerfMap is no PHP sampler: PHP's JIT writes the perf map
+	// that names its code (/tmp/perf-PID.map, opcache.jit_debug=0x10)
+	// while perf samples.
+	ProfilerPerfMap = "perfmap"
 )
+
+// MaxPerfMap bounds what is read of one worker's perf map.
+const MaxPerfMap = 16 << 20
 
 const (
 	profilerScriptName = "phptune-profiler.php"
@@ -91,8 +98,11 @@ register_shutdown_function(static function () {
 // profilerIni is php/98-profiler.ini: the prepend while a profile runs,
 // a comment otherwise.
 func (l *Lab) profilerIni() string {
-	if l.PHPProfiler == "" {
+	switch l.PHPProfiler {
+	case "":
 		return "; phptune profile's PHP sampler is off.\n"
+	case ProfilerPerfMap:
+		return "; phptune profile: PHP's JIT names its code in /tmp/perf-PID.map while perf samples.\nopcache.jit_debug = 16\n"
 	}
 	return fmt.Sprintf("; phptune profile's PHP sampler (clock %s), on while a profile runs.\nauto_prepend_file = %s\n",
 		l.PHPProfiler, filepath.Join(l.Dir, statusDir, profilerScriptName))
@@ -120,7 +130,7 @@ func (l *Lab) writeProfiler(acct *account) error {
 // The configuration is the lab's own; only the sampler changes.
 func (l *Lab) SetPHPProfiler(ctx context.Context, clock string) error {
 	switch clock {
-	case "", ProfilerCPU, ProfilerWall:
+	case "", ProfilerCPU, ProfilerWall, ProfilerPerfMap:
 	default:
 		return fmt.Errorf("PHP profiler clock %q: use %s or %s", clock, ProfilerCPU, ProfilerWall)
 	}
@@ -162,4 +172,22 @@ func (l *Lab) ReadPHPProfile() (data []byte, truncated bool, err error) {
 		return b, true, nil
 	}
 	return b, false, nil
+}
+
+// ReadPerfMap reads the perf map one of the lab's PHP processes wrote
+// (/tmp/perf-PID.map with ProfilerPerfMap): the lab account's file in a
+// directory everyone writes, so it is opened without following a link,
+// must be a regular file of the lab's account with one link, and at most
+// MaxPerfMap bytes are read. No file is no map (the JIT compiled nothing
+// in that process).
+func (l *Lab) ReadPerfMap(pid int) ([]byte, error) {
+	f, err := openLabFile("/tmp", fmt.Sprintf("perf-%d.map", pid), l.UID)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxPerfMap))
 }

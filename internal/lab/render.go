@@ -72,7 +72,7 @@ func (l *Lab) render(acct *account) error {
 	if err := l.writeStatusScript(acct); err != nil {
 		return err
 	}
-	if l.PHPProfiler != "" {
+	if l.PHPProfiler == ProfilerCPU || l.PHPProfiler == ProfilerWall {
 		return l.writeProfiler(acct)
 	}
 	return nil

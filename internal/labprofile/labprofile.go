@@ -137,14 +137,18 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 		configs = append(configs, interleave.Config{Label: RunPHP, Config: l.Config})
 	}
 	nb := &profile.NativeBuilder{PHPJIT: res.PHPJIT}
+	jit := &profile.PerfMap{}
 	var php profile.PHP
 	phpMissing := false
 	unlinked := map[string]string{}
 	perfCPU := map[*results.Bench]float64{} // perf's CPU seconds per request sent
 	runner := interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
 		clock := ""
-		if r.Label == RunPHP {
+		switch {
+		case r.Label == RunPHP:
 			clock = o.PHPClock
+		case r.Label == RunNative && res.PHPJIT:
+			clock = lab.ProfilerPerfMap // the JIT names its code for perf
 		}
 		// Every run restarts the stack, as compare's do: fresh workers
 		// for each, the sampler in or out.
@@ -184,6 +188,10 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 			if merr == nil && serr == nil {
 				if b.RequestsSent > 0 {
 					perfCPU[b] = perfCPUUsed / float64(b.RequestsSent)
+				}
+				if res.PHPJIT {
+					readPerfMaps(l, sc, jit, say)
+					nb.JIT = jit
 				}
 				if err := readNative(ctx, pb, rec, sc, nb, unlinked, o.TempDir); err != nil {
 					say("reading perf's samples: %v", err)
@@ -297,6 +305,22 @@ func readNative(ctx context.Context, pb *perf.Binary, rec *perf.Recording, sc *s
 	}
 	nb.Role = sc.role
 	return pb.Script(ctx, rec.Data, sym.Dir, nb.Add)
+}
+
+// readPerfMaps adds the perf maps the lab's PHP processes wrote (their
+// JIT's code, by address) to jit: the workers share the JIT's buffer, so
+// one map names code another ran.
+func readPerfMaps(l *lab.Lab, sc *scanner, jit *profile.PerfMap, say func(string, ...any)) {
+	for _, pid := range sc.pids(profile.RolePHP) {
+		b, err := l.ReadPerfMap(pid)
+		if err != nil {
+			say("perf map of pid %d not read: %v", pid, err)
+			continue
+		}
+		if len(b) > 0 {
+			jit.Add(bytes.NewReader(b))
+		}
+	}
 }
 
 // stackCPU is the stack's CPU seconds per request in a run (every group

@@ -135,3 +135,16 @@ func (s *scanner) mapped() []string {
 	}
 	return out
 }
+
+// pids lists the processes seen with role.
+func (s *scanner) pids(role string) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for pid, r := range s.roles {
+		if r == role {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
