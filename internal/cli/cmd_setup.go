@@ -16,7 +16,8 @@ func newSetupCmd(env *Env) *cobra.Command {
 		Long: `setup installs what is missing of: nginx, php-fpm, php-cli, php-cgi, php-mysql,
 mariadb-server, wordpress and its default theme, apache2-bin and libapache2-mod-php,
 lighttpd, caddy and h2o (their services neither started nor enabled: labs run the
-binaries with their own configuration), and with --with-test-tools: wrk,
+binaries with their own configuration), linux-perf, libc6-dbg and php-excimer
+(phptune profile; installed with service starts denied), and with --with-test-tools: wrk,
 ab and chromium, used by the tests and benchmarks). Run as root it calls
 apt-get; otherwise it prints the command to run.`,
 		Args: cobra.NoArgs,
