@@ -372,12 +372,22 @@ if (@file_put_contents(__DIR__ . '/data/hits', "x", FILE_APPEND) === false) { ht
 echo "<title>Counter</title>ok";`), 0o644)
 	out := filepath.Join(home, "out")
 	stdout, stderr, code := runCLI(t, "tune", "--docroot", app, "--user", "www-data", "--expect", "ok", "-c", "4", "--time-budget", "40s",
-		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", out)
+		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "--profile", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, `title "Counter"`) {
 		t.Errorf("the page check was not printed:\n%s", stderr)
+	}
+	// --profile: one round of phptune profile on the start, as the app's
+	// account, before the search; its files beside the tune's.
+	if !strings.Contains(stderr, "profiling the starting configuration") {
+		t.Errorf("--profile did not profile:\n%s", stderr)
+	}
+	for _, f := range []string{"profile.json", "profile.html"} {
+		if _, err := os.Stat(filepath.Join(out, "profile", f)); err != nil {
+			t.Errorf("--profile: %v", err)
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
