@@ -261,7 +261,7 @@ func TestLabUnderLoad(t *testing.T) {
 	}
 	var pids = map[int]bool{}
 	var prevAccepted int64 = -1
-	var underLoad, empty int
+	var underLoad, empty, between int
 	for i, s := range obs.Samples {
 		for _, e := range s.Errors {
 			t.Errorf("recycling sample %d: %s", i, e)
@@ -272,8 +272,18 @@ func TestLabUnderLoad(t *testing.T) {
 				workers = &s.Groups[j]
 			}
 		}
-		if workers == nil || workers.Processes == 0 {
-			t.Errorf("recycling sample %d: no php-fpm workers: %+v", i, s.Groups)
+		if workers == nil {
+			t.Errorf("recycling sample %d: no php-fpm workers group: %+v", i, s.Groups)
+			continue
+		}
+		if workers.Processes == 0 {
+			// Both workers may have exited after their fifth request
+			// and the master not yet forked the next ones at the
+			// instant of the scan (seen in CI: no process, 182% CPU
+			// of the exited workers). A rare gap is the truth; most
+			// samples must still find workers.
+			between++
+			t.Logf("recycling sample %d: no worker alive at the scan, CPU %.1f%%", i, workers.UserPct+workers.SystemPct)
 			continue
 		}
 		for _, w := range workers.PerProcess {
@@ -299,6 +309,9 @@ func TestLabUnderLoad(t *testing.T) {
 			}
 			prevAccepted = f.AcceptedConn
 		}
+	}
+	if 4*between > len(obs.Samples) {
+		t.Errorf("recycling: %d of %d samples found no worker alive", between, len(obs.Samples))
 	}
 	if underLoad == 0 || 2*empty > underLoad {
 		t.Errorf("recycling: %d of %d samples under load show no worker's PSS or CPU", empty, underLoad)
