@@ -1,0 +1,316 @@
+package livehost
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// NginxDropInName is the drop-in apply writes into a directory nginx
+// includes at http level: after the distro's files.
+const NginxDropInName = "zz-phptune.conf"
+
+// NginxChanges is what apply does with a recommendation's nginx knobs:
+// the http-level ones nginx accepts from an included file, and that no
+// other file sets at http level already, go into a drop-in; everything
+// else is an exact patch of the user's files, printed and never applied.
+type NginxChanges struct {
+	DropInPath string
+	DropIn     []byte   // nil: no drop-in needed
+	DropKnobs  []string // knob=value in the drop-in
+	// Patched holds each patched file's new content (the patch's
+	// result, for checking it), Patch the unified diff of them all with
+	// paths relative to the host's root (for patch -p0 run there).
+	Patched    map[string][]byte
+	Patch      string
+	PatchKnobs []string
+	// Manual are knobs neither can carry; Notes say what a reader of the
+	// plan should know (servers that keep their own access_log, say).
+	Manual []string
+	Notes  []string
+}
+
+// nginxEdit replaces File's bytes [start,end) with text.
+type nginxEdit struct {
+	start, end int
+	text       string
+}
+
+// ComposeNginx decides, for each nginx knob rec sets away from the
+// distro's defaults, whether the drop-in carries it or a patch does.
+// The drop-in goes into the directory of the first http-level include
+// glob that would read a file named NginxDropInName; it may carry
+// keepalive_timeout when no other file sets it at http level (nginx
+// refuses a duplicate in one context) and access_log off (allowed beside
+// other access_log lines: it turns off the level's logs). Main-context
+// and events directives and listen parameters cannot go in an
+// http-level file: they are patched where they are set (or added after
+// worker_processes, inside events{}, on each address's default_server
+// listen). read gives a file's current content: it must still be what
+// nginx -T dumped. root is the host's root: the patch's paths are
+// relative to it.
+func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) ([]byte, error)) (*NginxChanges, error) {
+	out := &NginxChanges{Patched: map[string][]byte{}}
+	changed := map[string]string{}
+	for _, ch := range knob.Diff(knob.Defaults(), rec) {
+		if k, err := knob.Lookup(ch.Knob); err == nil && k.Component == knob.Nginx && rec.Relevant(ch.Knob) {
+			changed[ch.Knob] = ch.To
+		}
+	}
+	if len(changed) == 0 {
+		return out, nil
+	}
+	out.DropInPath = nginxDropInDir(c)
+	edits := map[string][]nginxEdit{}
+	patch := func(name string, file string, e nginxEdit) {
+		edits[file] = append(edits[file], e)
+		out.PatchKnobs = appendOnce(out.PatchKnobs, name+"="+changed[name])
+	}
+	var drop strings.Builder
+	elsewhere := func(name string) []NginxDirective {
+		var ds []NginxDirective
+		for _, d := range c.HTTPDirectives(name) {
+			if d.File != out.DropInPath {
+				ds = append(ds, d)
+			}
+		}
+		return ds
+	}
+	for _, k := range knob.All() {
+		v, ok := changed[k.Name]
+		if !ok {
+			continue
+		}
+		switch k.Name {
+		case "nginx.keepalive_timeout":
+			line := "keepalive_timeout " + v + ";"
+			if ds := elsewhere("keepalive_timeout"); len(ds) > 0 {
+				d := ds[len(ds)-1]
+				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
+			} else if out.DropInPath != "" {
+				drop.WriteString(line + "\n")
+				out.DropKnobs = append(out.DropKnobs, k.Name+"="+v)
+			} else if c.HTTPBlock != nil {
+				patch(k.Name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
+			}
+		case "nginx.access_log":
+			if v != "off" {
+				continue
+			}
+			line := "access_log off;"
+			if out.DropInPath != "" {
+				drop.WriteString(line + "\n")
+				out.DropKnobs = append(out.DropKnobs, k.Name+"="+v)
+			} else if c.HTTPBlock != nil {
+				patch(k.Name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
+			}
+			for _, s := range c.Servers {
+				for _, d := range s.AccessLogs {
+					if d.Args[0] != "off" {
+						out.Notes = append(out.Notes, fmt.Sprintf("the server at %s:%d keeps logging: its own access_log at %s overrides the http level's", s.File, s.Line, d.At()))
+					}
+				}
+			}
+		case "nginx.worker_processes", "nginx.worker_cpu_affinity", "nginx.worker_rlimit_nofile":
+			name := k.Directive
+			line := name + " " + v + ";"
+			if ds := c.MainDirectives(name); len(ds) > 0 {
+				d := ds[len(ds)-1]
+				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
+			} else if ds := c.MainDirectives("worker_processes"); len(ds) > 0 {
+				d := ds[len(ds)-1]
+				patch(k.Name, d.File, nginxEdit{d.End, d.End, "\n" + indentOf(c.Text[d.File], d.Start) + line})
+			} else {
+				patch(k.Name, c.Main, nginxEdit{0, 0, line + "\n"})
+			}
+		case "nginx.worker_connections", "nginx.multi_accept":
+			name := k.Directive
+			line := name + " " + v + ";"
+			if c.EventsBlock == nil {
+				return nil, fmt.Errorf("%s has no events block for %s", c.Main, name)
+			}
+			if ds := c.EventsDirectives(name); len(ds) > 0 {
+				d := ds[len(ds)-1]
+				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
+			} else {
+				patch(k.Name, c.EventsBlock.File, afterOpen(c, c.EventsBlock, c.Events, line))
+			}
+		case "nginx.listen_backlog", "nginx.reuseport":
+			// One listen per address carries its options.
+			for _, d := range optionListens(c) {
+				args := listenArgs(d.Args, changed)
+				patch(k.Name, d.File, nginxEdit{d.Start, d.End, "listen " + strings.Join(args, " ") + ";"})
+			}
+		default:
+			out.Manual = append(out.Manual, k.Name+"="+v)
+		}
+	}
+	if drop.Len() > 0 {
+		out.DropIn = []byte("# Written by phptune apply: http-level settings, read after nginx.conf's own.\n# Undo: phptune rollback (or remove this file, nginx -t, and reload nginx).\n" + drop.String())
+	}
+	files := make([]string, 0, len(edits))
+	for f := range edits {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		disk, err := read(f)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(disk, c.Text[f]) {
+			return nil, fmt.Errorf("%s changed since nginx -T read it: run apply again", f)
+		}
+		b := disk
+		for _, e := range dedupEdits(edits[f]) {
+			next := append([]byte{}, b[:e.start]...)
+			next = append(next, e.text...)
+			b = append(next, b[e.end:]...)
+		}
+		out.Patched[f] = b
+		rel := relTo(root, f)
+		out.Patch += tune.UnifiedDiff(rel, rel, splitLines(c.Text[f]), splitLines(b), 3)
+	}
+	return out, nil
+}
+
+// nginxDropInDir is the drop-in's path: in the directory of the first
+// http-level include glob that would read it ("" when none would).
+func nginxDropInDir(c *NginxConf) string {
+	for _, inc := range c.HTTPIncludes {
+		p := filepath.Join(filepath.Dir(inc.Glob), NginxDropInName)
+		if ok, _ := filepath.Match(inc.Glob, p); ok && !strings.ContainsAny(filepath.Dir(inc.Glob), "*?[") {
+			return p
+		}
+	}
+	return ""
+}
+
+// afterOpen inserts line as the first directive of block, indented as
+// its first child is (a tab when it has none).
+func afterOpen(c *NginxConf, block *NginxDirective, children []NginxDirective, line string) nginxEdit {
+	indent := "\t"
+	for _, d := range children {
+		if d.File == block.File {
+			indent = indentOf(c.Text[d.File], d.Start)
+			break
+		}
+	}
+	return nginxEdit{block.BodyStart, block.BodyStart, "\n" + indent + line}
+}
+
+// indentOf is the blanks that start the line holding offset.
+func indentOf(text []byte, offset int) string {
+	start := bytes.LastIndexByte(text[:offset], '\n') + 1
+	i := start
+	for i < offset && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	return string(text[start:i])
+}
+
+// optionListens are the listen directives that carry their address's
+// options (nginx takes backlog= and reuseport once per address): per
+// address, the default_server one, else the first.
+func optionListens(c *NginxConf) []NginxDirective {
+	chosen := map[string]NginxDirective{}
+	var order []string
+	for _, s := range c.Servers {
+		for _, d := range s.Listens {
+			addr := d.Args[0]
+			cur, seen := chosen[addr]
+			if !seen {
+				order = append(order, addr)
+			}
+			if !seen || !hasArg(cur.Args, "default_server") && hasArg(d.Args, "default_server") {
+				chosen[addr] = d
+			}
+		}
+	}
+	var out []NginxDirective
+	for _, a := range order {
+		out = append(out, chosen[a])
+	}
+	return out
+}
+
+func hasArg(args []string, a string) bool {
+	for _, x := range args {
+		if x == a || x == "default" && a == "default_server" {
+			return true
+		}
+	}
+	return false
+}
+
+// listenArgs is a listen's arguments with backlog= and reuseport as
+// changed says (the other knob's state kept).
+func listenArgs(args []string, changed map[string]string) []string {
+	var out []string
+	for _, a := range args {
+		if _, ok := changed["nginx.listen_backlog"]; ok && strings.HasPrefix(a, "backlog=") {
+			continue
+		}
+		if _, ok := changed["nginx.reuseport"]; ok && a == "reuseport" {
+			continue
+		}
+		out = append(out, a)
+	}
+	if v, ok := changed["nginx.listen_backlog"]; ok {
+		out = append(out, "backlog="+v)
+	}
+	if changed["nginx.reuseport"] == "on" {
+		out = append(out, "reuseport")
+	}
+	return out
+}
+
+// dedupEdits drops repeated edits (the same listen changed for two
+// knobs keeps the last text, which carries both) and sorts them from
+// the end of the file, so that earlier offsets stay valid.
+func dedupEdits(es []nginxEdit) []nginxEdit {
+	byStart := map[[2]int]nginxEdit{}
+	var inserts []nginxEdit
+	for _, e := range es {
+		if e.start == e.end {
+			inserts = append(inserts, e)
+			continue
+		}
+		byStart[[2]int{e.start, e.end}] = e
+	}
+	out := inserts
+	for _, e := range byStart {
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start > out[j].start })
+	return out
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// relTo is path relative to root, for a patch run there with -p0.
+func relTo(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
