@@ -256,8 +256,9 @@ func workers(fs *proc.FS, master int) map[int]bool {
 
 // Reload makes the master read its configuration again (systemctl reload
 // when systemd runs it, otherwise SIGHUP to the verified master) and
-// waits until the master has started new workers: nginx keeps its old
-// workers, and logs why, when it cannot use the new configuration.
+// waits until the master has started new workers and its old ones have
+// stopped accepting: nginx keeps its old workers, and logs why, when it
+// cannot use the new configuration.
 func (n Nginx) Reload(ctx context.Context) error {
 	fs, err := proc.Default()
 	if err != nil {
@@ -285,10 +286,18 @@ func (n Nginx) Reload(ctx context.Context) error {
 		if now != pid {
 			return fmt.Errorf("nginx's master %d was replaced by %d during the reload", pid, now)
 		}
+		// Done when new workers run and every old one has stopped
+		// accepting (gone, or titled "shutting down").
+		fresh, stale := 0, 0
 		for w := range workers(fs, pid) {
-			if !old[w] {
-				return nil
+			if old[w] {
+				stale++
+			} else {
+				fresh++
 			}
+		}
+		if fresh > 0 && stale == 0 {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

@@ -58,7 +58,9 @@ func TestComposeNginx(t *testing.T) {
 		{name: "Debian 12: keepalive_timeout and access_log off in the drop-in",
 			knobs: []string{"nginx.keepalive_timeout=15", "nginx.access_log=off"}, dropIn: "keepalive_timeout 15;\naccess_log off;\n"},
 		{name: "keepalive_timeout already at http level: patched there",
-			edit:  func(s string) string { return strings.Replace(s, "\ttypes_hash_max_size 2048;", "\ttypes_hash_max_size 2048;\n\tkeepalive_timeout 65;", 1) },
+			edit: func(s string) string {
+				return strings.Replace(s, "\ttypes_hash_max_size 2048;", "\ttypes_hash_max_size 2048;\n\tkeepalive_timeout 65;", 1)
+			},
 			knobs: []string{"nginx.keepalive_timeout=15", "nginx.access_log=off"}, dropIn: "access_log off;\n",
 			patchKnob: "nginx.keepalive_timeout=15", patch: []string{"+\tkeepalive_timeout 15;", "-\tkeepalive_timeout 65;"}},
 		{name: "main, events and listen: patched",

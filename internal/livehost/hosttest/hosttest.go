@@ -33,6 +33,7 @@ type Host struct {
 	// Files holds every file of the copy as it was before the test, to
 	// check it is byte-identical afterwards.
 	Files map[string][]byte
+	nginx *NginxHost // when Nginx copied and started nginx
 }
 
 // Debian copies the installed php-fpm's configuration under a temporary
@@ -157,14 +158,19 @@ func StopMasters(conf string) {
 }
 
 // Unchanged reports the first file of the copy that is not byte-identical
-// to what it was, and the first file added to pool.d or conf.d.
+// to what it was, and the first file added to pool.d or conf.d (php's,
+// and nginx's when it runs).
 func (h *Host) Unchanged() error {
 	for path, want := range h.Files {
 		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
 			return fmt.Errorf("%s changed (%v)", path, err)
 		}
 	}
-	for _, dir := range []string{h.PoolDir, h.IniDir} {
+	dirs := []string{h.PoolDir, h.IniDir}
+	if h.nginx != nil {
+		dirs = append(dirs, h.nginx.ConfDir)
+	}
+	for _, dir := range dirs {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if _, ok := h.Files[filepath.Join(dir, e.Name())]; !ok {
