@@ -131,6 +131,7 @@ type applyFlags struct {
 	yes      bool
 	settle   time.Duration
 	checkURL string
+	nginx    nginxFlags
 }
 
 func newApplyCmd(env *Env) *cobra.Command {
@@ -183,11 +184,12 @@ exact lines are printed for you to merge), MariaDB's.
 		},
 	}
 	f.hostFlags.add(cmd)
+	f.nginx.add(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
 	fl.BoolVar(&f.yes, "yes", false, "apply without asking")
-	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks")
+	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in nginx's access logs, else the pool's status page) must not be worse than over as long before")
 	fl.StringVar(&f.checkURL, "check-url", "", "an http:// URL on loopback that must answer after the reload with the status it had before")
 	return cmd
 }
@@ -237,11 +239,20 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		plan.Steps = append(plan.Steps, step)
 	}
+	ngx, err := f.nginx.resolve(env.Ctx, f.root)
+	if err != nil {
+		return err
+	}
+	np, err := planNginx(ngx, rec, f.root, &plan)
+	if err != nil {
+		return usageErr("See what the recommendation holds: phptune apply --dry-run", "%v", err)
+	}
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
-	printManual(out, rec)
+	np.print(out, f.root)
+	printManual(out, rec, np.handled)
 	if len(plan.Changes) == 0 {
-		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm or PHP setting.")
+		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm, PHP or nginx setting a drop-in can carry.")
 		return nil
 	}
 	if f.dryRun {
@@ -257,9 +268,12 @@ func runApply(env *Env, f *applyFlags) error {
 			return nil
 		}
 	}
+	if err := addErrorRate(env, &plan, np, live, f.settle); err != nil {
+		return err
+	}
 	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
 		Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
-		StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+		StepsFor: stepsFor(live.fpm.Step(), ngx)}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
@@ -267,7 +281,8 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		return fmt.Errorf("apply failed: %w", err)
 	}
-	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(drop.Knobs, " "))
+	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(append(drop.Knobs, np.dropKnobs()...), " "))
+	np.savePatch(opt, j, f.root, out)
 	return nil
 }
 
@@ -329,12 +344,13 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 	fmt.Fprintln(w, "; on any failure, put every file back and reload.")
 }
 
-// printManual prints the recommendation's settings apply does not write.
-func printManual(w io.Writer, rec knob.Config) {
+// printManual prints the recommendation's settings apply does not write
+// (handled: the nginx knobs apply wrote or printed a patch for).
+func printManual(w io.Writer, rec knob.Config, handled map[string]bool) {
 	var web []string
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
 		k, _ := knob.Lookup(ch.Knob)
-		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build {
+		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build && !handled[ch.Knob] {
 			web = append(web, ch.Knob+"="+ch.To)
 		}
 	}
@@ -422,6 +438,7 @@ func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
 
 func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
+	var nf nginxFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
@@ -439,9 +456,13 @@ by the next phptune apply. Give the same host flags as the apply.`,
 			if err != nil {
 				return err
 			}
+			ngx, err := nf.resolve(env.Ctx, f.root)
+			if err != nil {
+				return err
+			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
 				Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
-				StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+				StepsFor: stepsFor(live.fpm.Step(), ngx)}
 			j, err := liveapply.Rollback(env.Ctx, opt)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
@@ -455,5 +476,6 @@ by the next phptune apply. Give the same host flags as the apply.`,
 		},
 	}
 	f.add(cmd)
+	nf.add(cmd)
 	return cmd
 }

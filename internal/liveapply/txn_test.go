@@ -257,3 +257,23 @@ func TestKilledApplyIsUndone(t *testing.T) {
 		})
 	}
 }
+
+func TestSaveBeside(t *testing.T) {
+	opt := Options{Home: t.TempDir()}
+	j, err := Apply(context.Background(), Plan{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := SaveBeside(opt, j, "nginx.patch", []byte("--- a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 || filepath.Dir(p) != filepath.Join(opt.Home, j.ID) {
+		t.Errorf("%s: %v %v", p, st, err)
+	}
+	for _, bad := range []string{"", "../x", "journal.json", "saved-0", ".."} {
+		if _, err := SaveBeside(opt, j, bad, nil); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

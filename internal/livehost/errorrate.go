@@ -86,6 +86,9 @@ type ErrorRate struct {
 
 	reloaded time.Time
 	atReload *results.FPMStatus
+	// compared: the comparison ran once; a rollback's reload and health
+	// check afterwards do not run it again.
+	compared bool
 }
 
 // NewErrorRate counts the window before now: in the access logs' lines
@@ -151,10 +154,14 @@ func (f FPM) statusPage(ctx context.Context) (*results.FPMStatus, error) {
 // Step is the comparison as a transaction step named "error-rate", to go
 // after the servers' steps: its Reload marks the time the reloads ended,
 // its Healthy counts from then to now (the settle window) and fails when
-// the rate is worse (Worse), with both counts in the reason.
+// the rate is worse (Worse), with both counts in the reason. It compares
+// once: when a rollback reloads again, it passes.
 func (e *ErrorRate) Step() liveapply.Step {
 	return liveapply.Step{Name: "error-rate",
 		Reload: func(ctx context.Context) error {
+			if e.compared {
+				return nil
+			}
 			e.reloaded = time.Now()
 			if len(e.Logs) == 0 {
 				st, err := e.FPM.statusPage(ctx)
@@ -166,6 +173,10 @@ func (e *ErrorRate) Step() liveapply.Step {
 			return nil
 		},
 		Healthy: func(ctx context.Context) error {
+			if e.compared {
+				return nil
+			}
+			e.compared = true
 			after, err := e.After(ctx)
 			if err != nil {
 				return err

@@ -323,3 +323,7 @@ func (n Nginx) Healthy(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ReadConfFile reads a configuration file of at most 1 MiB, regular,
+// without following a link at its last component.
+func ReadConfFile(path string) ([]byte, error) { return readSmall(path, maxConf) }

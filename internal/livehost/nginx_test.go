@@ -148,6 +148,7 @@ func TestNginxApplyAndRollback(t *testing.T) {
 			t.Fatalf("after apply: %d %q %v", code, body, err)
 		}
 	}
+	time.Sleep(200 * time.Millisecond) // nginx logs after the response
 	if got := fileSize(n.Access); got != size {
 		t.Errorf("access.log grew from %d to %d bytes with access_log off", size, got)
 	}
@@ -174,6 +175,10 @@ func TestNginxApplyAndRollback(t *testing.T) {
 	}
 	if code, _, err := n.Get("/index.php"); err != nil || code != 200 {
 		t.Fatalf("after rollback: %d %v", code, err)
+	}
+	// nginx logs a request after its response is sent: wait for it.
+	for i := 0; i < 50 && fileSize(n.Access) <= size; i++ {
+		time.Sleep(20 * time.Millisecond)
 	}
 	if got := fileSize(n.Access); got <= size {
 		t.Errorf("access.log not written again after the rollback (%d bytes)", got)

@@ -373,3 +373,36 @@ func First(ds []NginxDirective) (string, bool) {
 	}
 	return ds[len(ds)-1].Args[0], true
 }
+
+// AccessLogs are the access logs the configuration writes: the http
+// level's and the servers' access_log paths (not off, syslog or a path
+// with variables), relative ones resolved against prefix (nginx's -p;
+// Debian's compiled-in /usr/share/nginx when "").
+func (c *NginxConf) AccessLogs(prefix string) []string {
+	if prefix == "" {
+		prefix = "/usr/share/nginx"
+	}
+	ds := c.HTTPDirectives("access_log")
+	for _, s := range c.Servers {
+		ds = append(ds, s.AccessLogs...)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range ds {
+		if len(d.Args) == 0 {
+			continue
+		}
+		p := d.Args[0]
+		if p == "off" || strings.HasPrefix(p, "syslog:") || strings.Contains(p, "$") {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(prefix, p)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

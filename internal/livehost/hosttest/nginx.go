@@ -163,9 +163,11 @@ func (n *NginxHost) Stop() {
 	}
 }
 
-// Get fetches path from the copy: its status and body.
+// Get fetches path from the copy, on a connection of its own (a kept
+// connection could reach a worker of the configuration before a reload):
+// its status and body.
 func (n *NginxHost) Get(path string) (int, string, error) {
-	c := http.Client{Timeout: 10 * time.Second}
+	c := http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := c.Get(n.URL(path))
 	if err != nil {
 		return 0, "", err

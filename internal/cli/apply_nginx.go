@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/liveapply"
+	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/proc"
+)
+
+// nginxFlags say which nginx of the host advise, apply and rollback read.
+type nginxFlags struct {
+	config, prefix string
+}
+
+func (f *nginxFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "nginx-config", "", "nginx.conf of the running nginx master (default: its -c, or ROOT/etc/nginx/nginx.conf)")
+	fl.StringVar(&f.prefix, "nginx-prefix", "", "nginx's -p prefix, when it runs with one (default: the master's)")
+}
+
+// liveNginx is the host's nginx: how to check and reload it, and its
+// configuration as nginx -T dumped it.
+type liveNginx struct {
+	ng   livehost.Nginx
+	conf *livehost.NginxConf
+}
+
+// resolve finds the running nginx master of the host rooted at root:
+// the one of --nginx-config, else the one of ROOT/etc/nginx/nginx.conf,
+// else (on the host itself) the only master running. It returns nil
+// without error when no nginx runs and none was named.
+func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, error) {
+	fs, err := proc.Default()
+	if err != nil {
+		return nil, err
+	}
+	masters, err := livehost.NginxMasters(fs)
+	if err != nil {
+		return nil, err
+	}
+	want := f.config
+	if want == "" {
+		want = filepath.Join(root, livehost.NginxDefaultConf)
+	}
+	var m *livehost.NginxMaster
+	for i := range masters {
+		if masters[i].Conf == want {
+			m = &masters[i]
+		}
+	}
+	if m == nil && f.config == "" && root == "/" && len(masters) == 1 {
+		m = &masters[0]
+	}
+	if m == nil {
+		if f.config != "" {
+			confs := []string{}
+			for _, x := range masters {
+				confs = append(confs, x.Conf)
+			}
+			if len(confs) == 0 {
+				confs = append(confs, "none")
+			}
+			return nil, usageErr("Running nginx masters: "+strings.Join(confs, ", "), "--nginx-config %s: no running nginx master (owned by root) was started with it", f.config)
+		}
+		return nil, nil
+	}
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+	}
+	ng := livehost.Nginx{Binary: bin, Conf: m.Conf, Prefix: f.prefix}
+	if ng.Prefix == "" {
+		ng.Prefix = m.Prefix
+	}
+	if root != "/" {
+		// A copy's check must not open the host's own error log.
+		ng.ErrorLog = filepath.Join(root, "var", "log", "nginx", "error.log")
+	} else if systemdRuns() && exec.Command("systemctl", "is-active", "--quiet", "nginx").Run() == nil {
+		ng.Systemd = "nginx"
+	}
+	conf, err := ng.Dump(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading nginx's configuration: %w", err)
+	}
+	return &liveNginx{ng: ng, conf: conf}, nil
+}
+
+// nginxPart is what apply does with nginx: the drop-in (a change of the
+// transaction, with nginx's step), the patch printed and kept beside
+// the transaction, the knobs handled.
+type nginxPart struct {
+	live    *liveNginx
+	changes *livehost.NginxChanges
+	handled map[string]bool
+}
+
+// planNginx composes the recommendation's nginx knobs for the host's
+// nginx and adds the drop-in and nginx's step to plan.
+func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Plan) (*nginxPart, error) {
+	p := &nginxPart{live: live, handled: map[string]bool{}}
+	if live == nil {
+		return p, nil
+	}
+	if len(live.conf.Unreached) > 0 {
+		return nil, fmt.Errorf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line; apply does not trust this dump", strings.Join(live.conf.Unreached, ", "))
+	}
+	ch, err := livehost.ComposeNginx(live.conf, rec, root, livehost.ReadConfFile)
+	if err != nil {
+		return nil, err
+	}
+	p.changes = ch
+	for _, k := range append(append([]string{}, ch.DropKnobs...), ch.PatchKnobs...) {
+		name, _, _ := strings.Cut(k, "=")
+		p.handled[name] = true
+	}
+	if ch.DropIn != nil {
+		plan.Changes = append(plan.Changes, liveapply.Change{Path: ch.DropInPath, Content: ch.DropIn})
+		plan.Steps = append(plan.Steps, live.ng.Step())
+	}
+	return p, nil
+}
+
+// accessLogs are the access logs nginx writes (absolute; none when the
+// apply turns them off).
+func (p *nginxPart) accessLogs() []string {
+	if p.live == nil || p.changes != nil && strings.Contains(strings.Join(p.changes.DropKnobs, " "), "nginx.access_log=off") {
+		return nil
+	}
+	return p.live.conf.AccessLogs(p.live.ng.Prefix)
+}
+
+// print writes the drop-in's diff (printPlan prints plan's changes), the
+// patch and the notes.
+func (p *nginxPart) print(w io.Writer, root string) {
+	if p.live == nil {
+		return
+	}
+	reload := "SIGHUP to nginx's master of " + p.live.ng.Conf + " (found in /proc, owned by root)"
+	if p.live.ng.Systemd != "" {
+		reload = "systemctl reload " + p.live.ng.Systemd
+	}
+	ch := p.changes
+	if ch.DropIn != nil {
+		fmt.Fprintf(w, "nginx (%s): %s in %s; nginx -t -c %s; %s, new workers awaited\n", p.live.ng.Conf, strings.Join(ch.DropKnobs, " "), ch.DropInPath, p.live.ng.Conf, reload)
+	}
+	if ch.Patch != "" {
+		fmt.Fprintf(w, "Not applied (%s): nginx takes these only in its main or events context or on a listen line, or your files already set them at http level; merge this patch yourself (cd %s && patch -p0), then nginx -t and reload:\n%s",
+			strings.Join(ch.PatchKnobs, " "), root, ch.Patch)
+	}
+	for _, m := range ch.Manual {
+		fmt.Fprintf(w, "Not applied (%s): needs an upstream block with keepalive and fastcgi_keep_conn on; see the recommendation's nginx.conf\n", m)
+	}
+	for _, n := range ch.Notes {
+		fmt.Fprintf(w, "Note: %s\n", n)
+	}
+}
+
+// savePatch keeps the patch beside transaction j, for patch -p0.
+func (p *nginxPart) savePatch(opt liveapply.Options, j *liveapply.Journal, root string, w io.Writer) {
+	if p.changes == nil || p.changes.Patch == "" || j == nil {
+		return
+	}
+	path, err := liveapply.SaveBeside(opt, j, "nginx.patch", []byte(p.changes.Patch))
+	if err != nil {
+		fmt.Fprintf(w, "The nginx patch could not be kept: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "nginx's patch, not applied, is in %s: cd %s && patch -p0 < %s; then nginx -t and reload nginx.\n", path, root, path)
+}
+
+// stepsFor gives the steps to reload after undoing a transaction, by the
+// names its journal recorded: php-fpm's, and nginx's when it is found.
+func stepsFor(fpm liveapply.Step, nginx *liveNginx) func(names []string) []liveapply.Step {
+	return func(names []string) []liveapply.Step {
+		var out []liveapply.Step
+		for _, n := range names {
+			switch n {
+			case "php-fpm":
+				out = append(out, fpm)
+			case "nginx":
+				if nginx != nil {
+					out = append(out, nginx.ng.Step())
+					continue
+				}
+				out = append(out, liveapply.Step{Name: "nginx", Reload: func(context.Context) error {
+					return fmt.Errorf("the transaction changed nginx, and no running nginx master was found: check it with nginx -t and reload it by hand (or name it with --nginx-config)")
+				}})
+			}
+		}
+		if len(out) == 0 {
+			// A journal from before steps were recorded by name.
+			out = append(out, fpm)
+		}
+		return out
+	}
+}
+
