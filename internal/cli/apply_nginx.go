@@ -203,4 +203,3 @@ func stepsFor(fpm liveapply.Step, nginx *liveNginx) func(names []string) []livea
 		return out
 	}
 }
-

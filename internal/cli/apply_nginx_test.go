@@ -3,9 +3,9 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phptune/phptune/internal/livehost/hosttest"
 )

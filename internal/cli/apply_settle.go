@@ -43,4 +43,3 @@ func (p *nginxPart) dropKnobs() []string {
 	}
 	return p.changes.DropKnobs
 }
-
