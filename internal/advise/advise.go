@@ -80,6 +80,7 @@ type Advice struct {
 	ReserveB int64        `json:"memory_reserve_bytes"`
 	Pools    []PoolAdvice `json:"pools"`
 	Findings []Finding    `json:"findings"`
+	Front    *Front       `json:"front,omitempty"` // the web servers in front (front.go)
 }
 
 // Changes reports whether any pool should change.

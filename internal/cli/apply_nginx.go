@@ -35,9 +35,9 @@ type liveNginx struct {
 }
 
 // resolve finds the running nginx master of the host rooted at root:
-// the one of --nginx-config, else the one of ROOT/etc/nginx/nginx.conf,
-// else (on the host itself) the only master running. It returns nil
-// without error when no nginx runs and none was named.
+// the one of --nginx-config, else the one of ROOT/etc/nginx/nginx.conf
+// (a master started without -c reads /etc/nginx/nginx.conf). It returns
+// nil without error when no such nginx runs and none was named.
 func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, error) {
 	fs, err := proc.Default()
 	if err != nil {
@@ -56,9 +56,6 @@ func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, erro
 		if masters[i].Conf == want {
 			m = &masters[i]
 		}
-	}
-	if m == nil && f.config == "" && root == "/" && len(masters) == 1 {
-		m = &masters[0]
 	}
 	if m == nil {
 		if f.config != "" {

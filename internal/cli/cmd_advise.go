@@ -27,6 +27,7 @@ func newAdviseCmd(env *Env) *cobra.Command {
 	var fpmConfig, fpmPrefix string
 	var asJSON, exitCode bool
 	var watch, every time.Duration
+	var front frontFlags
 	cmd := &cobra.Command{
 		Use:   "advise",
 		Short: "Read a live host's php-fpm pools (no load sent) and size them together under its memory",
@@ -49,6 +50,15 @@ its peaks; queueing; swap). Advise cannot see the knee without load: phptune
 tune measures it. --watch 10m samples every --every (10 s) over that long: the
 workers' PSS percentiles then cover the whole watch and the memory available is the
 lowest seen.
+
+It finds the web server in front: the running nginx master (its -c, or
+--nginx-config; ROOT/etc/nginx/nginx.conf under --root) read through its own
+nginx -T, and Apache's SetHandler/ProxyPassMatch hand-offs (apache2.conf and
+its includes, apache2ctl -S); for each pool it says which server and listen
+address pass to its socket, and warns of a pool no server passes to, of an
+nginx whose workers x worker_connections hold fewer proxied requests than the
+pools' max_children, of upstream keepalive holding more workers than a pool
+has, and of listen backlogs net.core.somaxconn caps.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
@@ -84,6 +94,10 @@ prints is what phptune apply writes.`,
 			if len(masters) == 0 {
 				return fmt.Errorf("no php-fpm master is running here: advise reads a live host (start php-fpm, or use phptune lab and phptune tune)")
 			}
+			fr, frontFindings, err := adviseFront(env.Ctx, &front, masters, fpmPrefix)
+			if err != nil {
+				return err
+			}
 			var samples [][]advise.Pool
 			var hosts []advise.Host
 			start := time.Now()
@@ -113,6 +127,7 @@ prints is what phptune apply writes.`,
 				break
 			}
 			a := advise.Advise(advise.MergeHosts(hosts), advise.Merge(samples))
+			a.Front, a.Findings = fr, append(a.Findings, frontFindings...)
 			if len(samples) > 1 {
 				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
 					time.Since(start).Round(time.Second), len(samples), every)})
@@ -139,6 +154,7 @@ prints is what phptune apply writes.`,
 	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
 	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
 	fl.DurationVar(&every, "every", 10*time.Second, "with --watch, the time between samples")
+	front.add(cmd)
 	return cmd
 }
 

@@ -235,7 +235,11 @@ func (n Nginx) Master() (int, error) {
 	return 0, fmt.Errorf("%d nginx masters of %s are running (%v): a binary upgrade under way, or a second master", len(pids), n.Conf, pids)
 }
 
-// workers lists the pids of master's worker processes.
+// NginxWorkers counts master's worker processes that accept connections.
+func NginxWorkers(fs *proc.FS, master int) int { return len(workers(fs, master)) }
+
+// workers lists the pids of master's worker processes that accept
+// connections (not those of a former configuration shutting down).
 func workers(fs *proc.FS, master int) map[int]bool {
 	out := map[int]bool{}
 	pids, err := fs.PIDs()
