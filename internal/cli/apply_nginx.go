@@ -120,10 +120,32 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 		p.handled[name] = true
 	}
 	if ch.DropIn != nil {
+		if len(plan.Changes) == 0 {
+			// Only nginx changes: php-fpm is neither checked nor reloaded.
+			var keep []liveapply.Step
+			for _, st := range plan.Steps {
+				if st.Name != "php-fpm" {
+					keep = append(keep, st)
+				}
+			}
+			plan.Steps = keep
+		}
 		plan.Changes = append(plan.Changes, liveapply.Change{Path: ch.DropInPath, Content: ch.DropIn})
 		plan.Steps = append(plan.Steps, live.ng.Step())
 	}
 	return p, nil
+}
+
+// resolveForApply is resolve for apply: an nginx whose configuration
+// cannot be read (nginx -T fails) is reported, and apply goes on without
+// it (its knobs are then printed, not applied); bad input is an error.
+func (f *nginxFlags) resolveForApply(ctx context.Context, root string, w io.Writer) (*liveNginx, error) {
+	ngx, err := f.resolve(ctx, root)
+	if err != nil && !isUsage(err) {
+		fmt.Fprintf(w, "nginx: %v; its knobs are printed below, not applied\n", err)
+		return nil, nil
+	}
+	return ngx, err
 }
 
 // accessLogs are the access logs nginx writes (absolute; none when the

@@ -97,6 +97,21 @@ func TestApplyNginxHostCopy(t *testing.T) {
 	if err := h.Unchanged(); err != nil {
 		t.Error(err)
 	}
+
+	// nginx's knobs alone: php-fpm is neither checked nor reloaded.
+	only := filepath.Join(dir, "nginx.knobs")
+	os.WriteFile(only, []byte("nginx.keepalive_timeout=20\n"), 0o644)
+	out, errs, code = runCLI(t, append([]string{"apply", "--knobs", only, "--yes", "--settle", "0s"}, host...)...)
+	if code != 0 || !strings.Contains(errs, "reloaded nginx") || strings.Contains(errs, "php-fpm") {
+		t.Fatalf("nginx only: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = runCLI(t, append([]string{"rollback"}, host...)...)
+	if code != 0 || !strings.Contains(errs, "reloaded nginx with the restored configuration") || strings.Contains(errs, "php-fpm") {
+		t.Fatalf("rollback of nginx only: exit %d\n%s%s", code, out, errs)
+	}
+	if err := h.Unchanged(); err != nil {
+		t.Error(err)
+	}
 }
 
 func fileSize(path string) int64 {

@@ -239,7 +239,7 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		plan.Steps = append(plan.Steps, step)
 	}
-	ngx, err := f.nginx.resolve(env.Ctx, f.root)
+	ngx, err := f.nginx.resolveForApply(env.Ctx, f.root, out)
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,15 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
 	}
-	fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
+	fpmStep := false
+	for _, st := range plan.Steps {
+		fpmStep = fpmStep || st.Name == "php-fpm"
+	}
+	if fpmStep {
+		fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
+	} else {
+		fmt.Fprintf(w, "Plan: save the files' previous state; write them; php-fpm is not reloaded (none of its settings change); nginx as below; wait %v; ", f.settle)
+	}
 	if live.pool.StatusPath != "" {
 		fmt.Fprintf(w, "read pool %s's status page %s", live.pool.Name, live.pool.StatusPath)
 	} else {
