@@ -143,13 +143,20 @@ func newApplyCmd(env *Env) *cobra.Command {
 recommended.knobs holds) on a running host without editing its files: the pool's
 settings go to a drop-in in the pool's include directory (pool.d/zz-phptune.conf,
 reopening the pool's section, read after its own file) and PHP's to conf.d/99-phptune.ini.
+nginx's (the running master of ROOT/etc/nginx/nginx.conf or --nginx-config, read
+through its own nginx -T) go to zz-phptune.conf in a directory nginx includes at
+http level (conf.d), when an http-level file may carry them and no other file
+sets them at http level already: keepalive_timeout, access_log off.
 
 The whole change is one transaction. The previous state of every file it
 writes is saved under phptune's home first; then the files are written
 atomically (temporary file, fsync, rename), only into directories no other
 user can write; php-fpm -t checks the whole configuration; php-fpm reloads
 gracefully (systemctl when systemd runs it, otherwise SIGUSR2 to the master
-found in /proc by its title, owned by root: no pid file is trusted); the health check waits for the reloaded master
+found in /proc by its title, owned by root: no pid file is trusted); nginx
+likewise (nginx -t -c CONF, then systemctl reload nginx or SIGHUP to its master
+found the same way, done once new workers run and the old ones stopped
+accepting); the health check waits for the reloaded master
 and reads the pool's status page (pm.status_path; without it, it only
 connects), and --check-url must answer as it did before. Any failure rolls
 every file back and reloads the old configuration; so does Ctrl-C. An apply
@@ -157,16 +164,26 @@ killed outright is undone by the next phptune apply or phptune rollback.
 One apply or rollback runs at a time (a lock). phptune rollback undoes the
 last apply by hand.
 
+--settle (5s) is also an error-rate check: the 5xx lines in nginx's access logs
+over the settle window after the reload against as long before the apply (or,
+without a log, the pool's status page: max children reached and slow requests
+per accepted connection, measured over as long before the change); a rate worse
+after (at least 3 errors, over 1 point and twice the rate before) rolls back,
+the numbers in the reason.
+
 Settings a drop-in cannot carry are refused or printed, never written: a change
-of the pool's socket (listen), several pools (fpm.pools), nginx's settings
-(worker_processes, events and listen cannot be set from an included file: the
-exact lines are printed for you to merge), MariaDB's.
+of the pool's socket (listen), several pools (fpm.pools), nginx's
+worker_processes, worker_rlimit_nofile, worker_cpu_affinity, events
+(worker_connections, multi_accept), listen (backlog, reuseport) and a directive
+your files already set at http level: these are printed as an exact patch of
+your files, kept beside the transaction for cd ROOT && patch -p0; MariaDB's.
 
 --dry-run prints each file's diff and the plan, and changes nothing. Without
 --yes apply asks before changing anything (and refuses when it cannot ask).`,
 		Example: `  phptune apply phptune-tune-RUN --dry-run
   phptune apply --knobs recommended.knobs --check-url http://127.0.0.1/ --yes
   phptune apply --root /srv/copy --fpm-config /srv/copy/etc/php/8.2/fpm/php-fpm.conf --knobs k --yes
+  phptune apply --knobs k --nginx-config /etc/nginx/nginx.conf --settle 30s --yes
   phptune rollback`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -449,11 +466,11 @@ func newRollbackCmd(env *Env) *cobra.Command {
 	var nf nginxFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
-		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
+		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm and nginx reloaded",
 		Long: `phptune rollback undoes the newest apply that is not undone yet: every file it
 wrote goes back to its saved previous state (a file it created is removed),
-php-fpm checks and reloads the restored configuration and its health is
-checked. An apply that was cut short (killed) is undone the same way, here or
+the servers the apply changed (php-fpm, nginx) check and reload the restored
+configuration and their health is checked. An apply that was cut short (killed) is undone the same way, here or
 by the next phptune apply. Give the same host flags as the apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
