@@ -235,6 +235,22 @@ func (n Nginx) Master() (int, error) {
 	return 0, fmt.Errorf("%d nginx masters of %s are running (%v): a binary upgrade under way, or a second master", len(pids), n.Conf, pids)
 }
 
+// children lists every child process of master, whatever its title (a
+// worker just forked still has its master's).
+func children(fs *proc.FS, master int) map[int]bool {
+	out := map[int]bool{}
+	pids, err := fs.PIDs()
+	if err != nil {
+		return out
+	}
+	for _, pid := range pids {
+		if st, err := fs.ReadStat(pid); err == nil && st.PPID == master {
+			out[pid] = true
+		}
+	}
+	return out
+}
+
 // NginxWorkers counts master's worker processes that accept connections.
 func NginxWorkers(fs *proc.FS, master int) int { return len(workers(fs, master)) }
 
@@ -272,7 +288,8 @@ func (n Nginx) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	old := workers(fs, pid)
+	// Every child now is of the old configuration, titled yet or not.
+	old := children(fs, pid)
 	if n.Systemd != "" {
 		out, err := exec.CommandContext(ctx, "systemctl", "reload", n.Systemd).CombinedOutput()
 		if err != nil {

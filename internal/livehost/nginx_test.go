@@ -128,7 +128,7 @@ func TestNginxApplyAndRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, _ := proc.Default()
-	before := workers(fs, pid)
+	before := settledWorkers(t, fs, pid)
 	opt := liveapply.Options{Home: t.TempDir(), Root: h.Root, Log: t.Logf,
 		StepsFor: func(names []string) []liveapply.Step { return []liveapply.Step{ng.Step()} }}
 	plan := liveapply.Plan{Changes: []liveapply.Change{{Path: ch.DropInPath, Content: ch.DropIn}}, Steps: []liveapply.Step{ng.Step()}}
@@ -199,7 +199,7 @@ func TestChaosNginxRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, _ := proc.Default()
-	before := workers(fs, pid)
+	before := settledWorkers(t, fs, pid)
 	plan := liveapply.Plan{Changes: []liveapply.Change{{Path: filepath.Join(n.ConfDir, NginxDropInName), Content: []byte("keepalive_timeout 15s banana;\n")}},
 		Steps: []liveapply.Step{ng.Step()}}
 	_, err = liveapply.Apply(context.Background(), plan, liveapply.Options{Home: t.TempDir(), Root: h.Root})
@@ -230,4 +230,20 @@ func fileSize(path string) int64 {
 		return -1
 	}
 	return st.Size()
+}
+
+// settledWorkers waits until every child of the master has named itself a
+// worker (a worker just forked still carries its master's title) and
+// returns them.
+func settledWorkers(t *testing.T, fs *proc.FS, master int) map[int]bool {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		ws := workers(fs, master)
+		if len(ws) > 0 && len(ws) == len(children(fs, master)) {
+			return ws
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nginx's master %d: workers %v, children %v", master, workers(fs, master), children(fs, master))
+	return nil
 }
