@@ -60,6 +60,10 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 		findings = append(findings, advise.Finding{Severity: "warning", Message: err.Error()})
 	case ngx != nil:
 		servers = append(servers, nginxServer(ngx))
+		if len(ngx.conf.Unreached) > 0 {
+			findings = append(findings, advise.Finding{Severity: "warning", Message: fmt.Sprintf(
+				"nginx -T shows files no include of %s names (%s): a configuration file holds a \"# configuration file\" line of its own; advise reads that dump with care and apply refuses it", ngx.ng.Conf, strings.Join(ngx.conf.Unreached, ", "))})
+		}
 	}
 	ap, err := apacheServer(f.root)
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,9 +72,13 @@ func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, erro
 		}
 		return nil, nil
 	}
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		bin = "/usr/sbin/nginx"
+	// The binary the verified master runs (a root process's exe link),
+	// else nginx from PATH.
+	bin, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(m.PID), "exe"))
+	if err != nil || !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {
+		if bin, err = exec.LookPath("nginx"); err != nil {
+			bin = "/usr/sbin/nginx"
+		}
 	}
 	ng := livehost.Nginx{Binary: bin, Conf: m.Conf, Prefix: f.prefix}
 	if ng.Prefix == "" {
@@ -110,7 +116,7 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 	if len(live.conf.Unreached) > 0 {
 		return nil, fmt.Errorf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line; apply does not trust this dump", strings.Join(live.conf.Unreached, ", "))
 	}
-	ch, err := livehost.ComposeNginx(live.conf, rec, root, livehost.ReadConfFile)
+	ch, err := livehost.ComposeNginx(live.conf, rec, root, livehost.ReadRealConf)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func TestNginxApplyAndRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := ComposeNginx(c, knobs(t, "nginx.keepalive_timeout=15", "nginx.access_log=off", "nginx.worker_connections=1024"), h.Root, func(p string) ([]byte, error) { return os.ReadFile(p) })
+	ch, err := ComposeNginx(c, knobs(t, "nginx.keepalive_timeout=15", "nginx.access_log=off", "nginx.worker_connections=1024"), h.Root, ReadRealConf)
 	if err != nil {
 		t.Fatal(err)
 	}

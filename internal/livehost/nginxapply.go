@@ -23,9 +23,10 @@ type NginxChanges struct {
 	DropInPath string
 	DropIn     []byte   // nil: no drop-in needed
 	DropKnobs  []string // knob=value in the drop-in
-	// Patched holds each patched file's new content (the patch's
-	// result, for checking it), Patch the unified diff of them all with
-	// paths relative to the host's root (for patch -p0 run there).
+	// Patched holds each patched file's new content by its real path
+	// (the patch's result, for checking it), Patch the unified diff of
+	// them all with paths relative to the host's root (for patch -p0 run
+	// there).
 	Patched    map[string][]byte
 	Patch      string
 	PatchKnobs []string
@@ -51,10 +52,12 @@ type nginxEdit struct {
 // and events directives and listen parameters cannot go in an
 // http-level file: they are patched where they are set (or added after
 // worker_processes, inside events{}, on each address's default_server
-// listen). read gives a file's current content: it must still be what
-// nginx -T dumped. root is the host's root: the patch's paths are
+// listen). read gives a file's real path (Debian's sites-enabled holds
+// links: patch(1) refuses to write through one, so the patch names the
+// file the link leads to) and its current content, which must still be
+// what nginx -T dumped. root is the host's root: the patch's paths are
 // relative to it.
-func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) ([]byte, error)) (*NginxChanges, error) {
+func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) (real string, text []byte, err error)) (*NginxChanges, error) {
 	out := &NginxChanges{Patched: map[string][]byte{}}
 	changed := map[string]string{}
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
@@ -159,7 +162,7 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		disk, err := read(f)
+		real, disk, err := read(f)
 		if err != nil {
 			return nil, err
 		}
@@ -172,8 +175,8 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 			next = append(next, e.text...)
 			b = append(next, b[e.end:]...)
 		}
-		out.Patched[f] = b
-		rel := relTo(root, f)
+		out.Patched[real] = b
+		rel := relTo(root, real)
 		out.Patch += tune.UnifiedDiff(rel, rel, splitLines(c.Text[f]), splitLines(b), 3)
 	}
 	return out, nil
@@ -313,4 +316,16 @@ func splitLines(b []byte) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// ReadRealConf is ComposeNginx's reader on a host: the file a
+// configuration path leads to (links resolved) and its content, read as
+// ReadConfFile reads.
+func ReadRealConf(path string) (string, []byte, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := ReadConfFile(real)
+	return real, b, err
 }

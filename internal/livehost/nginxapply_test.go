@@ -72,7 +72,7 @@ func TestComposeNginx(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := debianNginx(t, tc.edit)
-			ch, err := ComposeNginx(c, knobs(t, tc.knobs...), "/", func(p string) ([]byte, error) { return c.Text[p], nil })
+			ch, err := ComposeNginx(c, knobs(t, tc.knobs...), "/", func(p string) (string, []byte, error) { return p, c.Text[p], nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,8 +124,31 @@ func TestComposeNginx(t *testing.T) {
 
 func TestComposeNginxRefusesAChangedFile(t *testing.T) {
 	c := debianNginx(t, nil)
-	_, err := ComposeNginx(c, knobs(t, "nginx.worker_processes=2"), "/", func(string) ([]byte, error) { return []byte("worker_processes 4;\n"), nil })
+	_, err := ComposeNginx(c, knobs(t, "nginx.worker_processes=2"), "/", func(p string) (string, []byte, error) { return p, []byte("worker_processes 4;\n"), nil })
 	if err == nil || !strings.Contains(err.Error(), "changed since nginx -T read it") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestComposeNginxThroughLink: Debian's sites-enabled/default is a link;
+// patch(1) refuses to write through one, so the patch names its target.
+func TestComposeNginxThroughLink(t *testing.T) {
+	c := debianNginx(t, nil)
+	read := func(p string) (string, []byte, error) {
+		return strings.Replace(p, "/sites-enabled/", "/sites-available/", 1), c.Text[p], nil
+	}
+	ch, err := ComposeNginx(c, knobs(t, "nginx.listen_backlog=1024"), "/", read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ch.Patch, "--- etc/nginx/sites-available/default\n+++ etc/nginx/sites-available/default\n") {
+		t.Errorf("patch:\n%s", ch.Patch)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "real.conf"), []byte("x;\n"), 0o644)
+	os.Symlink("real.conf", filepath.Join(dir, "link.conf"))
+	real, b, err := ReadRealConf(filepath.Join(dir, "link.conf"))
+	if err != nil || real != filepath.Join(dir, "real.conf") || string(b) != "x;\n" {
+		t.Errorf("ReadRealConf: %s %q %v", real, b, err)
 	}
 }
