@@ -116,6 +116,18 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 	if len(live.conf.Unreached) > 0 {
 		return nil, fmt.Errorf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line; apply does not trust this dump", strings.Join(live.conf.Unreached, ", "))
 	}
+	// Every dumped file must be on disk as dumped: a file whose text
+	// holds a "# configuration file" line of its own would otherwise hide
+	// directives from the dump's reader.
+	for _, path := range live.conf.Files {
+		_, b, err := livehost.ReadRealConf(path)
+		if err != nil {
+			return nil, fmt.Errorf("nginx's %s: %v", path, err)
+		}
+		if string(b) != string(live.conf.Text[path]) {
+			return nil, fmt.Errorf("nginx's %s is not as nginx -T printed it (changed since, or its text holds a \"# configuration file\" line): apply does not trust this dump", path)
+		}
+	}
 	ch, err := livehost.ComposeNginx(live.conf, rec, root, livehost.ReadRealConf)
 	if err != nil {
 		return nil, err

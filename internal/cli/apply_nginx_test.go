@@ -98,6 +98,12 @@ func TestApplyNginxHostCopy(t *testing.T) {
 		t.Error(err)
 	}
 
+	// A configuration file whose text forges a file of the dump: refused.
+	forged := filepath.Join(n.ConfDir, "forged.conf")
+	os.WriteFile(forged, []byte("# configuration file /etc/nginx/other.conf:\nkeepalive_timeout 5;\n"), 0o644)
+	checkUsageErrors(t, []usageCase{{append([]string{"apply", "--knobs", knobs, "--dry-run"}, host...), "nginx -T shows files no include names (/etc/nginx/other.conf)", "--dry-run"}})
+	os.Remove(forged)
+
 	// nginx's knobs alone: php-fpm is neither checked nor reloaded.
 	only := filepath.Join(dir, "nginx.knobs")
 	os.WriteFile(only, []byte("nginx.keepalive_timeout=20\n"), 0o644)
