@@ -73,6 +73,33 @@ func TestNginxDebianCopy(t *testing.T) {
 	if d := nginxDropInDir(c); d != filepath.Join(n.ConfDir, NginxDropInName) {
 		t.Errorf("drop-in %s", d)
 	}
+
+	// The error rate from the copy's own access log (Debian's combined
+	// format): 200s before, 503s after make the settle check fail.
+	logs := c.AccessLogs("")
+	if len(logs) != 1 || logs[0] != n.Access {
+		t.Fatalf("access logs %v", logs)
+	}
+	os.WriteFile(filepath.Join(n.DocRoot, "fail.php"), []byte("<?php http_response_code(503);\n"), 0o644)
+	for i := 0; i < 10; i++ {
+		n.Get("/index.php")
+	}
+	time.Sleep(1100 * time.Millisecond) // the lines carry whole seconds
+	e, err := NewErrorRate(context.Background(), logs, nil, 5*time.Second)
+	if err != nil || e.Before.Requests < 10 || e.Before.Errors != 0 {
+		t.Fatalf("before %+v %v", e, err)
+	}
+	st := e.Step()
+	st.Reload(context.Background())
+	for i := 0; i < 5; i++ {
+		if code, _, _ := n.Get("/fail.php"); code != 503 {
+			t.Fatalf("fail.php answered %d", code)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // nginx logs after the response
+	if err := st.Healthy(context.Background()); err == nil || !strings.Contains(err.Error(), "100.0% (5 of 5 requests)") {
+		t.Errorf("error rate: %v", err)
+	}
 }
 
 // TestNginxDirectiveRules checks with nginx -t itself the rules
