@@ -57,7 +57,11 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 	case err != nil && isUsage(err):
 		return nil, nil, err
 	case err != nil:
-		findings = append(findings, advise.Finding{Severity: "warning", Message: err.Error()})
+		msg := err.Error()
+		if os.Geteuid() != 0 {
+			msg += " (nginx -T opens the logs its configuration names: run advise as root to read it)"
+		}
+		findings = append(findings, advise.Finding{Severity: "warning", Message: msg})
 	case ngx != nil:
 		servers = append(servers, nginxServer(ngx))
 		if len(ngx.conf.Unreached) > 0 {

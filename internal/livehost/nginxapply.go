@@ -101,6 +101,9 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 			} else if c.HTTPBlock != nil {
 				patch(k.Name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
 			}
+			for _, d := range serverDirectives(c, "keepalive_timeout") {
+				out.Notes = append(out.Notes, fmt.Sprintf("%s sets keepalive_timeout %s for its server or location, which keeps it: the http level's does not apply there", d.At(), strings.Join(d.Args, " ")))
+			}
 		case "nginx.access_log":
 			if v != "off" {
 				continue
@@ -328,4 +331,25 @@ func ReadRealConf(path string) (string, []byte, error) {
 	}
 	b, err := ReadConfFile(real)
 	return real, b, err
+}
+
+// serverDirectives are the directives called name inside the servers
+// (their locations included).
+func serverDirectives(c *NginxConf, name string) []NginxDirective {
+	var out []NginxDirective
+	var walk func(ds []NginxDirective)
+	walk = func(ds []NginxDirective) {
+		for _, d := range ds {
+			if d.Name == name {
+				out = append(out, d)
+			}
+			walk(d.Block)
+		}
+	}
+	for _, d := range c.HTTP {
+		if d.Name == "server" {
+			walk(d.Block)
+		}
+	}
+	return out
 }

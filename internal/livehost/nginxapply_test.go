@@ -54,6 +54,7 @@ func TestComposeNginx(t *testing.T) {
 		dropIn    string // the drop-in's directives, "" for none
 		patchKnob string
 		patch     []string // lines the patch adds
+		note      string
 	}{
 		{name: "Debian 12: keepalive_timeout and access_log off in the drop-in",
 			knobs: []string{"nginx.keepalive_timeout=15", "nginx.access_log=off"}, dropIn: "keepalive_timeout 15;\naccess_log off;\n"},
@@ -69,6 +70,11 @@ func TestComposeNginx(t *testing.T) {
 			patch: []string{"+worker_processes 2;", "+worker_rlimit_nofile 16384;", "+\tworker_connections 4096;", "+\tmulti_accept on;",
 				"+\tlisten 80 default_server backlog=4096 reuseport;", "+\tlisten [::]:80 default_server backlog=4096 reuseport;"}},
 		{name: "nothing for nginx", knobs: []string{"pm.max_children=10"}},
+		{name: "a server's own keepalive_timeout: noted",
+			edit: func(s string) string {
+				return strings.Replace(s, "\tgzip on;", "\tgzip on;\n\tserver { keepalive_timeout 5; }", 1)
+			},
+			knobs: []string{"nginx.keepalive_timeout=15"}, dropIn: "keepalive_timeout 15;\n", note: "sets keepalive_timeout 5 for its server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := debianNginx(t, tc.edit)
@@ -81,6 +87,9 @@ func TestComposeNginx(t *testing.T) {
 			}
 			if tc.dropIn != "" && ch.DropInPath != "/etc/nginx/conf.d/zz-phptune.conf" {
 				t.Errorf("drop-in at %s", ch.DropInPath)
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(ch.Notes, "\n"), tc.note) {
+				t.Errorf("notes %q lack %q", ch.Notes, tc.note)
 			}
 			if tc.patch == nil && ch.Patch != "" {
 				t.Errorf("unexpected patch\n%s", ch.Patch)
