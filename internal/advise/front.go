@@ -43,8 +43,9 @@ type Pass struct {
 	Addrs  []string `json:"addrs"`
 	At     string   `json:"at"`
 	// UpstreamKeepalive is the idle connections each nginx worker keeps
-	// to the upstream (0: none).
+	// to the upstream (0: none); KeepConn is fastcgi_keep_conn there.
 	UpstreamKeepalive int64 `json:"upstream_keepalive,omitempty"`
+	KeepConn          bool  `json:"fastcgi_keep_conn,omitempty"`
 }
 
 // PoolFront says which servers pass to one pool.
@@ -88,6 +89,14 @@ func FrontFindings(pools []PoolSocket, servers []WebServer, somaxconn int64) (Fr
 					who += " (listen " + strings.Join(pass.Listen, ", ") + ")"
 				}
 				pf.PassedBy = append(pf.PassedBy, who+" at "+pass.At)
+				switch {
+				case pass.UpstreamKeepalive > 0 && !pass.KeepConn:
+					out = append(out, Finding{Severity: "warning", Pool: p.Pool, Message: fmt.Sprintf(
+						"%s's upstream %s keeps idle connections (keepalive %d) but fastcgi_keep_conn is off at %s: nginx closes every FastCGI connection, so nothing is kept; add fastcgi_keep_conn on; there", s.Kind, pass.Target, pass.UpstreamKeepalive, pass.At)})
+				case pass.KeepConn && pass.UpstreamKeepalive == 0:
+					out = append(out, Finding{Severity: "info", Pool: p.Pool, Message: fmt.Sprintf(
+						"fastcgi_keep_conn on at %s without an upstream keepalive: nginx has no cache of idle connections, so it still connects per request (nginx.fastcgi_keepalive sets both)", pass.At)})
+				}
 				if pass.UpstreamKeepalive > 0 && s.Workers > 0 && p.MaxChildren > 0 && pass.UpstreamKeepalive*s.Workers > p.MaxChildren {
 					out = append(out, Finding{Severity: "warning", Pool: p.Pool, Message: fmt.Sprintf(
 						"nginx keeps up to %d idle connections per worker to it (upstream keepalive %d x %d workers = %d), more than its pm.max_children %d: each kept connection holds a php-fpm worker, so idle connections can starve it; lower keepalive to at most %d",

@@ -130,7 +130,7 @@ func nginxServer(ngx *liveNginx) advise.WebServer {
 		}
 		for _, p := range srv.FastCGI {
 			s.Passes = append(s.Passes, advise.Pass{Server: name, Listen: addrs, Target: p.Target, Addrs: p.Addrs,
-				At: fmt.Sprintf("%s:%d", p.File, p.Line), UpstreamKeepalive: int64(c.UpstreamKeepalive[p.Upstream])})
+				At: fmt.Sprintf("%s:%d", p.File, p.Line), UpstreamKeepalive: int64(c.UpstreamKeepalive[p.Upstream]), KeepConn: p.KeepConn})
 		}
 	}
 	return s

@@ -58,7 +58,8 @@ its includes, apache2ctl -S); for each pool it says which server and listen
 address pass to its socket, and warns of a pool no server passes to, of an
 nginx whose workers x worker_connections hold fewer proxied requests than the
 pools' max_children, of upstream keepalive holding more workers than a pool
-has, and of listen backlogs net.core.somaxconn caps.
+has or kept without fastcgi_keep_conn on, and of listen backlogs
+net.core.somaxconn caps.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it

@@ -61,6 +61,10 @@ type FastCGIPass struct {
 	Upstream string // the upstream's name, when Target names one
 	File     string
 	Line     int
+	// KeepConn is fastcgi_keep_conn where it is (inherited from the
+	// server and http levels): on lets nginx keep the connection for an
+	// upstream's keepalive.
+	KeepConn bool
 }
 
 // NginxConf is an nginx configuration as nginx -T dumped it: the files it
@@ -280,8 +284,9 @@ func (c *NginxConf) collectHTTP() {
 			continue
 		}
 		s := NginxServer{File: d.File, Line: d.Line}
-		var walk func(ds []NginxDirective)
-		walk = func(ds []NginxDirective) {
+		var walk func(ds []NginxDirective, keepConn bool)
+		walk = func(ds []NginxDirective, keepConn bool) {
+			keepConn = keepConnIn(ds, keepConn)
 			for _, x := range ds {
 				switch {
 				case x.Name == "listen" && len(x.Args) >= 1:
@@ -291,7 +296,7 @@ func (c *NginxConf) collectHTTP() {
 				case x.Name == "access_log" && len(x.Args) >= 1:
 					s.AccessLogs = append(s.AccessLogs, x)
 				case x.Name == "fastcgi_pass" && len(x.Args) == 1:
-					p := FastCGIPass{Target: x.Args[0], File: x.File, Line: x.Line}
+					p := FastCGIPass{Target: x.Args[0], File: x.File, Line: x.Line, KeepConn: keepConn}
 					name := strings.TrimPrefix(x.Args[0], "http://")
 					if addrs, ok := c.Upstreams[name]; ok {
 						p.Upstream, p.Addrs = name, addrs
@@ -301,13 +306,24 @@ func (c *NginxConf) collectHTTP() {
 					s.FastCGI = append(s.FastCGI, p)
 				}
 				if x.IsBlock {
-					walk(x.Block)
+					walk(x.Block, keepConn)
 				}
 			}
 		}
-		walk(d.Block)
+		walk(d.Block, keepConnIn(c.HTTP, false))
 		c.Servers = append(c.Servers, s)
 	}
+}
+
+// keepConnIn is fastcgi_keep_conn as the directives of one level set it
+// (inherited when they do not).
+func keepConnIn(ds []NginxDirective, inherited bool) bool {
+	for _, d := range ds {
+		if d.Name == "fastcgi_keep_conn" && len(d.Args) == 1 {
+			inherited = d.Args[0] == "on"
+		}
+	}
+	return inherited
 }
 
 // nginxAddr writes an nginx address (unix:/path, host:port, a bare port

@@ -79,12 +79,15 @@ func TestParseNginxDumpCases(t *testing.T) {
 		check     func(t *testing.T, c *NginxConf)
 	}{
 		{name: "upstream resolved, nested includes, quotes", out: dump(
-			"/etc/nginx/nginx.conf", "events {}\nhttp {\n include conf.d/*.conf;\n upstream php { server unix:/run/php/a.sock; server 127.0.0.1:9001 weight=2; keepalive 8; }\n}\n",
-			"/etc/nginx/conf.d/a.conf", "server { listen 127.0.0.1:8080 backlog=4096; server_name 'a b' c;\n location ~ \\.php$ { fastcgi_pass php; }\n location /x { fastcgi_pass 9000; } access_log \"/var/log/a;b.log\" combined; }\n"),
+			"/etc/nginx/nginx.conf", "events {}\nhttp {\n fastcgi_keep_conn on;\n include conf.d/*.conf;\n upstream php { server unix:/run/php/a.sock; server 127.0.0.1:9001 weight=2; keepalive 8; }\n}\n",
+			"/etc/nginx/conf.d/a.conf", "server { listen 127.0.0.1:8080 backlog=4096; server_name 'a b' c;\n location ~ \\.php$ { fastcgi_pass php; }\n location /x { fastcgi_keep_conn off; fastcgi_pass 9000; } access_log \"/var/log/a;b.log\" combined; }\n"),
 			check: func(t *testing.T, c *NginxConf) {
 				s := c.Servers[0]
 				if len(s.FastCGI) != 2 || s.FastCGI[0].Upstream != "php" || strings.Join(s.FastCGI[0].Addrs, ",") != "unix:/run/php/a.sock,tcp:127.0.0.1:9001" {
 					t.Errorf("fastcgi %+v", s.FastCGI)
+				}
+				if !s.FastCGI[0].KeepConn || s.FastCGI[1].KeepConn {
+					t.Errorf("fastcgi_keep_conn inherited from http, off in /x: %+v", s.FastCGI)
 				}
 				if s.FastCGI[1].Addrs[0] != "tcp:127.0.0.1:9000" || s.FastCGI[1].File != "/etc/nginx/conf.d/a.conf" || s.FastCGI[1].Line != 3 {
 					t.Errorf("bare port %+v", s.FastCGI[1])
