@@ -113,26 +113,16 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 	if live == nil {
 		return p, nil
 	}
-	if len(live.conf.Unreached) > 0 {
-		return nil, fmt.Errorf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line; apply does not trust this dump", strings.Join(live.conf.Unreached, ", "))
-	}
-	// Every dumped file must be on disk as dumped: a file whose text
-	// holds a "# configuration file" line of its own would otherwise hide
-	// directives from the dump's reader.
-	for _, path := range live.conf.Files {
-		_, b, err := livehost.ReadRealConf(path)
-		if err != nil {
-			return nil, fmt.Errorf("nginx's %s: %v", path, err)
-		}
-		if string(b) != string(live.conf.Text[path]) {
-			return nil, fmt.Errorf("nginx's %s is not as nginx -T printed it (changed since, or its text holds a \"# configuration file\" line): apply does not trust this dump", path)
-		}
-	}
 	ch, err := livehost.ComposeNginx(live.conf, rec, root, livehost.ReadRealConf)
 	if err != nil {
 		return nil, err
 	}
 	p.changes = ch
+	if ch.DropIn != nil || ch.Patch != "" {
+		if err := trustDump(live.conf); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range append(append([]string{}, ch.DropKnobs...), ch.PatchKnobs...) {
 		name, _, _ := strings.Cut(k, "=")
 		p.handled[name] = true
@@ -152,6 +142,26 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 		plan.Steps = append(plan.Steps, live.ng.Step())
 	}
 	return p, nil
+}
+
+// trustDump checks that nginx -T's dump is the files on disk: every
+// file reached by an include, every file's text as dumped. A file whose
+// text holds a "# configuration file" line of its own would otherwise
+// hide directives from the dump's reader.
+func trustDump(c *livehost.NginxConf) error {
+	if len(c.Unreached) > 0 {
+		return fmt.Errorf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line; apply does not trust this dump", strings.Join(c.Unreached, ", "))
+	}
+	for _, path := range c.Files {
+		_, b, err := livehost.ReadRealConf(path)
+		if err != nil {
+			return fmt.Errorf("nginx's %s: %v", path, err)
+		}
+		if string(b) != string(c.Text[path]) {
+			return fmt.Errorf("nginx's %s is not as nginx -T printed it (changed since, or its text holds a \"# configuration file\" line): apply does not trust this dump", path)
+		}
+	}
+	return nil
 }
 
 // resolveForApply is resolve for apply: an nginx whose configuration
@@ -192,9 +202,6 @@ func (p *nginxPart) print(w io.Writer, root string) {
 	if ch.Patch != "" {
 		fmt.Fprintf(w, "Not applied (%s): nginx takes these only in its main or events context or on a listen line, or your files already set them at http level; merge this patch yourself (cd %s && patch -p0), then nginx -t and reload:\n%s",
 			strings.Join(ch.PatchKnobs, " "), root, ch.Patch)
-	}
-	for _, m := range ch.Manual {
-		fmt.Fprintf(w, "Not applied (%s): needs an upstream block with keepalive and fastcgi_keep_conn on; see the recommendation's nginx.conf\n", m)
 	}
 	for _, n := range ch.Notes {
 		fmt.Fprintf(w, "Note: %s\n", n)
