@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // PoolSocket is a php-fpm pool's address as configured, for matching it
@@ -156,7 +158,7 @@ func FrontFindings(pools []PoolSocket, servers []WebServer, somaxconn int64) (Fr
 			for _, l := range s.Listens {
 				if l.Backlog > somaxconn {
 					out = append(out, Finding{Severity: "warning", Message: fmt.Sprintf(
-						"nginx's listen %s (%s) asks for a backlog of %d, capped at %d by net.core.somaxconn: raise somaxconn or lower backlog", l.Addr, l.At, l.Backlog, somaxconn)})
+						"nginx's listen %s (%s): backlog %s: connections beyond it wait in SYN queues or are refused; raise net.core.somaxconn or lower backlog", l.Addr, l.At, sysctl.BacklogText(l.Backlog, somaxconn))})
 				}
 			}
 		}

@@ -23,7 +23,7 @@ func TestFrontFindings(t *testing.T) {
 			"warning: shop: no web server found passes requests to its socket tcp:127.0.0.1:9001 (they pass to: nginx → unix:/run/php/php8.2-fpm.sock)",
 			"warning: : nginx (/etc/nginx/nginx.conf) can hold 80 connections (2 workers x worker_connections 40), 40 proxied requests at once",
 			"raise worker_connections to at least 50",
-			"warning: : nginx's listen 80 (/etc/nginx/sites-enabled/default:22) asks for a backlog of 511, capped at 128"}},
+			"warning: : nginx's listen 80 (/etc/nginx/sites-enabled/default:22): backlog asked 511, capped at 128 by somaxconn"}},
 		{"no server found", []PoolSocket{www}, nil, -1, []string{"info: : no running nginx or Apache was found"}},
 		{"upstream keepalive without fastcgi_keep_conn", []PoolSocket{www}, []WebServer{{Kind: "nginx", Workers: 1, WorkerConnections: 768,
 			Passes: []Pass{{Server: "a", Target: "php", Addrs: []string{www.Listen}, UpstreamKeepalive: 4, At: "f:2"}}}}, 4096,

@@ -16,6 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // nginxFlags say which nginx of the host advise, apply and rollback read.
@@ -202,6 +203,19 @@ func (p *nginxPart) print(w io.Writer, root string) {
 	if ch.Patch != "" {
 		fmt.Fprintf(w, "Not applied (%s): nginx takes these only in its main or events context or on a listen line, or your files already set them at http level; merge this patch yourself (cd %s && patch -p0), then nginx -t and reload:\n%s",
 			strings.Join(ch.PatchKnobs, " "), root, ch.Patch)
+	}
+	for _, k := range ch.PatchKnobs {
+		name, value, _ := strings.Cut(k, "=")
+		if name != "nginx.listen_backlog" {
+			continue
+		}
+		if v, err := sysctl.NewFS("/proc").Value(sysctl.Somaxconn); err == nil {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				if note := sysctl.CappedNote(name, value, n); note != "" {
+					fmt.Fprintf(w, "Note: backlog=%s will be %s: raise it too (sysctl -w %s=%s, and a file in /etc/sysctl.d to keep it)\n", value, note, sysctl.Somaxconn, value)
+				}
+			}
+		}
 	}
 	for _, n := range ch.Notes {
 		fmt.Fprintf(w, "Note: %s\n", n)
