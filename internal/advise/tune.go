@@ -131,15 +131,20 @@ func CompareTune(a Advice, t *results.Tune, runID, selected string) *TuneCompari
 		pv := PoolVsTune{Pool: p.Pool, Configured: p.MaxChildren, Advise: p.Recommended, Tune: n}
 		fit := int64(0)
 		if p.WorkerPSSP95 > 0 {
-			fit = p.MemoryShareB / p.WorkerPSSP95
+			fit = max(1, p.MemoryShareB/p.WorkerPSSP95)
 		}
+		lowered := p.Recommended < p.MaxChildren
 		switch {
 		case p.Recommended == n:
 			pv.Why = "the same size"
-		case p.Recommended < n && fit > 0 && fit < n:
+		case p.Recommended < n && (lowered || fit > 0 && fit < n):
 			pv.Why = fmt.Sprintf("advise is lower: this host's memory holds %d workers of %s (the pool's share %s); the tune's %d would need %s. Memory bounds this host before throughput does", fit, mib(p.WorkerPSSP95), mib(p.MemoryShareB), n, mib(n*p.WorkerPSSP95))
+		case p.Recommended < n && p.MaxReached > 0:
+			pv.Why = fmt.Sprintf("advise is lower: the pool reached pm.max_children %d times and advise raises at most twofold at a time without a measurement; the tune found throughput still rising up to %d", p.MaxReached, n)
 		case p.Recommended < n:
-			pv.Why = fmt.Sprintf("advise keeps %d: the pool never reached pm.max_children, so its counters ask for no more; the tune found throughput still rising up to %d under its load", p.Recommended, n)
+			pv.Why = fmt.Sprintf("advise is lower: the pool never reached pm.max_children, so its own counters ask for no more; the tune found throughput still rising up to %d under its load (more traffic here would need them)", n)
+		case lowered:
+			pv.Why = fmt.Sprintf("advise lowers the pool to %d for memory, still more than the tune's %d: the tune measured no more throughput past %d workers, so the others would only hold memory when busy", p.Recommended, n, n)
 		case p.MaxReached > 0:
 			pv.Why = fmt.Sprintf("advise is higher: the pool reached pm.max_children %d times and memory allows %d; the tune measured no more throughput past %d workers, so more workers here would mostly hold memory and queue on the CPU or the database, unless this host's traffic differs from the tune's workload", p.MaxReached, p.Recommended, n)
 		default:

@@ -22,9 +22,11 @@ func TestCompareTune(t *testing.T) {
 		{Pool: "quiet", MaxChildren: 5, Recommended: 5, WorkerPSSP95: 40 << 20, MemoryShareB: 2000 << 20},
 		{Pool: "busy", MaxChildren: 10, Recommended: 20, MaxReached: 7, WorkerPSSP95: 40 << 20, MemoryShareB: 2000 << 20},
 		{Pool: "large", MaxChildren: 30, Recommended: 30, WorkerPSSP95: 40 << 20, MemoryShareB: 2000 << 20},
+		{Pool: "capped", MaxChildren: 2, Recommended: 4, MaxReached: 3, WorkerPSSP95: 40 << 20, MemoryShareB: 2000 << 20},
+		{Pool: "lowered", MaxChildren: 100, Recommended: 20, WorkerPSSP95: 40 << 20, MemoryShareB: 800 << 20},
 	}}
 	c := CompareTune(a, storedTune(), "t1", "the newest tune of PHP 8.2")
-	if c == nil || c.MaxChildren != 8 || c.PM != "static" || c.Knee != 12 || c.Connections != 20 || c.RecommendedRPS != 150 || c.PHP != "8.2.36" || len(c.Pools) != 5 {
+	if c == nil || c.MaxChildren != 8 || c.PM != "static" || c.Knee != 12 || c.Connections != 20 || c.RecommendedRPS != 150 || c.PHP != "8.2.36" || len(c.Pools) != 7 {
 		t.Fatalf("%+v", c)
 	}
 	for _, w := range []string{"Advise sends no load", "The tune measured pm.max_children 8 (its knee scan's throughput stopped rising at about 12 connections; 150 rps at 20 connections, 1.50× its start's) on wordpress front, a lab of 2 cores and 4.0 GiB"} {
@@ -36,6 +38,8 @@ func TestCompareTune(t *testing.T) {
 		"same":       "the same size",
 		"small-host": "this host's memory holds 5 workers of 40.0 MiB",
 		"quiet":      "the pool never reached pm.max_children",
+		"capped":     "advise raises at most twofold",
+		"lowered":    "advise lowers the pool to 20 for memory, still more than the tune's 8",
 		"busy":       "reached pm.max_children 7 times",
 		"large":      "advise keeps the configured 30, more than the tune's 8",
 	}
