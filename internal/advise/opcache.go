@@ -136,9 +136,12 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 
 	if n := s.Hits + s.Misses; n > 0 {
 		oa.HitRate = float64(s.Hits) / float64(n)
-		if n >= MinLookups && oa.HitRate < MinHitRate {
+		switch {
+		case n < MinLookups:
+			say("info", "hit rate %.1f%% over only %d lookups since opcache started: too few to judge", 100*oa.HitRate, n)
+		case oa.HitRate < MinHitRate:
 			say("warning", "hit rate %.1f%%: %d misses in %d lookups since opcache started; each miss compiles a script (a cache too small, restarts, or deploys with timestamps on)", 100*oa.HitRate, s.Misses, n)
-		} else {
+		default:
 			say("info", "hit rate %.1f%% (%d lookups since opcache started)", 100*oa.HitRate, n)
 		}
 	}

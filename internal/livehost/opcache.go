@@ -141,8 +141,8 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 	if why := OpcacheRefusal(p, parent); why != "" {
 		return nil, fmt.Errorf("%w: %s", ErrRefused, why)
 	}
-	if err := trustedDir(parent); err != nil {
-		return nil, fmt.Errorf("%w: --opcache-dir %s: %v", ErrRefused, parent, err)
+	if err := CheckScriptDir(parent); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	dir, err := os.MkdirTemp(parent, "phptune-opcache-")
 	if err != nil {
@@ -221,6 +221,15 @@ func dialMaster(ctx context.Context, addr string, m Master) (net.Conn, error) {
 		return nil, fmt.Errorf("%w: %s is held by pid %d (uid %d), not by php-fpm's master %d (uid %d); the socket was replaced", ErrRefused, addr, cred.Pid, cred.Uid, m.PID, m.UID)
 	}
 	return c, nil
+}
+
+// CheckScriptDir says whether the status script's directory may be made
+// under parent (see trustedDir).
+func CheckScriptDir(parent string) error {
+	if err := trustedDir(parent); err != nil {
+		return fmt.Errorf("%s: %v", parent, err)
+	}
+	return nil
 }
 
 // trustedDir checks that dir and every directory above it is a real
