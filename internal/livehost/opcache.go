@@ -65,6 +65,27 @@ $out['realpath_cache'] = [
 echo json_encode($out);
 `
 
+// scriptDirPrefix names the status script's private directories.
+const scriptDirPrefix = "phptune-opcache-"
+
+// staleAfter is the age past which a status script's directory is one an
+// advise killed outright (SIGKILL) left behind: a read takes seconds.
+const staleAfter = time.Minute
+
+// removeStale removes the status script directories under parent that a
+// killed advise left behind: this user's real directories (not links)
+// older than staleAfter.
+func removeStale(parent string) {
+	old, _ := filepath.Glob(filepath.Join(parent, scriptDirPrefix+"*"))
+	for _, d := range old {
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) || time.Since(st.ModTime()) < staleAfter {
+			continue
+		}
+		os.RemoveAll(d)
+	}
+}
+
 // opcacheFunctions are the functions the script calls.
 var opcacheFunctions = []string{"opcache_get_status", "opcache_get_configuration", "realpath_cache_size", "realpath_cache_get", "json_encode", "ini_get", "header", "ob_get_level", "ob_end_clean"}
 
@@ -144,7 +165,8 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 	if err := CheckScriptDir(parent); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	dir, err := os.MkdirTemp(parent, "phptune-opcache-")
+	removeStale(parent)
+	dir, err := os.MkdirTemp(parent, scriptDirPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("making the status script's directory: %w", err)
 	}

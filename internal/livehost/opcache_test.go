@@ -3,10 +3,14 @@ package livehost
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phptune/phptune/internal/livehost/hosttest"
 	"github.com/phptune/phptune/internal/proc"
@@ -105,5 +109,67 @@ func TestReadOpcacheHostCopy(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("a refused read left its directory behind: %v", entries)
+	}
+}
+
+// TestReadOpcacheInterrupted: while the request is in flight the script
+// sits in a private directory (0755, the file 0644, both this user's) and
+// SCRIPT_FILENAME names it; when the context is cancelled (Ctrl-C) the
+// directory is removed. The listener is this test, which SO_PEERCRED
+// shows as the "master"; it never answers. A directory a killed advise
+// left behind is removed by the next read.
+func TestReadOpcacheInterrupted(t *testing.T) {
+	parent := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "pool.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	stale := filepath.Join(parent, scriptDirPrefix+"killed")
+	os.Mkdir(stale, 0o755)
+	os.Chtimes(stale, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	fresh := filepath.Join(parent, scriptDirPrefix+"running")
+	os.Mkdir(fresh, 0o755)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	seen := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 4096)
+		n, _ := c.Read(b)
+		req := string(b[:n])
+		script := regexp.MustCompile(regexp.QuoteMeta(parent) + `/` + scriptDirPrefix + `[0-9]+/` + regexp.QuoteMeta(OpcacheScriptName)).FindString(req)
+		st, err1 := os.Stat(script)
+		dst, err2 := os.Stat(filepath.Dir(script))
+		if err1 != nil || err2 != nil || st.Mode().Perm() != 0o644 || dst.Mode().Perm() != 0o755 || filepath.Base(script) != OpcacheScriptName {
+			seen <- fmt.Sprintf("bad script %q: %v %v %v %v", script, err1, err2, st, dst)
+		} else {
+			seen <- script
+		}
+		cancel() // Ctrl-C while the request waits for its answer
+		c.Read(b)
+	}()
+	m := Master{PID: os.Getpid(), UID: os.Geteuid()}
+	_, err = ReadOpcache(ctx, m, Pool{Name: "www", Listen: "unix:" + sock, Settings: map[string]string{}}, parent)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled read: %v", err)
+	}
+	script := <-seen
+	if !strings.HasPrefix(script, parent) {
+		t.Fatal(script)
+	}
+	if _, err := os.Stat(filepath.Dir(script)); !os.IsNotExist(err) {
+		t.Errorf("the script's directory outlived the cancelled read: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a directory left by a killed advise was kept: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("another advise's directory in use was removed: %v", err)
 	}
 }
