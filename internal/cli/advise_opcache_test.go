@@ -35,7 +35,12 @@ func TestAdviseOpcacheHostCopy(t *testing.T) {
 	t.Setenv("PHPTUNE_HOME", t.TempDir())
 	h := hosttest.Debian(t)
 	parent := scriptParent(t)
+	start := time.Now()
+	_, _, _ = runCLI(t, "advise", "--fpm-config", h.Conf)
+	plain := time.Since(start)
+	start = time.Now()
 	out, errs, code := runCLI(t, "advise", "--fpm-config", h.Conf, "--opcache", "--opcache-dir", parent, "--json")
+	t.Logf("advise took %v, with --opcache %v", plain, time.Since(start))
 	if code != 0 {
 		t.Fatalf("advise --opcache: exit %d\n%s%s", code, out, errs)
 	}
