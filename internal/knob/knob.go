@@ -125,7 +125,7 @@ type Knob struct {
 	Directive string
 	// MinPHP and MaxPHP bound the PHP versions ("8.0") that have the
 	// setting, for a PHP or php-fpm knob; "" is no bound (see Available).
-	MinPHP, MaxPHP string
+	MinPHP, MaxPHP string `json:",omitempty"`
 }
 
 // ServersOf lists the servers whose configurations use k: nginx's,

@@ -43,6 +43,20 @@ func (k Knob) Available(version string) bool {
 	return true
 }
 
+// Versions says which PHP versions have k, for a listing: " (PHP 8.0
+// and later)"; "" for every version.
+func (k Knob) Versions() string {
+	switch {
+	case k.MinPHP != "" && k.MaxPHP != "":
+		return " (PHP " + k.MinPHP + " to " + k.MaxPHP + ")"
+	case k.MinPHP != "":
+		return " (PHP " + k.MinPHP + " and later)"
+	case k.MaxPHP != "":
+		return " (PHP up to " + k.MaxPHP + ")"
+	}
+	return ""
+}
+
 // Unavailable lists the knobs c sets away from the defaults (what apply
 // writes: Overrides) that PHP version does not have, in registry order.
 func (c Config) Unavailable(version string) []*VersionError {

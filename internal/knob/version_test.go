@@ -70,3 +70,15 @@ func TestConfigUnavailable(t *testing.T) {
 		}
 	}
 }
+
+func TestKnobVersions(t *testing.T) {
+	jit, _ := Lookup("opcache.jit")
+	for _, c := range []struct {
+		k    Knob
+		want string
+	}{{jit, " (PHP 8.0 and later)"}, {Knob{MaxPHP: "7.4"}, " (PHP up to 7.4)"}, {Knob{MinPHP: "7.0", MaxPHP: "7.4"}, " (PHP 7.0 to 7.4)"}, {Knob{}, ""}} {
+		if got := c.k.Versions(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.k, got, c.want)
+		}
+	}
+}
