@@ -168,7 +168,7 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 	removeStale(parent)
 	dir, err := os.MkdirTemp(parent, scriptDirPrefix+"*")
 	if err != nil {
-		return nil, fmt.Errorf("making the status script's directory: %w", err)
+		return nil, fmt.Errorf("making the status script's directory under %s: %w (run advise as root, or give --opcache-dir a directory of yours the pool can read)", parent, err)
 	}
 	defer os.RemoveAll(dir)
 	if err := os.Chmod(dir, 0o755); err != nil {
