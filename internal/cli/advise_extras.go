@@ -149,7 +149,10 @@ func (x *adviseExtras) storedTune(ctx context.Context, version string) (*results
 		return nil, "", "", err
 	}
 	defer db.Close()
-	hasSize := func(t *results.Tune) bool { return t != nil && t.Recommended["pm.max_children"] != "" }
+	// A tune of a server without php-fpm (mod_php, Unit) sized no pool.
+	hasSize := func(t *results.Tune) bool {
+		return t != nil && t.Recommended["pm.max_children"] != "" && (t.Server == "" || knob.RunsFPM(t.Server))
+	}
 	if x.tune != "" {
 		r, err := db.Run(ctx, x.tune)
 		if err != nil {
