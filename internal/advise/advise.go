@@ -80,12 +80,21 @@ type Advice struct {
 	ReserveB int64        `json:"memory_reserve_bytes"`
 	Pools    []PoolAdvice `json:"pools"`
 	Findings []Finding    `json:"findings"`
+	// Opcache is each master's opcache (advise --opcache).
+	Opcache []OpcacheAdvice `json:"opcache,omitempty"`
+	// Tune is a stored tune's measured pool size beside advise's.
+	Tune *TuneComparison `json:"tune,omitempty"`
 }
 
 // Changes reports whether any pool should change.
 func (a Advice) Changes() bool {
 	for _, p := range a.Pools {
 		if p.Changed() {
+			return true
+		}
+	}
+	for _, o := range a.Opcache {
+		if len(o.Knobs) > 0 {
 			return true
 		}
 	}

@@ -27,6 +27,7 @@ func newAdviseCmd(env *Env) *cobra.Command {
 	var fpmConfig, fpmPrefix string
 	var asJSON, exitCode bool
 	var watch, every time.Duration
+	var extras adviseExtras
 	cmd := &cobra.Command{
 		Use:   "advise",
 		Short: "Read a live host's php-fpm pools (no load sent) and size them together under its memory",
@@ -52,14 +53,34 @@ lowest seen.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
-prints is what phptune apply writes.`,
+prints is what phptune apply writes.
+
+--opcache reads each master's opcache (shared by its pools) through one of its
+pools: a status script written into a new private directory under
+--opcache-dir (root's, 0755; the script 0644: the pool reads it, nobody else
+can write it), requested over FastCGI only after SO_PEERCRED shows the socket
+is held by the master, and removed afterwards, Ctrl-C included. A pool whose
+chroot, security.limit_extensions, open_basedir or disable_functions would
+block it is not used, and the reason is printed. Findings: opcache off; its
+memory, interned strings, key table, JIT buffer or realpath cache full (raised
+to twice what they hold, max_accelerated_files to the prime PHP uses); the hit
+rate; timestamps checked on every request; the JIT off.
+
+When the results database holds a finished tune of the host's PHP version
+(the newest, or --tune RUN-ID), advise puts its measured pool size beside its
+own and says why they differ. --html FILE writes an offline page; -o DIR
+writes advice.json, advice.html and advice.txt.`,
 		Example: `  phptune advise
   phptune advise --json
-  phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code`,
+  phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code
+  phptune advise --opcache -o advice/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch < 0 || every <= 0 {
 				return usageErr("Try: --watch 10m --every 10s", "--watch %v --every %v: give a duration of 0 or more and an interval above 0", watch, every)
+			}
+			if err := extras.check(); err != nil {
+				return err
 			}
 			fs, err := proc.Default()
 			if err != nil {
@@ -117,6 +138,9 @@ prints is what phptune apply writes.`,
 				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
 					time.Since(start).Round(time.Second), len(samples), every)})
 			}
+			if err := extras.extend(env, &a, fs, masters, fpmPrefix); err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
@@ -125,6 +149,9 @@ prints is what phptune apply writes.`,
 				}
 			} else {
 				printAdvice(env, a)
+			}
+			if err := extras.write(env, a, fpmPrefix); err != nil {
+				return err
 			}
 			if exitCode && a.Changes() {
 				return ErrChanges{}
@@ -139,6 +166,7 @@ prints is what phptune apply writes.`,
 	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
 	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
 	fl.DurationVar(&every, "every", 10*time.Second, "with --watch, the time between samples")
+	extras.addFlags(fl)
 	return cmd
 }
 
@@ -176,6 +204,7 @@ func printAdvice(env *Env, a advise.Advice) {
 		fmt.Fprintf(env.Stdout, "\nPool %s: put these in a knob file and run phptune apply --pool %s --knobs FILE (it writes %s after %s):\n%s\n",
 			p.Pool, p.Pool, livehost.PoolDropInName, p.File, strings.Join(lines, "\n"))
 	}
+	printExtras(env.Stdout, a)
 }
 
 // poolKnobs are the knob assignments of a pool's recommended size: its

@@ -213,6 +213,9 @@ func runApply(env *Env, f *applyFlags) error {
 	if err := checkMeasuredVersion(f.result, live.bin.Version); err != nil {
 		return err
 	}
+	if err := checkKnobVersions(rec, hostPHPVersion(live.bin)); err != nil {
+		return err
+	}
 	drop, err := livehost.Compose(live.host, live.pool.Name, rec, live.iniDir)
 	if err != nil {
 		return usageErr("See what the recommendation holds: phptune apply --dry-run", "%v", err)
