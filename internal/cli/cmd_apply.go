@@ -131,6 +131,7 @@ type applyFlags struct {
 	yes      bool
 	settle   time.Duration
 	checkURL string
+	db       dbFlags
 }
 
 func newApplyCmd(env *Env) *cobra.Command {
@@ -183,6 +184,7 @@ exact lines are printed for you to merge), MariaDB's.
 		},
 	}
 	f.hostFlags.add(cmd)
+	f.db.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
@@ -229,7 +231,23 @@ func runApply(env *Env, f *applyFlags) error {
 			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
 		}
 	}
-	plan.Steps = []liveapply.Step{live.fpm.Step()}
+	if len(plan.Changes) > 0 {
+		plan.Steps = []liveapply.Step{live.fpm.Step()}
+	}
+	settings := livehost.MariaDBSettings(rec)
+	var db *livehost.MariaDBStep
+	if len(settings) > 0 {
+		if db, err = func() (*livehost.MariaDBStep, error) {
+			st, content, err := planMariaDB(env.Ctx, f, settings)
+			if err == nil {
+				plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
+				plan.Steps = append(plan.Steps, st.Step())
+			}
+			return st, err
+		}(); err != nil {
+			return err
+		}
+	}
 	if f.checkURL != "" {
 		step, err := urlStep(env.Ctx, f.checkURL)
 		if err != nil {
@@ -239,9 +257,12 @@ func runApply(env *Env, f *applyFlags) error {
 	}
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
+	if db != nil {
+		printMariaDBPlan(out, db, settings)
+	}
 	printManual(out, rec)
 	if len(plan.Changes) == 0 {
-		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm or PHP setting.")
+		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm, PHP or MariaDB setting.")
 		return nil
 	}
 	if f.dryRun {
@@ -258,8 +279,10 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 	}
 	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-		Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
-		StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+		Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
+		StepsFor: func(names []string) []liveapply.Step {
+			return stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
+		}}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
@@ -267,7 +290,11 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		return fmt.Errorf("apply failed: %w", err)
 	}
-	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(drop.Knobs, " "))
+	applied := drop.Knobs
+	for _, s := range settings {
+		applied = append(applied, s.Knob)
+	}
+	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(applied, " "))
 	return nil
 }
 
@@ -317,6 +344,9 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
 	}
+	if len(plan.Steps) == 0 || plan.Steps[0].Name != "php-fpm" {
+		return
+	}
 	fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
 	if live.pool.StatusPath != "" {
 		fmt.Fprintf(w, "read pool %s's status page %s", live.pool.Name, live.pool.StatusPath)
@@ -334,16 +364,16 @@ func printManual(w io.Writer, rec knob.Config) {
 	var web []string
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
 		k, _ := knob.Lookup(ch.Knob)
-		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build {
+		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build && k.Component != knob.MariaDB {
 			web = append(web, ch.Knob+"="+ch.To)
 		}
 	}
 	if len(web) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file, and phptune does not restart MariaDB; merge these by hand:\n", strings.Join(web, " "))
+	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file; merge these by hand:\n", strings.Join(web, " "))
 	files := recommend.Files(knob.Defaults(), rec, recommend.Target{})
-	for _, name := range []string{recommend.WebFile(rec.Server()), recommend.MyCnfFile} {
+	for _, name := range []string{recommend.WebFile(rec.Server())} {
 		if b, ok := files[name]; ok {
 			fmt.Fprintf(w, "--- %s\n%s", name, b)
 		}
@@ -422,6 +452,7 @@ func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
 
 func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
+	var db dbFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
@@ -440,8 +471,10 @@ by the next phptune apply. Give the same host flags as the apply.`,
 				return err
 			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-				Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
-				StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+				Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
+				StepsFor: func(names []string) []liveapply.Step {
+					return stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
+				}}
 			j, err := liveapply.Rollback(env.Ctx, opt)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
@@ -455,5 +488,6 @@ by the next phptune apply. Give the same host flags as the apply.`,
 		},
 	}
 	f.add(cmd)
+	db.add(cmd, false)
 	return cmd
 }
