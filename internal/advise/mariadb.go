@@ -168,9 +168,9 @@ func recommendBufferPool(m *MariaDBAdvice, db *MariaDB, whole, poolsNeed, overhe
 			state, 100*(1-m.HitRate), mib(whole), mib(max(0, room)), mib(poolsNeed), mib(overhead))
 		return
 	}
-	note := fmt.Sprintf("%.2g times the data, in %s steps", BufferPoolHeadroom, mib(BufferPoolUnit))
+	note := fmt.Sprintf("%g times the data, in %s steps", BufferPoolHeadroom, mib(BufferPoolUnit))
 	if fit < target {
-		note = fmt.Sprintf("%s would be %.2g times the data; the memory budget %s allows %s after the pools at their peak (%s)", mib(target), BufferPoolHeadroom, mib(whole), mib(fit), mib(poolsNeed))
+		note = fmt.Sprintf("%s would be %g times the data; the memory budget %s allows %s after the pools at their peak (%s)", mib(target), BufferPoolHeadroom, mib(whole), mib(fit), mib(poolsNeed))
 	}
 	m.RecommendedBufferPoolB = fit
 	m.Knobs = append(m.Knobs, fmt.Sprintf("mariadb.innodb_buffer_pool_size=%dM", fit>>20))
