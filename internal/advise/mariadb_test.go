@@ -10,8 +10,8 @@ import (
 
 func server(pool, data, resident, reads, requests, maxConn, maxUsed, uptime int64) *MariaDB {
 	return &MariaDB{PID: 7, Socket: "/run/mysqld/mysqld.sock", Version: "10.11.19-MariaDB",
-		Status: map[string]int64{"Uptime": uptime, "Max_used_connections": maxUsed, "Innodb_buffer_pool_reads": reads, "Innodb_buffer_pool_read_requests": requests},
-		Vars:   map[string]string{"max_connections": itoa(maxConn), "innodb_buffer_pool_size": itoa(pool), "innodb_flush_log_at_trx_commit": "1"},
+		Status:     map[string]int64{"Uptime": uptime, "Max_used_connections": maxUsed, "Innodb_buffer_pool_reads": reads, "Innodb_buffer_pool_read_requests": requests},
+		Vars:       map[string]string{"max_connections": itoa(maxConn), "innodb_buffer_pool_size": itoa(pool), "innodb_flush_log_at_trx_commit": "1"},
 		DataIndexB: data, ResidentB: resident}
 }
 
