@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -131,15 +129,7 @@ func rollbackMariaDB(ctx context.Context, root string, d dbFlags) (*livehost.Mar
 	if err != nil {
 		return nil, err
 	}
-	st.Before = map[string]string{}
-	if b, err := os.ReadFile(st.DropIn); err == nil {
-		st.Before = livehost.ParsePrevious(b)
-	}
-	for v := range st.Before {
-		st.Vars = append(st.Vars, v)
-	}
-	sort.Strings(st.Vars)
-	if _, st.Dynamic, err = st.ReadLive(ctx, st.Vars); err != nil {
+	if err := st.FromDropIn(ctx); err != nil {
 		return nil, fmt.Errorf("reading MariaDB over %s: %w", st.Server.Socket, err)
 	}
 	return st, nil

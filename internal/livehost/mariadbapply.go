@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -170,6 +171,24 @@ func (m *MariaDBStep) ReadLive(ctx context.Context, vars []string) (values map[s
 		values[v], dynamic[v] = value, readOnly == "NO"
 	}
 	return values, dynamic, nil
+}
+
+// FromDropIn sets up the step to undo the apply whose drop-in is on disk
+// now (phptune rollback, or a transaction cut short): the variables its
+// record names, the values before it, and which are dynamic.
+func (m *MariaDBStep) FromDropIn(ctx context.Context) error {
+	m.Before = map[string]string{}
+	if b, err := readSmall(m.DropIn, maxConf); err == nil {
+		m.Before = ParsePrevious(b)
+	}
+	m.Vars = m.Vars[:0]
+	for v := range m.Before {
+		m.Vars = append(m.Vars, v)
+	}
+	sort.Strings(m.Vars)
+	var err error
+	_, m.Dynamic, err = m.ReadLive(ctx, m.Vars)
+	return err
 }
 
 // defaultsArgs are the option-file arguments the server was started
