@@ -138,7 +138,7 @@ func newApplyCmd(env *Env) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
 		Use:   "apply [DIR | --knobs FILE]",
-		Short: "Apply a recommendation to a live php-fpm: drop-ins, php-fpm -t, reload, health check, automatic rollback",
+		Short: "Apply a recommendation to a live php-fpm and MariaDB: drop-ins, checks, reload, health check, automatic rollback",
 		Long: `phptune apply puts a recommendation (a tune's directory, or --knobs FILE as
 recommended.knobs holds) on a running host without editing its files: the pool's
 settings go to a drop-in in the pool's include directory (pool.d/zz-phptune.conf,
@@ -157,10 +157,22 @@ killed outright is undone by the next phptune apply or phptune rollback.
 One apply or rollback runs at a time (a lock). phptune rollback undoes the
 last apply by hand.
 
+MariaDB's knobs (mariadb.*) go to 99-phptune.cnf in the last directory its
+my.cnf includes (!includedir; Debian: /etc/mysql/mariadb.conf.d), in the same
+transaction: mariadbd --help --verbose checks the whole configuration and that
+the server would start with the new values; the dynamic variables are set live
+with SET GLOBAL (their previous values read first and recorded in the file, so
+a rollback sets them back; a value the server truncates or refuses fails the
+apply); a query must answer and the values read back. MariaDB is found in /proc
+(--mariadb-socket names its socket) and is talked to only after SO_PEERCRED
+shows the socket is its process's. It is never restarted: a variable that is
+not dynamic takes effect at its next restart, unless --restart-db is given
+and systemd runs it (systemctl restart).
+
 Settings a drop-in cannot carry are refused or printed, never written: a change
 of the pool's socket (listen), several pools (fpm.pools), nginx's settings
 (worker_processes, events and listen cannot be set from an included file: the
-exact lines are printed for you to merge), MariaDB's.
+exact lines are printed for you to merge).
 
 --dry-run prints each file's diff and the plan, and changes nothing. Without
 --yes apply asks before changing anything (and refuses when it cannot ask).`,
@@ -455,12 +467,13 @@ func newRollbackCmd(env *Env) *cobra.Command {
 	var db dbFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
-		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
+		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded, MariaDB's values set back",
 		Long: `phptune rollback undoes the newest apply that is not undone yet: every file it
 wrote goes back to its saved previous state (a file it created is removed),
 php-fpm checks and reloads the restored configuration and its health is
-checked. An apply that was cut short (killed) is undone the same way, here or
-by the next phptune apply. Give the same host flags as the apply.`,
+checked; MariaDB's variables are set back to the values the apply recorded.
+An apply that was cut short (killed) is undone the same way, here or by the
+next phptune apply. Give the same host flags as the apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.root == "/" && os.Geteuid() != 0 {
