@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/livehost/hosttest"
 )
 
@@ -146,5 +147,20 @@ func TestApplyMariaDBRefusals(t *testing.T) {
 	}
 	if got := liveVars(t, m); got != "151 134217728" {
 		t.Errorf("MariaDB runs %s", got)
+	}
+}
+
+// TestMariaDBPlanText: the plan says how each variable takes effect, and
+// plainly that one that is not dynamic waits for a restart.
+func TestMariaDBPlanText(t *testing.T) {
+	var b strings.Builder
+	st := &livehost.MariaDBStep{Server: livehost.MariaDBServer{PID: 42, Socket: "/run/mysqld/mysqld.sock"}, DropIn: "/etc/mysql/mariadb.conf.d/99-phptune.cnf",
+		Before: map[string]string{"max_connections": "151", "thread_stack": "299008"}}
+	printMariaDBPlan(&b, st, []livehost.MariaDBSetting{{Var: "max_connections", Value: "200", Dynamic: true}, {Var: "thread_stack", Value: "384K"}})
+	for _, w := range []string{"MariaDB /run/mysqld/mysqld.sock (pid 42): /etc/mysql/mariadb.conf.d/99-phptune.cnf", "max_connections: 151 -> 200, SET GLOBAL now (dynamic)",
+		"thread_stack: 299008 -> 384K, NOT live: it is not dynamic and takes effect only at MariaDB's next restart (phptune restarts it only with --restart-db)"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("plan lacks %q:\n%s", w, b.String())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package livehost
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -111,5 +112,77 @@ func TestMariaDBCutShort(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestMariaDBStepChecks: a file read after the drop-in that sets the same
+// variable fails the check before anything is set; a variable that is not
+// dynamic is written but not set live, and the health check does not want
+// it read back (it takes effect at the next restart).
+func TestMariaDBStepChecks(t *testing.T) {
+	m := hosttest.DebianMariaDB(t, "")
+	s := findCopy(t, m)
+	bins, err := mariadb.Find()
+	if err != nil {
+		t.Skip(err)
+	}
+	dropIn := filepath.Join(m.ConfD, MariaDBDropInName)
+	opt := liveapply.Options{Home: t.TempDir(), Root: m.Root, Log: t.Logf}
+	apply := func(vars []string, settings []MariaDBSetting) (*MariaDBStep, error) {
+		st := &MariaDBStep{Server: s, Binary: bins.Server, Root: m.Root, DropIn: dropIn, Vars: vars}
+		if st.Before, st.Dynamic, err = st.ReadLive(context.Background(), vars); err != nil {
+			t.Fatal(err)
+		}
+		plan := liveapply.Plan{Changes: []liveapply.Change{{Path: dropIn, Content: ComposeMariaDB(settings, st.Before)}}, Steps: []liveapply.Step{st.Step()}}
+		_, err := liveapply.Apply(context.Background(), plan, opt)
+		return st, err
+	}
+	maxConn := MariaDBSetting{Knob: "mariadb.max_connections", Var: "max_connections", Value: "200"}
+
+	later := filepath.Join(m.ConfD, "zz-local.cnf")
+	local := []byte("[mysqld]\nmax_connections = 90\n")
+	if err := os.WriteFile(later, local, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Files[later] = local
+	_, err = apply([]string{"max_connections"}, []MariaDBSetting{maxConn})
+	if err == nil || !strings.Contains(err.Error(), "the server would start with max_connections = 90, not the drop-in's 200") {
+		t.Errorf("a later file: %v", err)
+	}
+	if out, _ := m.Query("SELECT @@max_connections"); out != "151" {
+		t.Errorf("max_connections %s after a refused check", out)
+	}
+	if err := m.Unchanged(); err != nil {
+		t.Error(err)
+	}
+	os.Remove(later)
+	delete(m.Files, later)
+
+	stack, _ := m.Query("SELECT @@thread_stack")
+	st, err := apply([]string{"max_connections", "thread_stack"}, []MariaDBSetting{maxConn, {Var: "thread_stack", Value: "393216"}})
+	if err != nil {
+		t.Fatalf("apply with a variable that is not dynamic: %v", err)
+	}
+	if st.Dynamic["thread_stack"] || !st.Dynamic["max_connections"] {
+		t.Errorf("dynamic: %v", st.Dynamic)
+	}
+	if out, _ := m.Query("SELECT @@max_connections, @@thread_stack"); strings.Join(strings.Fields(out), " ") != "200 "+stack {
+		t.Errorf("live: %s (thread_stack was %s)", out, stack)
+	}
+	opt.StepsFor = func([]string) []liveapply.Step {
+		st := &MariaDBStep{Server: s, Binary: bins.Server, Root: m.Root, DropIn: dropIn}
+		if err := st.FromDropIn(context.Background()); err != nil {
+			t.Error(err)
+		}
+		return []liveapply.Step{st.Step()}
+	}
+	if j, err := liveapply.Rollback(context.Background(), opt); err != nil || j == nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if out, _ := m.Query("SELECT @@max_connections"); out != "151" {
+		t.Errorf("max_connections %s after the rollback", out)
+	}
+	if err := m.Unchanged(); err != nil {
+		t.Error(err)
 	}
 }
