@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/phptune/phptune/internal/advise"
+	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/proc"
 )
 
@@ -62,23 +62,9 @@ func OpenMariaDB(s MariaDBServer) (*sql.DB, error) {
 // checkListener refuses a unix socket whose listener is not process pid
 // running as uid.
 func checkListener(c net.Conn, pid, uid int) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return fmt.Errorf("%s is not a unix socket", c.RemoteAddr())
-	}
-	raw, err := uc.SyscallConn()
+	cred, err := peercred.Creds(c)
 	if err != nil {
 		return err
-	}
-	var cred *syscall.Ucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, serr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if serr != nil {
-		return fmt.Errorf("reading the credentials of %s's listener: %v", c.RemoteAddr(), serr)
 	}
 	if int(cred.Pid) != pid || int(cred.Uid) != uid {
 		return fmt.Errorf("refusing to talk to %s: its listener is pid %d as uid %d, not MariaDB's server (pid %d, uid %d)", c.RemoteAddr(), cred.Pid, cred.Uid, pid, uid)
