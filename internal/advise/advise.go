@@ -107,7 +107,7 @@ const MinWindow = 24 * time.Hour
 
 // Reserve is the memory kept out of the pools' budget: a tenth of the
 // host, at least 256 MiB, for the kernel's caches, the web server and
-// the database.
+// the rest; a MariaDB advise reads gets its own share (AdviseHost).
 func Reserve(h Host) int64 { return max(256<<20, h.MemTotal/10) }
 
 // Advise sizes every pool under the host's one budget: the memory
