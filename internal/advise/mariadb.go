@@ -163,6 +163,15 @@ func recommendBufferPool(m *MariaDBAdvice, db *MariaDB, whole, poolsNeed, overhe
 	target := roundUp(int64(BufferPoolHeadroom*float64(m.DataIndexB)), BufferPoolUnit)
 	room := (whole - poolsNeed - overhead) / BufferPoolUnit * BufferPoolUnit
 	fit := min(target, room, maxBufferPool)
+	// MariaDB 10.11.12 and later cannot grow the pool past
+	// innodb_buffer_pool_size_max without a restart.
+	limit := varInt(db, "innodb_buffer_pool_size_max")
+	if limit > 0 && fit > limit {
+		fit = limit / BufferPoolUnit * BufferPoolUnit
+		if fit > m.BufferPoolB {
+			say("info", "the buffer pool is held to innodb_buffer_pool_size_max %s, the most SET GLOBAL can give it; more needs that raised and a restart", mib(limit))
+		}
+	}
 	if fit <= m.BufferPoolB {
 		say("warning", "%s: the data does not fit and %.2f%% of page requests go to disk, but the memory budget %s leaves %s for the pool after the pools at their peak (%s) and the server's other memory (%s): kept; add memory or move the database",
 			state, 100*(1-m.HitRate), mib(whole), mib(max(0, room)), mib(poolsNeed), mib(overhead))

@@ -50,6 +50,14 @@ func TestAdviseMariaDB(t *testing.T) {
 			server(128*mb, 4000*mb, 150*mb, 50000, 100000, 151, 30, day),
 			// whole = 2000 + 400 + 150 - 819.2 = 1730.8; room = 1730.8 - 800 - 22 = 908.8 → 896M
 			[]string{"mariadb.innodb_buffer_pool_size=896M"}, []string{"5120.0 MiB would be 1.25 times the data; the memory budget"}, 0},
+		{"innodb_buffer_pool_size_max bounds the raise",
+			Host{MemTotal: 8192 * mb, MemAvailable: 4000 * mb}, www,
+			func() *MariaDB {
+				d := server(128*mb, 1000*mb, 200*mb, 5000, 100000, 151, 30, day)
+				d.Vars["innodb_buffer_pool_size_max"] = itoa(600 * mb)
+				return d
+			}(),
+			[]string{"mariadb.innodb_buffer_pool_size=512M"}, []string{"held to innodb_buffer_pool_size_max 600.0 MiB"}, 0},
 		{"max_connections near its peak use is raised by a quarter",
 			Host{MemTotal: 8192 * mb, MemAvailable: 4000 * mb}, www,
 			func() *MariaDB {

@@ -78,7 +78,7 @@ var (
 		"Connection_errors_max_connections", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
 		"Created_tmp_tables", "Created_tmp_disk_tables", "Slow_queries", "Questions", "Com_select",
 		"Qcache_hits", "Qcache_inserts", "Qcache_lowmem_prunes"}
-	mariadbVars = []string{"version", "max_connections", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit",
+	mariadbVars = []string{"version", "max_connections", "innodb_buffer_pool_size", "innodb_buffer_pool_size_max", "innodb_flush_log_at_trx_commit",
 		"query_cache_type", "query_cache_size", "slow_query_log", "long_query_time", "tmp_table_size", "max_heap_table_size"}
 )
 
