@@ -249,16 +249,13 @@ func runApply(env *Env, f *applyFlags) error {
 	settings := livehost.MariaDBSettings(rec)
 	var db *livehost.MariaDBStep
 	if len(settings) > 0 {
-		if db, err = func() (*livehost.MariaDBStep, error) {
-			st, content, err := planMariaDB(env.Ctx, f, settings)
-			if err == nil {
-				plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
-				plan.Steps = append(plan.Steps, st.Step())
-			}
-			return st, err
-		}(); err != nil {
+		st, content, err := planMariaDB(env.Ctx, f, settings)
+		if err != nil {
 			return err
 		}
+		db = st
+		plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
+		plan.Steps = append(plan.Steps, st.Step())
 	}
 	if f.checkURL != "" {
 		step, err := urlStep(env.Ctx, f.checkURL)
@@ -352,12 +349,12 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 		old, _ := os.ReadFile(c.Path)
 		fmt.Fprint(w, tune.UnifiedDiff(c.Path, c.Path, lines(old), lines(c.Content), 3))
 	}
+	if len(plan.Steps) == 0 || plan.Steps[0].Name != "php-fpm" {
+		return // nothing of php-fpm's changes
+	}
 	reload := "SIGUSR2 to php-fpm's master of " + live.fpm.Conf + " (found in /proc, owned by root)"
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
-	}
-	if len(plan.Steps) == 0 || plan.Steps[0].Name != "php-fpm" {
-		return
 	}
 	fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
 	if live.pool.StatusPath != "" {
