@@ -33,10 +33,10 @@ type OpcacheAdvice struct {
 const (
 	// OpcacheFull is the free share below which a cache counts as full.
 	OpcacheFull = 0.05
-	// MinHitRate is the hit rate below which the misses are a warning,
-	// once opcache has seen MinLookups lookups.
-	MinHitRate = 0.95
-	MinLookups = 1000
+	// MinOpcacheHitRate is the hit rate below which the misses are a
+	// warning, once opcache has seen MinLookups lookups.
+	MinOpcacheHitRate = 0.95
+	MinLookups        = 1000
 )
 
 // AdviseOpcache turns one master's opcache reading into findings and
@@ -139,7 +139,7 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 		switch {
 		case n < MinLookups:
 			say("info", "hit rate %.1f%% over only %d lookups since opcache started: too few to judge", 100*oa.HitRate, n)
-		case oa.HitRate < MinHitRate:
+		case oa.HitRate < MinOpcacheHitRate:
 			say("warning", "hit rate %.1f%%: %d misses in %d lookups since opcache started; each miss compiles a script (a cache too small, restarts, or deploys with timestamps on)", 100*oa.HitRate, s.Misses, n)
 		default:
 			say("info", "hit rate %.1f%% (%d lookups since opcache started)", 100*oa.HitRate, n)
@@ -233,8 +233,6 @@ func clampKnob(name string, v int64) int64 {
 	}
 	return min(max(v, k.Min), k.Max)
 }
-
-func roundUp(n, unit int64) int64 { return (n + unit - 1) / unit * unit }
 
 func share(part, whole int64) float64 {
 	if whole <= 0 {

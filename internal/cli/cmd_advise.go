@@ -25,7 +25,8 @@ func (ErrChanges) Error() string { return "advise recommends changes (--exit-cod
 
 func newAdviseCmd(env *Env) *cobra.Command {
 	var fpmConfig, fpmPrefix string
-	var asJSON, exitCode bool
+	var asJSON, exitCode, noDB bool
+	var dbSocket string
 	var watch, every time.Duration
 	var extras adviseExtras
 	cmd := &cobra.Command{
@@ -50,6 +51,15 @@ its peaks; queueing; swap). Advise cannot see the knee without load: phptune
 tune measures it. --watch 10m samples every --every (10 s) over that long: the
 workers' PSS percentiles then cover the whole watch and the memory available is the
 lowest seen.
+
+MariaDB, when one runs (mariadbd in /proc owned by root or mysql; its socket
+from its command line, its option files or --mariadb-socket), is read as root
+by unix_socket authentication, after SO_PEERCRED shows the socket's listener is
+that server: its counters since it started (uptime under a day: too short to
+trust), max used connections against max_connections and the pools' total
+pm.max_children, the buffer pool against its InnoDB data and its hit rate,
+temporary tables on disk, slow queries, the query cache. It shares the one
+memory budget with the pools: a raised buffer pool comes out of it.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
@@ -133,7 +143,7 @@ writes advice.json, advice.html and advice.txt.`,
 				}
 				break
 			}
-			a := advise.Advise(advise.MergeHosts(hosts), advise.Merge(samples))
+			a := advise.AdviseHost(advise.MergeHosts(hosts), advise.Merge(samples), readMariaDB(env, fs, dbSocket, noDB))
 			if len(samples) > 1 {
 				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
 					time.Since(start).Round(time.Second), len(samples), every)})
@@ -149,6 +159,7 @@ writes advice.json, advice.html and advice.txt.`,
 				}
 			} else {
 				printAdvice(env, a)
+				printMariaDBAdvice(env, a.MariaDB)
 			}
 			if err := extras.write(env, a, fpmPrefix); err != nil {
 				return err
@@ -167,6 +178,8 @@ writes advice.json, advice.html and advice.txt.`,
 	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
 	fl.DurationVar(&every, "every", 10*time.Second, "with --watch, the time between samples")
 	extras.addFlags(fl)
+	fl.StringVar(&dbSocket, "mariadb-socket", "", "the MariaDB server's unix socket (default: from its command line or option files)")
+	fl.BoolVar(&noDB, "no-mariadb", false, "do not read MariaDB")
 	return cmd
 }
 

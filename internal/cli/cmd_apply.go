@@ -131,13 +131,14 @@ type applyFlags struct {
 	yes      bool
 	settle   time.Duration
 	checkURL string
+	db       dbFlags
 }
 
 func newApplyCmd(env *Env) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
 		Use:   "apply [DIR | --knobs FILE]",
-		Short: "Apply a recommendation to a live php-fpm: drop-ins, php-fpm -t, reload, health check, automatic rollback",
+		Short: "Apply a recommendation to a live php-fpm and MariaDB: drop-ins, checks, reload, health check, automatic rollback",
 		Long: `phptune apply puts a recommendation (a tune's directory, or --knobs FILE as
 recommended.knobs holds) on a running host without editing its files: the pool's
 settings go to a drop-in in the pool's include directory (pool.d/zz-phptune.conf,
@@ -156,10 +157,22 @@ killed outright is undone by the next phptune apply or phptune rollback.
 One apply or rollback runs at a time (a lock). phptune rollback undoes the
 last apply by hand.
 
+MariaDB's knobs (mariadb.*) go to 99-phptune.cnf in the last directory its
+my.cnf includes (!includedir; Debian: /etc/mysql/mariadb.conf.d), in the same
+transaction: mariadbd --help --verbose checks the whole configuration and that
+the server would start with the new values; the dynamic variables are set live
+with SET GLOBAL (their previous values read first and recorded in the file, so
+a rollback sets them back; a value the server truncates or refuses fails the
+apply); a query must answer and the values read back. MariaDB is found in /proc
+(--mariadb-socket names its socket) and is talked to only after SO_PEERCRED
+shows the socket is its process's. It is never restarted: a variable that is
+not dynamic takes effect at its next restart, unless --restart-db is given
+and systemd runs it (systemctl restart).
+
 Settings a drop-in cannot carry are refused or printed, never written: a change
 of the pool's socket (listen), several pools (fpm.pools), nginx's settings
 (worker_processes, events and listen cannot be set from an included file: the
-exact lines are printed for you to merge), MariaDB's.
+exact lines are printed for you to merge).
 
 --dry-run prints each file's diff and the plan, and changes nothing. Without
 --yes apply asks before changing anything (and refuses when it cannot ask).`,
@@ -183,6 +196,7 @@ exact lines are printed for you to merge), MariaDB's.
 		},
 	}
 	f.hostFlags.add(cmd)
+	f.db.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
@@ -232,7 +246,20 @@ func runApply(env *Env, f *applyFlags) error {
 			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
 		}
 	}
-	plan.Steps = []liveapply.Step{live.fpm.Step()}
+	if len(plan.Changes) > 0 {
+		plan.Steps = []liveapply.Step{live.fpm.Step()}
+	}
+	settings := livehost.MariaDBSettings(rec)
+	var db *livehost.MariaDBStep
+	if len(settings) > 0 {
+		st, content, err := planMariaDB(env.Ctx, f, settings)
+		if err != nil {
+			return err
+		}
+		db = st
+		plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
+		plan.Steps = append(plan.Steps, st.Step())
+	}
 	if f.checkURL != "" {
 		step, err := urlStep(env.Ctx, f.checkURL)
 		if err != nil {
@@ -242,9 +269,12 @@ func runApply(env *Env, f *applyFlags) error {
 	}
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
+	if db != nil {
+		printMariaDBPlan(out, db, settings)
+	}
 	printManual(out, rec)
 	if len(plan.Changes) == 0 {
-		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm or PHP setting.")
+		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm, PHP or MariaDB setting.")
 		return nil
 	}
 	if f.dryRun {
@@ -261,8 +291,10 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 	}
 	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-		Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
-		StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+		Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
+		StepsFor: func(names []string) []liveapply.Step {
+			return stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
+		}}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
@@ -270,7 +302,11 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		return fmt.Errorf("apply failed: %w", err)
 	}
-	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(drop.Knobs, " "))
+	applied := drop.Knobs
+	for _, s := range settings {
+		applied = append(applied, s.Knob)
+	}
+	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(applied, " "))
 	return nil
 }
 
@@ -316,6 +352,9 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 		old, _ := os.ReadFile(c.Path)
 		fmt.Fprint(w, tune.UnifiedDiff(c.Path, c.Path, lines(old), lines(c.Content), 3))
 	}
+	if len(plan.Steps) == 0 || plan.Steps[0].Name != "php-fpm" {
+		return // nothing of php-fpm's changes
+	}
 	reload := "SIGUSR2 to php-fpm's master of " + live.fpm.Conf + " (found in /proc, owned by root)"
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
@@ -337,16 +376,16 @@ func printManual(w io.Writer, rec knob.Config) {
 	var web []string
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
 		k, _ := knob.Lookup(ch.Knob)
-		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build {
+		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build && k.Component != knob.MariaDB {
 			web = append(web, ch.Knob+"="+ch.To)
 		}
 	}
 	if len(web) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file, and phptune does not restart MariaDB; merge these by hand:\n", strings.Join(web, " "))
+	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file; merge these by hand:\n", strings.Join(web, " "))
 	files := recommend.Files(knob.Defaults(), rec, recommend.Target{})
-	for _, name := range []string{recommend.WebFile(rec.Server()), recommend.MyCnfFile} {
+	for _, name := range []string{recommend.WebFile(rec.Server())} {
 		if b, ok := files[name]; ok {
 			fmt.Fprintf(w, "--- %s\n%s", name, b)
 		}
@@ -425,14 +464,16 @@ func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
 
 func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
+	var db dbFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
-		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded",
+		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm reloaded, MariaDB's values set back",
 		Long: `phptune rollback undoes the newest apply that is not undone yet: every file it
 wrote goes back to its saved previous state (a file it created is removed),
 php-fpm checks and reloads the restored configuration and its health is
-checked. An apply that was cut short (killed) is undone the same way, here or
-by the next phptune apply. Give the same host flags as the apply.`,
+checked; MariaDB's variables are set back to the values the apply recorded.
+An apply that was cut short (killed) is undone the same way, here or by the
+next phptune apply. Give the same host flags as the apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.root == "/" && os.Geteuid() != 0 {
@@ -443,8 +484,10 @@ by the next phptune apply. Give the same host flags as the apply.`,
 				return err
 			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-				Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
-				StepsFor: func([]string) []liveapply.Step { return []liveapply.Step{live.fpm.Step()} }}
+				Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
+				StepsFor: func(names []string) []liveapply.Step {
+					return stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
+				}}
 			j, err := liveapply.Rollback(env.Ctx, opt)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
@@ -458,5 +501,6 @@ by the next phptune apply. Give the same host flags as the apply.`,
 		},
 	}
 	f.add(cmd)
+	db.add(cmd, false)
 	return cmd
 }
