@@ -14,9 +14,10 @@ build:
 	$(GO) build -o $(BIN) ./cmd/phptune
 
 # Installs the Debian packages the lab and the tests need (nginx, php-fpm,
-# MariaDB, WordPress, wrk, ab, Chromium for the report's browser test).
+# MariaDB, WordPress, wrk, ab, Chromium for the report's browser test,
+# ansible-core for the exported role's test).
 setup: build
-	$(BIN) setup --with-test-tools
+	$(BIN) setup --with-test-tools --with-ansible
 
 demo: build
 	$(BIN) setup

@@ -45,6 +45,10 @@ type Host struct {
 	// CgroupLimit is the smallest memory limit on the masters' cgroups
 	// (0: none).
 	CgroupLimit int64
+	// DatabaseGrowthB is memory the database will still take beyond what
+	// it holds now (its buffer pool filling up or raised): kept out of the
+	// pools' budget (see AdviseHost).
+	DatabaseGrowthB int64
 }
 
 // Finding is one thing advise says, with the numbers behind it.
@@ -80,13 +84,27 @@ type Advice struct {
 	ReserveB int64        `json:"memory_reserve_bytes"`
 	Pools    []PoolAdvice `json:"pools"`
 	Findings []Finding    `json:"findings"`
-	Front    *Front       `json:"front,omitempty"` // the web servers in front (front.go)
+	// Opcache is each master's opcache (advise --opcache).
+	Opcache []OpcacheAdvice `json:"opcache,omitempty"`
+	// Tune is a stored tune's measured pool size beside advise's.
+	Tune *TuneComparison `json:"tune,omitempty"`
+	// MariaDB is the database's advice (nil when none was read).
+	MariaDB *MariaDBAdvice `json:"mariadb,omitempty"`
+	Front   *Front         `json:"front,omitempty"` // the web servers in front (front.go)
 }
 
-// Changes reports whether any pool should change.
+// Changes reports whether any pool, or the database, should change.
 func (a Advice) Changes() bool {
+	if a.MariaDB != nil && a.MariaDB.Changed() {
+		return true
+	}
 	for _, p := range a.Pools {
 		if p.Changed() {
+			return true
+		}
+	}
+	for _, o := range a.Opcache {
+		if len(o.Knobs) > 0 {
 			return true
 		}
 	}
@@ -99,7 +117,7 @@ const MinWindow = 24 * time.Hour
 
 // Reserve is the memory kept out of the pools' budget: a tenth of the
 // host, at least 256 MiB, for the kernel's caches, the web server and
-// the database.
+// the rest; a MariaDB advise reads gets its own share (AdviseHost).
 func Reserve(h Host) int64 { return max(256<<20, h.MemTotal/10) }
 
 // Advise sizes every pool under the host's one budget: the memory
@@ -120,7 +138,7 @@ func Advise(h Host, pools []Pool) Advice {
 			held += b
 		}
 	}
-	a.BudgetB = max(0, h.MemAvailable+held-a.ReserveB)
+	a.BudgetB = max(0, h.MemAvailable+held-a.ReserveB-h.DatabaseGrowthB)
 	if h.CgroupLimit > 0 {
 		a.BudgetB = min(a.BudgetB, max(0, h.CgroupLimit-a.ReserveB/2))
 	}
@@ -131,13 +149,7 @@ func Advise(h Host, pools []Pool) Advice {
 	needs := make([]need, len(pools))
 	var total float64
 	for i, p := range pools {
-		n := need{pss: p95(p.WorkerPSS), peak: max(1, p.MaxChildren)}
-		if p.Status != nil {
-			n.peak = max(1, p.Status.MaxActiveProcesses)
-			if p.Status.MaxChildrenReached > 0 {
-				n.peak = max(n.peak, p.MaxChildren)
-			}
-		}
+		n := need{pss: p95(p.WorkerPSS), peak: peakWorkers(p)}
 		needs[i] = n
 		total += float64(n.peak * n.pss)
 	}
@@ -173,10 +185,24 @@ func Advise(h Host, pools []Pool) Advice {
 	if h.SwapTotal > 0 && h.SwapTotal-h.SwapFree > 0 {
 		a.Findings = append(a.Findings, Finding{Severity: "warning", Message: fmt.Sprintf("%s of swap in use: a worker that swaps serves requests many times slower", mib(h.SwapTotal-h.SwapFree))})
 	}
-	a.Findings = append(a.Findings, Finding{Severity: "info", Message: fmt.Sprintf("memory budget for the pools: %s (available %s + held by the workers %s - reserve %s%s); advise sends no load, so it sizes for memory and the pools' own counters only: phptune tune measures the knee",
-		mib(a.BudgetB), mib(h.MemAvailable), mib(held), mib(a.ReserveB), cgroupNote(h))})
+	a.Findings = append(a.Findings, Finding{Severity: "info", Message: fmt.Sprintf("memory budget for the pools: %s (available %s + held by the workers %s - reserve %s%s%s); advise sends no load, so it sizes for memory and the pools' own counters only: phptune tune measures the knee",
+		mib(a.BudgetB), mib(h.MemAvailable), mib(held), mib(a.ReserveB), databaseNote(h), cgroupNote(h))})
 	sort.SliceStable(a.Findings, func(i, j int) bool { return a.Findings[i].Severity == "warning" && a.Findings[j].Severity != "warning" })
 	return a
+}
+
+// peakWorkers is the most workers a pool needs at once: the most it had
+// busy (its configured size when it reached it), or its configured size
+// without a status page.
+func peakWorkers(p Pool) int64 {
+	if p.Status == nil {
+		return max(1, p.MaxChildren)
+	}
+	peak := max(1, p.Status.MaxActiveProcesses)
+	if p.Status.MaxChildrenReached > 0 {
+		peak = max(peak, p.MaxChildren)
+	}
+	return peak
 }
 
 func findings(p Pool, pa PoolAdvice) []Finding {

@@ -19,7 +19,7 @@ func TestAdviseHostCopy(t *testing.T) {
 	}
 	t.Setenv("PHPTUNE_HOME", t.TempDir())
 	h := hosttest.Debian(t)
-	out, errs, code := runCLI(t, "advise", "--fpm-config", h.Conf, "--json", "--exit-code")
+	out, errs, code := runCLI(t, "advise", "--fpm-config", h.Conf, "--json", "--exit-code", "--no-mariadb")
 	if code != 0 {
 		t.Fatalf("advise: exit %d\n%s%s", code, out, errs)
 	}
@@ -50,7 +50,7 @@ func TestAdviseHostCopy(t *testing.T) {
 	big := hosttest.Debian(t, func(www string) string {
 		return strings.Replace(www, "pm.max_children = 5", "pm.max_children = 100000", 1)
 	})
-	out, errs, code = runCLI(t, "advise", "--fpm-config", big.Conf, "--exit-code")
+	out, errs, code = runCLI(t, "advise", "--fpm-config", big.Conf, "--exit-code", "--no-mariadb")
 	if code != 1 || !strings.Contains(out, "pm.max_children 100000 -> ") || !strings.Contains(out, "phptune apply --pool www") {
 		t.Errorf("a pool too large for memory: exit %d\n%s%s", code, out, errs)
 	}

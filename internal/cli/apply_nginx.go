@@ -129,16 +129,6 @@ func planNginx(live *liveNginx, rec knob.Config, root string, plan *liveapply.Pl
 		p.handled[name] = true
 	}
 	if ch.DropIn != nil {
-		if len(plan.Changes) == 0 {
-			// Only nginx changes: php-fpm is neither checked nor reloaded.
-			var keep []liveapply.Step
-			for _, st := range plan.Steps {
-				if st.Name != "php-fpm" {
-					keep = append(keep, st)
-				}
-			}
-			plan.Steps = keep
-		}
 		plan.Changes = append(plan.Changes, liveapply.Change{Path: ch.DropInPath, Content: ch.DropIn})
 		plan.Steps = append(plan.Steps, live.ng.Step())
 	}
@@ -235,29 +225,20 @@ func (p *nginxPart) savePatch(opt liveapply.Options, j *liveapply.Journal, root 
 	fmt.Fprintf(w, "nginx's patch, not applied, is in %s: cd %s && patch -p0 < %s; then nginx -t and reload nginx.\n", path, root, path)
 }
 
-// stepsFor gives the steps to reload after undoing a transaction, by the
-// names its journal recorded: php-fpm's, and nginx's when it is found.
-func stepsFor(fpm liveapply.Step, nginx *liveNginx) func(names []string) []liveapply.Step {
-	return func(names []string) []liveapply.Step {
-		var out []liveapply.Step
-		for _, n := range names {
-			switch n {
-			case "php-fpm":
-				out = append(out, fpm)
-			case "nginx":
-				if nginx != nil {
-					out = append(out, nginx.ng.Step())
-					continue
-				}
-				out = append(out, liveapply.Step{Name: "nginx", Reload: func(context.Context) error {
-					return fmt.Errorf("the transaction changed nginx, and no running nginx master was found: check it with nginx -t and reload it by hand (or name it with --nginx-config)")
-				}})
-			}
+// nginxSteps gives nginx's step to reload after undoing a transaction
+// whose journal names "nginx": the running master's, or, when none is
+// found, a step that says to reload it by hand.
+func nginxSteps(names []string, nginx *liveNginx) []liveapply.Step {
+	for _, n := range names {
+		if n != "nginx" {
+			continue
 		}
-		if len(out) == 0 {
-			// A journal from before steps were recorded by name.
-			out = append(out, fpm)
+		if nginx != nil {
+			return []liveapply.Step{nginx.ng.Step()}
 		}
-		return out
+		return []liveapply.Step{{Name: "nginx", Reload: func(context.Context) error {
+			return fmt.Errorf("the transaction changed nginx, and no running nginx master was found: check it with nginx -t and reload it by hand (or name it with --nginx-config)")
+		}}}
 	}
+	return nil
 }

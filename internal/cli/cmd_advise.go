@@ -25,9 +25,11 @@ func (ErrChanges) Error() string { return "advise recommends changes (--exit-cod
 
 func newAdviseCmd(env *Env) *cobra.Command {
 	var fpmConfig, fpmPrefix string
-	var asJSON, exitCode bool
+	var asJSON, exitCode, noDB bool
+	var dbSocket string
 	var watch, every time.Duration
 	var front frontFlags
+	var extras adviseExtras
 	cmd := &cobra.Command{
 		Use:   "advise",
 		Short: "Read a live host's php-fpm pools (no load sent) and size them together under its memory",
@@ -51,6 +53,15 @@ tune measures it. --watch 10m samples every --every (10 s) over that long: the
 workers' PSS percentiles then cover the whole watch and the memory available is the
 lowest seen.
 
+MariaDB, when one runs (mariadbd in /proc owned by root or mysql; its socket
+from its command line, its option files or --mariadb-socket), is read as root
+by unix_socket authentication, after SO_PEERCRED shows the socket's listener is
+that server: its counters since it started (uptime under a day: too short to
+trust), max used connections against max_connections and the pools' total
+pm.max_children, the buffer pool against its InnoDB data and its hit rate,
+temporary tables on disk, slow queries, the query cache. It shares the one
+memory budget with the pools: a raised buffer pool comes out of it.
+
 It finds the web server in front: the running nginx master (its -c, or
 --nginx-config; ROOT/etc/nginx/nginx.conf under --root) read through its own
 nginx -T, and Apache's SetHandler/ProxyPassMatch hand-offs (apache2.conf and
@@ -63,14 +74,34 @@ net.core.somaxconn caps.
 
 --exit-code exits 1 when a change is recommended (as git diff --exit-code), so
 advise fits monitoring and CI; 2 stays a bad command line. The drop-in it
-prints is what phptune apply writes.`,
+prints is what phptune apply writes.
+
+--opcache reads each master's opcache (shared by its pools) through one of its
+pools: a status script written into a new private directory under
+--opcache-dir (root's, 0755; the script 0644: the pool reads it, nobody else
+can write it), requested over FastCGI only after SO_PEERCRED shows the socket
+is held by the master, and removed afterwards, Ctrl-C included. A pool whose
+chroot, security.limit_extensions, open_basedir or disable_functions would
+block it is not used, and the reason is printed. Findings: opcache off; its
+memory, interned strings, key table, JIT buffer or realpath cache full (raised
+to twice what they hold, max_accelerated_files to the prime PHP uses); the hit
+rate; timestamps checked on every request; the JIT off.
+
+When the results database holds a finished tune of the host's PHP version
+(the newest, or --tune RUN-ID), advise puts its measured pool size beside its
+own and says why they differ. --html FILE writes an offline page; -o DIR
+writes advice.json, advice.html and advice.txt.`,
 		Example: `  phptune advise
   phptune advise --json
-  phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code`,
+  phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code
+  phptune advise --opcache -o advice/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch < 0 || every <= 0 {
 				return usageErr("Try: --watch 10m --every 10s", "--watch %v --every %v: give a duration of 0 or more and an interval above 0", watch, every)
+			}
+			if err := extras.check(); err != nil {
+				return err
 			}
 			fs, err := proc.Default()
 			if err != nil {
@@ -127,11 +158,14 @@ prints is what phptune apply writes.`,
 				}
 				break
 			}
-			a := advise.Advise(advise.MergeHosts(hosts), advise.Merge(samples))
+			a := advise.AdviseHost(advise.MergeHosts(hosts), advise.Merge(samples), readMariaDB(env, fs, dbSocket, noDB))
 			a.Front, a.Findings = fr, append(a.Findings, frontFindings...)
 			if len(samples) > 1 {
 				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
 					time.Since(start).Round(time.Second), len(samples), every)})
+			}
+			if err := extras.extend(env, &a, fs, masters, fpmPrefix); err != nil {
+				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -141,6 +175,10 @@ prints is what phptune apply writes.`,
 				}
 			} else {
 				printAdvice(env, a)
+				printMariaDBAdvice(env, a.MariaDB)
+			}
+			if err := extras.write(env, a, fpmPrefix); err != nil {
+				return err
 			}
 			if exitCode && a.Changes() {
 				return ErrChanges{}
@@ -155,6 +193,9 @@ prints is what phptune apply writes.`,
 	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
 	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
 	fl.DurationVar(&every, "every", 10*time.Second, "with --watch, the time between samples")
+	extras.addFlags(fl)
+	fl.StringVar(&dbSocket, "mariadb-socket", "", "the MariaDB server's unix socket (default: from its command line or option files)")
+	fl.BoolVar(&noDB, "no-mariadb", false, "do not read MariaDB")
 	front.add(cmd)
 	return cmd
 }
@@ -193,6 +234,7 @@ func printAdvice(env *Env, a advise.Advice) {
 		fmt.Fprintf(env.Stdout, "\nPool %s: put these in a knob file and run phptune apply --pool %s --knobs FILE (it writes %s after %s):\n%s\n",
 			p.Pool, p.Pool, livehost.PoolDropInName, p.File, strings.Join(lines, "\n"))
 	}
+	printExtras(env.Stdout, a)
 }
 
 // poolKnobs are the knob assignments of a pool's recommended size: its

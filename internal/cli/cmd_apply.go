@@ -132,13 +132,14 @@ type applyFlags struct {
 	settle   time.Duration
 	checkURL string
 	nginx    nginxFlags
+	db       dbFlags
 }
 
 func newApplyCmd(env *Env) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
 		Use:   "apply [DIR | --knobs FILE]",
-		Short: "Apply a recommendation to a live php-fpm: drop-ins, php-fpm -t, reload, health check, automatic rollback",
+		Short: "Apply a recommendation to a live php-fpm and MariaDB: drop-ins, checks, reload, health check, automatic rollback",
 		Long: `phptune apply puts a recommendation (a tune's directory, or --knobs FILE as
 recommended.knobs holds) on a running host without editing its files: the pool's
 settings go to a drop-in in the pool's include directory (pool.d/zz-phptune.conf,
@@ -164,6 +165,18 @@ killed outright is undone by the next phptune apply or phptune rollback.
 One apply or rollback runs at a time (a lock). phptune rollback undoes the
 last apply by hand.
 
+MariaDB's knobs (mariadb.*) go to 99-phptune.cnf in the last directory its
+my.cnf includes (!includedir; Debian: /etc/mysql/mariadb.conf.d), in the same
+transaction: mariadbd --help --verbose checks the whole configuration and that
+the server would start with the new values; the dynamic variables are set live
+with SET GLOBAL (their previous values read first and recorded in the file, so
+a rollback sets them back; a value the server truncates or refuses fails the
+apply); a query must answer and the values read back. MariaDB is found in /proc
+(--mariadb-socket names its socket) and is talked to only after SO_PEERCRED
+shows the socket is its process's. It is never restarted: a variable that is
+not dynamic takes effect at its next restart, unless --restart-db is given
+and systemd runs it (systemctl restart).
+
 --settle (5s) is also an error-rate check: the 5xx lines in nginx's access logs
 over the settle window after the reload against as long before the apply (or,
 without a log, the pool's status page: max children reached and slow requests
@@ -176,7 +189,7 @@ of the pool's socket (listen), several pools (fpm.pools), nginx's
 worker_processes, worker_rlimit_nofile, worker_cpu_affinity, events
 (worker_connections, multi_accept), listen (backlog, reuseport) and a directive
 your files already set at http level: these are printed as an exact patch of
-your files, kept beside the transaction for cd ROOT && patch -p0; MariaDB's.
+your files, kept beside the transaction for cd ROOT && patch -p0.
 
 --dry-run prints each file's diff and the plan, and changes nothing. Without
 --yes apply asks before changing anything (and refuses when it cannot ask).`,
@@ -202,6 +215,7 @@ your files, kept beside the transaction for cd ROOT && patch -p0; MariaDB's.
 	}
 	f.hostFlags.add(cmd)
 	f.nginx.add(cmd)
+	f.db.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
@@ -232,6 +246,9 @@ func runApply(env *Env, f *applyFlags) error {
 	if err := checkMeasuredVersion(f.result, live.bin.Version); err != nil {
 		return err
 	}
+	if err := checkKnobVersions(rec, hostPHPVersion(live.bin)); err != nil {
+		return err
+	}
 	drop, err := livehost.Compose(live.host, live.pool.Name, rec, live.iniDir)
 	if err != nil {
 		return usageErr("See what the recommendation holds: phptune apply --dry-run", "%v", err)
@@ -248,7 +265,20 @@ func runApply(env *Env, f *applyFlags) error {
 			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
 		}
 	}
-	plan.Steps = []liveapply.Step{live.fpm.Step()}
+	if len(plan.Changes) > 0 {
+		plan.Steps = []liveapply.Step{live.fpm.Step()}
+	}
+	settings := livehost.MariaDBSettings(rec)
+	var db *livehost.MariaDBStep
+	if len(settings) > 0 {
+		st, content, err := planMariaDB(env.Ctx, f, settings)
+		if err != nil {
+			return err
+		}
+		db = st
+		plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
+		plan.Steps = append(plan.Steps, st.Step())
+	}
 	if f.checkURL != "" {
 		step, err := urlStep(env.Ctx, f.checkURL)
 		if err != nil {
@@ -267,9 +297,12 @@ func runApply(env *Env, f *applyFlags) error {
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
 	np.print(out, f.root)
+	if db != nil {
+		printMariaDBPlan(out, db, settings)
+	}
 	printManual(out, rec, np.handled)
 	if len(plan.Changes) == 0 {
-		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm, PHP or nginx setting a drop-in can carry.")
+		fmt.Fprintln(out, "Nothing to apply: the recommendation changes no php-fpm, PHP, nginx or MariaDB setting a drop-in can carry.")
 		return nil
 	}
 	if f.dryRun {
@@ -289,8 +322,11 @@ func runApply(env *Env, f *applyFlags) error {
 		return err
 	}
 	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-		Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
-		StepsFor: stepsFor(live.fpm.Step(), ngx)}
+		Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
+		StepsFor: func(names []string) []liveapply.Step {
+			steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
+			return append(steps, nginxSteps(names, ngx)...)
+		}}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
@@ -298,7 +334,11 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 		return fmt.Errorf("apply failed: %w", err)
 	}
-	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(append(drop.Knobs, np.dropKnobs()...), " "))
+	applied := append(append([]string{}, drop.Knobs...), np.dropKnobs()...)
+	for _, s := range settings {
+		applied = append(applied, s.Knob)
+	}
+	fmt.Fprintf(out, "Applied (transaction %s): %s. Undo with: phptune rollback\n", j.ID, strings.Join(applied, " "))
 	np.savePatch(opt, j, f.root, out)
 	return nil
 }
@@ -345,19 +385,14 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 		old, _ := os.ReadFile(c.Path)
 		fmt.Fprint(w, tune.UnifiedDiff(c.Path, c.Path, lines(old), lines(c.Content), 3))
 	}
+	if len(plan.Steps) == 0 || plan.Steps[0].Name != "php-fpm" {
+		return // nothing of php-fpm's changes
+	}
 	reload := "SIGUSR2 to php-fpm's master of " + live.fpm.Conf + " (found in /proc, owned by root)"
 	if live.fpm.Systemd != "" {
 		reload = "systemctl reload-or-restart " + live.fpm.Systemd
 	}
-	fpmStep := false
-	for _, st := range plan.Steps {
-		fpmStep = fpmStep || st.Name == "php-fpm"
-	}
-	if fpmStep {
-		fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
-	} else {
-		fmt.Fprintf(w, "Plan: save the files' previous state; write them; php-fpm is not reloaded (none of its settings change); nginx as below; wait %v; ", f.settle)
-	}
+	fmt.Fprintf(w, "Plan: save the files' previous state; write them; %s -t; %s; wait %v; ", live.bin.Path, reload, f.settle)
 	if live.pool.StatusPath != "" {
 		fmt.Fprintf(w, "read pool %s's status page %s", live.pool.Name, live.pool.StatusPath)
 	} else {
@@ -375,16 +410,16 @@ func printManual(w io.Writer, rec knob.Config, handled map[string]bool) {
 	var web []string
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
 		k, _ := knob.Lookup(ch.Knob)
-		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build && !handled[ch.Knob] {
+		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build && k.Component != knob.MariaDB && !handled[ch.Knob] {
 			web = append(web, ch.Knob+"="+ch.To)
 		}
 	}
 	if len(web) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Not applied (%s): nginx's worker_processes, events and listen cannot be set from an included file, and phptune does not restart MariaDB; merge these by hand:\n", strings.Join(web, " "))
+	fmt.Fprintf(w, "Not applied (%s): the web server's settings apply writes only for a running nginx it read (a drop-in or a patch; an upstream's keepalive not at all); merge these by hand:\n", strings.Join(web, " "))
 	files := recommend.Files(knob.Defaults(), rec, recommend.Target{})
-	for _, name := range []string{recommend.WebFile(rec.Server()), recommend.MyCnfFile} {
+	for _, name := range []string{recommend.WebFile(rec.Server())} {
 		if b, ok := files[name]; ok {
 			fmt.Fprintf(w, "--- %s\n%s", name, b)
 		}
@@ -464,14 +499,17 @@ func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
 func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
 	var nf nginxFlags
+	var db dbFlags
 	cmd := &cobra.Command{
 		Use:   "rollback",
-		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm and nginx reloaded",
+		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm and nginx reloaded, MariaDB's values set back",
 		Long: `phptune rollback undoes the newest apply that is not undone yet: every file it
 wrote goes back to its saved previous state (a file it created is removed),
 the servers the apply changed (php-fpm, nginx) check and reload the restored
-configuration and their health is checked. An apply that was cut short (killed) is undone the same way, here or
-by the next phptune apply. Give the same host flags as the apply.`,
+configuration and their health is checked; MariaDB's variables are set back to
+the values the apply recorded. An apply that was cut short (killed) is undone
+the same way, here or by the next phptune apply. Give the same host flags as
+the apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.root == "/" && os.Geteuid() != 0 {
@@ -486,8 +524,11 @@ by the next phptune apply. Give the same host flags as the apply.`,
 				return err
 			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-				Log:      func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
-				StepsFor: stepsFor(live.fpm.Step(), ngx)}
+				Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
+				StepsFor: func(names []string) []liveapply.Step {
+					steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
+					return append(steps, nginxSteps(names, ngx)...)
+				}}
 			j, err := liveapply.Rollback(env.Ctx, opt)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
@@ -502,5 +543,6 @@ by the next phptune apply. Give the same host flags as the apply.`,
 	}
 	f.add(cmd)
 	nf.add(cmd)
+	db.add(cmd, false)
 	return cmd
 }

@@ -413,7 +413,7 @@ func newKnobsCmd(env *Env) *cobra.Command {
 			tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KNOB\tCOMPONENT\tDEFAULT\tRANGE\tMEANING")
 			for _, k := range knob.All() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Component, k.Default, k.Range(), k.Help)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", k.Name, k.Component, k.Default, k.Range(), k.Help, k.Versions())
 			}
 			return tw.Flush()
 		},

@@ -218,6 +218,12 @@ func Get(ctx context.Context, network, address string, params map[string]string,
 // GetWith is Get with its own dialer (the observer's checks who listens on
 // a lab's socket before it sends anything).
 func GetWith(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error), network, address string, params map[string]string, stdin []byte) (*Response, error) {
+	return GetLimited(ctx, dial, network, address, params, stdin, 64<<20)
+}
+
+// GetLimited is GetWith refusing a response whose body passes maxBody
+// bytes (an answer from an untrusted application).
+func GetLimited(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error), network, address string, params map[string]string, stdin []byte, maxBody int) (*Response, error) {
 	conn, err := dial(ctx, network, address)
 	if err != nil {
 		return nil, fmt.Errorf("fastcgi: connect to %s %s: %w (is php-fpm running and listening there?)", network, address, err)
@@ -234,7 +240,7 @@ func GetWith(ctx context.Context, dial func(ctx context.Context, network, addres
 	if _, err := conn.Write(req); err != nil {
 		return nil, fmt.Errorf("fastcgi: send request to %s: %w", address, ctxErr(ctx, err))
 	}
-	p := Parser{ReqID: 1, Collect: true, MaxBody: 64 << 20}
+	p := Parser{ReqID: 1, Collect: true, MaxBody: maxBody}
 	buf := make([]byte, 32<<10)
 	for !p.Done() {
 		n, rerr := conn.Read(buf)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/fcgi"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -361,5 +362,31 @@ func TestParserKeepBody(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGetLimitedRefusesLargeAnswers: an answer past the limit is refused,
+// one within it is returned whole.
+func TestGetLimitedRefusesLargeAnswers(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go fcgi.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("x"), len(r.URL.Path)*1000))
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var d net.Dialer
+	r, err := GetLimited(ctx, d.DialContext, "unix", sock, Params("GET", "/a.php", "/srv/a.php", nil, nil), nil, 10000)
+	if err != nil || len(r.Body) != 6000 {
+		t.Fatalf("within the limit: %v", err)
+	}
+	_, err = GetLimited(ctx, d.DialContext, "unix", sock, Params("GET", "/abcdefghijklmnop.php", "/srv/a.php", nil, nil), nil, 10000)
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than 10000 bytes") {
+		t.Fatalf("past the limit: %v", err)
 	}
 }

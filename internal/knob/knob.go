@@ -123,6 +123,9 @@ type Knob struct {
 	// Directive is the name in the component's own syntax when it differs
 	// from Name (e.g. nginx "worker_processes").
 	Directive string
+	// MinPHP and MaxPHP bound the PHP versions ("8.0") that have the
+	// setting, for a PHP or php-fpm knob; "" is no bound (see Available).
+	MinPHP, MaxPHP string `json:",omitempty"`
 }
 
 // ServersOf lists the servers whose configurations use k: nginx's,
@@ -341,9 +344,9 @@ var registry = []Knob{
 		Help: "shared memory for interned strings, MiB"},
 	{Name: "opcache.max_accelerated_files", Component: PHP, Kind: Int, Default: "10000", Min: 200, Max: 1000000,
 		Help: "most scripts the cache holds"},
-	{Name: "opcache.jit", Component: PHP, Kind: Enum, Default: "tracing", Values: []string{"off", "tracing", "function"},
+	{Name: "opcache.jit", Component: PHP, Kind: Enum, Default: "tracing", Values: []string{"off", "tracing", "function"}, MinPHP: "8.0",
 		Help: "JIT mode; has no effect while jit_buffer_size is 0"},
-	{Name: "opcache.jit_buffer_size", Component: PHP, Kind: Size, Default: "0", Min: 0, Max: 1 * gib,
+	{Name: "opcache.jit_buffer_size", Component: PHP, Kind: Size, Default: "0", Min: 0, Max: 1 * gib, MinPHP: "8.0",
 		Help: "JIT code buffer; 0 disables the JIT (the distro default)"},
 	{Name: "opcache.huge_code_pages", Component: PHP, Kind: Bool, Default: "off",
 		Help: "copy PHP's code into huge pages at start (transparent huge pages): fewer iTLB misses"},

@@ -31,6 +31,9 @@ type Pool struct {
 	// configured ("" and 0 when not set: php-fpm refuses that).
 	PM          string
 	MaxChildren int64
+	// Settings holds every key of its sections as written
+	// ("php_admin_value[open_basedir]", "chroot"), the last value of each.
+	Settings map[string]string
 }
 
 // Pool returns the pool called name.
@@ -94,7 +97,7 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 			if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
 				section = strings.TrimSpace(line[1 : len(line)-1])
 				if section != "global" && pools[section] == nil {
-					pools[section] = &Pool{Name: section, File: path}
+					pools[section] = &Pool{Name: section, File: path, Settings: map[string]string{}}
 					order = append(order, section)
 				}
 				continue
@@ -106,6 +109,9 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 			key, value = strings.TrimSpace(key), unquote(strings.TrimSpace(value))
 			if section != "global" && section != "" {
 				value = strings.ReplaceAll(value, "$pool", section)
+			}
+			if section != "global" && section != "" && key != "include" {
+				pools[section].Settings[key] = value
 			}
 			switch {
 			case key == "include":

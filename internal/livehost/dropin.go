@@ -56,6 +56,38 @@ func Compose(h *FPMHost, pool string, rec knob.Config, iniDir string) (*DropIns,
 		return nil, err
 	}
 	d := &DropIns{PoolPath: filepath.Join(dir, PoolDropInName), IniPath: filepath.Join(iniDir, IniDropInName)}
+	d.Pool, d.Ini, d.Knobs = RenderFPM(pool, p.File, ByApply, rec)
+	return d, nil
+}
+
+// poolDir is the include directory the pool's file came from, when a
+// drop-in named PoolDropInName there is included by the same glob.
+func poolDir(h *FPMHost, p Pool) (string, error) {
+	for _, g := range slices.Backward(h.Includes) {
+		if ok, _ := filepath.Match(g, p.File); !ok {
+			continue
+		}
+		dir := filepath.Dir(g)
+		if ok, _ := filepath.Match(g, filepath.Join(dir, PoolDropInName)); ok {
+			return dir, nil
+		}
+		return "", fmt.Errorf("pool %s comes from %s through include %s, which would not read a drop-in named %s; add its settings to %s by hand", p.Name, p.File, g, PoolDropInName, p.File)
+	}
+	return "", fmt.Errorf("pool %s is defined in %s itself, not in an included directory: apply writes drop-ins and never edits your files; add the settings to it by hand", p.Name, p.File)
+}
+
+// Writer names who writes a drop-in and how it is undone, in its header.
+type Writer struct{ Name, Undo string }
+
+// ByApply is phptune apply's header.
+var ByApply = Writer{Name: "phptune apply", Undo: "phptune rollback"}
+
+// RenderFPM renders the php-fpm pool drop-in (reopening pool's section,
+// whose own file is poolFile) and the php.ini drop-in of rec, as Compose
+// writes them; nil when rec sets nothing of theirs. Knobs are the knobs
+// written, in registry order. Fleet roles (phptune export ansible) write
+// the same files without reading each host.
+func RenderFPM(pool, poolFile string, by Writer, rec knob.Config) (poolDropIn, iniDropIn []byte, knobs []string) {
 	changed := map[string]bool{}
 	for _, o := range rec.Overrides() {
 		name, _, _ := strings.Cut(o, "=")
@@ -87,29 +119,13 @@ func Compose(h *FPMHost, pool string, rec knob.Config, iniDir string) (*DropIns,
 		default:
 			continue
 		}
-		d.Knobs = append(d.Knobs, k.Name+"="+rec[k.Name])
+		knobs = append(knobs, k.Name+"="+rec[k.Name])
 	}
 	if pb.Len() > 0 {
-		d.Pool = []byte(fmt.Sprintf("; Written by phptune apply: these settings override pool %s's in %s.\n; Undo: phptune rollback (or remove this file and reload php-fpm).\n[%s]\n%s", pool, p.File, pool, pb.String()))
+		poolDropIn = []byte(fmt.Sprintf("; Written by %s: these settings override pool %s's in %s.\n; Undo: %s (or remove this file and reload php-fpm).\n[%s]\n%s", by.Name, pool, poolFile, by.Undo, pool, pb.String()))
 	}
 	if ib.Len() > 0 {
-		d.Ini = []byte("; Written by phptune apply: PHP settings for php-fpm, read after the distro's conf.d files.\n; Undo: phptune rollback (or remove this file and reload php-fpm).\n" + ib.String())
+		iniDropIn = []byte(fmt.Sprintf("; Written by %s: PHP settings for php-fpm, read after the distro's conf.d files.\n; Undo: %s (or remove this file and reload php-fpm).\n%s", by.Name, by.Undo, ib.String()))
 	}
-	return d, nil
-}
-
-// poolDir is the include directory the pool's file came from, when a
-// drop-in named PoolDropInName there is included by the same glob.
-func poolDir(h *FPMHost, p Pool) (string, error) {
-	for _, g := range slices.Backward(h.Includes) {
-		if ok, _ := filepath.Match(g, p.File); !ok {
-			continue
-		}
-		dir := filepath.Dir(g)
-		if ok, _ := filepath.Match(g, filepath.Join(dir, PoolDropInName)); ok {
-			return dir, nil
-		}
-		return "", fmt.Errorf("pool %s comes from %s through include %s, which would not read a drop-in named %s; add its settings to %s by hand", p.Name, p.File, g, PoolDropInName, p.File)
-	}
-	return "", fmt.Errorf("pool %s is defined in %s itself, not in an included directory: apply writes drop-ins and never edits your files; add the settings to it by hand", p.Name, p.File)
+	return poolDropIn, iniDropIn, knobs
 }

@@ -71,3 +71,27 @@ func Dial(ctx context.Context, network, address string, uid int) (net.Conn, erro
 func FromFD(fd int) (*syscall.Ucred, error) {
 	return syscall.GetsockoptUcred(fd, syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 }
+
+// Creds returns the credentials (pid, uid, gid) of the process that
+// listens on the other end of c, a unix socket connection.
+func Creds(c net.Conn) (*syscall.Ucred, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a unix socket: it carries no credentials", c.RemoteAddr())
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *syscall.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, fmt.Errorf("reading the credentials of %s's listener: %v", c.RemoteAddr(), serr)
+	}
+	return cred, nil
+}

@@ -56,3 +56,34 @@ func TestCheckFDNamesBothAccounts(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestCredsNamesTheListener(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cred, err := Creds(c)
+	if err != nil || int(cred.Pid) != os.Getpid() || int(cred.Uid) != os.Geteuid() {
+		t.Errorf("creds %+v, %v; want this process", cred, err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	tc, err := net.Dial("tcp", tcp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	if _, err := Creds(tc); err == nil {
+		t.Error("a TCP connection gave credentials")
+	}
+}

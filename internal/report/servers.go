@@ -20,9 +20,11 @@ var (
 	serversTmpl string
 	//go:embed assets/servers.js
 	serversJS string
+	//go:embed assets/page.css.tmpl
+	pageCSS string
 )
 
-var serversPage = template.Must(template.New("servers").Funcs(template.FuncMap{
+var serversPage = withPageCSS(template.New("servers").Funcs(template.FuncMap{
 	"mib":     mib,
 	"f1":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
@@ -39,6 +41,13 @@ var serversPage = template.Must(template.New("servers").Funcs(template.FuncMap{
 		return strings.ToUpper(e[:1]) + e[1:]
 	},
 }).Parse(serversTmpl))
+
+// withPageCSS adds the "page-css" template the pages share to t.
+func withPageCSS(t *template.Template, err error) *template.Template {
+	template.Must(t, err)
+	template.Must(t.New("page.css").Parse(pageCSS))
+	return t
+}
 
 // ivText is an interval as "41.2 [39.0, 43.5]", without brackets when
 // there is none (one round).

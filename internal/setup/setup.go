@@ -211,13 +211,16 @@ func Missing(ctx context.Context, pkgs []string) []string {
 	return out
 }
 
-// Install apt-gets what is missing when run as root, and otherwise returns
-// an error with the exact command to run.
-func Install(ctx context.Context, withTestTools bool, log io.Writer) error {
-	groups := append([][]string(nil), Packages...)
-	if withTestTools {
-		groups = append(groups, TestTools)
-	}
+// Ansible is what runs the role phptune export ansible writes: Debian's
+// ansible-core (the engine and its builtin modules, which the role alone
+// uses), without the community collections the ansible package adds.
+var Ansible = []string{"ansible-core"}
+
+// Install apt-gets what is missing of Packages and the extra groups
+// (TestTools, Ansible) when run as root, and otherwise returns an error
+// with the exact command to run.
+func Install(ctx context.Context, extra [][]string, log io.Writer) error {
+	groups := append(append([][]string(nil), Packages...), extra...)
 	var missing [][]string
 	total := 0
 	for _, g := range groups {

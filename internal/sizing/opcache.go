@@ -212,3 +212,8 @@ func decideJIT(cfg knob.Config, agg *opcacheReading) results.SizeDecision {
 	}
 	return d
 }
+
+// KeySlots is the number of keys opcache can hold with
+// max_accelerated_files set to files: PHP rounds the setting up to the
+// next prime of its table (zend_accelerator_hash.c).
+func KeySlots(files int64) int64 { return keySlots(files) }

@@ -126,11 +126,43 @@ func (h *Host) Start() error {
 		return fmt.Errorf("starting php-fpm: %v: %s", err, out)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(h.Socket); err == nil {
+		if _, err := os.Stat(h.Socket); err == nil && h.hasWorker() {
 			return nil
 		}
 	}
-	return fmt.Errorf("php-fpm made no socket %s within 10s", h.Socket)
+	return fmt.Errorf("php-fpm made no socket %s or no worker within 10s", h.Socket)
+}
+
+// hasWorker reports whether a worker of the copy's master runs with its
+// pool's title: a test reading the pool right after the socket appears
+// could otherwise find the master alone (it forks the workers after it
+// listens), or a child that still has the master's title.
+func (h *Host) hasWorker() bool {
+	title := []byte("php-fpm: master process (" + h.Conf + ")")
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		dir := filepath.Dir(st)
+		cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if !bytes.HasPrefix(cmd, []byte("php-fpm: pool ")) {
+			continue
+		}
+		b, _ := os.ReadFile(st)
+		// pid (comm) state ppid ...: comm may hold spaces, so read after
+		// the last ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		parent, _ := os.ReadFile("/proc/" + f[1] + "/cmdline")
+		if bytes.HasPrefix(parent, title) {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop ends every master of the copy's configuration, and with them

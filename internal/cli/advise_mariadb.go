@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/phptune/phptune/internal/advise"
+	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/proc"
+)
+
+// readMariaDB reads the host's MariaDB for advise: nil when none runs (or
+// --no-mariadb); what could not be read is in the result's Error.
+func readMariaDB(env *Env, fs *proc.FS, socket string, off bool) *advise.MariaDB {
+	if off {
+		return nil
+	}
+	servers, err := livehost.MariaDBServers(fs, "/")
+	if err != nil || (len(servers) == 0 && socket == "") {
+		return nil
+	}
+	s, err := livehost.PickMariaDB(servers, socket)
+	if err != nil {
+		return &advise.MariaDB{Socket: socket, Error: err.Error()}
+	}
+	return livehost.ReadMariaDB(env.Ctx, fs, s)
+}
+
+// printMariaDBAdvice prints the database's figures and the knob lines
+// apply takes.
+func printMariaDBAdvice(env *Env, m *advise.MariaDBAdvice) {
+	if m == nil || m.Error != "" {
+		return
+	}
+	fmt.Fprintf(env.Stdout, "\nMariaDB %s (pid %d, %s): up %ds; connections max used %d of %d (pools' pm.max_children %d); buffer pool %.0f MiB for InnoDB data %.1f MiB, hit rate %s; holds %.1f MiB\n",
+		m.Version, m.PID, m.Socket, m.UptimeS, m.MaxUsedConnections, m.MaxConnections, m.PoolsMaxChildren,
+		float64(m.BufferPoolB)/(1<<20), float64(m.DataIndexB)/(1<<20), hitRate(m.HitRate), float64(m.ResidentB)/(1<<20))
+	if m.Changed() {
+		fmt.Fprintf(env.Stdout, "MariaDB: put these in a knob file and run phptune apply --knobs FILE (it writes %s in MariaDB's last included directory and sets them live):\n%s\n",
+			livehost.MariaDBDropInName, strings.Join(m.Knobs, "\n"))
+	}
+}
+
+func hitRate(r float64) string {
+	if r < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f%%", 100*r)
+}

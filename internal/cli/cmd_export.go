@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/ansible"
+	"github.com/phptune/phptune/internal/phpfpm"
+)
+
+func init() { register(newExportCmd) }
+
+func newExportCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write a recommendation for other tools: an Ansible role for a fleet",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErr("Try: phptune export ansible DIR phptune-tune-RUN", "export needs what to write: ansible")
+		},
+	}
+	cmd.AddCommand(newExportAnsibleCmd(env))
+	return cmd
+}
+
+func newExportAnsibleCmd(env *Env) *cobra.Command {
+	var knobs, pool, version string
+	cmd := &cobra.Command{
+		Use:   "ansible DIR [TUNE-DIR | --knobs FILE]",
+		Short: "Write an Ansible playbook and role that apply a recommendation to a fleet as phptune apply does",
+		Long: `phptune export ansible writes, into the new directory DIR, a playbook
+(playbook.yml), a rollback playbook (rollback.yml) and the role phptune_apply
+that put a recommendation (a tune's directory, or --knobs FILE as
+recommended.knobs holds) on every host of an inventory the way phptune apply
+puts it on one: php-fpm and PHP drop-ins next to the distro's files
+(pool.d/zz-phptune.conf reopening the pool, conf.d/99-phptune.ini), never
+editing them; php-fpm -t on the whole configuration; a graceful reload
+(systemctl, or SIGUSR2 to the root-owned master that names the configuration);
+a health check (the master runs, an optional loopback check URL answers as
+before); on any failure the previous files back and php-fpm reloaded. The
+rollout goes one host at a time (serial) and stops at the first host that
+fails (max_fail_percentage: 0). DIR/README.md says how to run it.
+
+Refused, as by apply: another server's recommendation, several pools
+(fpm.pools), a move of the pool's socket (listen=tcp). nginx's and MariaDB's
+settings are listed in the README for merging by hand.`,
+		Example: `  phptune export ansible fleet phptune-tune-RUN
+  phptune export ansible fleet --knobs recommended.knobs --pool www --php-version 8.2
+  cd fleet && ansible-playbook -i inventory playbook.yml --check --diff`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			source := knobs
+			result := ""
+			if len(args) == 2 {
+				if knobs != "" {
+					return usageErr("Give one of them", "export ansible takes a tune's directory or --knobs FILE, not both")
+				}
+				knobs = filepath.Join(args[1], "recommended.knobs")
+				result = filepath.Join(args[1], "result.json")
+				source = args[1]
+			}
+			if knobs == "" {
+				return usageErr("Try: phptune export ansible DIR phptune-tune-RUN, or --knobs recommended.knobs", "export ansible needs a recommendation")
+			}
+			_, rec, err := knobConfig(knobs, nil)
+			if err != nil {
+				return err
+			}
+			if version == "" {
+				if version, err = tuneBranch(result); err != nil {
+					return err
+				}
+			}
+			if version == "" {
+				bin, err := phpfpm.Find()
+				if err != nil {
+					return usageErr("Name the hosts' PHP branch: --php-version 8.2", "the hosts' PHP version: no tune result says it and %v", err)
+				}
+				version = bin.Version
+			}
+			files, err := ansible.Role(rec, ansible.Options{Pool: pool, PHPVersion: version, Source: source})
+			if err != nil {
+				return usageErr("See what the recommendation holds: phptune apply --dry-run", "%v", err)
+			}
+			if err := writeNewDir(dir, files); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "Wrote the role for pool %s on PHP %s to %s (%d files). Try: cd %s && ansible-playbook -i INVENTORY playbook.yml --check --diff\n",
+				pool, version, dir, len(files), dir)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
+	fl.StringVar(&pool, "pool", "www", "the php-fpm pool the drop-in changes on every host")
+	fl.StringVar(&version, "php-version", "", "the hosts' PHP branch, e.g. 8.2 (default: the one the tune measured, or the installed php-fpm's)")
+	return cmd
+}
+
+// tuneBranch is the PHP branch ("8.2") a tune's result.json says it
+// measured on; "" when there is no result to read or it names none.
+func tuneBranch(result string) (string, error) {
+	if result == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(result)
+	if err != nil {
+		return "", nil
+	}
+	var r struct {
+		Environment struct {
+			Versions map[string]string `json:"versions"`
+		} `json:"environment"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return "", usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
+	}
+	parts := strings.SplitN(r.Environment.Versions["php-fpm"], ".", 3)
+	if len(parts) < 2 {
+		return "", nil
+	}
+	return parts[0] + "." + parts[1], nil
+}
+
+// writeNewDir writes files under dir, which must not exist yet or be
+// empty: nothing of someone else's is overwritten, and no file is written
+// through a link (each is created exclusively).
+func writeNewDir(dir string, files map[string][]byte) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return usageErr("Give a new directory", "%s exists and is not empty", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return usageErr("Give a new directory", "%s: %v", dir, err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(files[name]); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

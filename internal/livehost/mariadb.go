@@ -1,0 +1,181 @@
+package livehost
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/phptune/phptune/internal/proc"
+)
+
+// MariaDBServer is a running MariaDB server found in /proc: mariadbd (or
+// mysqld) owned by root, by the mysql account or by this process's user.
+type MariaDBServer struct {
+	PID int
+	UID int
+	// Args are its command line, argv[0] first.
+	Args []string
+	// DefaultsFile and ExtraFile are its --defaults-file and
+	// --defaults-extra-file ("" when not given).
+	DefaultsFile, ExtraFile string
+	// Socket is its unix socket: --socket on its command line, else the
+	// last socket of its option files, else Debian's default.
+	Socket string
+	// SocketFrom says where Socket was found (for messages).
+	SocketFrom string
+	// Conf is its configuration as read from disk (nil when unreadable:
+	// ConfError says why).
+	Conf      *Cnf
+	ConfError string
+}
+
+// DefaultMariaDBSocket is Debian's compiled-in socket.
+const DefaultMariaDBSocket = "/run/mysqld/mysqld.sock"
+
+// MariaDBServers lists the MariaDB servers running on this machine: a
+// process whose argv[0] is mariadbd or mysqld (by its base name), owned by
+// root, the mysql account or this process's user (a process of any other
+// account could name itself so: it is left out). root is the host's root
+// for its configuration files.
+func MariaDBServers(fs *proc.FS, root string) ([]MariaDBServer, error) {
+	pids, err := fs.PIDs()
+	if err != nil {
+		return nil, err
+	}
+	owners := map[int]bool{0: true, os.Geteuid(): true}
+	if u, err := user.Lookup("mysql"); err == nil {
+		if id, err := strconv.Atoi(u.Uid); err == nil {
+			owners[id] = true
+		}
+	}
+	var out []MariaDBServer
+	for _, pid := range pids {
+		dir := filepath.Join(fs.Root(), strconv.Itoa(pid))
+		b, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+		if base := filepath.Base(args[0]); base != "mariadbd" && base != "mysqld" {
+			continue
+		}
+		st, err := os.Stat(dir)
+		if err != nil {
+			continue
+		}
+		uid := int(st.Sys().(*syscall.Stat_t).Uid)
+		if !owners[uid] {
+			continue
+		}
+		out = append(out, describeMariaDB(pid, uid, args, root))
+	}
+	return out, nil
+}
+
+// describeMariaDB reads a server's command line and option files for
+// its socket.
+func describeMariaDB(pid, uid int, args []string, root string) MariaDBServer {
+	s := MariaDBServer{PID: pid, UID: uid, Args: args}
+	opts := ParseMariaDBArgs(args[1:])
+	s.DefaultsFile, s.ExtraFile = opts["defaults_file"], opts["defaults_extra_file"]
+	var files []string
+	if s.DefaultsFile != "" {
+		files = []string{s.DefaultsFile}
+	} else {
+		files = DefaultCnfFiles(root)
+	}
+	if s.ExtraFile != "" {
+		files = append(files, s.ExtraFile)
+	}
+	if opts["no_defaults"] == "" {
+		cnf, err := ReadCnf(root, files...)
+		if err != nil {
+			s.ConfError = err.Error()
+		} else {
+			s.Conf = cnf
+		}
+	}
+	switch {
+	case opts["socket"] != "":
+		s.Socket, s.SocketFrom = opts["socket"], "its command line"
+	case s.Conf != nil:
+		if v, ok := s.Conf.Get("socket", ServerGroups("")...); ok && v != "" {
+			s.Socket, s.SocketFrom = v, "its option files"
+		}
+	}
+	if s.Socket == "" {
+		s.Socket, s.SocketFrom = filepath.Join(root, DefaultMariaDBSocket), "Debian's default"
+	}
+	return s
+}
+
+// DefaultCnfFiles are the option files mariadbd reads without
+// --defaults-file, under root: /etc/my.cnf and /etc/mysql/my.cnf (the
+// server account's ~/.my.cnf is not read by phptune).
+func DefaultCnfFiles(root string) []string {
+	return []string{filepath.Join(root, "etc", "my.cnf"), filepath.Join(root, "etc", "mysql", "my.cnf")}
+}
+
+// ParseMariaDBArgs reads the long options of a server's command line
+// (--name=value, or --name value for the few that take a path) into a
+// map by name with dashes as underscores; a flag without a value maps to
+// "1". The last occurrence wins, as for the server.
+func ParseMariaDBArgs(args []string) map[string]string {
+	out := map[string]string{}
+	takesValue := map[string]bool{"socket": true, "defaults_file": true, "defaults_extra_file": true, "datadir": true, "user": true, "pid_file": true}
+	for i := 0; i < len(args); i++ {
+		a, ok := strings.CutPrefix(args[i], "--")
+		if !ok {
+			continue
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		name = strings.ReplaceAll(name, "-", "_")
+		if name == "" {
+			continue
+		}
+		switch {
+		case hasValue:
+		case takesValue[name] && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			value = args[i+1]
+			i++
+		default:
+			value = "1"
+		}
+		out[name] = value
+	}
+	return out
+}
+
+// PickMariaDB chooses the server advise and apply work on: the one whose
+// socket is socket when given, else the only one running.
+func PickMariaDB(servers []MariaDBServer, socket string) (MariaDBServer, error) {
+	if socket != "" {
+		for _, s := range servers {
+			if s.Socket == socket {
+				return s, nil
+			}
+		}
+		if len(servers) == 1 {
+			// The flag names the socket the configuration did not.
+			s := servers[0]
+			s.Socket, s.SocketFrom = socket, "--mariadb-socket"
+			return s, nil
+		}
+	}
+	switch len(servers) {
+	case 0:
+		return MariaDBServer{}, fmt.Errorf("no MariaDB server (mariadbd) is running here")
+	case 1:
+		return servers[0], nil
+	}
+	var socks []string
+	for _, s := range servers {
+		socks = append(socks, fmt.Sprintf("%s (pid %d)", s.Socket, s.PID))
+	}
+	return MariaDBServer{}, fmt.Errorf("%d MariaDB servers are running (%s): name one with --mariadb-socket", len(servers), strings.Join(socks, ", "))
+}
