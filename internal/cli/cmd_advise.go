@@ -175,7 +175,6 @@ writes advice.json, advice.html and advice.txt.`,
 				}
 			} else {
 				printAdvice(env, a)
-				printMariaDBAdvice(env, a.MariaDB)
 			}
 			if err := extras.write(env, a, fpmPrefix); err != nil {
 				return err
@@ -235,6 +234,7 @@ func printAdvice(env *Env, a advise.Advice) {
 			p.Pool, p.Pool, livehost.PoolDropInName, p.File, strings.Join(lines, "\n"))
 	}
 	printExtras(env.Stdout, a)
+	printMariaDBAdvice(env, a.MariaDB)
 }
 
 // poolKnobs are the knob assignments of a pool's recommended size: its

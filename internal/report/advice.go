@@ -9,8 +9,9 @@ import (
 	"github.com/phptune/phptune/internal/advise"
 )
 
-// advise's page: the pools, the findings with their numbers, opcache,
-// a stored tune beside it, the recommended drop-ins. No chart, no script.
+// advise's page: the pools, the findings with their numbers, the web
+// servers in front, MariaDB, opcache, a stored tune beside it, the
+// recommended drop-ins. No chart, no script.
 var (
 	//go:embed assets/advice.html.tmpl
 	adviceTmpl string
@@ -19,6 +20,13 @@ var (
 var advicePage = withPageCSS(template.New("advice").Funcs(template.FuncMap{
 	"mib":  mib,
 	"pct1": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
+	"pct2": func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
+	"hours": func(s int64) string {
+		if s < 2*3600 {
+			return fmt.Sprintf("%d min", s/60)
+		}
+		return fmt.Sprintf("%.1f h", float64(s)/3600)
+	},
 }).Parse(adviceTmpl))
 
 // AdviceFile is a file the advice recommends, as it would be written: a
@@ -48,6 +56,11 @@ func AdviceHTML(w io.Writer, a advise.Advice, files []AdviceFile, generated stri
 	for _, o := range a.Opcache {
 		for _, k := range o.Knobs {
 			v.Changed = append(v.Changed, "opcache "+k)
+		}
+	}
+	if a.MariaDB != nil {
+		for _, k := range a.MariaDB.Knobs {
+			v.Changed = append(v.Changed, "MariaDB "+k)
 		}
 	}
 	return advicePage.Execute(w, v)

@@ -35,6 +35,13 @@ func adviceFixture() advise.Advice {
 		Holdout:     &results.Holdout{StartRPS: 80, RecommendedRPS: 120},
 		Trials:      []results.Trial{{Phase: "holdout", Connections: 20}},
 		Environment: &results.Environment{Cores: 2, MemoryB: 4 << 30, Versions: map[string]string{"php-fpm": "8.2.36"}}}
+	a.MariaDB = &advise.MariaDBAdvice{PID: 812, Socket: "/run/mysqld/mysqld.sock", Version: "10.11.19-MariaDB-0+deb12u1", UptimeS: 3 * 86400,
+		MaxConnections: 151, MaxUsedConnections: 149, PoolsMaxChildren: 45, BufferPoolB: 128 << 20, DataIndexB: 300 << 20, HitRate: 0.9384,
+		ResidentB: 210 << 20, Knobs: []string{"mariadb.max_connections=187", "mariadb.innodb_buffer_pool_size=384M"}}
+	a.Front = &advise.Front{Servers: []advise.WebServer{{Kind: "nginx", Conf: "/etc/nginx/nginx.conf", Workers: 2, WorkerConnections: 768, KeepaliveTimeout: "65",
+		Listens: []advise.Listen{{Addr: "*:80", Backlog: 511, At: "/etc/nginx/sites-enabled/default:22"}}}},
+		Pools: []advise.PoolFront{{Master: "/etc/php/8.2/fpm/php-fpm.conf", Pool: "www", Listen: "/run/php/php8.2-fpm.sock", PassedBy: []string{"nginx _ (listen *:80)"}},
+			{Master: "/etc/php/8.2/fpm/php-fpm.conf", Pool: "<shop>", Listen: "/run/php/shop.sock"}}}
 	a.Tune = advise.CompareTune(a, t, "20261120-101500-wordpress", "the newest tune of PHP 8.2 (choose another with --tune RUN-ID)")
 	return a
 }
@@ -54,7 +61,8 @@ func TestAdviceHTMLGolden(t *testing.T) {
 			t.Errorf("the page holds %q: it must load nothing and run nothing", w)
 		}
 	}
-	for _, w := range []string{`id="pools"`, `id="findings"`, `id="opcache"`, "opcache.memory_consumption=256", "Beside the stored tune 20261120-101500-wordpress", "Recommended drop-ins", "zz-phptune.conf"} {
+	for _, w := range []string{`id="pools"`, `id="findings"`, `id="opcache"`, "opcache.memory_consumption=256", "Beside the stored tune 20261120-101500-wordpress", "Recommended drop-ins", "zz-phptune.conf",
+		`id="mariadb"`, "mariadb.innodb_buffer_pool_size=384M", "93.84%", `id="front"`, "nginx _ (listen *:80)", "no web server found"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
