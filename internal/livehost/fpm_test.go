@@ -283,6 +283,53 @@ func TestChaos(t *testing.T) {
 		os.Remove(filepath.Join(root, "fill"))
 		check(t, h)
 	})
+	t.Run("two concurrent applies", func(t *testing.T) {
+		h := newFPMHost(t, "")
+		var outs [2]strings.Builder
+		var cmds [2]*exec.Cmd
+		for i := range cmds {
+			cmds[i] = exec.Command(os.Args[0], "-test.run=^TestChaosChild$", "-test.v")
+			cmds[i].Env = append(os.Environ(), "LIVEHOST_CHILD_ROOT="+h.root)
+			cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range cmds {
+			c.Wait()
+		}
+		applied, busy := 0, 0
+		for _, o := range outs {
+			switch {
+			case strings.Contains(o.String(), "child apply: <nil>"):
+				applied++
+			case strings.Contains(o.String(), "another phptune apply or rollback is running"):
+				busy++
+			}
+		}
+		// Either one applied while the other found the lock held, or the
+		// second came after the first had finished and applied the same
+		// drop-in again: never two at once, never a failure.
+		if applied+busy != 2 || applied == 0 {
+			t.Errorf("two applies at once: %d applied, %d refused as busy\nfirst:\n%s\nsecond:\n%s", applied, busy, outs[0].String(), outs[1].String())
+		}
+		if err := h.serves(ctx, "static", 6); err != nil {
+			broken++
+			t.Errorf("broken host after two applies: %v", err)
+		}
+		for {
+			js, _ := liveapply.History(h.options(t))
+			if len(js) == 0 || js[0].State != liveapply.Done {
+				break
+			}
+			if _, err := liveapply.Rollback(ctx, h.options(t)); err != nil {
+				t.Fatalf("rollback: %v", err)
+			}
+		}
+		check(t, h)
+	})
 	t.Run("Ctrl-C and SIGKILL at random moments", func(t *testing.T) {
 		h := newFPMHost(t, "")
 		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
