@@ -37,7 +37,14 @@ func writeRole(t *testing.T, files map[string][]byte) string {
 // against host h, with the role's variables pointed at the copy.
 func runPlaybook(t *testing.T, h *hosttest.Host, dir, book string, args ...string) (string, error) {
 	t.Helper()
-	vars, err := json.Marshal(map[string]any{
+	return runPlaybookVars(t, h, nil, dir, book, args...)
+}
+
+// runPlaybookVars is runPlaybook with more variables (the nginx and
+// MariaDB copies').
+func runPlaybookVars(t *testing.T, h *hosttest.Host, more map[string]any, dir, book string, args ...string) (string, error) {
+	t.Helper()
+	all := map[string]any{
 		"phptune_hosts":           "localhost",
 		"phptune_fpm_binary":      h.Binary,
 		"phptune_fpm_conf":        h.Conf,
@@ -46,7 +53,11 @@ func runPlaybook(t *testing.T, h *hosttest.Host, dir, book string, args ...strin
 		"phptune_fpm_reload":      "signal",
 		"phptune_fpm_environment": map[string]string{"PHP_INI_SCAN_DIR": h.IniDir},
 		"phptune_settle_seconds":  1,
-	})
+	}
+	for k, v := range more {
+		all[k] = v
+	}
+	vars, err := json.Marshal(all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,5 +185,134 @@ func TestPlaybookOnHostCopy(t *testing.T) {
 	}
 	if err := waitPool(ctx, h, "dynamic", 0); err != nil {
 		t.Errorf("after rollback.yml: %v", err)
+	}
+}
+
+// TestPlaybookNginxAndMariaDB rolls out a recommendation with php-fpm,
+// nginx and MariaDB settings to Debian's three servers copied into one
+// directory and started: nginx -t passes and nginx reloads (its access
+// log stops growing), MariaDB's variables are set live and read back; a
+// MariaDB value the server truncates fails the host, and the previous
+// drop-ins and live values are back; rollback.yml removes every drop-in,
+// nginx logs again and MariaDB runs what its own files say.
+func TestPlaybookNginxAndMariaDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts php-fpm, nginx and MariaDB and runs ansible-playbook")
+	}
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Fatalf("ansible-playbook is not installed: run phptune setup --with-ansible (%v)", err)
+	}
+	h := hosttest.Debian(t)
+	n := h.Nginx(t)
+	m := hosttest.DebianMariaDB(t, h.Root)
+	ctx := context.Background()
+	more := map[string]any{
+		"phptune_nginx_binary":          n.Binary,
+		"phptune_nginx_conf":            n.Conf,
+		"phptune_nginx_args":            []string{"-e", n.ErrorLog},
+		"phptune_nginx_dropin_dir":      n.ConfDir,
+		"phptune_nginx_reload":          "signal",
+		"phptune_nginx_master_pattern":  "^nginx: master process .* -c " + n.Conf + " ",
+		"phptune_mariadb_server":        m.Binary,
+		"phptune_mariadb_defaults_args": []string{"--defaults-file=" + m.MyCnf},
+		"phptune_mariadb_client":        m.Client,
+		"phptune_mariadb_socket":        m.Socket,
+		"phptune_mariadb_dropin_dir":    m.ConfD,
+		"phptune_check_url":             n.URL("/index.php"),
+	}
+	live := func() string {
+		v, err := m.Query("SELECT @@GLOBAL.max_connections, @@GLOBAL.innodb_buffer_pool_size")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := live()
+	logSize := func() int64 {
+		st, err := os.Stat(n.Access)
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	files, err := Role(recommendation(t, "pm=static", "pm.max_children=7", "nginx.access_log=off", "mariadb.max_connections=200", "mariadb.innodb_buffer_pool_size=256M"),
+		Options{Pool: "www", PHPVersion: h.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeRole(t, files)
+	out, err := runPlaybookVars(t, h, more, dir, "playbook.yml")
+	if err != nil {
+		t.Fatalf("the rollout failed: %v\n%s", err, out)
+	}
+	if err := waitPool(ctx, h, "static", 7); err != nil {
+		t.Errorf("php-fpm after the rollout: %v", err)
+	}
+	if got := live(); got != "200\t268435456" {
+		t.Errorf("MariaDB runs %q after the rollout, want 200 and 256 MiB", got)
+	}
+	dropIn := filepath.Join(n.ConfDir, livehost.NginxDropInName)
+	if b, err := os.ReadFile(dropIn); err != nil || !strings.Contains(string(b), "access_log off;") {
+		t.Errorf("nginx drop-in: %v\n%s", err, b)
+	}
+	size := logSize()
+	for range 3 {
+		if code, _, err := n.Get("/index.php"); err != nil || code != 200 {
+			t.Fatalf("nginx after the rollout: %d %v", code, err)
+		}
+	}
+	if logSize() != size {
+		t.Errorf("nginx still writes its access log after the rollout (%d -> %d bytes): not reloaded", size, logSize())
+	}
+	cnf := filepath.Join(m.ConfD, livehost.MariaDBDropInName)
+	applied, _ := os.ReadFile(cnf)
+
+	// innodb_buffer_pool_size above the server's maximum: SET GLOBAL
+	// truncates it with a warning, which fails the host; everything goes
+	// back to the first rollout's state.
+	bad := writeRole(t, files)
+	varsFile := filepath.Join(bad, "roles", RoleName, "vars", "main.yml")
+	b, _ := os.ReadFile(varsFile)
+	if err := os.WriteFile(varsFile, []byte(strings.Replace(string(b), `"268435456"`, `"1099511627776000"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runPlaybookVars(t, h, more, bad, "playbook.yml")
+	if err == nil {
+		t.Fatalf("a value MariaDB truncates was rolled out:\n%s", out)
+	}
+	if !strings.Contains(out, "Set MariaDB's variables (SET GLOBAL)") || !strings.Contains(out, "the previous configuration is back") {
+		t.Errorf("the failure does not say what failed and that the host was rolled back:\n%s", out)
+	}
+	if got := live(); got != "200\t268435456" {
+		t.Errorf("MariaDB runs %q after the failed rollout, want the first rollout's 200 and 256 MiB", got)
+	}
+	if now, _ := os.ReadFile(cnf); string(now) != string(applied) {
+		t.Errorf("after the failed rollout the MariaDB drop-in is\n%s\nwant\n%s", now, applied)
+	}
+
+	out, err = runPlaybookVars(t, h, more, dir, "rollback.yml")
+	if err != nil {
+		t.Fatalf("rollback.yml: %v\n%s", err, out)
+	}
+	if got := live(); got != before {
+		t.Errorf("MariaDB runs %q after rollback.yml, want its files' %q", got, before)
+	}
+	for _, f := range []string{dropIn, cnf, filepath.Join(h.PoolDir, livehost.PoolDropInName)} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("%s is still there after rollback.yml", f)
+		}
+	}
+	if err := h.Unchanged(); err != nil {
+		t.Error(err)
+	}
+	if err := m.Unchanged(); err != nil {
+		t.Error(err)
+	}
+	size = logSize()
+	if code, _, err := n.Get("/index.php"); err != nil || code != 200 {
+		t.Fatalf("nginx after rollback.yml: %d %v", code, err)
+	}
+	if logSize() == size {
+		t.Error("nginx writes no access log after rollback.yml: not reloaded")
 	}
 }

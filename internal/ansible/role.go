@@ -55,7 +55,7 @@ func Role(rec knob.Config, o Options) (map[string][]byte, error) {
 		return nil, fmt.Errorf("--php-version %q: give the hosts' PHP branch, e.g. 8.2", o.PHPVersion)
 	}
 	if !knob.RunsFPM(rec.Server()) {
-		return nil, fmt.Errorf("the recommendation is for server=%s, which runs no php-fpm; the role writes php-fpm and PHP drop-ins only", rec.Server())
+		return nil, fmt.Errorf("the recommendation is for server=%s, which runs no php-fpm; the role writes php-fpm, PHP, nginx and MariaDB drop-ins only", rec.Server())
 	}
 	if n := rec.Pools(); n > 1 {
 		return nil, fmt.Errorf("%s=%d: the role does not split a live pool into %d; write the pools from the recommendation's php-fpm-pool.conf and nginx's upstream by hand", knob.PoolsKnob, n, n)
@@ -64,20 +64,60 @@ func Role(rec knob.Config, o Options) (map[string][]byte, error) {
 		return nil, fmt.Errorf("listen=tcp: the role does not move pool %s's socket, which the web server passes requests to; change both by hand from the recommendation", o.Pool)
 	}
 	pool, ini, knobs := livehost.RenderFPM(o.Pool, "pool.d/"+o.Pool+".conf", ByRole, rec)
-	if pool == nil && ini == nil {
-		return nil, fmt.Errorf("the recommendation changes no php-fpm or PHP setting: there is nothing for the role to write")
+	nginx, nginxKnobs := renderNginx(rec)
+	db := livehost.MariaDBSettings(rec)
+	if pool == nil && ini == nil && nginx == nil && len(db) == 0 {
+		return nil, fmt.Errorf("the recommendation changes no php-fpm, PHP, nginx access log or MariaDB setting: there is nothing for the role to write")
 	}
+	knobs = append(knobs, nginxKnobs...)
 	files := map[string][]byte{}
 	role := "roles/" + RoleName + "/"
-	var dropins []string
+	var vars strings.Builder
+	list := func(name string, items []string) {
+		if len(items) == 0 {
+			fmt.Fprintf(&vars, "%s: []\n", name)
+			return
+		}
+		fmt.Fprintf(&vars, "%s:\n%s", name, strings.Join(items, ""))
+	}
+	item := func(file, dirVar string) string {
+		return fmt.Sprintf("  - src: %s\n    dest: \"{{ %s }}/%s\"\n", file, dirVar, dropInName(file))
+	}
+	var fpm, web, cnf []string
 	if pool != nil {
 		files[role+"files/"+livehost.PoolDropInName] = pool
-		dropins = append(dropins, fmt.Sprintf("  - src: %s\n    dest: \"{{ phptune_fpm_pool_dir }}/%s\"\n", livehost.PoolDropInName, livehost.PoolDropInName))
+		fpm = append(fpm, item(livehost.PoolDropInName, "phptune_fpm_pool_dir"))
 	}
 	if ini != nil {
 		files[role+"files/"+livehost.IniDropInName] = ini
-		dropins = append(dropins, fmt.Sprintf("  - src: %s\n    dest: \"{{ phptune_fpm_ini_dir }}/%s\"\n", livehost.IniDropInName, livehost.IniDropInName))
+		fpm = append(fpm, item(livehost.IniDropInName, "phptune_fpm_ini_dir"))
 	}
+	if nginx != nil {
+		files[role+"files/"+nginxFile] = nginx
+		web = append(web, item(nginxFile, "phptune_nginx_dropin_dir"))
+	}
+	var names, values []string
+	if len(db) > 0 {
+		cnfText := "# Written by " + ByRole.Name + ": the recommendation's MariaDB settings,\n# read after the distribution's files. Undo: ansible-playbook rollback.yml.\n[mysqld]\n"
+		for _, s := range db {
+			cnfText += s.Var + " = " + s.Value + "\n"
+			v := s.Value
+			if k, _ := knob.Lookup(s.Knob); k.Kind == knob.Size {
+				v = fmt.Sprint(rec.Bytes(s.Knob))
+			}
+			names, values = append(names, s.Var), append(values, v)
+			knobs = append(knobs, s.Knob+"="+s.Value)
+		}
+		files[role+"files/"+livehost.MariaDBDropInName] = []byte(cnfText)
+		cnf = append(cnf, item(livehost.MariaDBDropInName, "phptune_mariadb_dropin_dir"))
+	}
+	vars.WriteString("# The drop-ins this recommendation needs (" + strings.Join(knobs, " ") + ").\n")
+	list("phptune_dropins", fpm)
+	list("phptune_nginx_dropins", web)
+	list("phptune_mariadb_dropins", cnf)
+	vars.WriteString("# MariaDB's variables set live (SET GLOBAL), in this order, and their values.\n")
+	list("phptune_mariadb_vars", quoteAll(names))
+	list("phptune_mariadb_values", quoteAll(values))
 	header := "# Written by phptune export ansible"
 	if o.Source != "" {
 		header += " from " + oneLine(o.Source)
@@ -86,21 +126,60 @@ func Role(rec knob.Config, o Options) (map[string][]byte, error) {
 	files["playbook.yml"] = []byte(header + playbook)
 	files["rollback.yml"] = []byte(header + rollback)
 	files[role+"defaults/main.yml"] = []byte(header + fmt.Sprintf(defaults, o.PHPVersion))
-	files[role+"vars/main.yml"] = []byte(header + "# The drop-ins this recommendation needs (" + strings.Join(knobs, " ") + ").\nphptune_dropins:\n" + strings.Join(dropins, ""))
+	files[role+"vars/main.yml"] = []byte(header + vars.String())
 	files[role+"tasks/main.yml"] = []byte(header + tasksMain)
 	files[role+"tasks/reload.yml"] = []byte(header + tasksReload)
+	files[role+"tasks/reload-nginx.yml"] = []byte(header + tasksReloadNginx)
+	files[role+"tasks/mariadb-set.yml"] = []byte(header + tasksMariaDBSet)
 	files[role+"tasks/health.yml"] = []byte(header + tasksHealth)
 	files["README.md"] = readme(knobs, manual(rec), o)
 	return files, nil
 }
 
+// nginxFile is the nginx drop-in's name in the role's files/ (the same
+// name as php-fpm's pool drop-in on the hosts, in another directory).
+const nginxFile = "nginx-" + livehost.NginxDropInName
+
+// dropInName is a role file's name on the hosts.
+func dropInName(file string) string {
+	if file == nginxFile {
+		return livehost.NginxDropInName
+	}
+	return file
+}
+
+// renderNginx is the nginx drop-in of rec: what an http-level file in
+// conf.d may carry on any host, whatever its nginx.conf sets. That is
+// access_log off alone (it cancels the level's logs beside nginx.conf's
+// own access_log); keepalive_timeout is set in Debian's nginx.conf, where
+// a second one is refused, and the main and events settings cannot be
+// included: those are left to the README, as apply prints them.
+func renderNginx(rec knob.Config) ([]byte, []string) {
+	if rec["nginx.access_log"] != "off" || !rec.Relevant("nginx.access_log") {
+		return nil, nil
+	}
+	return []byte("# Written by " + ByRole.Name + ": read at http level after nginx.conf.\n# Undo: ansible-playbook rollback.yml (or remove this file and reload nginx).\naccess_log off;\n"),
+		[]string{"nginx.access_log=off"}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("  - %q\n", s)
+	}
+	return out
+}
+
 // manual lists the recommendation's settings the role does not write:
-// the web server's and MariaDB's (see phptune apply).
+// the web server's, but nginx's access log (see renderNginx).
 func manual(rec knob.Config) []string {
 	var out []string
 	for _, ch := range knob.Diff(knob.Defaults(), rec) {
 		k, _ := knob.Lookup(ch.Knob)
-		if k.Component != knob.PHPFPM && k.Component != knob.PHP && k.Component != knob.Server && k.Component != knob.Build {
+		switch {
+		case k.Component == knob.PHPFPM, k.Component == knob.PHP, k.Component == knob.Server, k.Component == knob.Build, k.Component == knob.MariaDB:
+		case ch.Knob == "nginx.access_log" && rec.Relevant(ch.Knob):
+		default:
 			out = append(out, ch.Knob+"="+ch.To)
 		}
 	}
@@ -126,242 +205,7 @@ func readme(knobs, manual []string, o Options) []byte {
 	fmt.Fprintf(&b, " for pool `%s` on PHP %s.\n\nIt sets: `%s`.\n\n", o.Pool, o.PHPVersion, strings.Join(knobs, "`, `"))
 	b.WriteString(readmeBody)
 	if len(manual) > 0 {
-		fmt.Fprintf(&b, "\n## Not applied by the role\n\n`%s`: nginx's worker_processes, events and listen cannot be set from an included file and the role never restarts MariaDB. Merge them by hand from the recommendation's files (the tune's directory), as `phptune apply --dry-run` prints them.\n", strings.Join(manual, "`, `"))
+		fmt.Fprintf(&b, "\n## Not applied by the role\n\n`%s`: nginx's worker_processes, events and listen cannot be set from an included file, and a second keepalive_timeout at http level is refused (Debian's nginx.conf sets one); other web servers' settings are theirs. Merge them by hand from the recommendation's files (the tune's directory), as `phptune apply --dry-run` prints them as a patch.\n", strings.Join(manual, "`, `"))
 	}
 	return []byte(b.String())
 }
-
-const readmeBody = "```sh\n" + `ansible-playbook -i inventory playbook.yml --check --diff      # what would change, nothing changed
-ansible-playbook -i inventory playbook.yml                     # roll out, one host at a time
-ansible-playbook -i inventory rollback.yml                     # remove phptune's drop-ins again
-` + "```" + `
-
-The play runs on the inventory group ` + "`phptune`" + ` (or ` + "`-e phptune_hosts=GROUP`" + `), one host
-at a time (` + "`-e phptune_serial=N`" + `), and stops the rollout at the first host that fails
-(` + "`max_fail_percentage: 0`" + `). On each host, as ` + "`phptune apply`" + ` does:
-
-1. the check URL's status is read (` + "`-e phptune_check_url=http://127.0.0.1/`" + `, optional);
-2. the drop-ins are written next to the distro's files, never editing them: the pool's
-   settings in ` + "`pool.d/zz-phptune.conf`" + ` (reopening the pool's section, read after its own
-   file), PHP's in ` + "`conf.d/99-phptune.ini`" + ` (root:root 0644);
-3. ` + "`php-fpm -t`" + ` checks the whole configuration;
-4. php-fpm reloads: ` + "`systemctl reload`" + ` (` + "`phptune_fpm_reload: systemd`" + `, the default) or SIGUSR2
-   to the root-owned master whose title names the configuration (` + "`signal`" + `: no pid file
-   is trusted);
-5. after ` + "`phptune_settle_seconds`" + ` the master must run and the check URL answer as before.
-
-Any failure puts each drop-in back as it was (or removes it when it was not there),
-reloads php-fpm (starting it again if a reload killed it) and fails the host with the
-reason. Variables and their defaults: ` + "`roles/" + RoleName + "/defaults/main.yml`" + `.
-`
-
-const playbook = `# Rolls the recommendation out one host at a time and stops at the first
-# host that fails.
-- name: phptune recommendation
-  hosts: "{{ phptune_hosts | default('phptune') }}"
-  become: true
-  serial: "{{ phptune_serial | default(1) }}"
-  max_fail_percentage: 0
-  roles:
-    - ` + RoleName + `
-`
-
-const rollback = `# Removes phptune's drop-ins and reloads php-fpm: the hosts are back on
-# their own files.
-- name: phptune rollback
-  hosts: "{{ phptune_hosts | default('phptune') }}"
-  become: true
-  serial: "{{ phptune_serial | default(1) }}"
-  max_fail_percentage: 0
-  tasks:
-    - name: Read the role's defaults
-      ansible.builtin.include_vars:
-        file: roles/` + RoleName + `/defaults/main.yml
-    - name: Read the role's drop-ins
-      ansible.builtin.include_vars:
-        file: roles/` + RoleName + `/vars/main.yml
-    - name: Status of the check URL before the rollback
-      ansible.builtin.uri:
-        url: "{{ phptune_check_url }}"
-        follow_redirects: none
-        status_code: "{{ range(100, 600) | list }}"
-      register: phptune_check_before
-      when: phptune_check_url | length > 0
-    - name: Remove phptune's drop-ins
-      ansible.builtin.file:
-        path: "{{ item.dest }}"
-        state: absent
-      loop: "{{ phptune_dropins }}"
-      register: phptune_removed
-    - name: Check php-fpm's whole configuration
-      ansible.builtin.command:
-        argv: ["{{ phptune_fpm_binary }}", "-t", "-y", "{{ phptune_fpm_conf }}"]
-      environment: "{{ phptune_fpm_environment }}"
-      changed_when: false
-      when: phptune_removed is changed and not ansible_check_mode
-    - name: Reload php-fpm
-      ansible.builtin.include_role:
-        name: ` + RoleName + `
-        tasks_from: reload.yml
-      when: phptune_removed is changed and not ansible_check_mode
-    - name: Health check
-      ansible.builtin.include_role:
-        name: ` + RoleName + `
-        tasks_from: health.yml
-      when: phptune_removed is changed and not ansible_check_mode
-`
-
-const defaults = `# Override with -e or in the inventory.
-phptune_php_version: "%s"
-phptune_fpm_binary: "/usr/sbin/php-fpm{{ phptune_php_version }}"
-phptune_fpm_conf: "/etc/php/{{ phptune_php_version }}/fpm/php-fpm.conf"
-phptune_fpm_pool_dir: "/etc/php/{{ phptune_php_version }}/fpm/pool.d"
-phptune_fpm_ini_dir: "/etc/php/{{ phptune_php_version }}/fpm/conf.d"
-phptune_fpm_service: "php{{ phptune_php_version }}-fpm"
-# systemd: systemctl reload the service; signal: SIGUSR2 to the root-owned
-# master whose title names phptune_fpm_conf (hosts without systemd).
-phptune_fpm_reload: systemd
-# The environment php-fpm -t and a restarted master get (e.g.
-# PHP_INI_SCAN_DIR for a configuration outside /etc).
-phptune_fpm_environment: {}
-# An http:// URL on the host's loopback that must answer after the reload
-# with the status it had before ("" for none).
-phptune_check_url: ""
-phptune_settle_seconds: 5
-`
-
-const tasksMain = `# Applies the drop-ins as phptune apply does; any failure puts the
-# previous files back and reloads.
-- name: Refuse a check URL off loopback
-  ansible.builtin.assert:
-    that: phptune_check_url is match('^http://(127\\.0\\.0\\.1|localhost|\\[::1\\])([:/]|$)')
-    fail_msg: "phptune_check_url {{ phptune_check_url }}: give an http:// URL on loopback"
-  when: phptune_check_url | length > 0
-
-- name: Read the drop-ins' previous content
-  ansible.builtin.slurp:
-    src: "{{ item.dest }}"
-  loop: "{{ phptune_dropins }}"
-  register: phptune_previous
-  failed_when: false
-
-- name: Status of the check URL before the change
-  ansible.builtin.uri:
-    url: "{{ phptune_check_url }}"
-    follow_redirects: none
-    status_code: "{{ range(100, 600) | list }}"
-  register: phptune_check_before
-  when: phptune_check_url | length > 0
-
-- name: Apply the recommendation
-  block:
-    - name: Write the drop-ins
-      ansible.builtin.copy:
-        src: "{{ item.src }}"
-        dest: "{{ item.dest }}"
-        owner: root
-        group: root
-        mode: "0644"
-      loop: "{{ phptune_dropins }}"
-      register: phptune_written
-
-    - name: Check php-fpm's whole configuration
-      ansible.builtin.command:
-        argv: ["{{ phptune_fpm_binary }}", "-t", "-y", "{{ phptune_fpm_conf }}"]
-      environment: "{{ phptune_fpm_environment }}"
-      changed_when: false
-      when: phptune_written is changed and not ansible_check_mode
-
-    - name: Reload php-fpm
-      ansible.builtin.include_tasks: reload.yml
-      when: phptune_written is changed and not ansible_check_mode
-
-    - name: Health check
-      ansible.builtin.include_tasks: health.yml
-      when: phptune_written is changed and not ansible_check_mode
-
-  rescue:
-    - name: Put the previous drop-ins back
-      ansible.builtin.copy:
-        content: "{{ item.content | b64decode }}"
-        dest: "{{ item.item.dest }}"
-        owner: root
-        group: root
-        mode: "0644"
-      loop: "{{ phptune_previous.results }}"
-      when: item.content is defined
-
-    - name: Remove the drop-ins that were not there
-      ansible.builtin.file:
-        path: "{{ item.item.dest }}"
-        state: absent
-      loop: "{{ phptune_previous.results }}"
-      when: item.content is not defined
-
-    - name: Reload php-fpm with the previous configuration
-      ansible.builtin.include_tasks: reload.yml
-      vars:
-        phptune_start_if_down: true
-
-    - name: Fail the host
-      ansible.builtin.fail:
-        msg: >-
-          phptune: "{{ ansible_failed_task.name }}" failed
-          ({{ ansible_failed_result.msg | default('') }} {{ ansible_failed_result.stderr | default('') }});
-          the previous configuration is back and php-fpm reloaded
-`
-
-const tasksReload = `# Reloads php-fpm gracefully; with phptune_start_if_down (a rollback)
-# starts it again when a reload killed it.
-- name: Reload php-fpm (systemd)
-  ansible.builtin.systemd:
-    name: "{{ phptune_fpm_service }}"
-    state: "{{ 'restarted' if phptune_start_if_down | default(false) else 'reloaded' }}"
-  when: phptune_fpm_reload == 'systemd'
-
-- name: Find php-fpm's master (its title names the configuration; owned by root)
-  ansible.builtin.command:
-    argv: [pgrep, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
-  register: phptune_master
-  changed_when: false
-  failed_when: phptune_master.stdout_lines | length > 1 or (phptune_master.rc != 0 and not phptune_start_if_down | default(false))
-  when: phptune_fpm_reload == 'signal'
-
-- name: Reload php-fpm (SIGUSR2 to its master)
-  ansible.builtin.command:
-    argv: [kill, -USR2, "{{ phptune_master.stdout_lines | first }}"]
-  when: phptune_fpm_reload == 'signal' and phptune_master.stdout_lines | length == 1
-
-- name: Start php-fpm again (a reload killed its master)
-  ansible.builtin.command:
-    argv: ["{{ phptune_fpm_binary }}", "-y", "{{ phptune_fpm_conf }}"]
-  environment: "{{ phptune_fpm_environment }}"
-  when: phptune_fpm_reload == 'signal' and phptune_master.stdout_lines | length == 0
-`
-
-const tasksHealth = `# The reloaded php-fpm serves: its master runs and the check URL answers
-# with the status it had before.
-- name: Let the reload settle
-  ansible.builtin.wait_for:
-    timeout: "{{ phptune_settle_seconds | int }}"
-
-- name: php-fpm's master runs
-  ansible.builtin.command:
-    argv: [pgrep, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
-  register: phptune_master_after
-  changed_when: false
-  retries: 10
-  delay: 1
-  until: phptune_master_after.rc == 0 and phptune_master_after.stdout_lines | length == 1
-
-- name: The check URL answers as before
-  ansible.builtin.uri:
-    url: "{{ phptune_check_url }}"
-    follow_redirects: none
-    status_code: "{{ phptune_check_before.status }}"
-  register: phptune_check_after
-  retries: 5
-  delay: 1
-  until: phptune_check_after is succeeded
-  when: phptune_check_url | length > 0
-`

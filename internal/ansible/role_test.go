@@ -31,7 +31,8 @@ func recommendation(t *testing.T, assignments ...string) knob.Config {
 // TestRoleGolden pins every file of a role for a typical tune's
 // recommendation (pool, PHP and nginx settings).
 func TestRoleGolden(t *testing.T) {
-	rec := recommendation(t, "pm=static", "pm.max_children=12", "opcache.jit=tracing", "opcache.jit_buffer_size=64M", "nginx.worker_connections=2048")
+	rec := recommendation(t, "pm=static", "pm.max_children=12", "opcache.jit=tracing", "opcache.jit_buffer_size=64M", "nginx.worker_connections=2048",
+		"nginx.access_log=off", "mariadb.max_connections=200", "mariadb.innodb_buffer_pool_size=256M")
 	files, err := Role(rec, Options{Pool: "www", PHPVersion: "8.2", Source: "phptune-tune-20261126"})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestRoleRefuses(t *testing.T) {
 		{"another server", []string{"server=unit"}, Options{Pool: "www", PHPVersion: "8.2"}, "runs no php-fpm"},
 		{"several pools", []string{"pm=static", "pm.max_children=8", "fpm.pools=2"}, Options{Pool: "www", PHPVersion: "8.2"}, "does not split"},
 		{"socket moved", []string{"listen=tcp"}, Options{Pool: "www", PHPVersion: "8.2"}, "does not move"},
-		{"nothing for php-fpm", []string{"nginx.worker_connections=2048"}, Options{Pool: "www", PHPVersion: "8.2"}, "nothing for the role"},
+		{"nothing the role writes", []string{"nginx.worker_connections=2048"}, Options{Pool: "www", PHPVersion: "8.2"}, "nothing for the role"},
 		{"pool name with a newline", []string{"pm.max_children=8"}, Options{Pool: "www]\n[x", PHPVersion: "8.2"}, "pool name"},
 		{"version", []string{"pm.max_children=8"}, Options{Pool: "www", PHPVersion: "8.2; rm"}, "PHP branch"},
 	} {
