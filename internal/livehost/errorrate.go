@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/internal/fpmstatus"
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/safewrite"
 )
 
 // maxLogTail is how much of an access log's end is read.
@@ -23,19 +22,11 @@ const maxLogTail = 8 << 20
 // link followed (at its last component), a regular file only, and the
 // first, partial line of the tail dropped.
 func ReadLogTail(path string, limit int64) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	st, err := f.Stat()
+	f, st, err := safewrite.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
+	defer f.Close()
 	off := int64(0)
 	if st.Size() > limit {
 		off = st.Size() - limit

@@ -65,3 +65,25 @@ func SyncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// OpenRegular opens path for reading without following a link at its
+// last component (O_NOFOLLOW) and only when it is a regular file (a FIFO
+// or device opened by mistake is not read: O_NONBLOCK keeps the open
+// from waiting on one). The caller closes the file.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, st, nil
+}
