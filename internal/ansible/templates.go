@@ -200,62 +200,46 @@ const tasksMain = `# Applies the drop-ins as phptune apply does; any failure put
 
 - name: Apply the recommendation
   block:
-    - name: Write the php-fpm drop-ins
+    - name: Write the drop-ins
       ansible.builtin.copy:
         src: "{{ item.src }}"
         dest: "{{ item.dest }}"
         owner: root
         group: root
         mode: "0644"
-      loop: "{{ phptune_dropins }}"
+      loop: "{{ phptune_dropins + phptune_nginx_dropins + phptune_mariadb_dropins }}"
       register: phptune_written
 
-    - name: Write the nginx drop-in
-      ansible.builtin.copy:
-        src: "{{ item.src }}"
-        dest: "{{ item.dest }}"
-        owner: root
-        group: root
-        mode: "0644"
-      loop: "{{ phptune_nginx_dropins }}"
-      register: phptune_nginx_written
-
-    - name: Write the MariaDB drop-in
-      ansible.builtin.copy:
-        src: "{{ item.src }}"
-        dest: "{{ item.dest }}"
-        owner: root
-        group: root
-        mode: "0644"
-      loop: "{{ phptune_mariadb_dropins }}"
-      register: phptune_mariadb_written
+    - name: Which servers' drop-ins changed
+      ansible.builtin.set_fact:
+        phptune_changed: "{{ phptune_written.results | selectattr('changed') | map(attribute='item.dest') | list }}"
 
     - name: Check php-fpm's whole configuration
       ansible.builtin.command:
         argv: ["{{ phptune_fpm_binary }}", "-t", "-y", "{{ phptune_fpm_conf }}"]
       environment: "{{ phptune_fpm_environment }}"
       changed_when: false
-      when: phptune_written is changed and not ansible_check_mode
+      when: phptune_changed | intersect(phptune_dropins | map(attribute='dest')) | length > 0 and not ansible_check_mode
 
     - name: Check nginx's whole configuration
       ansible.builtin.command:
         argv: "{{ [phptune_nginx_binary, '-t', '-c', phptune_nginx_conf] + phptune_nginx_args }}"
       changed_when: false
-      when: phptune_nginx_written is changed and not ansible_check_mode
+      when: phptune_changed | intersect(phptune_nginx_dropins | map(attribute='dest')) | length > 0 and not ansible_check_mode
 
     - name: Check MariaDB's whole configuration
       ansible.builtin.command:
         argv: "{{ [phptune_mariadb_server] + phptune_mariadb_defaults_args + ['--help', '--verbose'] }}"
       changed_when: false
-      when: phptune_mariadb_written is changed and not ansible_check_mode
+      when: phptune_changed | intersect(phptune_mariadb_dropins | map(attribute='dest')) | length > 0 and not ansible_check_mode
 
     - name: Reload php-fpm
       ansible.builtin.include_tasks: reload.yml
-      when: phptune_written is changed and not ansible_check_mode
+      when: phptune_changed | intersect(phptune_dropins | map(attribute='dest')) | length > 0 and not ansible_check_mode
 
     - name: Reload nginx
       ansible.builtin.include_tasks: reload-nginx.yml
-      when: phptune_nginx_written is changed and not ansible_check_mode
+      when: phptune_changed | intersect(phptune_nginx_dropins | map(attribute='dest')) | length > 0 and not ansible_check_mode
 
     - name: Set MariaDB's variables live
       ansible.builtin.include_tasks: mariadb-set.yml
@@ -265,7 +249,7 @@ const tasksMain = `# Applies the drop-ins as phptune apply does; any failure put
 
     - name: Health check
       ansible.builtin.include_tasks: health.yml
-      when: (phptune_written is changed or phptune_nginx_written is changed) and not ansible_check_mode
+      when: phptune_written is changed and not ansible_check_mode
 
   rescue:
     - name: Put the previous drop-ins back
