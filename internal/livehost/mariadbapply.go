@@ -72,7 +72,12 @@ func ComposeMariaDB(settings []MariaDBSetting, before map[string]string) []byte 
 	b.WriteString("# Written by phptune apply: the recommendation's MariaDB settings, read after the\n# distribution's files. Undo with phptune rollback (or remove this file).\n")
 	b.WriteString(previousMark)
 	for _, s := range settings {
-		fmt.Fprintf(&b, " %s=%s", s.Var, before[s.Var])
+		// Only a variable name and a number reach the file (ReadLive
+		// checks; this is the last line of defence: anything else
+		// could start a section of its own).
+		if n, err := number(before[s.Var]); err == nil && isVarName(s.Var) {
+			fmt.Fprintf(&b, " %s=%s", s.Var, n)
+		}
 	}
 	b.WriteString("\n[mysqld]\n")
 	for _, s := range settings {
@@ -91,7 +96,9 @@ func ParsePrevious(content []byte) map[string]string {
 		}
 		for _, f := range strings.Fields(rest) {
 			if k, v, ok := strings.Cut(f, "="); ok && isVarName(k) {
-				out[k] = v
+				if n, err := number(v); err == nil {
+					out[k] = n
+				}
 			}
 		}
 	}
@@ -168,7 +175,13 @@ func (m *MariaDBStep) ReadLive(ctx context.Context, vars []string) (values map[s
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %v", v, err)
 		}
-		values[v], dynamic[v] = value, readOnly == "NO"
+		// The answer is the server's, which its account (mysql) controls:
+		// only a number goes on, into SET GLOBAL or the drop-in's record.
+		n, err := number(value)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the server's value of %s (%.40q) is %v: not recorded, nothing changed", v, value, err)
+		}
+		values[v], dynamic[v] = n, readOnly == "NO"
 	}
 	return values, dynamic, nil
 }

@@ -186,3 +186,18 @@ func TestMariaDBStepChecks(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestComposeMariaDBRefusesHostileValues: a value the server answered
+// (its account, mysql, controls the server) that is not a number never
+// reaches the root-owned drop-in, where a newline would start options of
+// its own.
+func TestComposeMariaDBRefusesHostileValues(t *testing.T) {
+	settings := []MariaDBSetting{{Knob: "mariadb.max_connections", Var: "max_connections", Value: "200"}}
+	b := ComposeMariaDB(settings, map[string]string{"max_connections": "151\n[mysqld]\nuser=root\nplugin_load_add=x.so\n#"})
+	if strings.Contains(string(b), "user=root") || strings.Contains(string(b), "plugin_load_add") {
+		t.Fatalf("a hostile value reached the drop-in:\n%s", b)
+	}
+	if got := ParsePrevious([]byte(previousMark + " max_connections=151;user=root innodb_buffer_pool_size=128M\n")); len(got) != 1 || got["innodb_buffer_pool_size"] != "134217728" {
+		t.Errorf("ParsePrevious kept %v, want only the size, as a number", got)
+	}
+}
