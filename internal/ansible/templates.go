@@ -21,7 +21,7 @@ at a time (` + "`-e phptune_serial=N`" + `), and stops the rollout at the first 
 3. ` + "`php-fpm -t`" + `, ` + "`nginx -t`" + ` and ` + "`mariadbd --help --verbose`" + ` check each whole configuration;
 4. php-fpm and nginx reload: ` + "`systemctl reload`" + ` (the default) or, with
    ` + "`phptune_fpm_reload: signal`" + ` / ` + "`phptune_nginx_reload: signal`" + `, SIGUSR2 / SIGHUP to the
-   root-owned master found by its title (no pid file is trusted); MariaDB is never
+   master found by its title, run by root (real and effective uid: a set-uid program of another user is not taken), no pid file trusted; MariaDB is never
    restarted: its variables are set live with ` + "`SET GLOBAL`" + ` (a warning fails) and read back;
 5. after ` + "`phptune_settle_seconds`" + ` php-fpm's master must run and the check URL answer as before.
 
@@ -303,7 +303,7 @@ const tasksReload = `# Reloads php-fpm gracefully; with phptune_start_if_down (a
 
 - name: Find php-fpm's master (its title names the configuration; owned by root)
   ansible.builtin.command:
-    argv: [pgrep, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
+    argv: [pgrep, -U, root, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
   register: phptune_master
   changed_when: false
   failed_when: phptune_master.stdout_lines | length > 1 or (phptune_master.rc != 0 and not phptune_start_if_down | default(false))
@@ -330,7 +330,7 @@ const tasksReloadNginx = `# Reloads nginx gracefully (its old workers finish the
 
 - name: Find nginx's master (its title; owned by root)
   ansible.builtin.command:
-    argv: [pgrep, -u, root, -f, "{{ phptune_nginx_master_pattern }}"]
+    argv: [pgrep, -U, root, -u, root, -f, "{{ phptune_nginx_master_pattern }}"]
   register: phptune_nginx_master
   changed_when: false
   failed_when: phptune_nginx_master.stdout_lines | length != 1
@@ -372,7 +372,7 @@ const tasksHealth = `# The reloaded servers serve: php-fpm's master runs and the
 
 - name: php-fpm's master runs
   ansible.builtin.command:
-    argv: [pgrep, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
+    argv: [pgrep, -U, root, -u, root, -f, "^php-fpm: master process \\({{ phptune_fpm_conf | regex_escape }}\\)"]
   register: phptune_master_after
   changed_when: false
   retries: 10

@@ -413,8 +413,26 @@ func TestForgedMasterIgnored(t *testing.T) {
 		t.Skip("needs root to run a process as nobody")
 	}
 	conf := filepath.Join(t.TempDir(), "php-fpm.conf")
+	// A root-owned binary named like php-fpm's (a copy of cat), so that
+	// only the account decides.
+	cat, err := os.ReadFile("/bin/cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "forged-master-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil { // nobody runs it too
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "php-fpm-forged")
+	if err := os.WriteFile(bin, cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	forge := func(cred *syscall.Credential) *exec.Cmd {
-		cmd := &exec.Cmd{Path: "/bin/cat", Args: []string{"php-fpm: master process (" + conf + ")"}, SysProcAttr: &syscall.SysProcAttr{Credential: cred}}
+		cmd := &exec.Cmd{Path: bin, Args: []string{"php-fpm: master process (" + conf + ")"}, SysProcAttr: &syscall.SysProcAttr{Credential: cred}}
 		if _, err := cmd.StdinPipe(); err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +453,6 @@ func TestForgedMasterIgnored(t *testing.T) {
 	}
 	root := forge(nil)
 	var pid int
-	var err error
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if pid, err = f.Master(); err == nil {
 			break

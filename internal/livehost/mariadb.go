@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/phptune/phptune/internal/proc"
 )
@@ -64,12 +63,8 @@ func MariaDBServers(fs *proc.FS, root string) ([]MariaDBServer, error) {
 		if base := filepath.Base(args[0]); base != "mariadbd" && base != "mysqld" {
 			continue
 		}
-		st, err := os.Stat(dir)
+		uid, err := processAccount(fs, pid, []string{"mariadbd", "mysqld"}, func(uid int) bool { return owners[uid] })
 		if err != nil {
-			continue
-		}
-		uid := int(st.Sys().(*syscall.Stat_t).Uid)
-		if !owners[uid] {
 			continue
 		}
 		out = append(out, describeMariaDB(pid, uid, args, root))

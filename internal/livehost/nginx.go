@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -106,7 +104,7 @@ func NginxMasters(fs *proc.FS) ([]NginxMaster, error) {
 		if !ok {
 			continue
 		}
-		if uid, err := procUID(fs, pid); err != nil || (uid != 0 && uid != os.Geteuid()) {
+		if _, err := processAccount(fs, pid, []string{"nginx"}, rootOrMe); err != nil {
 			continue
 		}
 		m.PID = pid
@@ -129,14 +127,6 @@ func NginxMasters(fs *proc.FS) ([]NginxMaster, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out, nil
-}
-
-func procUID(fs *proc.FS, pid int) (int, error) {
-	st, err := os.Stat(filepath.Join(fs.Root(), strconv.Itoa(pid)))
-	if err != nil {
-		return 0, err
-	}
-	return int(st.Sys().(*syscall.Stat_t).Uid), nil
 }
 
 // Step returns n as a transaction step named "nginx".

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/internal/advise"
@@ -29,10 +28,11 @@ type Master struct {
 const masterTitle = "php-fpm: master process ("
 
 // Masters lists the php-fpm masters running on this machine, by the title
-// php-fpm gives its master, owned by root or by this process's user. Any
+// php-fpm gives its master, run by root or by this process's user (every
+// uid of the process) from a php-fpm binary only root can write. Any
 // process can set that title: one of another account (a pool's worker
-// code, say) is left out, so phptune never reads the configuration it
-// names or signals it.
+// code, say, or a set-uid program it started) is left out, so phptune
+// never reads the configuration it names or signals it.
 func Masters(fs *proc.FS) ([]Master, error) {
 	pids, err := fs.PIDs()
 	if err != nil {
@@ -49,12 +49,8 @@ func Masters(fs *proc.FS) ([]Master, error) {
 			continue
 		}
 		conf := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cmdline), masterTitle), ")")
-		st, err := os.Stat(filepath.Join(fs.Root(), strconv.Itoa(pid)))
+		uid, err := processAccount(fs, pid, []string{"php-fpm"}, rootOrMe)
 		if err != nil {
-			continue
-		}
-		uid := int(st.Sys().(*syscall.Stat_t).Uid)
-		if uid != 0 && uid != os.Geteuid() {
 			continue
 		}
 		ppid := 0

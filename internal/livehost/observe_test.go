@@ -14,9 +14,16 @@ import (
 func fakeProc(t *testing.T, procs map[int]struct {
 	ppid    int
 	cmdline string
+	setuid  bool // real uid another account's, as a set-uid program's
 }) *proc.FS {
 	t.Helper()
 	root := t.TempDir()
+	// Every process runs this binary, as this user (all four uids).
+	bin := filepath.Join(t.TempDir(), "php-fpm8.2")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	me := os.Geteuid()
 	for pid, p := range procs {
 		dir := filepath.Join(root, strconv.Itoa(pid))
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -27,6 +34,16 @@ func fakeProc(t *testing.T, procs map[int]struct {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "cmdline"), []byte(p.cmdline), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		uids := fmt.Sprintf("Name:\tphp-fpm8.2\nUid:\t%d\t%d\t%d\t%d\n", me, me, me, me)
+		if p.setuid {
+			uids = fmt.Sprintf("Name:\tsu\nUid:\t65534\t%d\t%d\t%d\n", me, me, me)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "status"), []byte(uids), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(bin, filepath.Join(dir, "exe")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,13 +61,17 @@ func TestMastersSkipsForkedChild(t *testing.T) {
 	type p = struct {
 		ppid    int
 		cmdline string
+		setuid  bool
 	}
 	fs := fakeProc(t, map[int]p{
-		100: {1, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)"},
-		101: {100, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)"},
-		102: {100, "php-fpm: pool www"},
-		200: {1, "php-fpm: master process (/srv/other.conf)"},
-		201: {1, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)"},
+		100: {1, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)", false},
+		101: {100, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)", false},
+		102: {100, "php-fpm: pool www", false},
+		200: {1, "php-fpm: master process (/srv/other.conf)", false},
+		201: {1, "php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)", false},
+		// su run by nobody with the master's title: effective uid root,
+		// real uid nobody (the review reproduced it): not a master.
+		300: {1, "php-fpm: master process (/tmp/evil.conf)", true},
 	})
 	ms, err := Masters(fs)
 	if err != nil {

@@ -1,0 +1,95 @@
+package livehost
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/phptune/phptune/internal/proc"
+)
+
+// processAccount verifies that pid, found by the title it shows, is a
+// server of the expected kind run by one account, and returns that
+// account. Any process can set its title, and the owner of /proc/PID is
+// only its effective uid: a set-uid program (su, run by anyone) shows
+// uid 0 there while its real uid is its caller's. So the process's real,
+// effective, saved and filesystem uids must all be the same account,
+// accepted by accept, and the binary it runs (/proc/PID/exe) a regular
+// file owned by root (or by this process's user, for tests run without
+// root) that nobody else can write, whose name starts with one of names
+// ("nginx", "php-fpm", "mariadbd").
+func processAccount(fs *proc.FS, pid int, names []string, accept func(uid int) bool) (int, error) {
+	dir := filepath.Join(fs.Root(), strconv.Itoa(pid))
+	status, err := os.ReadFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return 0, err
+	}
+	uids, err := statusUIDs(status)
+	if err != nil {
+		return 0, fmt.Errorf("process %d: %v", pid, err)
+	}
+	uid := uids[0]
+	for _, u := range uids[1:] {
+		if u != uid {
+			return 0, fmt.Errorf("process %d runs with uids %v (real, effective, saved, filesystem): not one account, as a set-uid program's are", pid, uids)
+		}
+	}
+	if !accept(uid) {
+		return 0, fmt.Errorf("process %d runs as uid %d", pid, uid)
+	}
+	exe := filepath.Join(dir, "exe")
+	st, err := os.Stat(exe)
+	if err != nil {
+		return 0, fmt.Errorf("process %d: its binary: %v", pid, err)
+	}
+	owner := int(st.Sys().(*syscall.Stat_t).Uid)
+	if !st.Mode().IsRegular() || (owner != 0 && owner != os.Geteuid()) || st.Mode().Perm()&0o022 != 0 {
+		return 0, fmt.Errorf("process %d runs a binary owned by uid %d, mode %v: not a root-owned binary only root can write", pid, owner, st.Mode().Perm())
+	}
+	target, err := os.Readlink(exe)
+	if err != nil {
+		return 0, fmt.Errorf("process %d: its binary: %v", pid, err)
+	}
+	base := filepath.Base(strings.TrimSuffix(target, " (deleted)"))
+	for _, n := range names {
+		if strings.HasPrefix(base, n) {
+			return uid, nil
+		}
+	}
+	return 0, fmt.Errorf("process %d runs %s, not %s", pid, target, strings.Join(names, " or "))
+}
+
+// statusUIDs reads the Uid line of /proc/PID/status: real, effective,
+// saved and filesystem uids.
+func statusUIDs(status []byte) ([4]int, error) {
+	var out [4]int
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "Uid:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 4 {
+			return out, fmt.Errorf("its status has %d uids, want 4", len(f))
+		}
+		for i, s := range f {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return out, fmt.Errorf("its status has uid %q", s)
+			}
+			out[i] = n
+		}
+		return out, nil
+	}
+	return out, fmt.Errorf("its status has no Uid line")
+}
+
+// rootOrMe accepts root, and this process's own user (tests run without
+// root start their servers as themselves).
+func rootOrMe(uid int) bool { return uid == 0 || uid == os.Geteuid() }
