@@ -51,7 +51,7 @@ func parseCnf(text string) ([]cnfLine, error) {
 			case "!includedir":
 				out = append(out, cnfLine{kind: 'd', value: arg, line: n + 1})
 			default:
-				return nil, fmt.Errorf("line %d: unknown directive %q", n+1, word)
+				return nil, fmt.Errorf("line %d: an unknown !directive", n+1)
 			}
 			if arg == "" {
 				return nil, fmt.Errorf("line %d: %s without a path", n+1, word)
@@ -60,14 +60,14 @@ func parseCnf(text string) ([]cnfLine, error) {
 		case line[0] == '[':
 			end := strings.IndexByte(line, ']')
 			if end < 0 {
-				return nil, fmt.Errorf("line %d: group %q has no closing ']'", n+1, line)
+				return nil, fmt.Errorf("line %d: a [group] with no closing ']'", n+1)
 			}
 			group = strings.TrimSpace(line[1:end])
 			out = append(out, cnfLine{kind: 'g', group: group, line: n + 1})
 			continue
 		}
 		if group == "" {
-			return nil, fmt.Errorf("line %d: option %q before any [group]", n+1, line)
+			return nil, fmt.Errorf("line %d: an option before any [group]", n+1)
 		}
 		line = cutCnfComment(line)
 		name, value, hasValue := strings.Cut(line, "=")

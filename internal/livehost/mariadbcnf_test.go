@@ -23,8 +23,8 @@ func TestParseCnf(t *testing.T) {
 				{kind: 'o', group: "mysqld", name: "skip_networking", line: 3}, {kind: 'o', group: "mysqld", name: "socket", value: "/a b/#s", line: 5},
 				{kind: 'o', group: "mysqld", name: "tmpdir", value: `/t\x`, line: 6}, {kind: 'o', group: "mysqld", name: "log", value: "/l x", line: 7}}, ""},
 		{"CRLF", "[mysqld]\r\nport = 3306\r\n", []cnfLine{{kind: 'g', group: "mysqld", line: 1}, {kind: 'o', group: "mysqld", name: "port", value: "3306", line: 2}}, ""},
-		{"option before a group", "max_connections = 5\n", nil, "line 1: option \"max_connections = 5\" before any [group]"},
-		{"unknown directive", "!source /x\n", nil, "unknown directive"},
+		{"option before a group", "max_connections = 5\n", nil, "line 1: an option before any [group]"},
+		{"unknown directive", "!source /x\n", nil, "an unknown !directive"},
 		{"include without a path", "!include\n", nil, "without a path"},
 		{"unclosed group", "[mysqld\n", nil, "no closing"},
 	}
