@@ -22,6 +22,7 @@ import (
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/safewrite"
 	"github.com/phptune/phptune/internal/store"
 )
 
@@ -266,7 +267,10 @@ func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
 		return err
 	}
 	if x.html != "" {
-		if err := os.WriteFile(x.html, page.Bytes(), 0o644); err != nil {
+		// Root may write into a directory others can write (/tmp):
+		// a temporary file created without following links, renamed
+		// over the name, so a planted link is replaced, never followed.
+		if err := safewrite.Write(x.html, page.Bytes(), 0o644, -1, -1); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "advise: wrote %s\n", x.html)
@@ -286,7 +290,7 @@ func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
 	te.Stdout = &text
 	printAdvice(&te, a)
 	for name, b := range map[string][]byte{"advice.json": append(js, '\n'), "advice.html": page.Bytes(), "advice.txt": text.Bytes()} {
-		if err := os.WriteFile(filepath.Join(x.outDir, name), b, 0o644); err != nil {
+		if err := safewrite.Write(filepath.Join(x.outDir, name), b, 0o644, -1, -1); err != nil {
 			return err
 		}
 	}
