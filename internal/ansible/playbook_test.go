@@ -166,7 +166,7 @@ func TestPlaybookOnHostCopy(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a value php-fpm -t refuses was rolled out:\n%s", out)
 	}
-	if !strings.Contains(out, "Check php-fpm's whole configuration") || !strings.Contains(out, "the previous configuration is back") {
+	if !strings.Contains(out, "Check php-fpm's whole configuration") || !strings.Contains(out, "the previous configuration was put back") {
 		t.Errorf("the failure does not say which check failed and that the host was rolled back:\n%s", out)
 	}
 	if now, _ := os.ReadFile(dropIn); string(now) != string(applied) {
@@ -280,7 +280,7 @@ func TestPlaybookNginxAndMariaDB(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a value MariaDB truncates was rolled out:\n%s", out)
 	}
-	if !strings.Contains(out, "Set MariaDB's variables (SET GLOBAL)") || !strings.Contains(out, "the previous configuration is back") {
+	if !strings.Contains(out, "Set MariaDB's variables (SET GLOBAL)") || !strings.Contains(out, "the previous configuration was put back") {
 		t.Errorf("the failure does not say what failed and that the host was rolled back:\n%s", out)
 	}
 	if got := live(); got != "200\t268435456" {

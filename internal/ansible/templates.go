@@ -252,6 +252,9 @@ const tasksMain = `# Applies the drop-ins as phptune apply does; any failure put
       when: phptune_written is changed and not ansible_check_mode
 
   rescue:
+    # Each step of the way back runs even when one before it failed (a
+    # failure shows as "ignoring" above); the servers reload before
+    # MariaDB's values, which need the database to answer.
     - name: Put the previous drop-ins back
       ansible.builtin.copy:
         content: "{{ item.content | b64decode }}"
@@ -261,6 +264,7 @@ const tasksMain = `# Applies the drop-ins as phptune apply does; any failure put
         mode: "0644"
       loop: "{{ phptune_previous.results }}"
       when: item.content is defined
+      ignore_errors: true
 
     - name: Remove the drop-ins that were not there
       ansible.builtin.file:
@@ -268,29 +272,39 @@ const tasksMain = `# Applies the drop-ins as phptune apply does; any failure put
         state: absent
       loop: "{{ phptune_previous.results }}"
       when: item.content is not defined
-
-    - name: Put MariaDB's previous values back
-      ansible.builtin.include_tasks: mariadb-set.yml
-      vars:
-        phptune_mariadb_target: "{{ phptune_mariadb_before.stdout.split('\t') }}"
-      when: phptune_mariadb_vars | length > 0 and phptune_mariadb_before.stdout is defined
+      ignore_errors: true
 
     - name: Reload php-fpm with the previous configuration
-      ansible.builtin.include_tasks: reload.yml
+      ansible.builtin.include_tasks:
+        file: reload.yml
+        apply:
+          ignore_errors: true
       vars:
         phptune_start_if_down: true
       when: phptune_dropins | length > 0
 
     - name: Reload nginx with the previous configuration
-      ansible.builtin.include_tasks: reload-nginx.yml
+      ansible.builtin.include_tasks:
+        file: reload-nginx.yml
+        apply:
+          ignore_errors: true
       when: phptune_nginx_dropins | length > 0
+
+    - name: Put MariaDB's previous values back
+      ansible.builtin.include_tasks:
+        file: mariadb-set.yml
+        apply:
+          ignore_errors: true
+      vars:
+        phptune_mariadb_target: "{{ phptune_mariadb_before.stdout.split('\t') }}"
+      when: phptune_mariadb_vars | length > 0 and phptune_mariadb_before.stdout is defined
 
     - name: Fail the host
       ansible.builtin.fail:
         msg: >-
           phptune: "{{ ansible_failed_task.name }}" failed
           ({{ ansible_failed_result.msg | default('') }} {{ ansible_failed_result.stderr | default('') }} {{ ansible_failed_result.stdout | default('') }});
-          the previous configuration is back
+          the previous configuration was put back (a step of that marked "ignoring" above did not complete: finish it by hand)
 `
 
 const tasksReload = `# Reloads php-fpm gracefully; with phptune_start_if_down (a rollback)
