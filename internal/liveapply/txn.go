@@ -31,6 +31,10 @@ type Step struct {
 	Reload func(ctx context.Context) error
 	// Healthy says whether the server serves as it should after a reload.
 	Healthy func(ctx context.Context) error
+	// ReloadWithoutFiles says Reload does not make the server read the
+	// files Check validates (MariaDB's SET GLOBAL of recorded values):
+	// undoing runs it even when Check refuses the restored files.
+	ReloadWithoutFiles bool
 }
 
 // Plan is what a transaction changes and how the servers take it.
@@ -363,7 +367,9 @@ func undo(s store, j *Journal, reason string, steps []Step, opt Options) error {
 		if st.Check != nil {
 			if err := st.Check(ctx); err != nil {
 				keep(fmt.Errorf("%s refuses the restored configuration: %w", st.Name, err))
-				continue
+				if !st.ReloadWithoutFiles {
+					continue
+				}
 			}
 		}
 		if st.Reload != nil {

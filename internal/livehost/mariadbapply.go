@@ -146,7 +146,9 @@ type MariaDBStep struct {
 
 // Step returns m as a transaction step named "mariadb".
 func (m *MariaDBStep) Step() liveapply.Step {
-	return liveapply.Step{Name: "mariadb", Check: m.Check, Reload: m.Reload, Healthy: m.Healthy}
+	// Reload sets the recorded values with SET GLOBAL: undoing runs it
+	// even when mariadbd refuses the restored option files.
+	return liveapply.Step{Name: "mariadb", Check: m.Check, Reload: m.Reload, Healthy: m.Healthy, ReloadWithoutFiles: true}
 }
 
 func (m *MariaDBStep) timeout() time.Duration {
