@@ -37,11 +37,28 @@ type liveNginx struct {
 	conf *livehost.NginxConf
 }
 
-// resolve finds the running nginx master of the host rooted at root:
-// the one of --nginx-config, else the one of ROOT/etc/nginx/nginx.conf
-// (a master started without -c reads /etc/nginx/nginx.conf). It returns
+// resolve finds the running nginx master of the host rooted at root
+// (see master) and reads its configuration through nginx -T. It returns
 // nil without error when no such nginx runs and none was named.
 func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, error) {
+	ng, err := f.master(root)
+	if err != nil || ng == nil {
+		return nil, err
+	}
+	conf, err := ng.Dump(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading nginx's configuration: %w", err)
+	}
+	return &liveNginx{ng: *ng, conf: conf}, nil
+}
+
+// master finds the running nginx master of the host rooted at root: the
+// one of --nginx-config, else the one of ROOT/etc/nginx/nginx.conf (a
+// master started without -c reads /etc/nginx/nginx.conf). Two masters of
+// one configuration are refused, not guessed between. systemd reloads it
+// only when the master runs in a systemd service (its cgroup names the
+// unit). nil without error when no such nginx runs and none was named.
+func (f *nginxFlags) master(root string) (*livehost.Nginx, error) {
 	fs, err := proc.Default()
 	if err != nil {
 		return nil, err
@@ -56,9 +73,13 @@ func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, erro
 	}
 	var m *livehost.NginxMaster
 	for i := range masters {
-		if masters[i].Conf == want {
-			m = &masters[i]
+		if masters[i].Conf != want {
+			continue
 		}
+		if m != nil {
+			return nil, fmt.Errorf("two nginx masters run with %s (pids %d and %d): stop the one that should not run, then run phptune again", want, m.PID, masters[i].PID)
+		}
+		m = &masters[i]
 	}
 	if m == nil {
 		if f.config != "" {
@@ -73,29 +94,25 @@ func (f *nginxFlags) resolve(ctx context.Context, root string) (*liveNginx, erro
 		}
 		return nil, nil
 	}
-	// The binary the verified master runs (a root process's exe link),
-	// else nginx from PATH.
+	// The binary the verified master runs (a root process's exe link,
+	// checked by NginxMasters), else nginx from PATH.
 	bin, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(m.PID), "exe"))
 	if err != nil || !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {
 		if bin, err = exec.LookPath("nginx"); err != nil {
 			bin = "/usr/sbin/nginx"
 		}
 	}
-	ng := livehost.Nginx{Binary: bin, Conf: m.Conf, Prefix: f.prefix}
+	ng := &livehost.Nginx{Binary: bin, Conf: m.Conf, Prefix: f.prefix}
 	if ng.Prefix == "" {
 		ng.Prefix = m.Prefix
 	}
 	if root != "/" {
 		// A copy's check must not open the host's own error log.
 		ng.ErrorLog = filepath.Join(root, "var", "log", "nginx", "error.log")
-	} else if systemdRuns() && exec.Command("systemctl", "is-active", "--quiet", "nginx").Run() == nil {
-		ng.Systemd = "nginx"
+	} else if unit := livehost.SystemdUnit("/proc", m.PID); unit != "" && systemdRuns() {
+		ng.Systemd = unit
 	}
-	conf, err := ng.Dump(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading nginx's configuration: %w", err)
-	}
-	return &liveNginx{ng: ng, conf: conf}, nil
+	return ng, nil
 }
 
 // nginxPart is what apply does with nginx: the drop-in (a change of the
@@ -229,15 +246,31 @@ func (p *nginxPart) savePatch(opt liveapply.Options, j *liveapply.Journal, root 
 // whose journal names "nginx": the running master's, or, when none is
 // found, a step that says to reload it by hand.
 func nginxSteps(names []string, nginx *liveNginx) []liveapply.Step {
+	var ng *livehost.Nginx
+	if nginx != nil {
+		ng = &nginx.ng
+	}
+	return nginxStepsOf(names, func() (*livehost.Nginx, error) { return ng, nil })
+}
+
+// nginxStepsOf is nginx's step when the transaction's names include it,
+// its master found only then (find): a rollback of php-fpm or MariaDB
+// alone never needs nginx, nor its configuration to be readable.
+func nginxStepsOf(names []string, find func() (*livehost.Nginx, error)) []liveapply.Step {
 	for _, n := range names {
 		if n != "nginx" {
 			continue
 		}
-		if nginx != nil {
-			return []liveapply.Step{nginx.ng.Step()}
+		ng, err := find()
+		if err == nil && ng != nil {
+			return []liveapply.Step{ng.Step()}
+		}
+		why := "no running nginx master was found"
+		if err != nil {
+			why = err.Error()
 		}
 		return []liveapply.Step{{Name: "nginx", Reload: func(context.Context) error {
-			return fmt.Errorf("the transaction changed nginx, and no running nginx master was found: check it with nginx -t and reload it by hand (or name it with --nginx-config)")
+			return fmt.Errorf("the transaction changed nginx, and %s: check it with nginx -t and reload it by hand (or name it with --nginx-config)", why)
 		}}}
 	}
 	return nil

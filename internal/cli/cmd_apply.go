@@ -519,15 +519,11 @@ the apply.`,
 			if err != nil {
 				return err
 			}
-			ngx, err := nf.resolve(env.Ctx, f.root)
-			if err != nil {
-				return err
-			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
 				Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
 				StepsFor: func(names []string) []liveapply.Step {
 					steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
-					return append(steps, nginxSteps(names, ngx)...)
+					return append(steps, nginxStepsOf(names, func() (*livehost.Nginx, error) { return nf.master(f.root) })...)
 				}}
 			j, err := liveapply.Rollback(env.Ctx, opt)
 			if j == nil && err == nil {
