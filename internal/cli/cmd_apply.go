@@ -276,8 +276,21 @@ func runApply(env *Env, f *applyFlags) error {
 			return err
 		}
 		db = st
+		i := len(plan.Changes)
 		plan.Changes = append(plan.Changes, liveapply.Change{Path: st.DropIn, Content: content})
 		plan.Steps = append(plan.Steps, st.Step())
+		// The values shown in the plan were read before the lock: read
+		// them again under it, after any apply cut short is undone, so
+		// the drop-in records what the server really ran before.
+		plan.Prepare = func(ctx context.Context, p *liveapply.Plan) error {
+			before, _, err := st.ReadLive(ctx, st.Vars)
+			if err != nil {
+				return fmt.Errorf("reading MariaDB's live values again: %w", err)
+			}
+			st.Before = before
+			p.Changes[i].Content = livehost.ComposeMariaDB(settings, before)
+			return nil
+		}
 	}
 	if f.checkURL != "" {
 		step, err := urlStep(env.Ctx, f.checkURL)

@@ -43,6 +43,12 @@ type Plan struct {
 	Steps   []Step
 	// Settle is the wait between the reloads and the health checks.
 	Settle time.Duration
+	// Prepare, when set, runs under the transaction's lock after the
+	// transactions cut short before it are undone, and before anything
+	// is saved or written: what a change records of the live state
+	// (MariaDB's values before it) is read there, not before another
+	// apply's undo changed it.
+	Prepare func(ctx context.Context, p *Plan) error
 }
 
 // Options say where transactions are recorded and let callers watch.
@@ -95,6 +101,11 @@ func Apply(ctx context.Context, plan Plan, opt Options) (*Journal, error) {
 	defer unlock()
 	if _, err := recoverPending(s, opt); err != nil {
 		return nil, err
+	}
+	if plan.Prepare != nil {
+		if err := plan.Prepare(ctx, &plan); err != nil {
+			return nil, err
+		}
 	}
 	j, err := prepare(s, plan, opt)
 	if err != nil {
