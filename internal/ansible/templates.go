@@ -312,7 +312,7 @@ const tasksReload = `# Reloads php-fpm gracefully; with phptune_start_if_down (a
 - name: Reload php-fpm (systemd)
   ansible.builtin.systemd:
     name: "{{ phptune_fpm_service }}"
-    state: "{{ 'restarted' if phptune_start_if_down | default(false) else 'reloaded' }}"
+    state: reloaded # starts it when a reload killed it
   when: phptune_fpm_reload == 'systemd'
 
 - name: Find php-fpm's master (its title names the configuration; owned by root)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -41,17 +42,22 @@ func newExportAnsibleCmd(env *Env) *cobra.Command {
 that put a recommendation (a tune's directory, or --knobs FILE as
 recommended.knobs holds) on every host of an inventory the way phptune apply
 puts it on one: php-fpm and PHP drop-ins next to the distro's files
-(pool.d/zz-phptune.conf reopening the pool, conf.d/99-phptune.ini), never
-editing them; php-fpm -t on the whole configuration; a graceful reload
-(systemctl, or SIGUSR2 to the root-owned master that names the configuration);
-a health check (the master runs, an optional loopback check URL answers as
-before); on any failure the previous files back and php-fpm reloaded. The
-rollout goes one host at a time (serial) and stops at the first host that
-fails (max_fail_percentage: 0). DIR/README.md says how to run it.
+(pool.d/zz-phptune.conf reopening the pool, conf.d/99-phptune.ini), nginx's
+access_log off (/etc/nginx/conf.d/zz-phptune.conf) and MariaDB's
+99-phptune.cnf, never editing them; php-fpm -t, nginx -t and mariadbd --help
+--verbose on each whole configuration; graceful reloads (systemctl, or
+SIGUSR2/SIGHUP to the master found by its title, run by root); MariaDB's
+variables set live with SET GLOBAL and read back, never a restart; a health
+check (php-fpm's master runs, an optional loopback check URL answers as
+before); on any failure the previous files and MariaDB values back and the
+servers reloaded. The rollout goes one host at a time (serial) and stops at
+the first host that fails (max_fail_percentage: 0). DIR/README.md says how to
+run it.
 
 Refused, as by apply: another server's recommendation, several pools
-(fpm.pools), a move of the pool's socket (listen=tcp). nginx's and MariaDB's
-settings are listed in the README for merging by hand.`,
+(fpm.pools), a move of the pool's socket (listen=tcp). What needs each host's
+own configuration read (nginx's keepalive_timeout, worker and listen
+settings) is listed in the README for merging by hand.`,
 		Example: `  phptune export ansible fleet phptune-tune-RUN
   phptune export ansible fleet --knobs recommended.knobs --pool www --php-version 8.2
   cd fleet && ansible-playbook -i inventory playbook.yml --check --diff`,
@@ -139,6 +145,18 @@ func writeNewDir(dir string, files map[string][]byte) error {
 		return usageErr("Give a new directory", "%s exists and is not empty", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return usageErr("Give a new directory", "%s: %v", dir, err)
+	} else if err == nil {
+		// The role's tasks run as root on every host: a directory
+		// another account can write could have them changed after.
+		st, err := os.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() || int(st.Sys().(*syscall.Stat_t).Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
+			return usageErr("Give a new directory: phptune creates it", "%s is not a directory of yours that only you can write (the role's tasks will run as root on your hosts)", dir)
+		}
+	} else if err := os.Mkdir(dir, 0o755); err != nil {
+		return usageErr("Give a new directory under an existing one", "%s: %v", dir, err)
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {

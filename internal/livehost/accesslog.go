@@ -48,7 +48,13 @@ func Worse(before, after ErrorCount) bool {
 // status after the quoted request. nginx escapes a quote inside the
 // request as \x22, so the request ends at the next quote.
 func ParseAccessLine(line []byte) (t time.Time, status int, ok bool) {
-	open := bytes.IndexByte(line, '[')
+	// The time is the last '[' before the request's quote: $remote_user
+	// comes from the client and may hold a '[' of its own.
+	head := line
+	if q := bytes.IndexByte(line, '"'); q >= 0 {
+		head = line[:q]
+	}
+	open := bytes.LastIndexByte(head, '[')
 	if open < 0 {
 		return t, 0, false
 	}
