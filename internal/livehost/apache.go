@@ -231,7 +231,10 @@ func ParseApacheS(out []byte) []ApacheVhost {
 		if a == "" {
 			a = addr
 		}
-		ln, _ := strconv.Atoi(m[4])
+		ln, err := strconv.Atoi(m[4])
+		if err != nil || ln <= 0 {
+			continue
+		}
 		v := ApacheVhost{Addr: a, Name: m[2], File: m[3], Line: ln}
 		if len(vs) == 0 || vs[len(vs)-1] != v {
 			vs = append(vs, v)
@@ -247,5 +250,5 @@ func fileLine(s string) (string, int, bool) {
 		return "", 0, false
 	}
 	n, err := strconv.Atoi(s[i+1:])
-	return s[:i], n, err == nil
+	return s[:i], n, err == nil && n > 0 && i > 0
 }

@@ -78,7 +78,10 @@ func ParseNginxTitle(title string) (m NginxMaster, ok bool) {
 	if m.Prefix != "" && !filepath.IsAbs(m.Conf) {
 		m.Conf = filepath.Join(m.Prefix, m.Conf)
 	}
-	return m, filepath.IsAbs(m.Conf)
+	// Paths are words of the title: a NUL or a control character in one
+	// is no configuration nginx was started with.
+	clean := !strings.ContainsFunc(m.Conf+m.Prefix, func(r rune) bool { return r < ' ' || r == 0x7f })
+	return m, clean && filepath.IsAbs(m.Conf)
 }
 
 // NginxMasters lists the nginx masters running here, by their title,
