@@ -284,6 +284,15 @@ func resolveTrusted(root, path string) (string, error) {
 			if st.Mode().Perm()&0o022 != 0 {
 				return "", fmt.Errorf("%s is writable by others (mode %v): chmod go-w %s", path, st.Mode().Perm(), path)
 			}
+			// Its directories too: whoever could write one could swap
+			// the file between this check and the read.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", err
+			}
+			if err := trustedDir(dir); err != nil {
+				return "", fmt.Errorf("%s: %v", path, err)
+			}
 			return path, nil
 		}
 		if hops == 8 {
