@@ -153,6 +153,13 @@ func (e *ErrorRate) Step() liveapply.Step {
 			if e.compared {
 				return nil
 			}
+			if !e.reloaded.IsZero() {
+				// A second reload is the undo's, after a failure: the
+				// rates compared the new configuration, not the old
+				// one put back, which is not judged again.
+				e.compared = true
+				return nil
+			}
 			e.reloaded = time.Now()
 			if len(e.Logs) == 0 {
 				st, err := e.FPM.statusPage(ctx)
