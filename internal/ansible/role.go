@@ -1,9 +1,10 @@
 // Package ansible writes an Ansible playbook and role that put a
 // recommendation on a fleet of hosts the way phptune apply puts it on one:
-// php-fpm and PHP drop-ins next to the distro's files (never editing
-// them), php-fpm -t on the whole configuration, a graceful reload, a
-// health check, and on any failure the previous files back and php-fpm
-// reloaded. The play rolls out one host at a time (serial) and stops at
+// php-fpm, PHP, nginx and MariaDB drop-ins next to the distro's files
+// (never editing them), each server's own check of its whole
+// configuration, graceful reloads (MariaDB's variables set live, never a
+// restart), a health check, and on any failure the previous files and
+// values back and the servers reloaded. The play rolls out one host at a time (serial) and stops at
 // the first host that fails (max_fail_percentage: 0).
 //
 // The package is pure: Role returns the files; the CLI writes them.
@@ -46,7 +47,7 @@ var ByRole = livehost.Writer{Name: "phptune's Ansible role (phptune export ansib
 // for rec. It refuses what a drop-in cannot carry to a live host, as
 // phptune apply does: another server's configuration, several pools, a
 // move of the pool's socket; and a recommendation with nothing for
-// php-fpm or PHP.
+// php-fpm, PHP, nginx's access log or MariaDB.
 func Role(rec knob.Config, o Options) (map[string][]byte, error) {
 	if !poolName.MatchString(o.Pool) {
 		return nil, fmt.Errorf("--pool %q: a pool name is letters, digits, '.', '_' and '-'", o.Pool)
