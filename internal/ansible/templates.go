@@ -65,44 +65,37 @@ const rollback = `# Removes phptune's drop-ins, reloads php-fpm and nginx, and s
         status_code: "{{ range(100, 600) | list }}"
       register: phptune_check_before
       when: phptune_check_url | length > 0
-    - name: Remove phptune's php-fpm drop-ins
+    - name: Remove phptune's drop-ins
       ansible.builtin.file:
         path: "{{ item.dest }}"
         state: absent
-      loop: "{{ phptune_dropins }}"
+      loop: "{{ phptune_dropins + phptune_nginx_dropins + phptune_mariadb_dropins }}"
       register: phptune_removed
-    - name: Remove phptune's nginx drop-in
-      ansible.builtin.file:
-        path: "{{ item.dest }}"
-        state: absent
-      loop: "{{ phptune_nginx_dropins }}"
-      register: phptune_nginx_removed
-    - name: Remove phptune's MariaDB drop-in
-      ansible.builtin.file:
-        path: "{{ item.dest }}"
-        state: absent
-      loop: "{{ phptune_mariadb_dropins }}"
+    - name: Which servers' drop-ins were removed
+      ansible.builtin.set_fact:
+        phptune_fpm_removed: "{{ phptune_removed.results | selectattr('changed') | map(attribute='item.dest') | intersect(phptune_dropins | map(attribute='dest')) | length > 0 }}"
+        phptune_nginx_removed: "{{ phptune_removed.results | selectattr('changed') | map(attribute='item.dest') | intersect(phptune_nginx_dropins | map(attribute='dest')) | length > 0 }}"
     - name: Check php-fpm's whole configuration
       ansible.builtin.command:
         argv: ["{{ phptune_fpm_binary }}", "-t", "-y", "{{ phptune_fpm_conf }}"]
       environment: "{{ phptune_fpm_environment }}"
       changed_when: false
-      when: phptune_removed is changed and not ansible_check_mode
+      when: phptune_fpm_removed | bool and not ansible_check_mode
     - name: Check nginx's whole configuration
       ansible.builtin.command:
         argv: "{{ [phptune_nginx_binary, '-t', '-c', phptune_nginx_conf] + phptune_nginx_args }}"
       changed_when: false
-      when: phptune_nginx_removed is changed and not ansible_check_mode
+      when: phptune_nginx_removed | bool and not ansible_check_mode
     - name: Reload php-fpm
       ansible.builtin.include_role:
         name: ` + RoleName + `
         tasks_from: reload.yml
-      when: phptune_removed is changed and not ansible_check_mode
+      when: phptune_fpm_removed | bool and not ansible_check_mode
     - name: Reload nginx
       ansible.builtin.include_role:
         name: ` + RoleName + `
         tasks_from: reload-nginx.yml
-      when: phptune_nginx_removed is changed and not ansible_check_mode
+      when: phptune_nginx_removed | bool and not ansible_check_mode
     - name: What MariaDB's own files set
       ansible.builtin.command:
         argv: "{{ [phptune_mariadb_server] + phptune_mariadb_defaults_args + ['--help', '--verbose'] }}"
@@ -125,7 +118,7 @@ const rollback = `# Removes phptune's drop-ins, reloads php-fpm and nginx, and s
       ansible.builtin.include_role:
         name: ` + RoleName + `
         tasks_from: health.yml
-      when: (phptune_removed is changed or phptune_nginx_removed is changed) and not ansible_check_mode
+      when: (phptune_fpm_removed | bool or phptune_nginx_removed | bool) and not ansible_check_mode
 `
 
 const defaults = `# Override with -e or in the inventory.

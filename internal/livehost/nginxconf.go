@@ -348,31 +348,18 @@ func nginxAddr(a string) string {
 // HTTPDirectives returns the http-level directives called name (the
 // http block's own and those of files it includes directly, not those
 // inside its servers or other blocks).
-func (c *NginxConf) HTTPDirectives(name string) []NginxDirective {
-	var out []NginxDirective
-	for _, d := range c.HTTP {
-		if d.Name == name {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+func (c *NginxConf) HTTPDirectives(name string) []NginxDirective { return named(c.HTTP, name) }
 
 // MainDirectives returns the main-context directives called name.
-func (c *NginxConf) MainDirectives(name string) []NginxDirective {
-	var out []NginxDirective
-	for _, d := range c.Root {
-		if d.Name == name {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+func (c *NginxConf) MainDirectives(name string) []NginxDirective { return named(c.Root, name) }
 
 // EventsDirectives returns the events-context directives called name.
-func (c *NginxConf) EventsDirectives(name string) []NginxDirective {
+func (c *NginxConf) EventsDirectives(name string) []NginxDirective { return named(c.Events, name) }
+
+// named is the directives of ds called name, in order.
+func named(ds []NginxDirective, name string) []NginxDirective {
 	var out []NginxDirective
-	for _, d := range c.Events {
+	for _, d := range ds {
 		if d.Name == name {
 			out = append(out, d)
 		}
