@@ -17,11 +17,18 @@
 # per request, measured by the observer) and the tuned stack's share of it, and the wall
 # time of each tune.
 #
+# The tunes run with --search-trials $SEARCH_TRIALS (14: 15% of the grid's 96 search
+# trials), and tuned is also compared with the grid's pick head to head (a compare of
+# the two alone, $GRID_ROUNDS interleaved rounds): the paired ratio and its 95% interval.
+# Trial counts are search trials only (drift, holdout and curve trials left out, the
+# grid's too).
+#
 # Usage: bash bench/tune.sh                       # every workload, the issue's settings (hours)
 #        WORKLOADS="io hello" BUDGET=8m bash bench/tune.sh
 # Settings (environment): WORKLOADS (app or app:workload), CONNS (50), BUDGET (15m),
 # TRIAL/WARM (10s/3s, tune and compare), GRID_TRIAL/GRID_WARM (5s/2s), ROUNDS (3),
-# SKIP_GRID=1, OUT (bench/out/tune-DATE).
+# SEARCH_TRIALS (14; 0: as the time budget allows), GRID_ROUNDS (5), SKIP_GRID=1,
+# SKIP_GRIDSPACE=1, OUT (bench/out/tune-DATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +41,9 @@ GRID_TRIAL=${GRID_TRIAL:-5s}
 GRID_WARM=${GRID_WARM:-2s}
 ROUNDS=${ROUNDS:-3}
 SKIP_GRID=${SKIP_GRID:-0}
+SKIP_GRIDSPACE=${SKIP_GRIDSPACE:-0}
+SEARCH_TRIALS=${SEARCH_TRIALS:-14}
+GRID_ROUNDS=${GRID_ROUNDS:-5}
 OUT=${OUT:-bench/out/tune-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
@@ -58,7 +68,7 @@ for w in $WORKLOADS; do
 
 	t0=$(date +%s)
 	"$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --time-budget "$BUDGET" \
-		--trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune" >"$d/tune.txt" 2>"$d/tune.log" ||
+		--search-trials "$SEARCH_TRIALS" --trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune" >"$d/tune.txt" 2>"$d/tune.log" ||
 		{ echo "tune failed, see $d/tune.log" >&2; tail -5 "$d/tune.log" >&2; continue; }
 	echo $(($(date +%s) - t0)) >"$d/tune.wall"
 
@@ -66,8 +76,8 @@ for w in $WORKLOADS; do
 	if [[ $SKIP_GRID != 1 ]]; then
 		# The same tune restricted to the grid's own space (pm, max_children,
 		# validate_timestamps): the like-for-like count of trials.
-		if "$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --time-budget "$BUDGET" --challenges grid --curve none \
-			--trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune-gridspace" >"$d/tune-gridspace.txt" 2>"$d/tune-gridspace.log"; then
+		if [[ $SKIP_GRIDSPACE != 1 ]] && "$BIN" tune --app "$app" --workload "$wl" -c "$CONNS" --time-budget "$BUDGET" --challenges grid --curve none \
+			--search-trials "$SEARCH_TRIALS" --trial-duration "$TRIAL" --trial-warmup "$WARM" --memory-budget none -o "$d/tune-gridspace" >"$d/tune-gridspace.txt" 2>"$d/tune-gridspace.log"; then
 			configs+=("tuned-gridspace=$d/tune-gridspace/recommended.knobs")
 		fi
 		t0=$(date +%s)
@@ -97,17 +107,31 @@ EOF
 
 	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
 		"${configs[@]}" >"$d/compare.json" 2>"$d/compare.log" || echo "compare reported failures, see $d/compare.log" >&2
+	# The bar's comparison: tuned against the grid's pick alone, head to head.
+	if [[ -f $d/grid/recommended.knobs ]]; then
+		"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$GRID_ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
+			"grid=$d/grid/recommended.knobs" "tuned=$d/tune/recommended.knobs" >"$d/compare-grid.json" 2>"$d/compare-grid.log" ||
+			echo "compare with the grid reported failures, see $d/compare-grid.log" >&2
+	fi
 done
 
 python3 - "$OUT" "$cores" <<'EOF'
 import json, os, sys
 out, cores = sys.argv[1], int(sys.argv[2])
 def searched(path):
-    # Trials of a tune, the curve phase (extra evidence measured after the
-    # recommendation) left out: drift, search and holdout.
-    return sum(1 for t in json.load(open(path))["trials"] if t["phase"] != "curve")
+    # A tune's search trials: the drift, holdout (baselines included) and
+    # curve trials, which both sides pay, left out.
+    return sum(1 for t in json.load(open(path))["trials"] if t["phase"] not in ("drift", "holdout", "curve"))
+def headtohead(p):
+    # tuned ÷ grid from the two-configuration comparison: paired ratio, 95% CI.
+    try:
+        rows = {r["label"]: r for r in json.load(open(f"{p}/compare-grid.json"))["summary"]}
+        r = rows["tuned"]
+        return f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]"
+    except Exception:
+        return "-"
 print()
-print("workload           tuned/default  p99 ratio  tuned/grid  trials tune/grid  gridspace/grid  trials gridspace/grid  tuned/calc  tuned/2xcores  PHP ceiling rps  share  tune wall")
+print("workload           tuned/default  p99 ratio  tuned/grid  tuned/grid paired  trials tune/grid  gridspace/grid  trials gridspace/grid  tuned/calc  tuned/2xcores  PHP ceiling rps  share  tune wall")
 for d in sorted(os.listdir(out)):
     p = os.path.join(out, d)
     try:
@@ -147,7 +171,7 @@ for d in sorted(os.listdir(out)):
     def ci(r):
         return f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]" if r.get("throughput_ratio") else "-"
     wall = open(f"{p}/tune.wall").read().strip() + " s" if os.path.exists(f"{p}/tune.wall") else "-"
-    print(f"{d:18s} {ci(t):>22s} {p99:>9s} {ratio('grid'):>10s} {trials:>17s} {gs:>15s} {gst:>22s} {ratio('calculator'):>10s} {ratio('2xcores'):>13s} {ceiling:15.0f} {share:>6s} {wall:>9s}")
+    print(f"{d:18s} {ci(t):>22s} {p99:>9s} {ratio('grid'):>10s} {headtohead(p):>22s} {trials:>17s} {gs:>15s} {gst:>22s} {ratio('calculator'):>10s} {ratio('2xcores'):>13s} {ceiling:15.0f} {share:>6s} {wall:>9s}")
 print()
 print("tuned/default is the paired ratio from the interleaved comparison (95% CI); the others are ratios of medians.")
 EOF

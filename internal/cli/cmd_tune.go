@@ -54,6 +54,7 @@ type tuneFlags struct {
 	trialWarmup           time.Duration
 	conns                 int
 	holdoutRounds         int
+	searchTrials          int
 	strategy              string
 	resume                string
 	outDir                string
@@ -168,6 +169,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each trial")
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
 	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
+	fl.IntVar(&f.searchTrials, "search-trials", 0, "at most this many search trials (the drift, holdout and curve trials not counted); 0: the race of the challenges also spends what the time budget spares on more rounds for the undecided ones")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
 	fl.BoolVar(&f.profile, "profile", false, "profile the starting configuration first (phptune profile, one round) and add the challenges its findings point to (huge pages, file lookups, opcache sizes, the FastCGI socket...)")
 	fl.StringArrayVar(&f.challenges, "challenges", nil, "a categorical change to decide (repeatable): a known name, comma-separated known names, 'grid' for the exhaustive grid's ("+challengeNames(search.GridChallenges)+"), or knob assignments separated by ';', e.g. 'opcache.jit=tracing;opcache.jit_buffer_size=64M' (default: "+challengeNames(search.DefaultChallenges)+", and for the comment workload "+challengeNames(search.WriteChallenges)+"; decided only when named: "+challengeNames(search.TopologyChallenges)+", several php-fpm pools behind nginx and kept FastCGI connections at the most the pool allows)")
@@ -386,6 +388,9 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.holdoutRounds < 2 || f.holdoutRounds > 20 {
 		return nil, usageErr("Try: --holdout-rounds 4", "--holdout-rounds %d: give 2 to 20 (a ratio needs pairs)", f.holdoutRounds)
 	}
+	if f.searchTrials < 0 || (f.searchTrials > 0 && f.strategy == "grid") {
+		return nil, usageErr("Try: --search-trials 14, with the domain strategy", "--search-trials %d: give a positive number of trials (0: as the time budget allows), and not with --strategy grid, which measures its whole grid", f.searchTrials)
+	}
 	var slo float64
 	var capSLO string
 	var err error
@@ -413,7 +418,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
-		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy,
+		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,
 	}
 	if f.trialWarmup == 0 {
 		p.opt.Warmup = -1 // tune's "none"

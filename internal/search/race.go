@@ -153,7 +153,9 @@ func raceRounds(k, budget, minRounds int) int {
 // of the undecided challengers goes on, and a challenger whose interval at
 // the look's level says it cannot beat the incumbent by more than the
 // equivalence margin leaves the race ("cannot win"). The trial budget is
-// CategoricalTrials, within what SearchTrials leaves.
+// CategoricalTrials plus what Spare grants (the time budget's spare: more
+// rounds for the undecided, never more challengers), within what
+// SearchTrials leaves.
 //
 // A pair decided on throughput whose run (either one) had more than
 // StealLimit steal is measured again, both configurations, and the calmer
@@ -183,6 +185,13 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 	budget := o.CategoricalTrials
 	if o.SearchTrials > 0 {
 		budget = min(budget, o.SearchTrials-d.co.lastID)
+	}
+	if o.Spare != nil && len(arms) > 0 {
+		extra := max(0, o.Spare(budget))
+		if o.SearchTrials > 0 {
+			extra = min(extra, o.SearchTrials-d.co.lastID-budget)
+		}
+		budget += extra
 	}
 	if cmp.MaxRounds == 0 {
 		cmp.MaxRounds = max(cmp.MinRounds, raceRounds(len(arms), budget, cmp.MinRounds))

@@ -132,6 +132,14 @@ type Options struct {
 	// own baseline included when Baseline is nil); the categorical race
 	// gets what the earlier phases leave of it, at most CategoricalTrials.
 	SearchTrials int
+	// Spare, when set, is asked once as the race starts, with the
+	// trials the race plans (CategoricalTrials within SearchTrials), how
+	// many more it may spend: on more rounds for the challengers still
+	// undecided (the better half of them each round, the leader last),
+	// never on more challengers. A tune answers with what its time
+	// budget spares once every planned phase is counted. SearchTrials,
+	// when set, still caps the whole search.
+	Spare func(planned int) int
 	// Challenges to try against the sized pool; nil means DefaultChallenges.
 	Challenges []Challenge
 	// Writes says the workload writes to the database (WordPress

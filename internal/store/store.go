@@ -357,6 +357,22 @@ func (s *DB) names(extra []string) (string, error) {
 	return string(b), err
 }
 
+// SetOption records one more field of a run's stored options, a decision
+// the run made once that a resumed run must make the same way (name:
+// lower-case letters and underscores; value: a number, string or bool).
+func (s *DB) SetOption(ctx context.Context, id, name string, value any) error {
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz_") != "" {
+		return fmt.Errorf("run %s: option name %q: only lower-case letters and underscores", id, name)
+	}
+	switch value.(type) {
+	case int, int64, float64, string, bool:
+	default:
+		return fmt.Errorf("run %s: option %s: a %T is not stored", id, name, value)
+	}
+	return s.update(ctx, id, `UPDATE runs SET options = json_set(options, ?, ?), updated_at = ? WHERE id = ?`,
+		"$."+name, value, time.Now().UTC().Format(timeFormat), id)
+}
+
 // SetStatus records a run's status (e.g. interrupted, running again).
 func (s *DB) SetStatus(ctx context.Context, id, status string) error {
 	return s.update(ctx, id, `UPDATE runs SET status = ?, updated_at = ? WHERE id = ?`, status, time.Now().UTC().Format(timeFormat), id)

@@ -489,3 +489,34 @@ func TestNonFiniteStoredAsZero(t *testing.T) {
 		t.Fatalf("read back %+v, %v", r, err)
 	}
 }
+
+// TestSetOption: a decision a run makes once is added to its stored
+// options (a resumed run reads it back); odd names and values are refused.
+func TestSetOption(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "results.db"))
+	if err := db.CreateRun(ctx, Run{ID: "r", Options: json.RawMessage(`{"conns":50}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetOption(ctx, "r", "race_extra_trials", 7); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Run(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]int
+	if err := json.Unmarshal(r.Options, &got); err != nil || got["conns"] != 50 || got["race_extra_trials"] != 7 {
+		t.Errorf("options %s (%v)", r.Options, err)
+	}
+	for _, tc := range []struct {
+		id, name string
+		value    any
+	}{
+		{"r", "a.b", 1}, {"r", "x') --", 1}, {"r", "", 1}, {"r", "list", []int{1}}, {"nope", "x", 1},
+	} {
+		if err := db.SetOption(ctx, tc.id, tc.name, tc.value); err == nil {
+			t.Errorf("SetOption(%q, %q, %v) accepted", tc.id, tc.name, tc.value)
+		}
+	}
+}

@@ -84,6 +84,15 @@ type Options struct {
 	// CategoricalTrials is the domain strategy's budget for the
 	// categorical rounds (0: its default).
 	CategoricalTrials int `json:"categorical_trials,omitempty"`
+	// SearchTrials, when > 0, caps the search's trials (the drift,
+	// holdout and curve trials are not counted) and the race gets no
+	// spare trials; 0: the race may also spend what the time budget
+	// spares once every planned phase is counted (search.Options.ExtraTrials).
+	SearchTrials int `json:"search_trials,omitempty"`
+	// RaceExtraTrials is what the time budget granted the race when it
+	// started, stored with the run so that a resumed run races the same
+	// rounds; nil until then.
+	RaceExtraTrials *int `json:"race_extra_trials,omitempty"`
 	// CurveConns are the concurrencies, besides Conns, at which the start
 	// and the recommended configuration are measured once each at the end
 	// (nil: Conns/4, Conns/2 and 2×Conns). NoCurve skips that phase.

@@ -202,6 +202,19 @@ func (s *session) baselineReserve() int {
 	return n
 }
 
+// spareTrials is what the time budget left affords beyond planned trials,
+// two thirds of it (the rest absorbs a phase that takes more trials or
+// time than planned, and the holdout's extra rounds): the search's race
+// spends it on more rounds for its undecided challengers. 0 without a
+// time budget or a measured trial.
+func (s *session) spareTrials(planned int) int {
+	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
+		return 0
+	}
+	afford := int((s.left() - s.capReserve) / s.perTrial)
+	return max(0, (afford-planned)*2/3)
+}
+
 // budgetLeftFor reports whether n more trials fit in the time budget.
 func (s *session) budgetLeftFor(n int) bool {
 	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {

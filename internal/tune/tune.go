@@ -164,10 +164,12 @@ func (t *Tuner) run(ctx context.Context, opt Options, stored []store.Trial) (*re
 	return tune, nil
 }
 
-func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error) {
+// strategy builds the search strategy and estimates its trials. reserve
+// is the trials kept for after the search (the holdout's).
+func (s *session) strategy(baseline *results.Bench, reserve int) (search.Strategy, int, error) {
 	o := s.opt
 	so := search.Options{Start: o.Start, Conns: o.Conns, Cores: o.Cores, Limits: o.Limits, Objective: o.searchObjective(),
-		CategoricalTrials: o.CategoricalTrials, Baseline: baseline, Writes: o.ResetBetween}
+		CategoricalTrials: o.CategoricalTrials, SearchTrials: o.SearchTrials, Baseline: baseline, Writes: o.ResetBetween}
 	if o.Challenges != nil {
 		cs, err := Challenges(o.Challenges)
 		if err != nil {
@@ -182,13 +184,37 @@ func (s *session) strategy(baseline *results.Bench) (search.Strategy, int, error
 		}
 		return g, g.Size(), nil
 	}
-	d, err := search.NewDomain(so)
-	if err != nil {
-		return nil, 0, err
-	}
 	est := 8 + o.CategoricalTrials
 	if o.CategoricalTrials == 0 {
 		est = 8 + 14
+	}
+	if o.SearchTrials > 0 {
+		est = min(est, o.SearchTrials)
+	} else {
+		// Asked as the race starts, when the pool's trials are done; the
+		// grant is stored so that a resumed run races the same rounds.
+		so.Spare = func(planned int) int {
+			extra := 0
+			if o.RaceExtraTrials != nil {
+				extra = *o.RaceExtraTrials
+			} else {
+				extra = s.spareTrials(planned + reserve + s.baselineReserve() + s.curveReserve())
+				if err := s.t.Store.SetOption(context.Background(), o.ID, "race_extra_trials", extra); err != nil {
+					s.note("the race gets no spare trials: storing the grant failed (%v)", err)
+					extra = 0
+				}
+				s.opt.RaceExtraTrials = &extra
+			}
+			s.total += extra
+			if extra > 0 {
+				s.note("the race of the challenges planned %d trials and may spend %d more that the time budget spares: more rounds for the undecided ones, each look at a stricter level", planned, extra)
+			}
+			return extra
+		}
+	}
+	d, err := search.NewDomain(so)
+	if err != nil {
+		return nil, 0, err
 	}
 	return d, est, nil
 }
@@ -218,7 +244,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		}
 	}
 
-	strat, est, err := s.strategy(baseline)
+	strat, est, err := s.strategy(baseline, reserve)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -421,5 +422,63 @@ func TestCurve(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(tn.Warnings, "\n"), "curve trials") {
 		t.Errorf("no warning about the curve cut short: %q", tn.Warnings)
+	}
+}
+
+// TestSpareTrialsResume: with time to spare the race is granted more
+// trials as it starts; the grant is stored with the run, so a run
+// interrupted mid-race resumes onto the same rounds (no mismatch), and
+// the evidence says so. --search-trials turns the grant off and caps the
+// search.
+func TestSpareTrialsResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	f := newFixture(t, sim.CPUBound(), 4, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	raced := 0
+	f.tuner.Progress = func(p Progress) {
+		if p.Phase == search.PhaseCategorical {
+			if raced++; raced == 9 {
+				cancel()
+			}
+		}
+	}
+	opt := Options{ID: "s", Conns: 20, Cores: 2, TimeBudget: 40 * time.Minute}
+	if _, err := f.tuner.Run(ctx, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	r, err := f.db.Run(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Options
+	if err := json.Unmarshal(r.Options, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.RaceExtraTrials == nil || *stored.RaceExtraTrials <= 0 {
+		t.Fatalf("stored options %s: no spare trials granted", r.Options)
+	}
+	g := newFixture(t, sim.CPUBound(), 5, path)
+	*g.clock = g.clock.Add(3 * time.Hour) // a resumed run's clock says nothing of the first run's
+	tn, err := g.tuner.Resume(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := tn.Files["evidence.txt"]; !strings.Contains(ev, fmt.Sprintf("may spend %d more that the time budget spares", *stored.RaceExtraTrials)) {
+		t.Errorf("evidence does not state the grant:\n%s", ev)
+	}
+
+	h := newFixture(t, sim.CPUBound(), 4, "")
+	tn, err = h.tuner.Run(context.Background(), Options{ID: "c", Conns: 20, Cores: 2, TimeBudget: 40 * time.Minute, SearchTrials: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := 0
+	for _, tr := range tn.Trials {
+		if tr.Phase != PhaseDrift && tr.Phase != PhaseHoldout && tr.Phase != PhaseCurve {
+			search++
+		}
+	}
+	if search > 10 || strings.Contains(tn.Files["evidence.txt"], "time budget spares") {
+		t.Errorf("--search-trials 10: %d search trials, evidence:\n%s", search, tn.Files["evidence.txt"])
 	}
 }
