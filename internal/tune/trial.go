@@ -204,9 +204,8 @@ func (s *session) baselineReserve() int {
 
 // spareTrials is what the time budget left affords beyond planned trials,
 // two thirds of it (the rest absorbs a phase that takes more trials or
-// time than planned, and the holdout's extra rounds): the search's race
-// spends it on more rounds for its undecided challengers. 0 without a
-// time budget or a measured trial.
+// time than planned): the search's race spends it on more rounds for its
+// undecided challengers. 0 without a time budget or a measured trial.
 func (s *session) spareTrials(planned int) int {
 	if s.opt.TimeBudget <= 0 || s.perTrial == 0 {
 		return 0

@@ -198,7 +198,10 @@ func (s *session) strategy(baseline *results.Bench, reserve int) (search.Strateg
 			if o.RaceExtraTrials != nil {
 				extra = *o.RaceExtraTrials
 			} else {
-				extra = s.spareTrials(planned + reserve + s.baselineReserve() + s.curveReserve())
+				// The holdout at its most rounds: an undecided holdout's
+				// extra rounds come before the race's.
+				holdout := max(reserve, 2*o.HoldoutMaxRounds)
+				extra = s.spareTrials(planned + holdout + s.baselineReserve() + s.curveReserve())
 				if err := s.t.Store.SetOption(context.Background(), o.ID, "race_extra_trials", extra); err != nil {
 					s.note("the race gets no spare trials: storing the grant failed (%v)", err)
 					extra = 0
