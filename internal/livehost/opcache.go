@@ -15,55 +15,12 @@ import (
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/peercred"
+	"github.com/phptune/phptune/internal/phpstatus"
 	"github.com/phptune/phptune/internal/sizing"
 )
 
 // OpcacheScriptName is the file name of advise's one-shot status script.
 const OpcacheScriptName = "phptune-opcache.php"
-
-// opcacheScript prints opcache_get_status(false), opcache's directives
-// and the worker's realpath cache as one JSON object (the shape
-// advise.ParseOpcache reads). It uses only PHP's core and opcache, never
-// the app's code; output an auto_prepend_file left in a buffer is
-// dropped first.
-const opcacheScript = `<?php
-// Written by phptune advise --opcache for one request, then removed.
-while (ob_get_level() > 0) { ob_end_clean(); }
-header('Content-Type: application/json');
-$out = [
-    'php_version' => PHP_VERSION,
-    'loaded' => function_exists('opcache_get_status') && function_exists('opcache_get_configuration'),
-    'restrict_api' => (string) ini_get('opcache.restrict_api'),
-];
-if ($out['loaded']) {
-    $s = @opcache_get_status(false);
-    if (is_array($s)) {
-        $out['opcache'] = [
-            'enabled' => $s['opcache_enabled'] ?? false,
-            'cache_full' => $s['cache_full'] ?? false,
-            'memory_usage' => $s['memory_usage'] ?? null,
-            'interned_strings_usage' => $s['interned_strings_usage'] ?? null,
-            'statistics' => $s['opcache_statistics'] ?? null,
-            'jit' => isset($s['jit']) ? array_intersect_key($s['jit'], array_flip(['enabled', 'on', 'buffer_size', 'buffer_free'])) : null,
-        ];
-    }
-    $c = @opcache_get_configuration();
-    if (is_array($c) && isset($c['directives'])) {
-        $out['directives'] = array_intersect_key($c['directives'], array_flip([
-            'opcache.enable', 'opcache.memory_consumption', 'opcache.interned_strings_buffer',
-            'opcache.max_accelerated_files', 'opcache.validate_timestamps', 'opcache.revalidate_freq',
-            'opcache.jit', 'opcache.jit_buffer_size',
-        ]));
-    }
-}
-$out['realpath_cache'] = [
-    'used_bytes' => realpath_cache_size(),
-    'entries' => count(realpath_cache_get()),
-    'size_ini' => ini_get('realpath_cache_size'),
-    'ttl_ini' => ini_get('realpath_cache_ttl'),
-];
-echo json_encode($out);
-`
 
 // scriptDirPrefix names the status script's private directories.
 const scriptDirPrefix = "phptune-opcache-"
@@ -179,7 +136,7 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.WriteString(opcacheScript); err != nil {
+	if _, err := f.WriteString(phpstatus.Script); err != nil {
 		f.Close()
 		return nil, err
 	}
