@@ -22,7 +22,7 @@ func newBuildCmd(env *Env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "build",
-		Short: "Rebuild the installed PHP (Debian's flags; plain or PGO) into phptune's build cache",
+		Short: "Rebuild the installed PHP (Debian's flags; plain, PGO, LTO, BOLT) into phptune's build cache",
 		Long: `build compiles the installed php-fpm's PHP from the distro's source package
 with Debian's own configure choices (read from the package's debian/rules),
 together with every shared extension the installed php-fpm enables (mysqli,
@@ -38,7 +38,12 @@ Variants:
            docroot; io and wordpress[:front|mix|comment] in a lab of their own
            with MariaDB; default strings), then prof-use.
   pgo-lto  pgo with gcc's link-time optimisation (-flto=auto).
-BOLT is not built yet.
+  bolt, pgo-bolt, pgo-lto-bolt
+           plain, pgo or pgo-lto linked with its relocations kept, then its
+           php-fpm rewritten by LLVM BOLT (Debian's bolt-16): instrumented
+           with llvm-bolt -instrument, trained like pgo on --train, and
+           laid out from that profile (hot blocks and functions together,
+           cold code split away).
 
 The source: apt-get source through a private sources list and apt state under
 the build cache (nothing under /etc changes). When the archive no longer serves
@@ -59,8 +64,8 @@ to make it again). Missing build dependencies are installed when run as root
 Timings measured on a 2-core VM: see docs/build.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if o.Variant != phpbuild.VariantPGO && o.Variant != phpbuild.VariantPGOLTO && c.Flags().Changed("train") {
-				return usageErr("Try: phptune build --variant pgo --train wordpress", "--train is for --variant pgo and pgo-lto")
+			if !phpbuild.Trained(o.Variant) && c.Flags().Changed("train") {
+				return usageErr("Try: phptune build --variant pgo --train wordpress", "--train is for the trained variants: pgo, pgo-lto, bolt, pgo-bolt, pgo-lto-bolt")
 			}
 			o.Progress = env.Stderr
 			start := time.Now()
@@ -87,7 +92,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Variant, "variant", "plain", "plain, pgo or pgo-lto (pgo with gcc's link-time optimisation); BOLT: not yet")
+	f.StringVar(&o.Variant, "variant", "plain", "plain, pgo, pgo-lto (pgo with gcc's link-time optimisation), or bolt, pgo-bolt, pgo-lto-bolt (that build's php-fpm rewritten by LLVM BOLT from an instrumented training run)")
 	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo, strings (a private docroot) or io, wordpress[:front|mix|comment] (in a lab of their own, with MariaDB); default strings")
 	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")

@@ -64,32 +64,24 @@ func (o *Options) defaults() error {
 	if o.Variant == "" {
 		o.Variant = VariantPlain
 	}
-	switch o.Variant {
-	case VariantPlain:
+	compiled, _, ok := Compiled(o.Variant)
+	switch {
+	case !ok:
+		return fmt.Errorf("--variant %q: choose %s", o.Variant, strings.Join(Variants, ", "))
+	case !Trained(o.Variant):
 		if o.Train != "" {
-			return errors.New("--train is for --variant pgo: a plain build is not trained")
+			return errors.New("--train is for the trained variants (pgo, pgo-lto and the -bolt ones): a plain build is not trained")
 		}
-	case VariantPGO:
-		if o.Train == "" {
-			o.Train = DefaultTrain
-		}
-		if _, _, err := ParseTrain(o.Train); err != nil {
-			return err
-		}
-	case VariantPGOLTO:
-		if o.Minimal {
-			return errors.New("--variant pgo-lto with --minimal: the minimal build is the pipeline check; build pgo-lto in full")
-		}
-		if o.Train == "" {
-			o.Train = DefaultTrain
-		}
-		if _, _, err := ParseTrain(o.Train); err != nil {
-			return err
-		}
-	case "lto", "pgo-lto-bolt", "bolt":
-		return fmt.Errorf("--variant %s is not built yet: phptune builds plain, pgo and pgo-lto; BOLT comes later", o.Variant)
 	default:
-		return fmt.Errorf("--variant %q: choose plain, pgo or pgo-lto", o.Variant)
+		if compiled == VariantPGOLTO && o.Minimal {
+			return fmt.Errorf("--variant %s with --minimal: the minimal build is the pipeline check; build it in full", o.Variant)
+		}
+		if o.Train == "" {
+			o.Train = DefaultTrain
+		}
+		if _, _, err := ParseTrain(o.Train); err != nil {
+			return err
+		}
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2
@@ -116,6 +108,10 @@ type builder struct {
 	installed string // installed php-fpm package version
 	cached    bool   // the key was already built
 	objects   int    // the Makefile's object count (compileProgress)
+	// trainFPM is the php-fpm training runs (default: the tree's
+	// sapi/fpm/php-fpm) and trainProfiles the glob of the profile files
+	// it must write (default: GCC's *.gcda).
+	trainFPM, trainProfiles string
 }
 
 // Build makes the build o asks for, or returns the complete one with the
@@ -225,7 +221,7 @@ func (b *builder) sameRequest() *Record {
 }
 
 func (b *builder) trainingDesc() string {
-	if b.o.Variant != VariantPGO && b.o.Variant != VariantPGOLTO {
+	if !Trained(b.o.Variant) {
 		return ""
 	}
 	app, wl, _ := ParseTrain(b.o.Train)
@@ -439,14 +435,21 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if err := b.timed("flags", func(log io.Writer) error { return b.flags(ctx, log) }); err != nil {
 		return nil, err
 	}
-	if o.Variant == VariantPGOLTO {
+	compiled, bolt, _ := Compiled(o.Variant)
+	if compiled == VariantPGOLTO {
 		// Link-time optimisation across the whole binary (and each shared
 		// extension), in both compiles: gcc needs the flag when compiling
 		// and when linking.
 		b.rec.CFLAGS += " " + ltoFlag
 		b.rec.LDFLAGS += " " + ltoFlag
 	}
-	if err := b.checkDeps(ctx, append(Deps(b.rec.Configure), o.ExtraDeps...)); err != nil {
+	deps := append(Deps(b.rec.Configure), o.ExtraDeps...)
+	if bolt {
+		// BOLT moves functions only in a binary that kept its relocations.
+		b.rec.LDFLAGS += " " + boltLinkFlag
+		deps = append(deps, boltPackage)
+	}
+	if err := b.checkDeps(ctx, deps); err != nil {
 		return nil, err
 	}
 	training := b.rec.Training
@@ -476,7 +479,7 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	}
 	jobs := "-j" + strconv.Itoa(o.Jobs)
 	prof := filepath.Join(b.work, "prof")
-	switch o.Variant {
+	switch compiled {
 	case VariantPlain:
 		if err := b.timed("make", func(log io.Writer) error {
 			return b.as(b.src, log).run(ctx, "make", jobs, "all")
@@ -507,6 +510,11 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make", jobs,
 				"PROF_FLAGS=-fprofile-use -fprofile-dir="+prof+" -fprofile-correction -Wno-missing-profile", "all")
 		}); err != nil {
+			return nil, err
+		}
+	}
+	if bolt {
+		if err := b.bolt(ctx); err != nil {
 			return nil, err
 		}
 	}

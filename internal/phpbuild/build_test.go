@@ -418,6 +418,18 @@ func TestPGOMinimalBuild(t *testing.T) {
 	if got := strings.Join(names, " "); !res.Cached && !strings.Contains(got, "prof-gen train prof-use check") {
 		t.Errorf("steps %q", got)
 	}
+	servesStrings(t, home, r)
+	noLeftovers(t)
+	if err := Remove(r.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// servesStrings runs the build's php-fpm as the lab account and asks it
+// for the strings app's page over FastCGI.
+func servesStrings(t *testing.T, home string, r *Record) {
+	t.Helper()
+	ctx := context.Background()
 	f, err := BuildFiles(r.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -445,6 +457,37 @@ func TestPGOMinimalBuild(t *testing.T) {
 	if resp.Status != 200 || !strings.Contains(string(resp.Body), "strings ok") {
 		t.Fatalf("status %d body %.200q stderr %q", resp.Status, resp.Body, resp.Stderr)
 	}
+}
+
+// TestBOLTMinimalBuild is the BOLT pipeline on a minimal configure: a
+// plain compile linked with its relocations, llvm-bolt -instrument, the
+// instrumented php-fpm trained on the hello app (one profile per
+// process), merge-fdata, llvm-bolt -data; the rewritten php-fpm serves.
+func TestBOLTMinimalBuild(t *testing.T) {
+	home := buildHome(t)
+	if m := missingPackages(context.Background(), []string{boltPackage}); len(m) > 0 {
+		t.Skipf("%s is not installed; run: apt-get install -y %s", boltPackage, boltPackage)
+	}
+	p := &progress{t: t}
+	start := time.Now()
+	res, err := Build(context.Background(), Options{Variant: VariantBOLT, Minimal: true, Train: "hello", TrainDuration: 10 * time.Second, Progress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("minimal bolt build: %s (cached %v)", time.Since(start).Round(time.Second), res.Cached)
+	r := res.Record
+	var names []string
+	for _, s := range r.Steps {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, " "); !res.Cached && !strings.Contains(got, "make bolt-instrument bolt-train bolt-optimize check") {
+		t.Errorf("steps %q", got)
+	}
+	if !strings.Contains(r.LDFLAGS, boltLinkFlag) || !strings.Contains(r.BOLTTrainInfo, "profile files") || r.BOLTStats == "" {
+		t.Errorf("record: ldflags %q, bolt training %q, stats %q", r.LDFLAGS, r.BOLTTrainInfo, r.BOLTStats)
+	}
+	t.Logf("BOLT: %s; %s", r.BOLTTrainInfo, r.BOLTStats)
+	servesStrings(t, home, r)
 	noLeftovers(t)
 	if err := Remove(r.ID); err != nil {
 		t.Fatal(err)

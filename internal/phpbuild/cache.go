@@ -19,13 +19,41 @@ import (
 )
 
 // Variants phptune builds: plain (Debian's flags), pgo (GCC profile-guided
-// optimisation trained under phptune's generator) and pgo-lto (pgo with
-// link-time optimisation). BOLT is not built yet.
+// optimisation trained under phptune's generator), pgo-lto (pgo with
+// link-time optimisation), and each of them with LLVM BOLT's layout
+// optimisation of the php-fpm binary on top (bolt = plain + BOLT,
+// pgo-bolt, pgo-lto-bolt; see bolt.go).
 const (
-	VariantPlain  = "plain"
-	VariantPGO    = "pgo"
-	VariantPGOLTO = "pgo-lto"
+	VariantPlain      = "plain"
+	VariantPGO        = "pgo"
+	VariantPGOLTO     = "pgo-lto"
+	VariantBOLT       = "bolt"
+	VariantPGOBOLT    = "pgo-bolt"
+	VariantPGOLTOBOLT = "pgo-lto-bolt"
 )
+
+// Variants are every variant phptune builds, for messages.
+var Variants = []string{VariantPlain, VariantPGO, VariantPGOLTO, VariantBOLT, VariantPGOBOLT, VariantPGOLTOBOLT}
+
+// Compiled is what variant v compiles (plain, pgo or pgo-lto), BOLT aside,
+// and whether BOLT rewrites the result; ok is false for an unknown v.
+func Compiled(v string) (compiled string, bolt, ok bool) {
+	switch v {
+	case VariantPlain, VariantPGO, VariantPGOLTO:
+		return v, false, true
+	case VariantBOLT:
+		return VariantPlain, true, true
+	case VariantPGOBOLT, VariantPGOLTOBOLT:
+		return strings.TrimSuffix(v, "-bolt"), true, true
+	}
+	return "", false, false
+}
+
+// Trained reports whether variant v trains (GCC PGO, BOLT or both).
+func Trained(v string) bool {
+	c, bolt, ok := Compiled(v)
+	return ok && (bolt || c != VariantPlain)
+}
 
 // ltoFlag is gcc's link-time optimisation with as many jobs as make gives.
 const ltoFlag = "-flto=auto"
@@ -55,8 +83,12 @@ type Record struct {
 	LDFLAGS   string   `json:"ldflags"`
 	PHPAPI    string   `json:"php_api"`
 	ExtDir    string   `json:"extension_dir"`
-	Training  string   `json:"training,omitempty"` // "APP:WORKLOAD", pgo only
+	Training  string   `json:"training,omitempty"` // "APP:WORKLOAD", trained variants only
 	TrainInfo string   `json:"training_result,omitempty"`
+	// BOLTTrainInfo is the BOLT-instrumented php-fpm's training run, and
+	// BOLTStats what llvm-bolt said it changed (its dyno-stats summary).
+	BOLTTrainInfo string `json:"bolt_training_result,omitempty"`
+	BOLTStats     string `json:"bolt_stats,omitempty"`
 	// TrainRecipe is how the training ran (TrainRecipe's value when the
 	// build was made): a build trained another way is not the same request.
 	TrainRecipe int    `json:"training_recipe,omitempty"`

@@ -232,7 +232,10 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	if err := os.MkdirAll(scan, 0o755); err != nil {
 		return "", err
 	}
-	fpm := filepath.Join(b.src, "sapi", "fpm", "php-fpm")
+	fpm := b.trainFPM
+	if fpm == "" {
+		fpm = filepath.Join(b.src, "sapi", "fpm", "php-fpm")
+	}
 	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"), phpIni)...)
 	args = append(args, s.ini...)
 	name, argv := lowPriority(fpm, args)
@@ -295,7 +298,11 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	killGroup(pgid, time.Second)
 	// Count the profiles as the build account (root does not read the
 	// lab's directory).
-	out, err := b.output(ctx, prof, nil, "find", ".", "-maxdepth", "1", "-type", "f", "-name", "*.gcda", "-printf", "x")
+	glob := b.trainProfiles
+	if glob == "" {
+		glob = "*.gcda"
+	}
+	out, err := b.output(ctx, prof, nil, "find", ".", "-maxdepth", "1", "-type", "f", "-name", glob, "-printf", "x")
 	if err != nil {
 		return info, fmt.Errorf("reading the profiles: %v", err)
 	}
