@@ -24,7 +24,7 @@ comments), tunes the front page under a memory budget, prints the before/after
 table, writes the recommended configuration files and the report, and takes
 the lab down. It is the same as:
 
-  phptune tune --app wordpress --workload front --memory-budget 1G --time-budget 12m -c 20`,
+  phptune tune --app wordpress --workload front --memory-budget 1G --time-budget 15m -c 20`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runTune(env, f, tuneCommandLine(c))
@@ -32,7 +32,7 @@ the lab down. It is the same as:
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.memoryBudget, "memory-budget", "1G", "memory the stack may use")
-	fl.DurationVar(&f.timeBudget, "time-budget", 12*time.Minute, "time for the whole tune, holdout and curve included")
+	fl.DurationVar(&f.timeBudget, "time-budget", 15*time.Minute, "time for the whole tune, holdout and curve included")
 	fl.IntVarP(&f.conns, "connections", "c", 20, "concurrent visitors of the front page")
 	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each trial")
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
