@@ -46,6 +46,8 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "-c", "0"}, "--connections"},
 		{[]string{"tune", "--app", "hello", "--trial-duration", "10ms"}, "--trial-duration"},
 		{[]string{"tune", "--app", "hello", "--holdout-rounds", "1"}, "--holdout-rounds"},
+		{[]string{"tune", "--app", "hello", "--search-trials", "-1"}, "--search-trials -1: give a positive number"},
+		{[]string{"tune", "--app", "hello", "--search-trials", "14", "--strategy", "grid"}, "not with --strategy grid"},
 		{[]string{"tune", "--resume", "x", "--app", "hello"}, "--resume continues a run"},
 		{[]string{"tune", "--app", "hello", "--challenges", "pm=fast"}, `--challenges: challenge "pm=fast": "pm=fast"`},
 		{[]string{"tune", "--app", "hello", "--challenges", "opcache.jit=tracing;opcache.jit_buffer_size=lots"}, `"opcache.jit_buffer_size=lots"`},
