@@ -74,10 +74,10 @@ func TestBuildListAndRm(t *testing.T) {
 		{[]string{"build", "rm", "ffffffffffff"}, 2, "phptune build list"},
 		{[]string{"build", "rm", "0123456789ab"}, 0, "build 0123456789ab removed"},
 		{[]string{"build", "rm", "0123456789ab"}, 2, "no such build"},
-		{[]string{"build", "--variant", "pgo-lto-bolt"}, 2, "BOLT comes later"},
-		{[]string{"build", "--variant", "pgo-lto", "--minimal"}, 2, "build pgo-lto in full"},
-		{[]string{"build", "--variant", "fast"}, 2, "choose plain, pgo or pgo-lto"},
-		{[]string{"build", "--train", "hello"}, 2, "--train is for --variant pgo"},
+		{[]string{"build", "--variant", "pgo-lto-bolt", "--minimal"}, 2, "--variant pgo-lto-bolt with --minimal"},
+		{[]string{"build", "--variant", "pgo-lto", "--minimal"}, 2, "build it in full"},
+		{[]string{"build", "--variant", "fast"}, 2, "choose plain, pgo, pgo-lto, bolt, pgo-bolt, pgo-lto-bolt"},
+		{[]string{"build", "--train", "hello"}, 2, "--train is for the trained variants"},
 		{[]string{"build", "--variant", "pgo", "--train", "wordpress:/about"}, 2, "front, mix or comment"},
 		{[]string{"build", "--variant", "pgo", "--train", "io:mix"}, 2, "app io trains on front"},
 	}
@@ -90,7 +90,7 @@ func TestBuildListAndRm(t *testing.T) {
 	if out, _, _ := runCLI(t, "build", "list"); strings.Contains(out, "0123456789ab") || !strings.Contains(out, "ba9876543210") {
 		t.Errorf("after rm:\n%s", out)
 	}
-	if out, _, code := runCLI(t, "build", "--help"); code != 0 || !strings.Contains(out, "BOLT is not built yet") || !strings.Contains(out, "SCHED_IDLE") {
+	if out, _, code := runCLI(t, "build", "--help"); code != 0 || !strings.Contains(out, "rewritten by LLVM BOLT") || !strings.Contains(out, "SCHED_IDLE") {
 		t.Errorf("help:\n%s", out)
 	}
 }

@@ -147,7 +147,11 @@ func raceRounds(k, budget, minRounds int) int {
 //   - repeated looks: each look is held to alpha/looks^0.7 (Pocock-like,
 //     as stats.Compare does), looks being the rounds the leader can get;
 //   - the family: Holm's step-down over the k challengers measured, so the
-//     chance of adopting any change that does nothing stays at alpha.
+//     chance of adopting any change that does nothing stays at alpha;
+//   - one-sided: adopting rests on the interval's lower bound alone (and
+//     rejecting on its upper), so intervals are two-sided at 1 - 2×level,
+//     each bound one-sided at 1 - level; "no difference" is then the two
+//     one-sided tests' equivalence within the margin.
 //
 // Racing (sequential halving): after the first round only the better half
 // of the undecided challengers goes on, and a challenger whose interval at
@@ -385,7 +389,13 @@ func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
 			}
 		}
 	}
-	reject, level := stats.Holm(ps, family-rejected, alpha)
+	// One-sided: a challenger is adopted on its interval's lower bound
+	// alone, so the two-sided interval at 1 - 2×alpha bounds the chance
+	// of adopting a change that does nothing at alpha (the family's,
+	// after Holm), and the same interval is the two one-sided tests'
+	// for equivalence (TOST).
+	side := 2 * alpha
+	reject, level := stats.Holm(ps, family-rejected, side)
 	levelOf := map[*arm]float64{}
 	for i, a := range cands {
 		levelOf[a] = level[i]
@@ -400,7 +410,7 @@ func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
 			if a.dec.Verdict == "" {
 				// Left the race undecided: its interval still gains from
 				// the spread measured since, at the family's level.
-				conf := 1 - alpha/float64(max(1, family-rejected))
+				conf := 1 - side/float64(max(1, family-rejected))
 				a.dec.CI = t.CI(conf)
 				thr, q := rps[a].CI(conf), p99[a].CI(conf)
 				a.dec.Throughput, a.dec.P99 = &thr, &q
@@ -408,7 +418,7 @@ func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
 			continue
 		}
 		if !ranked {
-			lv = alpha / float64(max(1, family-rejected))
+			lv = side / float64(max(1, family-rejected))
 		}
 		conf := 1 - lv
 		a.dec.Statistic = a.statistic(objective)
@@ -427,7 +437,7 @@ func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
 			// Cannot win: a gain worth adopting lies outside the interval
 			// at the look's level (not corrected for the family: leaving
 			// the race adopts nothing).
-			if lenient := t.CI(1 - alpha); lenient.High < 1+cmp.Equivalence {
+			if lenient := t.CI(1 - side); lenient.High < 1+cmp.Equivalence {
 				v = stats.NoDifference
 				a.why = fmt.Sprintf("left the race after %d rounds: it cannot win (%.3f× [%.3f, %.3f] at %.1f%%)", len(a.inc), lenient.Ratio, lenient.Low, lenient.High, 100*lenient.Confidence)
 			}
@@ -555,7 +565,7 @@ func (a *arm) basis() string {
 	if math.IsInf(dec.CI.High, 1) {
 		b.WriteString("; no interval: one round and no spread to pool (shown as [0, 0])")
 	}
-	fmt.Fprintf(&b, "; intervals at %.2f%%, Holm-corrected over %d comparisons and for repeated looks", 100*dec.CI.Confidence, dec.Family)
+	fmt.Fprintf(&b, "; intervals at %.2f%% (each bound one-sided at %.2f%%), Holm-corrected over %d comparisons and for repeated looks", 100*dec.CI.Confidence, 100*(1+dec.CI.Confidence)/2, dec.Family)
 	if a.why != "" {
 		b.WriteString("; " + a.why)
 	}
