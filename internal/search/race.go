@@ -489,6 +489,10 @@ func (d *Domain) finish(arms []*arm, inc knob.Config, cmp stats.CompareOptions) 
 		switch {
 		case a.dropped != "":
 			a.dec.Verdict = "rejected: " + a.dropped
+		case a.dec.Verdict == "" && a.dec.Rounds > 0 && a.dec.Rounds < cmp.MinRounds:
+			// Left the race (or the budget ran out) before a verdict
+			// was possible: say so rather than "no difference".
+			a.dec.Verdict = fmt.Sprintf("undecided after %d of the %d rounds a verdict needs", a.dec.Rounds, cmp.MinRounds)
 		case a.dec.Verdict == "":
 			a.dec.Verdict = stats.NoDifference.String()
 		}
