@@ -28,6 +28,10 @@ const (
 	mergeFdataBin = "merge-fdata-16"
 	boltLinkFlag  = "-Wl,--emit-relocs"
 	boltProfile   = "php-fpm.fdata"
+	// boltRuntime is the instrumentation runtime, a path llvm-bolt-16
+	// reads below /usr/lib (Debian's package keeps it in llvm-16/lib,
+	// where llvm-bolt's default, /usr/lib/libbolt_rt_instr.a, is not).
+	boltRuntime = "llvm-16/lib/libbolt_rt_instr.a"
 )
 
 // BOLTOptimizeArgs are llvm-bolt's arguments rewriting fpm into out with
@@ -53,7 +57,8 @@ func (b *builder) bolt(ctx context.Context) error {
 	}
 	if err := b.timed("bolt-instrument", func(log io.Writer) error {
 		return b.as(b.src, log).run(ctx, boltBin, fpm, "-instrument", "-o", inst,
-			"--instrumentation-file="+filepath.Join(prof, boltProfile), "--instrumentation-file-append-pid")
+			"--instrumentation-file="+filepath.Join(prof, boltProfile), "--instrumentation-file-append-pid",
+			"--runtime-instrumentation-lib="+boltRuntime)
 	}); err != nil {
 		return fmt.Errorf("BOLT could not instrument php-fpm (%w); see the bolt-instrument log", err)
 	}
