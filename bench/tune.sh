@@ -27,7 +27,7 @@
 #        WORKLOADS="io hello" BUDGET=8m bash bench/tune.sh
 # Settings (environment): WORKLOADS (app or app:workload), CONNS (50), BUDGET (15m),
 # TRIAL/WARM (10s/3s, tune and compare), GRID_TRIAL/GRID_WARM (5s/2s), ROUNDS (3),
-# SEARCH_TRIALS (14; 0: as the time budget allows), GRID_ROUNDS (5), SKIP_GRID=1,
+# SEARCH_TRIALS (14; 0: as the time budget allows), GRID_ROUNDS (10), SKIP_GRID=1,
 # SKIP_GRIDSPACE=1, OUT (bench/out/tune-DATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +43,7 @@ ROUNDS=${ROUNDS:-3}
 SKIP_GRID=${SKIP_GRID:-0}
 SKIP_GRIDSPACE=${SKIP_GRIDSPACE:-0}
 SEARCH_TRIALS=${SEARCH_TRIALS:-14}
-GRID_ROUNDS=${GRID_ROUNDS:-5}
+GRID_ROUNDS=${GRID_ROUNDS:-10}
 OUT=${OUT:-bench/out/tune-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
