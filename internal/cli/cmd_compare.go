@@ -39,7 +39,10 @@ type compareConfig struct {
 	// PHPCPUPerRequest is the PHP workers' CPU seconds per request, by round
 	// (php-fpm's, Apache's children with mod_php, Unit's application processes).
 	PHPCPUPerRequest []float64 `json:"php_cpu_s_per_request_by_round"`
-	Failed           string    `json:"failed,omitempty"`
+	// SpeedProbeMs is the machine-speed probe's reading of each round
+	// (results.Derived.SpeedProbeMs; 0 none).
+	SpeedProbeMs []float64 `json:"speed_probe_ms_by_round"`
+	Failed       string    `json:"failed,omitempty"`
 	// Backlogs are the configuration's listen backlogs as asked and as
 	// the kernel gave them.
 	Backlogs []results.Backlog `json:"backlogs,omitempty"`
@@ -71,6 +74,37 @@ type compareRow struct {
 	RatioRPSHigh   float64 `json:"throughput_ratio_ci_high"`
 	RatioP99       float64 `json:"p99_ratio"`
 	PHPCPUPerReqMs float64 `json:"php_cpu_ms_per_request_median"`
+	// PHPSpeedRatio is the first config's PHP CPU per request ÷ this one's,
+	// each divided by its run's speed-probe reading (> 1: this one is
+	// faster at the same machine speed), paired by round, with its 95% CI
+	// (0: none).
+	PHPSpeedRatio     float64 `json:"php_cpu_speed_ratio,omitempty"`
+	PHPSpeedRatioLow  float64 `json:"php_cpu_speed_ratio_ci_low,omitempty"`
+	PHPSpeedRatioHigh float64 `json:"php_cpu_speed_ratio_ci_high,omitempty"`
+}
+
+// phpCPU is a run's PHP workers' CPU seconds per request (php-fpm's,
+// mod_php's children, Unit's processes); 0 unknown.
+func phpCPU(b *results.Bench) float64 {
+	cpu := 0.0
+	if o := b.Observation; o != nil {
+		for g, v := range o.Derived.CPUSecondsPerRequest {
+			if observe.IsPHPWorkers(g) {
+				cpu += v
+			}
+		}
+	}
+	return cpu
+}
+
+// phpSpeed is a run's requests per speed-probe unit of PHP CPU: 1 ÷ (PHP
+// CPU per request ÷ the probe's reading); 0 unknown.
+func phpSpeed(b *results.Bench) float64 {
+	cpu := phpCPU(b)
+	if cpu <= 0 || b.Observation == nil || b.Observation.Derived.SpeedProbeMs <= 0 {
+		return 0
+	}
+	return b.Observation.Derived.SpeedProbeMs / 1000 / cpu
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
@@ -312,15 +346,12 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 			cc.RPS = append(cc.RPS, b.ThroughputRPS)
 			cc.P99 = append(cc.P99, b.Latency.P99Ms)
 			cc.Errors = append(cc.Errors, errorRate(b))
-			cpu := 0.0
-			if o := b.Observation; o != nil {
-				for g, v := range o.Derived.CPUSecondsPerRequest {
-					if observe.IsPHPWorkers(g) { // php-fpm's, mod_php's children, Unit's processes
-						cpu += v
-					}
-				}
+			cc.PHPCPUPerRequest = append(cc.PHPCPUPerRequest, phpCPU(b))
+			probe := 0.0
+			if b.Observation != nil {
+				probe = b.Observation.Derived.SpeedProbeMs
 			}
-			cc.PHPCPUPerRequest = append(cc.PHPCPUPerRequest, cpu)
+			cc.SpeedProbeMs = append(cc.SpeedProbeMs, probe)
 		}
 		res.Configs = append(res.Configs, cc)
 	}
@@ -341,6 +372,9 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 			}
 			if p, err := s.Ratio(0, i, interleave.P99, 0.95); err == nil {
 				row.RatioP99 = p.Ratio
+			}
+			if c, err := s.Ratio(0, i, phpSpeed, 0.95); err == nil {
+				row.PHPSpeedRatio, row.PHPSpeedRatioLow, row.PHPSpeedRatioHigh = c.Ratio, finiteOr0(c.Low), finiteOr0(c.High)
 			}
 		}
 		res.Summary = append(res.Summary, row)
@@ -366,11 +400,16 @@ func errorRate(b *results.Bench) float64 {
 func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 	fmt.Fprintf(w, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
 		res.App, res.Workload, res.Connections, res.Rounds, d, res.Summary[0].Label)
-	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "PHP CPU/req")
+	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s %22s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "PHP CPU/req", "PHP speed ratio")
 	for _, row := range res.Summary {
-		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms\n",
-			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs)
+		speed := "-"
+		if row.PHPSpeedRatio > 0 {
+			speed = fmt.Sprintf("%.2f× [%.2f, %.2f]", row.PHPSpeedRatio, row.PHPSpeedRatioLow, row.PHPSpeedRatioHigh)
+		}
+		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms %22s\n",
+			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs, speed)
 	}
+	fmt.Fprintln(w, "PHP speed ratio: the first config's PHP CPU per request ÷ this one's, each divided by the machine-speed probe's reading of its run (> 1: faster at the same machine speed)")
 	// The kernel's limits, and each configuration's backlogs the kernel
 	// capped: those configurations ran with less than they ask for.
 	for _, l := range sysctl.Lines(res.KernelLimits) {

@@ -76,6 +76,7 @@ func Derive(obs *results.Observation, w Window) {
 		return
 	}
 	d.MeanStealPct, d.MeanSoftIRQPct = stealSum/dtSum, softSum/dtSum
+	d.SpeedProbeMs = speedOf(in)
 	d.SamplerCPUPct = samplerSum / dtSum
 	if w.Requests > 0 {
 		d.CPUSecondsPerRequest = map[string]float64{}
@@ -378,4 +379,23 @@ func backlogWarnings(in []results.Sample) []string {
 		out = append(out, fmt.Sprintf("%s's socket %s asked for a listen backlog of %d but the kernel gave it %d: listen(2) caps the backlog at net.core.somaxconn when the socket opens; raise it (the recommendation's sysctl fragment) or run with --apply-sysctl", owner, sock, c.asked, c.got))
 	}
 	return out
+}
+
+// speedOf is the median of the samples' machine-speed probe medians; 0 when
+// no sample has one.
+func speedOf(in []results.Sample) float64 {
+	var v []float64
+	for _, s := range in {
+		if s.SpeedProbeN > 0 && s.SpeedProbeMs > 0 {
+			v = append(v, s.SpeedProbeMs)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }

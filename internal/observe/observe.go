@@ -42,6 +42,7 @@ import (
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sockq"
+	"github.com/phptune/phptune/internal/speedprobe"
 	"github.com/phptune/phptune/internal/unit"
 )
 
@@ -247,6 +248,10 @@ type Observer struct {
 	owed    map[pkey]owedCPU
 	memCost time.Duration // running mean CPU cost of one smaps_rollup read
 
+	// probe measures the machine's speed while sampling runs (Start to
+	// Stop); each sample records the median of its interval's readings.
+	probe *speedprobe.Probe
+
 	mu      sync.Mutex
 	samples []results.Sample
 	cancel  context.CancelFunc
@@ -335,6 +340,7 @@ func (o *Observer) Start(ctx context.Context) error {
 	}
 	ctx, o.cancel = context.WithCancel(ctx)
 	o.done = make(chan struct{})
+	o.probe = speedprobe.Start(ctx, o.start)
 	go func() {
 		defer close(o.done)
 		// One OS thread for the whole loop, so RUSAGE_THREAD measures the
@@ -389,6 +395,7 @@ func (o *Observer) Stop() *results.Observation {
 				o.cfg.OnSample(s)
 			}
 		}
+		o.probe.Stop()
 	}
 	if o.ngx != nil {
 		o.ngx.Close()
@@ -735,6 +742,13 @@ func (o *Observer) Sample(ctx context.Context) results.Sample {
 		} else {
 			s.MariaDB = f.db
 		}
+	}
+	if o.probe != nil {
+		from := 0.0
+		if !o.prevT.IsZero() {
+			from = o.prevT.Sub(o.start).Seconds()
+		}
+		s.SpeedProbeMs, s.SpeedProbeN = speedprobe.Median(o.probe.Readings(), from, s.TS)
 	}
 	o.prev, o.prevM, o.prevT = cur, m, now
 

@@ -56,6 +56,15 @@ func (b *builder) bolt(ctx context.Context) error {
 		return err
 	}
 	if err := b.timed("bolt-instrument", func(log io.Writer) error {
+		// The link must have kept php-fpm's relocations; BOLT's own
+		// message for a binary without them does not say what to change.
+		sections, err := b.output(ctx, b.src, nil, "readelf", "-S", "--wide", fpm)
+		if err != nil {
+			return fmt.Errorf("readelf -S php-fpm: %v", err)
+		}
+		if !HasStaticRelocs(sections) {
+			return fmt.Errorf("php-fpm was linked without its relocations (no .rela.text section): the link line did not get %s", boltLinkFlag)
+		}
 		return b.as(b.src, log).run(ctx, boltBin, fpm, "-instrument", "-o", inst,
 			"--instrumentation-file="+filepath.Join(prof, boltProfile), "--instrumentation-file-append-pid",
 			"--runtime-instrumentation-lib="+boltRuntime)
@@ -119,4 +128,15 @@ func BOLTSummary(out string) string {
 		}
 	}
 	return strings.Join(keep, "; ")
+}
+
+// HasStaticRelocs reports whether readelf -S output lists the relocation
+// section of .text that a link with --emit-relocs keeps.
+func HasStaticRelocs(readelfSections string) bool {
+	for _, f := range strings.Fields(readelfSections) {
+		if f == ".rela.text" {
+			return true
+		}
+	}
+	return false
 }

@@ -102,3 +102,19 @@ func FuzzBOLTSummary(f *testing.F) {
 		}
 	})
 }
+
+func TestHasStaticRelocs(t *testing.T) {
+	for _, c := range []struct {
+		sections string
+		want     bool
+	}{
+		{"  [10] .rela.dyn RELA 0000 A 6 0 8\n  [11] .rela.plt RELA 0000 AI 6 25 8\n", false},
+		{"  [10] .rela.dyn RELA 0000 A\n  [17] .rela.text RELA 0000 I 45 16 8\n", true},
+		{"  [17] .rela.text.hot RELA 0000 I\n", false},
+		{"", false},
+	} {
+		if got := HasStaticRelocs(c.sections); got != c.want {
+			t.Errorf("HasStaticRelocs(%q) = %v, want %v", c.sections, got, c.want)
+		}
+	}
+}

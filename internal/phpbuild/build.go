@@ -479,10 +479,24 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	}
 	jobs := "-j" + strconv.Itoa(o.Jobs)
 	prof := filepath.Join(b.work, "prof")
+	// makeArgs are make's arguments for a compile with extra PROF_FLAGS
+	// (none for plain). A BOLT variant also names its link flag in
+	// EXTRA_LDFLAGS_PROGRAM, the variable PHP's program links (php-fpm's
+	// among them) put before LDFLAGS.
+	makeArgs := func(profFlags string) []string {
+		args := []string{jobs}
+		if profFlags != "" {
+			args = append(args, "PROF_FLAGS="+profFlags)
+		}
+		if bolt {
+			args = append(args, "EXTRA_LDFLAGS_PROGRAM="+boltLinkFlag)
+		}
+		return append(args, "all")
+	}
 	switch compiled {
 	case VariantPlain:
 		if err := b.timed("make", func(log io.Writer) error {
-			return b.as(b.src, log).run(ctx, "make", jobs, "all")
+			return b.as(b.src, log).run(ctx, "make", makeArgs("")...)
 		}); err != nil {
 			return nil, err
 		}
@@ -491,8 +505,8 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 			return nil, err
 		}
 		if err := b.timed("prof-gen", func(log io.Writer) error {
-			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make", jobs,
-				"PROF_FLAGS=-fprofile-generate -fprofile-dir="+prof+" -fprofile-update=atomic", "all")
+			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make",
+				makeArgs("-fprofile-generate -fprofile-dir="+prof+" -fprofile-update=atomic")...)
 		}); err != nil {
 			return nil, err
 		}
@@ -507,8 +521,8 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 			if err := b.as(b.src, log).run(ctx, "make", "prof-clean"); err != nil {
 				return err
 			}
-			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make", jobs,
-				"PROF_FLAGS=-fprofile-use -fprofile-dir="+prof+" -fprofile-correction -Wno-missing-profile", "all")
+			return b.as(b.src, log, "CCACHE_DISABLE=1").run(ctx, "make",
+				makeArgs("-fprofile-use -fprofile-dir="+prof+" -fprofile-correction -Wno-missing-profile")...)
 		}); err != nil {
 			return nil, err
 		}

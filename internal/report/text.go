@@ -69,7 +69,11 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio ("+ciLabel(h.Confidence)+")")
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "throughput rps", h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "latency p99 ms", h.StartP99Ms, h.RecommendedP99, h.P99Ratio, h.P99CILow, h.P99CIHigh)
-		if h.CPURatio > 0 {
+		switch {
+		case h.RawCPURatio > 0:
+			fmt.Fprintf(w, "%-16s %14.2f %14.2f  %.2f× faster [%.2f, %.2f]\n", "stack CPU ms/req", h.StartCPUMs, h.RecommendedCPUMs, h.RawCPURatio, h.RawCPUCILow, h.RawCPUCIHigh)
+			fmt.Fprintf(w, "%-16s %14s %14s  %.2f× faster [%.2f, %.2f]\n", " at machine speed", "", "", h.CPURatio, h.CPUCILow, h.CPUCIHigh)
+		case h.CPURatio > 0:
 			fmt.Fprintf(w, "%-16s %14.2f %14.2f  %.2f× faster [%.2f, %.2f]\n", "stack CPU ms/req", h.StartCPUMs, h.RecommendedCPUMs, h.CPURatio, h.CPUCILow, h.CPUCIHigh)
 		}
 		fmt.Fprintf(w, "%-16s %13.2f%% %13.2f%%\n", "errors", 100*se, 100*re)
@@ -87,8 +91,11 @@ func TuneText(w io.Writer, res *results.Tune) error {
 		// request on a CPU-bound page (steal does not move it), otherwise
 		// throughput.
 		what, ratio, lo, hi := "throughput", h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi
-		if h.Statistic == "stack CPU per request" && h.CPURatio > 0 {
+		switch {
+		case h.Statistic == "stack CPU per request" && h.CPURatio > 0:
 			what, ratio, lo, hi = "stack CPU per request (the page is CPU-bound)", h.CPURatio, h.CPUCILow, h.CPUCIHigh
+		case h.Statistic == "stack CPU per request at the machine's speed" && h.CPURatio > 0:
+			what, ratio, lo, hi = "stack CPU per request at the machine's speed (the page is CPU-bound; each run's CPU per request ÷ its speed probe)", h.CPURatio, h.CPUCILow, h.CPUCIHigh
 		}
 		switch {
 		case lo > 1:

@@ -288,6 +288,11 @@ type Sample struct {
 	// SamplerCPUPct is the observer's own CPU while taking this sample, in
 	// percent of one core over the interval.
 	SamplerCPUPct float64 `json:"sampler_cpu_pct,omitempty"`
+	// SpeedProbeMs is the median CPU time of the machine-speed probe's
+	// unit of work over the interval (package speedprobe), from
+	// SpeedProbeN readings; 0 when none ran.
+	SpeedProbeMs float64 `json:"speed_probe_ms,omitempty"`
+	SpeedProbeN  int     `json:"speed_probe_n,omitempty"`
 	// Errors lists what could not be read this time (a status page that
 	// did not answer, a root process that is gone); figures that could not
 	// be read are left out rather than reported as zero.
@@ -523,8 +528,13 @@ type Derived struct {
 	MeanStealPct   float64 `json:"mean_steal_pct,omitempty"`
 	MeanSoftIRQPct float64 `json:"mean_softirq_pct,omitempty"`
 	// SamplerCPUPct is the observer's mean cost in percent of one core.
-	SamplerCPUPct float64  `json:"sampler_cpu_pct,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
+	SamplerCPUPct float64 `json:"sampler_cpu_pct,omitempty"`
+	// SpeedProbeMs is the machine-speed probe's CPU time for its unit of
+	// work over the window (the median of the samples' medians): how slow
+	// the machine ran during the measurement; 0 unknown. CPU per request
+	// divided by it compares runs at a common machine speed.
+	SpeedProbeMs float64  `json:"speed_probe_ms,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 }
 
 // Tune is one tuning run.
@@ -661,10 +671,17 @@ type Holdout struct {
 	// ceiling in most rounds) "stack CPU per request", which steal does
 	// not disturb. CPURatio is start's ÷ recommended's stack CPU per
 	// request (> 1: the recommendation is faster), with its interval.
-	Statistic        string  `json:"statistic,omitempty"`
-	CPURatio         float64 `json:"cpu_ratio,omitempty"`
-	CPUCILow         float64 `json:"cpu_ci_low,omitempty"`
-	CPUCIHigh        float64 `json:"cpu_ci_high,omitempty"`
+	Statistic string  `json:"statistic,omitempty"`
+	CPURatio  float64 `json:"cpu_ratio,omitempty"`
+	CPUCILow  float64 `json:"cpu_ci_low,omitempty"`
+	CPUCIHigh float64 `json:"cpu_ci_high,omitempty"`
+	// When Statistic is "stack CPU per request at the machine's speed",
+	// CPURatio and its interval are at the machine's speed (each run's CPU
+	// per request ÷ its speed probe's reading) and RawCPURatio is the same
+	// without the probe.
+	RawCPURatio      float64 `json:"raw_cpu_ratio,omitempty"`
+	RawCPUCILow      float64 `json:"raw_cpu_ci_low,omitempty"`
+	RawCPUCIHigh     float64 `json:"raw_cpu_ci_high,omitempty"`
 	StartCPUMs       float64 `json:"start_stack_cpu_ms_per_request,omitempty"`
 	RecommendedCPUMs float64 `json:"recommended_stack_cpu_ms_per_request,omitempty"`
 	// StackCeilingRPS is the recommended stack's ceiling: (cores − steal −

@@ -38,6 +38,20 @@ type CPUUse struct {
 	// generator), PHPCPUPerReq of the php-fpm workers alone; 0 unknown.
 	StackCPUPerReq, PHPCPUPerReq float64
 	ThroughputRPS                float64
+	// SpeedProbeMs is the machine-speed probe's reading during the run
+	// (results.Derived.SpeedProbeMs); 0 unknown.
+	SpeedProbeMs float64
+}
+
+// CPUAtSpeed is stack CPU per request divided by the machine-speed probe's
+// reading: how many of the probe's units of work one request costs, the
+// same on a slow and a fast moment of a shared machine when both slow the
+// same way; 0 unknown.
+func (u CPUUse) CPUAtSpeed() float64 {
+	if u.StackCPUPerReq <= 0 || u.SpeedProbeMs <= 0 {
+		return 0
+	}
+	return u.StackCPUPerReq / (u.SpeedProbeMs / 1000)
 }
 
 // CPUUseOf reads a run's CPU figures: CPU per request from the observer's
@@ -56,6 +70,7 @@ func CPUUseOf(b *results.Bench, cores int) (u CPUUse, ok bool) {
 	u.Cores = float64(cores)
 	per := obs.Derived.CPUSecondsPerRequest
 	u.StackCPUPerReq = per[cpuStack]
+	u.SpeedProbeMs = obs.Derived.SpeedProbeMs
 	for name, v := range per {
 		if name == cpuFPM || strings.HasPrefix(name, cpuFPM+" ") || name == cpuModPHP {
 			u.PHPCPUPerReq += v

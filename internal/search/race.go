@@ -15,7 +15,15 @@ const (
 	StatThroughput = "throughput"
 	StatP99        = "p99"
 	StatCPU        = "stack CPU per request"
+	// StatCPUSpeed is stack CPU per request divided by the machine-speed
+	// probe's reading of the same run (package speedprobe): CPU per request
+	// at a common machine speed, which neighbours that slow the CPU move
+	// less than the raw figure.
+	StatCPUSpeed = "stack CPU per request at the machine's speed"
 )
+
+// IsCPU says whether a statistic is one of the CPU-per-request ones.
+func IsCPU(stat string) bool { return stat == StatCPU || stat == StatCPUSpeed }
 
 // run is one measured configuration of the categorical rounds, reduced to
 // what a comparison looks at.
@@ -23,6 +31,7 @@ type run struct {
 	score    float64 // the objective's score, higher is better
 	rps, p99 float64
 	cpu      float64 // stack CPU-seconds per request; 0 unknown
+	probe    float64 // the machine-speed probe's milliseconds; 0 unknown
 	bound    bool    // CPU-bound (CPUUse.CPUBound)
 	steal    float64 // percent
 }
@@ -34,7 +43,7 @@ func (d *Domain) runOf(o Outcome) (run, string) {
 	}
 	r := run{score: s, rps: o.Bench.ThroughputRPS, p99: o.Bench.Latency.P99Ms, steal: steal(o.Bench)}
 	if u, ok := CPUUseOf(o.Bench, d.opt.Cores); ok {
-		r.cpu, r.bound = u.StackCPUPerReq, u.CPUBound()
+		r.cpu, r.bound, r.probe = u.StackCPUPerReq, u.CPUBound(), u.SpeedProbeMs
 	}
 	return r, ""
 }
@@ -56,12 +65,14 @@ type arm struct {
 // every round and both were CPU-bound in more than half of the rounds (on
 // a saturated CPU-bound page throughput = available cores ÷ CPU per
 // request, and CPU per request does not move with steal, which /proc does
-// not charge); otherwise the objective's own score.
+// not charge); otherwise the objective's own score. CPU per request is
+// read at the machine's speed (StatCPUSpeed) when every run of the pair
+// has a speed-probe reading.
 func (a *arm) statistic(objective string) string {
 	if objective == "latency" {
 		return StatP99
 	}
-	both := 0
+	both, probed := 0, true
 	for i := range a.inc {
 		if a.inc[i].cpu <= 0 || a.own[i].cpu <= 0 {
 			return StatThroughput
@@ -69,8 +80,12 @@ func (a *arm) statistic(objective string) string {
 		if a.inc[i].bound && a.own[i].bound {
 			both++
 		}
+		probed = probed && a.inc[i].probe > 0 && a.own[i].probe > 0
 	}
 	if len(a.inc) > 0 && 2*both > len(a.inc) {
+		if probed {
+			return StatCPUSpeed
+		}
 		return StatCPU
 	}
 	return StatThroughput
@@ -96,6 +111,8 @@ func (a *arm) pair(stat string) stats.Pair {
 		switch stat {
 		case StatCPU:
 			p.A, p.B = append(p.A, 1/x.cpu), append(p.B, 1/y.cpu)
+		case StatCPUSpeed:
+			p.A, p.B = append(p.A, x.probe/x.cpu), append(p.B, y.probe/y.cpu)
 		case "rps":
 			p.A, p.B = append(p.A, x.rps), append(p.B, y.rps)
 		case "p99 guard":
@@ -248,7 +265,7 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 				continue
 			}
 			trial := &arm{inc: append(slices.Clone(a.inc), *incRun), own: append(slices.Clone(a.own), *outs[i])}
-			if math.Max(incRun.steal, outs[i].steal) > StealLimit && trial.statistic(o.Objective) != StatCPU {
+			if math.Max(incRun.steal, outs[i].steal) > StealLimit && !IsCPU(trial.statistic(o.Objective)) {
 				again = append(again, a)
 			}
 		}
@@ -442,7 +459,7 @@ func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
 				a.why = fmt.Sprintf("left the race after %d rounds: it cannot win (%.3f× [%.3f, %.3f] at %.1f%%)", len(a.inc), lenient.Ratio, lenient.Low, lenient.High, 100*lenient.Confidence)
 			}
 		}
-		if v == stats.BBetter && a.dec.Statistic == StatCPU {
+		if v == stats.BBetter && IsCPU(a.dec.Statistic) {
 			// Lower CPU per request must not cost throughput or p99.
 			switch {
 			case thr.High < 1:
@@ -552,9 +569,13 @@ func (a *arm) basis() string {
 	var b strings.Builder
 	dec := a.dec
 	switch dec.Statistic {
-	case StatCPU:
-		fmt.Fprintf(&b, "decided on stack CPU per request (incumbent's ÷ challenger's, > 1 is faster): CPU-bound in %d of %d rounds, i.e. the stack's processes used >= %.0f%% of the cores left after steal, softirq and the generator",
-			a.boundRounds(), len(a.inc), 100*CPUBoundShare)
+	case StatCPU, StatCPUSpeed:
+		what := "stack CPU per request"
+		if dec.Statistic == StatCPUSpeed {
+			what = "stack CPU per request at the machine's speed (each run's CPU per request ÷ the speed probe's reading during it)"
+		}
+		fmt.Fprintf(&b, "decided on %s (incumbent's ÷ challenger's, > 1 is faster): CPU-bound in %d of %d rounds, i.e. the stack's processes used >= %.0f%% of the cores left after steal, softirq and the generator",
+			what, a.boundRounds(), len(a.inc), 100*CPUBoundShare)
 	case StatP99:
 		b.WriteString("decided on p99 (the latency objective)")
 	default:

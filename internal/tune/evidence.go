@@ -147,13 +147,20 @@ func evidence(rec search.Recommendation, t *results.Tune, notes []string) string
 	if h := t.Holdout; h != nil {
 		fmt.Fprintf(&b, "\nholdout, %d interleaved rounds: throughput %.0f → %.0f rps, %.2f× [%.2f, %.2f]; p99 %.1f → %.1f ms, %.2f×\n",
 			h.Rounds, h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi, h.StartP99Ms, h.RecommendedP99, h.P99Ratio)
-		if h.CPURatio > 0 {
+		switch {
+		case h.Statistic == search.StatCPUSpeed && h.RawCPURatio > 0:
+			fmt.Fprintf(&b, "  stack CPU per request %.2f → %.2f ms, %.2f× faster [%.2f, %.2f]; at the machine's speed %.2f× [%.2f, %.2f]\n",
+				h.StartCPUMs, h.RecommendedCPUMs, h.RawCPURatio, h.RawCPUCILow, h.RawCPUCIHigh, h.CPURatio, h.CPUCILow, h.CPUCIHigh)
+		case h.CPURatio > 0:
 			fmt.Fprintf(&b, "  stack CPU per request %.2f → %.2f ms, %.2f× faster [%.2f, %.2f]\n", h.StartCPUMs, h.RecommendedCPUMs, h.CPURatio, h.CPUCILow, h.CPUCIHigh)
 		}
 		if h.Statistic != "" {
 			why := "the page is not CPU-bound (the stack left cores idle), so throughput decides"
-			if h.Statistic == search.StatCPU {
+			switch h.Statistic {
+			case search.StatCPU:
 				why = "both configurations were CPU-bound (≥ 90% of their stack ceiling) in most rounds, so stack CPU per request decides: steal moves throughput, not it"
+			case search.StatCPUSpeed:
+				why = "both configurations were CPU-bound (≥ 90% of their stack ceiling) in most rounds, so stack CPU per request decides, divided by each run's machine-speed probe (the CPU time of a fixed unit of work run every 100 ms during the run): steal moves throughput, and a neighbour that slows the CPU moves raw CPU per request, less so this"
 			}
 			fmt.Fprintf(&b, "  deciding statistic: %s (%s)\n", h.Statistic, why)
 		}

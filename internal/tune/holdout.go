@@ -23,10 +23,12 @@ type holdoutResult struct {
 	// confidence of the start/recommended intervals: 0.95, or the
 	// per-look confidence when the holdout could add rounds.
 	confidence float64
-	// statistic decided the verdict (search.StatThroughput or StatCPU);
-	// cpu is start's ÷ recommended's stack CPU per request.
+	// statistic decided the verdict (search.StatThroughput, StatCPU or
+	// StatCPUSpeed); cpu is start's ÷ recommended's stack CPU per request
+	// on the CPU statistic that decided (at the machine's speed when it
+	// was StatCPUSpeed), rawCPU the same without the speed probe.
 	statistic          string
-	cpu                stats.RatioCI
+	cpu, rawCPU        stats.RatioCI
 	startCPU, recCPU   float64 // mean stack CPU-seconds per request
 	ceiling, ceilShare float64 // recommended's stack ceiling, its share
 }
@@ -41,6 +43,35 @@ func speed(cores int) interleave.Metric {
 		}
 		return 1 / u.StackCPUPerReq
 	}
+}
+
+// speedAtProbe is a run's requests per unit of the machine-speed probe's
+// work (1 ÷ search.CPUUse.CPUAtSpeed): its speed at a common machine speed.
+func speedAtProbe(cores int) interleave.Metric {
+	return func(b *results.Bench) float64 {
+		u, ok := search.CPUUseOf(b, cores)
+		if !ok || u.CPUAtSpeed() <= 0 {
+			return 0
+		}
+		return 1 / u.CPUAtSpeed()
+	}
+}
+
+// probed says whether every run of start and recommended so far has a
+// machine-speed probe reading.
+func probed(sess *interleave.Session, cores int) bool {
+	for r := 0; r < sess.Rounds(); r++ {
+		for c := 0; c < 2; c++ {
+			o := sess.Outcome(c, r)
+			if o == nil || !o.OK() {
+				continue
+			}
+			if u, ok := search.CPUUseOf(o.Bench, cores); !ok || u.SpeedProbeMs <= 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // cpuBound says whether start and recommended were both CPU-bound (90% of
@@ -117,6 +148,9 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	statistic, metric := search.StatThroughput, interleave.Throughput
 	if cpuBound(sess, o.Cores) {
 		statistic, metric = search.StatCPU, speed(o.Cores)
+		if probed(sess, o.Cores) {
+			statistic, metric = search.StatCPUSpeed, speedAtProbe(o.Cores)
+		}
 	}
 	budgetStopped := false
 	d, err := sess.Extend(ctx, 0, 1, interleave.Sequential{
@@ -166,11 +200,18 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	h.recBenches = sess.Benches(1)
 	sp := speed(o.Cores)
 	if ci, err := sess.Ratio(0, 1, sp, h.confidence, interleave.Throughput, interleave.P99); err == nil {
-		h.cpu = ci
+		h.cpu, h.rawCPU = ci, ci
 		ss, rs := sess.Paired(0, 1, sp, interleave.Throughput, interleave.P99)
 		h.startCPU, h.recCPU = meanInverse(ss), meanInverse(rs)
-	} else if statistic == search.StatCPU {
+	} else if search.IsCPU(statistic) {
 		h.statistic = search.StatThroughput // no CPU pairs after all
+	}
+	if h.statistic == search.StatCPUSpeed {
+		if ci, err := sess.Ratio(0, 1, speedAtProbe(o.Cores), h.confidence, interleave.Throughput, interleave.P99); err == nil {
+			h.cpu = ci
+		} else {
+			h.statistic = search.StatCPU // no probed pairs after all
+		}
 	}
 	var ceil, share []float64
 	for _, b := range h.recBenches {

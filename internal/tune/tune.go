@@ -307,6 +307,9 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 			Statistic: hold.statistic, StackCeilingRPS: hold.ceiling, ShareOfCeiling: hold.ceilShare}
 		if hold.cpu.N > 0 {
 			tune.Holdout.CPURatio, tune.Holdout.CPUCILow, tune.Holdout.CPUCIHigh = hold.cpu.Ratio, hold.cpu.Low, hold.cpu.High
+			if hold.statistic == search.StatCPUSpeed {
+				tune.Holdout.RawCPURatio, tune.Holdout.RawCPUCILow, tune.Holdout.RawCPUCIHigh = hold.rawCPU.Ratio, hold.rawCPU.Low, hold.rawCPU.High
+			}
 			tune.Holdout.StartCPUMs, tune.Holdout.RecommendedCPUMs = 1000*hold.startCPU, 1000*hold.recCPU
 		}
 		for i, b := range tune.Baselines {
@@ -316,7 +319,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 			}
 		}
 		deciding := holdCI
-		if hold.statistic == search.StatCPU {
+		if search.IsCPU(hold.statistic) {
 			deciding = hold.cpu
 		}
 		if deciding.High < 1 {
