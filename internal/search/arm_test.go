@@ -3,7 +3,9 @@ package search
 import "testing"
 
 func TestArmStatistic(t *testing.T) {
-	bound := func(cpu, probe float64) run { return run{score: 1, rps: 100, p99: 10, cpu: cpu, probe: probe, bound: true} }
+	bound := func(cpu, probe float64) run {
+		return run{score: 1, rps: 100, p99: 10, cpu: cpu, probe: probe, bound: true}
+	}
 	idle := run{score: 1, rps: 100, p99: 10, cpu: 0.01}
 	for _, c := range []struct {
 		name      string
