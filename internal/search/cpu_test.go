@@ -124,3 +124,52 @@ func TestStealRerunsThePair(t *testing.T) {
 		t.Errorf("measured again: %q, want both runs of the pair", again)
 	}
 }
+
+// TestSpeedProbeStatistic: a CPU-bound page on a machine whose speed moves
+// 8% from run to run without steal (a neighbour slowing the CPU: what this
+// VM did beside a compile), a real 8% saving. Raw CPU per request carries
+// the machine's 8%; divided by a probe that slows alike (with 4% error of
+// its own) it carries about 4.3%, so the race adopts the saving more
+// often, and a challenger that does nothing is adopted no more often than
+// the family's 5% allows.
+func TestSpeedProbeStatistic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 120 tunes")
+	}
+	vt := []search.Challenge{
+		{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}},
+		{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
+	}
+	adoptions := func(gain, probeMs float64) (adopted int, stat string) {
+		w := sim.CPUBound()
+		w.VTOffGain, w.Noise, w.StealProb, w.CPUNoise = gain, 0.05, 0, 0.015
+		w.SlowNoise, w.ProbeMs, w.ProbeNoise = 0.08, probeMs, 0.04
+		for seed := uint64(1); seed <= 30; seed++ {
+			d := domain(t, search.Options{Conns: 20, Cores: 2, Challenges: vt})
+			drive(t, d, sim.New(w, seed))
+			for _, dec := range d.Recommend().Decisions {
+				if dec.Name == "vt=off" {
+					stat = dec.Statistic
+					if dec.Adopted {
+						adopted++
+					}
+				}
+			}
+		}
+		return adopted, stat
+	}
+	raw, rawStat := adoptions(0.08, 0)
+	probed, probedStat := adoptions(0.08, 2.3)
+	null, _ := adoptions(0, 2.3)
+	t.Logf("8%% saving adopted in %d of 30 tunes on raw CPU per request, %d of 30 at the machine's speed; no saving: %d of 30", raw, probed, null)
+	if rawStat != search.StatCPU || probedStat != search.StatCPUSpeed {
+		t.Fatalf("statistics %q and %q", rawStat, probedStat)
+	}
+	// Measured: 5 of 30 raw, 19 of 30 at the machine's speed.
+	if probed < 2*raw || probed < 12 {
+		t.Errorf("the probe did not help enough: %d of 30 at the machine's speed vs %d raw", probed, raw)
+	}
+	if null > 3 {
+		t.Errorf("a challenger that does nothing was adopted in %d of 30 tunes at the machine's speed", null)
+	}
+}

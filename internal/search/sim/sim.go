@@ -39,6 +39,13 @@ type Workload struct {
 	// CPUNoise is the relative standard deviation of a run's CPU-seconds
 	// per request (0: 0.015); throughput of a CPU-bound run follows it.
 	CPUNoise float64
+	// SlowNoise is the relative standard deviation of how fast the
+	// machine ran during a run (a neighbour slowing the CPU without steal):
+	// it multiplies the run's CPU per request and, when ProbeMs > 0, the
+	// machine-speed probe's reading alike. ProbeMs is the probe's reading
+	// on a quiet machine (0: runs carry no probe reading), ProbeNoise the
+	// probe's own relative error.
+	SlowNoise, ProbeMs, ProbeNoise float64
 	// GenCPUMs is the generator's CPU per request, SoftIRQPct the kernel's
 	// softirq time in percent of all cores; both take cores from the stack.
 	GenCPUMs   float64
@@ -236,7 +243,12 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if dip == 0 {
 		dip = 0.3
 	}
-	cpu := s.W.CPU(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*cpuNoise)
+	slow := math.Exp(s.rng.NormFloat64() * s.W.SlowNoise)
+	cpu := s.W.CPU(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*cpuNoise) * slow
+	probe := 0.0
+	if s.W.ProbeMs > 0 {
+		probe = s.W.ProbeMs * slow * math.Exp(s.rng.NormFloat64()*s.W.ProbeNoise)
+	}
 	steal := 0.01 * s.rng.Float64()
 	if s.rng.Float64() < s.W.StealProb {
 		steal = dip * (0.5 + 0.5*s.rng.Float64())
@@ -267,7 +279,8 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 				// The stack's CPU is PHP's and nginx's; the observer's
 				// figures are in seconds.
 				CPUSecondsPerRequest: map[string]float64{"stack": cpu / 1000, workerGroup(s.cfg): 0.8 * cpu / 1000, "generator": s.W.GenCPUMs / 1000},
-				WorkerPSSP50B:        s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: 100 * steal},
+				WorkerPSSP50B:        s.W.WorkerB, WorkerPSSP95B: workerB, WorkerPSSMaxB: workerB, OtherPSSB: s.W.OtherB, MaxStealPct: 100 * steal,
+				SpeedProbeMs: probe},
 		},
 	}
 	if s.cfg["opcache.jit"] != "off" {
