@@ -253,18 +253,17 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	pgid := cmd.Process.Pid
 	// Recorded (root's file) so an interrupted build's training is found.
 	_ = os.WriteFile(filepath.Join(t.root, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	w := waitFor(cmd)
 	stopped := false
 	defer func() {
 		if !stopped {
 			killGroup(pgid, 2*time.Second)
-			<-done
+			<-w.done
 		}
 	}()
 	sock := filepath.Join(t.run, "php-fpm.sock")
 	uid := int(b.labAcct.UID)
-	if err := waitSocket(ctx, sock, uid, done); err != nil {
+	if err := waitSocket(ctx, sock, uid, w); err != nil {
 		return "", err
 	}
 	res, err := load.Run(ctx, load.Options{
@@ -288,7 +287,7 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	// profiles (SIGKILL would lose them).
 	_ = syscall.Kill(pgid, syscall.SIGQUIT)
 	select {
-	case <-done:
+	case <-w.done:
 	case <-time.After(60 * time.Second):
 		return info, fmt.Errorf("the instrumented php-fpm did not stop within 60 s of SIGQUIT")
 	case <-ctx.Done():
@@ -313,8 +312,26 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	return info, nil
 }
 
+// waited is a started process being waited for: done closes when it has
+// exited and err is then cmd.Wait's result. A closed channel can be read
+// by every waiter (a value sent once was taken by the first, and a
+// deferred second read then blocked the build forever).
+type waited struct {
+	done chan struct{}
+	err  error
+}
+
+func waitFor(cmd *exec.Cmd) *waited {
+	w := &waited{done: make(chan struct{})}
+	go func() {
+		w.err = cmd.Wait()
+		close(w.done)
+	}()
+	return w
+}
+
 // waitSocket waits until php-fpm (running as uid) accepts on sock.
-func waitSocket(ctx context.Context, sock string, uid int, exited <-chan error) error {
+func waitSocket(ctx context.Context, sock string, uid int, w *waited) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -325,8 +342,8 @@ func waitSocket(ctx context.Context, sock string, uid int, exited <-chan error) 
 			return nil
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("the php-fpm exited while starting (%v)", err)
+		case <-w.done:
+			return fmt.Errorf("the php-fpm exited while starting (%v)", w.err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -382,11 +399,10 @@ func ServeOnce(ctx context.Context, f *Files, acct *Account, dir, extDir, script
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() { killGroup(cmd.Process.Pid, 2*time.Second); <-done }()
+	w := waitFor(cmd)
+	defer func() { killGroup(cmd.Process.Pid, 2*time.Second); <-w.done }()
 	sock := filepath.Join(run, "php-fpm.sock")
-	if err := waitSocket(ctx, sock, int(acct.UID), done); err != nil {
+	if err := waitSocket(ctx, sock, int(acct.UID), w); err != nil {
 		return nil, err
 	}
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
