@@ -2,31 +2,38 @@
 # bench/build.sh — the distro's php-fpm against phptune's builds of the same PHP,
 # side by side in one run:
 #
-#   distro   Debian's php8.2-fpm as installed
-#   plain    `phptune build --variant plain` (Debian's flags and extensions, rebuilt here)
-#   pgo      `phptune build --variant pgo --train $TRAIN` (make prof-gen, the
-#            instrumented php-fpm serving a WordPress lab under phptune's FastCGI
-#            generator, prof-use)
+#   distro    Debian's php8.2-fpm as installed
+#   plain     `phptune build --variant plain` (Debian's flags and extensions, rebuilt here)
+#   pgo       `phptune build --variant pgo --train $TRAIN` (make prof-gen, the
+#             instrumented php-fpm serving a WordPress lab under phptune's FastCGI
+#             generator, prof-use)
+#   bolt      `phptune build --variant bolt --train $TRAIN` (plain linked with its
+#             relocations, php-fpm rewritten by LLVM BOLT from an instrumented run)
+#   pgo-bolt  both
 #
 # Measured by `phptune compare` (interleaved rounds, each in fresh processes, same
-# pool) with the knob php.build, on the page PGO was trained on (WordPress front)
-# and on two it was not (WordPress comment POSTs, the strings app). The statistic
-# is the php-fpm workers' CPU milliseconds per request from the observer, which CPU
-# steal does not move, beside throughput. Printed: distro/plain (the rebuild
-# itself: other patch level, other flags), plain/pgo (PGO alone) and distro/pgo,
-# each the geometric mean of the per-round paired ratios with a 95% t interval
-# (> 1: the second is faster), and the wall time of every build step.
+# pool) with the knob php.build, on the page the builds were trained on (WordPress
+# front) and on two they were not (WordPress comment POSTs, the strings app). The
+# statistic is the php-fpm workers' CPU milliseconds per request from the observer,
+# which CPU steal does not move, shown raw and at the machine's speed (each run's
+# CPU per request ÷ its machine-speed probe reading: a neighbour that slows the CPU
+# moves the raw figure, less so this one), beside throughput. Printed: distro/plain
+# (the rebuild itself: other patch level, other flags), plain/pgo (PGO alone),
+# plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO) and distro/each, each
+# the geometric mean of the per-round paired ratios with a 95% t interval (> 1: the
+# second is faster), and the wall time of every build step.
 #
-# Not run by any test: two full builds take ~10 + ~25 minutes of 2 cores here and
-# each page's compare ~10 minutes.
+# Not run by any test: a full build takes ~15 minutes of 2 cores here (a trained
+# one ~20-30), and each page's compare ~10 minutes.
 #
 # Usage: bash bench/build.sh
-# Settings (environment): TRAIN (wordpress:front), CONNS (8), ROUNDS (5),
-# TRIAL/WARM (20s/5s), JOBS (2), PAGES ("wordpress:front wordpress:comment strings:front"),
-# OUT (bench/out/build-DATE).
+# Settings (environment): VARIANTS ("plain pgo"; add bolt, pgo-bolt, pgo-lto...),
+# TRAIN (wordpress:front), CONNS (8), ROUNDS (5), TRIAL/WARM (20s/5s), JOBS (2),
+# PAGES ("wordpress:front wordpress:comment strings:front"), OUT (bench/out/build-DATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+VARIANTS=${VARIANTS:-plain pgo}
 TRAIN=${TRAIN:-wordpress:front}
 CONNS=${CONNS:-8}
 PAGES=${PAGES:-wordpress:front wordpress:comment strings:front}
@@ -44,9 +51,13 @@ echo "bench/build.sh: $(date -u +%FT%TZ), $(nproc) cores, train $TRAIN, -c $CONN
 
 # Builds run at nice 19 / SCHED_IDLE (phptune does that itself); an existing
 # build of the same request is reused at once.
-"$BIN" build --variant plain --jobs "$JOBS" --json >"$OUT/plain.json" 2>"$OUT/plain.log"
-"$BIN" build --variant pgo --train "$TRAIN" --jobs "$JOBS" --json >"$OUT/pgo.json" 2>"$OUT/pgo.log"
-for v in plain pgo; do
+for v in $VARIANTS; do
+	train=(--train "$TRAIN")
+	[ "$v" = plain ] && train=()
+	"$BIN" build --variant "$v" "${train[@]}" --jobs "$JOBS" --json >"$OUT/$v.json" 2>"$OUT/$v.log" ||
+		{ echo "build $v failed: see $OUT/$v.log" >&2; tail -3 "$OUT/$v.log" >&2; exit 1; }
+done
+for v in $VARIANTS; do
 	python3 - "$OUT/$v.json" "$OUT/$v.knobs" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -65,39 +76,57 @@ for page in $PAGES; do
 	app=${page%%:*} wl=${page#*:}
 	echo
 	echo "== $app $wl$( [ "$page" = "$TRAIN" ] && echo ' (trained on)' || echo ' (not trained on)')"
+	arms=(distro=default)
+	for v in $VARIANTS; do arms+=("$v=$OUT/$v.knobs"); done
 	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
-		distro=default plain="$OUT/plain.knobs" pgo="$OUT/pgo.knobs" >"$OUT/compare-$app-$wl.json" 2>"$OUT/compare-$app-$wl.log" ||
+		"${arms[@]}" >"$OUT/compare-$app-$wl.json" 2>"$OUT/compare-$app-$wl.log" ||
 		{ echo "compare failed: see $OUT/compare-$app-$wl.log" >&2; continue; }
 	python3 - "$OUT/compare-$app-$wl.json" <<'EOF'
 import json, math, statistics, sys
 c = json.load(open(sys.argv[1]))
-cpu = {}
+cpu, probe = {}, {}
 for cfg in c["configs"]:
     if cfg.get("failed"):
         print(f"{cfg['label']}: FAILED: {cfg['failed']}")
         continue
     cpu[cfg["label"]] = [x * 1000 for x in cfg["php_cpu_s_per_request_by_round"]]
+    probe[cfg["label"]] = cfg.get("speed_probe_ms_by_round") or [0] * len(cpu[cfg["label"]])
 for label, xs in cpu.items():
-    print(f"{label:7s} php-fpm CPU ms/request: median {statistics.median(xs):.3f} (rounds {', '.join(f'{x:.3f}' for x in xs)})")
+    print(f"{label:8s} php-fpm CPU ms/request: median {statistics.median(xs):.3f} (rounds {', '.join(f'{x:.3f}' for x in xs)}); speed probe ms {', '.join(f'{x:.3f}' for x in probe[label])}")
 # Student t 0.975 quantiles by degrees of freedom.
 T = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+def interval(logs):
+    m, sd = statistics.mean(logs), statistics.stdev(logs)
+    h = T.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
 def ratio(a, b, what):
     if a not in cpu or b not in cpu:
         return
     # Paired by round: the same round ran both back to back.
-    logs = [math.log(x / y) for x, y in zip(cpu[a], cpu[b]) if x > 0 and y > 0]
-    if len(logs) < 2:
+    pairs = [(x, y, px, py) for x, y, px, py in zip(cpu[a], cpu[b], probe[a], probe[b]) if x > 0 and y > 0]
+    if len(pairs) < 2:
         return
-    m, sd = statistics.mean(logs), statistics.stdev(logs)
-    h = T.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
-    print(f"{a}/{b} speed ({what}; CPU ms per request {a} / {b}): {math.exp(m):.3f} [{math.exp(m-h):.3f}, {math.exp(m+h):.3f}] over {len(logs)} rounds")
-    if math.exp(m) < 0.97:
-        sig = "significant: the interval is below 1" if math.exp(m + h) < 1 else "the interval includes 1"
-        print(f"WARNING: {b} costs {100 * (1 / math.exp(m) - 1):.1f}% more CPU per request than {a} on this page ({sig})")
+    r, lo, hi = interval([math.log(x / y) for x, y, _, _ in pairs])
+    line = f"{a}/{b} speed ({what}; CPU ms per request {a} / {b}): {r:.3f} [{lo:.3f}, {hi:.3f}]"
+    at = [math.log((x / px) / (y / py)) for x, y, px, py in pairs if px > 0 and py > 0]
+    if len(at) == len(pairs):
+        sr, slo, shi = interval(at)
+        line += f"; at the machine's speed {sr:.3f} [{slo:.3f}, {shi:.3f}]"
+        r, hi = sr, shi
+    print(line + f" over {len(pairs)} rounds")
+    if r < 0.97:
+        sig = "significant: the interval is below 1" if hi < 1 else "the interval includes 1"
+        print(f"WARNING: {b} costs {100 * (1 / r - 1):.1f}% more CPU per request than {a} on this page ({sig})")
+labels = list(cpu)
 ratio("distro", "plain", "the rebuild itself")
 ratio("plain", "pgo", "PGO alone")
-ratio("distro", "pgo", "both")
+ratio("plain", "bolt", "BOLT alone")
+ratio("pgo", "pgo-bolt", "BOLT on top of PGO")
+ratio("pgo", "pgo-lto", "LTO on top of PGO")
+for v in labels:
+    if v not in ("distro", "plain"):
+        ratio("distro", v, "all of it")
 for row in c["summary"]:
-    print(f"{row['label']:7s} throughput {row['throughput_rps_median']:.1f} rps, ratio to distro {row['throughput_ratio']:.3f} [{row['throughput_ratio_ci_low']:.3f}, {row['throughput_ratio_ci_high']:.3f}]")
+    print(f"{row['label']:8s} throughput {row['throughput_rps_median']:.1f} rps, ratio to distro {row['throughput_ratio']:.3f} [{row['throughput_ratio_ci_low']:.3f}, {row['throughput_ratio_ci_high']:.3f}]")
 EOF
 done
