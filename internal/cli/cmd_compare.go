@@ -120,7 +120,11 @@ func newCompareCmd(env *Env) *cobra.Command {
 		Long: `phptune compare brings up one lab and measures each configuration in turn,
 round after round (A B C, B C A, ...), each in fresh processes, so that a noisy
 machine disturbs them alike. It prints each one's median throughput and p99
-and its throughput ratio against the first with a 95% confidence interval.
+and its throughput ratio against the first with a 95% confidence interval,
+the PHP workers' CPU per request, and the PHP speed ratio: the first's PHP CPU
+per request ÷ each one's, every run's divided by phptune's machine-speed probe
+reading during it (a fixed unit of work timed every 100 ms), which a neighbour
+slowing the CPU moves less than throughput or raw CPU per request.
 
 The lab is one of its own for --app (default hello) or --docroot (your app,
 a directory with index.php), taken down at the end, or a lab you run

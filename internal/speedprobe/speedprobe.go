@@ -31,7 +31,7 @@ const Every = 100 * time.Millisecond
 
 const (
 	chaseWords = 1 << 18 // 1 MiB of uint32
-	chaseSteps = 50_000
+	chaseSteps = 20_000
 )
 
 // Reading is one probe: when it ran (seconds since the probe started) and

@@ -243,7 +243,10 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	if dip == 0 {
 		dip = 0.3
 	}
-	slow := math.Exp(s.rng.NormFloat64() * s.W.SlowNoise)
+	slow := 1.0
+	if s.W.SlowNoise > 0 { // no draw otherwise: seeded runs stay as they were
+		slow = math.Exp(s.rng.NormFloat64() * s.W.SlowNoise)
+	}
 	cpu := s.W.CPU(s.cfg, conns) * math.Exp(s.rng.NormFloat64()*cpuNoise) * slow
 	probe := 0.0
 	if s.W.ProbeMs > 0 {
