@@ -483,8 +483,8 @@ func TestBOLTMinimalBuild(t *testing.T) {
 	if got := strings.Join(names, " "); !res.Cached && !strings.Contains(got, "make bolt-instrument bolt-train bolt-optimize check") {
 		t.Errorf("steps %q", got)
 	}
-	if !strings.Contains(r.LDFLAGS, boltLinkFlag) || !strings.Contains(r.BOLTTrainInfo, "profile files") || r.BOLTStats == "" {
-		t.Errorf("record: ldflags %q, bolt training %q, stats %q", r.LDFLAGS, r.BOLTTrainInfo, r.BOLTStats)
+	if !strings.Contains(r.LDFLAGS, boltLinkFlag) || !strings.Contains(r.CFLAGS, boltCompileFlag) || !strings.Contains(r.BOLTTrainInfo, "profile files") || r.BOLTStats == "" {
+		t.Errorf("record: cflags %q, ldflags %q, bolt training %q, stats %q", r.CFLAGS, r.LDFLAGS, r.BOLTTrainInfo, r.BOLTStats)
 	}
 	t.Logf("BOLT: %s; %s", r.BOLTTrainInfo, r.BOLTStats)
 	servesStrings(t, home, r)
