@@ -127,11 +127,16 @@ def headtohead(p):
     try:
         rows = {r["label"]: r for r in json.load(open(f"{p}/compare-grid.json"))["summary"]}
         r = rows["tuned"]
-        return f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]"
+        line = f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]"
+        if r.get("php_cpu_speed_ratio"):
+            # PHP CPU per request at the machine's speed (each run's ÷ its
+            # speed-probe reading), grid's ÷ tuned's: > 1 tuned is faster.
+            line += f"; PHP speed {r['php_cpu_speed_ratio']:.2f}x [{r['php_cpu_speed_ratio_ci_low']:.2f},{r['php_cpu_speed_ratio_ci_high']:.2f}]"
+        return line
     except Exception:
         return "-"
 print()
-print("workload           tuned/default  p99 ratio  tuned/grid  tuned/grid paired  trials tune/grid  gridspace/grid  trials gridspace/grid  tuned/calc  tuned/2xcores  PHP ceiling rps  share  tune wall")
+print("workload           tuned/default  p99 ratio  tuned/grid  tuned/grid paired (throughput; PHP speed)  trials tune/grid  gridspace/grid  trials gridspace/grid  tuned/calc  tuned/2xcores  PHP ceiling rps  share  tune wall")
 for d in sorted(os.listdir(out)):
     p = os.path.join(out, d)
     try:
@@ -171,7 +176,7 @@ for d in sorted(os.listdir(out)):
     def ci(r):
         return f"{r['throughput_ratio']:.2f}x [{r['throughput_ratio_ci_low']:.2f},{r['throughput_ratio_ci_high']:.2f}]" if r.get("throughput_ratio") else "-"
     wall = open(f"{p}/tune.wall").read().strip() + " s" if os.path.exists(f"{p}/tune.wall") else "-"
-    print(f"{d:18s} {ci(t):>22s} {p99:>9s} {ratio('grid'):>10s} {headtohead(p):>22s} {trials:>17s} {gs:>15s} {gst:>22s} {ratio('calculator'):>10s} {ratio('2xcores'):>13s} {ceiling:15.0f} {share:>6s} {wall:>9s}")
+    print(f"{d:18s} {ci(t):>22s} {p99:>9s} {ratio('grid'):>10s} {headtohead(p):>42s} {trials:>17s} {gs:>15s} {gst:>22s} {ratio('calculator'):>10s} {ratio('2xcores'):>13s} {ceiling:15.0f} {share:>6s} {wall:>9s}")
 print()
 print("tuned/default is the paired ratio from the interleaved comparison (95% CI); the others are ratios of medians.")
 EOF
