@@ -77,7 +77,7 @@ func (b *builder) bolt(ctx context.Context) error {
 	// The rewritten binary must start before a lab serves with it:
 	// `php-fpm -n -v` as the build account (root never runs it).
 	if out, err := b.output(ctx, b.src, []string{"PHP_INI_SCAN_DIR="}, inst, "-n", "-v"); err != nil {
-		return fmt.Errorf("the php-fpm BOLT instrumented does not start (php-fpm -n -v: %v%s): %s", err, firstLineOf(out), boltCrashNote)
+		return fmt.Errorf("the BOLT-instrumented php-fpm does not start (php-fpm -n -v: %v%s): %s", err, firstLineOf(out), boltCrashNote)
 	}
 	if err := b.timed("bolt-train", func(log io.Writer) error {
 		b.trainFPM, b.trainProfiles = inst, boltProfile+".*"

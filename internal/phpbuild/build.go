@@ -447,8 +447,9 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if bolt {
 		// BOLT moves functions only in a binary that kept its relocations,
 		// and handles gcc's hot/cold split functions (foo.cold) only in
-		// part: it skipped 80 of them in php-fpm and the instrumented
-		// binary crashed at start. Unsplit, BOLT does the splitting.
+		// part: it skipped 80 of them in php-fpm. Unsplit, BOLT does the
+		// splitting itself. (bolt-16's output of php-fpm crashed at start
+		// either way: docs/build.md.)
 		b.rec.LDFLAGS += " " + boltLinkFlag
 		b.rec.CFLAGS += " " + boltCompileFlag
 		deps = append(deps, boltPackage)
@@ -487,13 +488,23 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	// (none for plain). A BOLT variant also names its link flag in
 	// EXTRA_LDFLAGS_PROGRAM, the variable PHP's program links (php-fpm's
 	// among them) put before LDFLAGS.
+	// Added to what configure put there (read from the Makefile as the
+	// build account), not instead of it.
+	var programLD string
+	if bolt {
+		out, err := b.output(ctx, b.src, nil, "sed", "-n", "s/^EXTRA_LDFLAGS_PROGRAM *= *//p", "Makefile")
+		if err != nil {
+			return nil, fmt.Errorf("reading EXTRA_LDFLAGS_PROGRAM from the Makefile: %v", err)
+		}
+		programLD = strings.TrimSpace(strings.Join(strings.Fields(out), " ") + " " + boltLinkFlag)
+	}
 	makeArgs := func(profFlags string) []string {
 		args := []string{jobs}
 		if profFlags != "" {
 			args = append(args, "PROF_FLAGS="+profFlags)
 		}
-		if bolt {
-			args = append(args, "EXTRA_LDFLAGS_PROGRAM="+boltLinkFlag)
+		if programLD != "" {
+			args = append(args, "EXTRA_LDFLAGS_PROGRAM="+programLD)
 		}
 		return append(args, "all")
 	}
