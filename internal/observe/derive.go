@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // Thresholds of the warnings Derive writes.
@@ -393,9 +394,5 @@ func speedOf(in []results.Sample) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return stats.Median(v)
 }

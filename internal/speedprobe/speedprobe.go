@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // Every is the time between two probes.
@@ -112,11 +114,7 @@ func Median(rs []Reading, fromS, toS float64) (ms float64, n int) {
 	if len(v) == 0 {
 		return 0, 0
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2], len(v)
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2, len(v)
+	return stats.Median(v), len(v)
 }
 
 // chain is a random cyclic permutation to chase through.
