@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,16 +150,19 @@ func (s *steady) Measure(ctx context.Context, conns int, d, w time.Duration) (*r
 }
 
 // TestHoldoutExtends: an undecided holdout gets more rounds up to
-// HoldoutMaxRounds without a time budget, none with a budget already
-// spent, and reports its per-look confidence.
+// HoldoutMaxRounds without a time budget, up to what the budget left as it
+// started affords with one (at least twice the planned rounds, none added
+// with a budget already spent), stores that grant with the run, and
+// reports its per-look confidence.
 func TestHoldoutExtends(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		budget     time.Duration
-		wantRounds int
+		name                string
+		budget              time.Duration
+		wantRounds, wantMax int
 	}{
-		{"no budget: up to the cap", 0, 8},
-		{"tight budget: the planned rounds", 5 * time.Minute, 4},
+		{"no budget: up to the cap", 0, 16, 16},
+		{"tight budget: the planned rounds", 5 * time.Minute, 4, 8},
+		{"roomy budget: what it affords", 12 * time.Minute, 11, 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, sim.CPUBound(), 14, "")
@@ -169,15 +173,26 @@ func TestHoldoutExtends(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := tn.Holdout
-			if h == nil || h.Rounds != tc.wantRounds || h.MaxRounds != 8 || h.PlannedRounds != 4 {
-				t.Fatalf("holdout %+v, want %d rounds", h, tc.wantRounds)
+			if h == nil || h.Rounds != tc.wantRounds || h.MaxRounds != tc.wantMax || h.PlannedRounds != 4 {
+				t.Fatalf("holdout %+v, want %d rounds of at most %d", h, tc.wantRounds, tc.wantMax)
 			}
 			if h.Confidence <= 0.95 || h.Confidence >= 1 {
-				t.Errorf("confidence %v: up to 5 looks need a stricter level per look", h.Confidence)
+				t.Errorf("confidence %v: up to %d looks need a stricter level per look", h.Confidence, tc.wantMax-3)
 			}
 			ev := tn.Files["evidence.txt"]
 			if added := strings.Contains(ev, "more rounds of start and recommended"); added != (tc.wantRounds > 4) {
 				t.Errorf("evidence says rounds were added: %v\n%s", added, ev)
+			}
+			r, err := f.db.Run(context.Background(), "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stored Options
+			if err := json.Unmarshal(r.Options, &stored); err != nil {
+				t.Fatal(err)
+			}
+			if stored.HoldoutRoundsGranted == nil || *stored.HoldoutRoundsGranted != tc.wantMax {
+				t.Errorf("stored options %s: want holdout_rounds_granted %d", r.Options, tc.wantMax)
 			}
 		})
 	}

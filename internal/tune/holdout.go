@@ -21,8 +21,10 @@ type holdoutResult struct {
 	recBenches []*results.Bench
 	baselines  []results.Baseline
 	// confidence of the start/recommended intervals: 0.95, or the
-	// per-look confidence when the holdout could add rounds.
+	// per-look confidence when the holdout could add rounds, up to
+	// maxRounds (session.holdoutRounds).
 	confidence float64
+	maxRounds  int
 	// statistic decided the verdict (search.StatThroughput, StatCPU or
 	// StatCPUSpeed); cpu is start's ÷ recommended's stack CPU per request
 	// on the CPU statistic that decided (at the machine's speed when it
@@ -97,8 +99,9 @@ func cpuBound(sess *interleave.Session, cores int) bool {
 // for it, when the time budget allows) interleaved in fresh processes
 // (package interleave), each run a trial of the tune. When the interval of
 // recommended/start is undecided after the planned rounds, rounds of the
-// two are added while the time budget allows, up to HoldoutMaxRounds, each
-// look at stats.Compare's per-look confidence.
+// two are added while the time budget allows, up to the rounds granted as
+// it starts (session.holdoutRounds), each look at stats.Compare's per-look
+// confidence for that many looks.
 func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines []results.Baseline, baselineCfgs []knob.Config) (*holdoutResult, error) {
 	o := s.opt
 	configs := []interleave.Config{{Label: "start", Config: start}, {Label: "recommended", Config: rec}}
@@ -142,7 +145,8 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	if err := sess.Run(ctx, o.HoldoutRounds); err != nil {
 		return nil, err
 	}
-	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds, Equivalence: stats.DefaultCompare.Equivalence}
+	maxRounds := s.holdoutRounds(len(configs))
+	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: maxRounds, Equivalence: stats.DefaultCompare.Equivalence}
 	// On a CPU-bound page the verdict rests on stack CPU per request,
 	// which steal does not move; throughput and p99 are still shown.
 	statistic, metric := search.StatThroughput, interleave.Throughput
@@ -172,15 +176,15 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	if err != nil {
 		return nil, err
 	}
-	h := &holdoutResult{baselines: baselines, confidence: 0.95, statistic: statistic}
+	h := &holdoutResult{baselines: baselines, confidence: 0.95, statistic: statistic, maxRounds: maxRounds}
 	if d.CI.Confidence > 0 {
 		h.confidence = d.CI.Confidence
 	}
 	if added := sess.Rounds() - o.HoldoutRounds; added > 0 {
 		s.note("the holdout's interval was undecided after %d rounds: %d more rounds of start and recommended (intervals at %.1f%% per look, for up to %d looks)",
-			o.HoldoutRounds, added, 100*h.confidence, o.HoldoutMaxRounds-o.HoldoutRounds+1)
+			o.HoldoutRounds, added, 100*h.confidence, maxRounds-o.HoldoutRounds+1)
 	}
-	if d.Verdict == stats.NeedMore && budgetStopped && sess.Rounds() < o.HoldoutMaxRounds {
+	if d.Verdict == stats.NeedMore && budgetStopped && sess.Rounds() < maxRounds {
 		s.warn("the holdout's interval still includes 1 after %d rounds and the time budget allowed no more", sess.Rounds())
 	}
 	for r := 0; r < sess.Rounds(); r++ {
@@ -238,6 +242,33 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		b.BaselineRPS = stats.Mean(sess.Values(bi, interleave.Throughput))
 	}
 	return h, nil
+}
+
+// holdoutRounds is the most rounds the holdout of n configurations may
+// grow to, decided once as it starts, before any look (the per-look
+// confidence depends on it): without a time budget HoldoutMaxRounds;
+// with one, the planned rounds and as many more as the budget left then
+// affords after them and the curve, at least twice the planned rounds
+// (the budget still stops it, as the race's rounds may have used the
+// time) and at most HoldoutMaxRounds. Added rounds measure start and
+// recommended only. The grant is stored with the run, so that a resumed
+// holdout looks as often.
+func (s *session) holdoutRounds(n int) int {
+	o := s.opt
+	if o.HoldoutRoundsGranted != nil {
+		return *o.HoldoutRoundsGranted
+	}
+	rounds := o.HoldoutMaxRounds
+	if o.TimeBudget > 0 && s.perTrial > 0 {
+		afford := int((s.left() - s.capReserve) / s.perTrial)
+		extra := max(0, afford-n*o.HoldoutRounds-s.curveReserve()) / 2
+		rounds = min(o.HoldoutMaxRounds, max(2*o.HoldoutRounds, o.HoldoutRounds+extra))
+	}
+	if err := s.t.Store.SetOption(context.Background(), o.ID, "holdout_rounds_granted", rounds); err != nil {
+		s.note("the holdout's rounds could not be stored (%v); a resumed run decides them again", err)
+	}
+	s.opt.HoldoutRoundsGranted = &rounds
+	return rounds
 }
 
 // meanInverse is the mean of 1/x: CPU-seconds per request from speeds.

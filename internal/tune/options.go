@@ -60,10 +60,15 @@ type Options struct {
 	HoldoutRounds int `json:"holdout_rounds,omitempty"`
 	// HoldoutMaxRounds caps the rounds a holdout whose interval is
 	// undecided (it includes 1 and is wider than the equivalence margin)
-	// may grow to while the time budget allows (default 2 × HoldoutRounds;
-	// equal to HoldoutRounds: never more). Every look is then at the
-	// stricter per-look confidence of stats.Compare.
+	// may grow to while the time budget allows (default 4 × HoldoutRounds;
+	// equal to HoldoutRounds: never more). How many of them it may use is
+	// decided as it starts (HoldoutRoundsGranted); every look is then at
+	// the stricter per-look confidence of stats.Compare for that many.
 	HoldoutMaxRounds int `json:"holdout_max_rounds,omitempty"`
+	// HoldoutRoundsGranted is the most rounds the holdout was granted
+	// when it started (see session.holdoutRounds), stored with the run so
+	// that a resumed holdout looks as often; nil until then.
+	HoldoutRoundsGranted *int `json:"holdout_rounds_granted,omitempty"`
 	// Baselines are the rules of thumb (KnownBaselines) measured in the
 	// holdout beside start and recommended when they fit the memory
 	// budget and the time budget allows; nil: none (runs stored before
@@ -162,7 +167,7 @@ func (o *Options) defaults(now time.Time) error {
 		o.HoldoutRounds = 2
 	}
 	if o.HoldoutMaxRounds == 0 {
-		o.HoldoutMaxRounds = 2 * o.HoldoutRounds
+		o.HoldoutMaxRounds = 4 * o.HoldoutRounds
 	}
 	o.HoldoutMaxRounds = max(o.HoldoutMaxRounds, o.HoldoutRounds)
 	if err := CheckBaselines(o.Baselines); err != nil {

@@ -198,9 +198,11 @@ func (s *session) strategy(baseline *results.Bench, reserve int) (search.Strateg
 			if o.RaceExtraTrials != nil {
 				extra = *o.RaceExtraTrials
 			} else {
-				// The holdout at its most rounds: an undecided holdout's
-				// extra rounds come before the race's.
-				holdout := max(reserve, 2*o.HoldoutMaxRounds)
+				// The holdout at twice its planned rounds: an undecided
+				// holdout's first extra rounds come before the race's;
+				// beyond them it gets what the race leaves
+				// (session.holdoutRounds).
+				holdout := max(reserve, 2*min(o.HoldoutMaxRounds, 2*o.HoldoutRounds))
 				extra = s.spareTrials(planned + holdout + s.baselineReserve() + s.curveReserve())
 				if err := s.t.Store.SetOption(context.Background(), o.ID, "race_extra_trials", extra); err != nil {
 					s.note("the race gets no spare trials: storing the grant failed (%v)", err)
@@ -303,7 +305,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		tune.Holdout = &results.Holdout{Rounds: len(sRPS), ThroughputRatio: holdCI.Ratio, ThroughputCILow: holdCI.Low, ThroughputCIHi: holdCI.High,
 			P99Ratio: p99CI.Ratio, P99CILow: p99CI.Low, P99CIHigh: p99CI.High, StartRPS: stats.Mean(sRPS), RecommendedRPS: stats.Mean(rRPS),
 			StartP99Ms: stats.Mean(sP99), RecommendedP99: stats.Mean(rP99),
-			Confidence: hold.confidence, PlannedRounds: o.HoldoutRounds, MaxRounds: o.HoldoutMaxRounds,
+			Confidence: hold.confidence, PlannedRounds: o.HoldoutRounds, MaxRounds: hold.maxRounds,
 			Statistic: hold.statistic, StackCeilingRPS: hold.ceiling, ShareOfCeiling: hold.ceilShare}
 		if hold.cpu.N > 0 {
 			tune.Holdout.CPURatio, tune.Holdout.CPUCILow, tune.Holdout.CPUCIHigh = hold.cpu.Ratio, hold.cpu.Low, hold.cpu.High

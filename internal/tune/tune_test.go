@@ -482,3 +482,48 @@ func TestSpareTrialsResume(t *testing.T) {
 		t.Errorf("--search-trials 10: %d search trials, evidence:\n%s", search, tn.Files["evidence.txt"])
 	}
 }
+
+// TestHoldoutGrantResume: the holdout's rounds are granted once, as it
+// starts, from the time budget left then; a run interrupted mid-holdout
+// resumes with the stored grant (the same looks, no mismatch) although
+// the resumed run's clock would grant another.
+func TestHoldoutGrantResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	f := newFixture(t, sim.CPUBound(), 14, path)
+	f.tuner.Stack = &steady{Stack: f.stack}
+	ctx, cancel := context.WithCancel(context.Background())
+	held := 0
+	f.tuner.Progress = func(p Progress) {
+		if p.Phase == PhaseHoldout {
+			if held++; held == 10 {
+				cancel()
+			}
+		}
+	}
+	opt := Options{ID: "h", Conns: 10, Cores: 2, NoCurve: true, TimeBudget: 12 * time.Minute, Challenges: []string{"pm=dynamic"}}
+	if _, err := f.tuner.Run(ctx, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	r, err := f.db.Run(context.Background(), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Options
+	if err := json.Unmarshal(r.Options, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.HoldoutRoundsGranted == nil {
+		t.Fatalf("stored options %s: no holdout grant", r.Options)
+	}
+	granted := *stored.HoldoutRoundsGranted
+	g := newFixture(t, sim.CPUBound(), 15, path)
+	g.tuner.Stack = &steady{Stack: g.stack}
+	*g.clock = g.clock.Add(3 * time.Hour)
+	tn, err := g.tuner.Resume(context.Background(), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := tn.Holdout; h == nil || h.MaxRounds != granted || h.Rounds != granted {
+		t.Errorf("resumed holdout %+v, want %d rounds as granted before the interruption", tn.Holdout, granted)
+	}
+}
