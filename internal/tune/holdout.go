@@ -142,10 +142,10 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		}
 		return interleave.Outcome{Bench: tr.Bench}, nil
 	}))
+	maxRounds := s.holdoutRounds(len(configs))
 	if err := sess.Run(ctx, o.HoldoutRounds); err != nil {
 		return nil, err
 	}
-	maxRounds := s.holdoutRounds(len(configs))
 	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: maxRounds, Equivalence: stats.DefaultCompare.Equivalence}
 	// On a CPU-bound page the verdict rests on stack CPU per request,
 	// which steal does not move; throughput and p99 are still shown.
