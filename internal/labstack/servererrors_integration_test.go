@@ -65,7 +65,12 @@ func TestServerErrorsExplainBacklog(t *testing.T) {
 	if backlog == nil {
 		t.Fatalf("no nginx_fpm_backlog_full among %+v", se.Classes)
 	}
-	if d := backlog.Requests - gen; d > conns || d < -conns || backlog.ClientStatus != 502 || !strings.Contains(backlog.Cause, "listen.backlog=8") {
+	// The logs are marked as the warm-up ends and the generator starts
+	// counting a moment apart; 502s come back at once here (tens of
+	// thousands a second), so that moment holds a few hundred of them on
+	// a busy machine: allow the connections' worth or 1% of the 502s.
+	slack := max(conns, gen/100)
+	if d := backlog.Requests - gen; d > slack || d < -slack || backlog.ClientStatus != 502 || !strings.Contains(backlog.Cause, "listen.backlog=8") {
 		t.Errorf("backlog class %+v against %d 502s from the generator", *backlog, gen)
 	}
 	want := fmt.Sprintf("%d of %d 502s were nginx's connect() to the fpm socket failing with EAGAIN: the fpm socket's backlog (listen.backlog=8) was full", min(gen, backlog.Requests), gen)
