@@ -168,7 +168,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.IntVarP(&f.conns, "connections", "c", 50, "concurrency of the workload (the traffic you tune for)")
 	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each trial")
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
-	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end")
+	fl.IntVar(&f.holdoutRounds, "holdout-rounds", 4, "rounds of start against recommended at the end; an undecided holdout may add up to 3 times as many while the time budget allows")
 	fl.IntVar(&f.searchTrials, "search-trials", 0, "at most this many search trials (the drift, holdout and curve trials not counted); 0: the race of the challenges also spends what the time budget spares on more rounds for the undecided ones")
 	fl.StringVar(&f.strategy, "strategy", "domain", "search strategy: domain (knee, pool size, paired comparisons) or grid (exhaustive pm × max_children, for comparison)")
 	fl.BoolVar(&f.profile, "profile", false, "profile the starting configuration first (phptune profile, one round) and add the challenges its findings point to (huge pages, file lookups, opcache sizes, the FastCGI socket...)")
