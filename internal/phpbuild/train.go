@@ -2,6 +2,7 @@ package phpbuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,9 +24,12 @@ import (
 )
 
 // TrainRecipe numbers the way training runs; it is part of a trained
-// build's key. 2: the distro's fpm php.ini (production settings), in a lab
-// for apps with a database. Builds of recipe 1 ran without a php.ini.
-const TrainRecipe = 2
+// build's key. 3: the workers exit through exit() when training stops, so
+// their profiles are written (recipes 1 and 2 kept the master's alone:
+// php-fpm's default process_control_timeout of 0 let the master SIGTERM
+// them at once); 2: the distro's fpm php.ini (production settings), in a
+// lab for apps with a database. Builds of recipe 1 ran without a php.ini.
+const TrainRecipe = 3
 
 // DefaultTrain is the training workload when --train is not given.
 const DefaultTrain = "strings"
@@ -68,12 +72,20 @@ func newTrainDirs(work string) trainDirs {
 // FPMConfig is the php-fpm configuration training runs with: one static
 // pool of workers on a unix socket, in the foreground, as the account
 // that starts it (no user/group: it does not run as root).
+//
+// process_control_timeout lets the workers finish when the master is
+// told to stop gracefully (SIGQUIT): with php-fpm's default of 0 the
+// master follows its SIGQUIT to the workers with SIGTERM at once, which
+// kills a worker before it exits through exit(), and an instrumented
+// worker's profile — everything PHP executed — is written at exit. Only
+// the master's profile (start-up code) was then left to train on.
 func FPMConfig(runDir string, workers int) string {
 	return fmt.Sprintf(`; phptune build: training pool
 [global]
 pid = %[1]s/php-fpm.pid
 error_log = %[1]s/php-fpm.log
 daemonize = no
+process_control_timeout = 30s
 
 [train]
 listen = %[1]s/php-fpm.sock
@@ -309,7 +321,57 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 		return info, fmt.Errorf("training wrote no profile into %s", prof)
 	}
 	info += fmt.Sprintf("; %d profile files", len(out))
+	if b.trainProfiles == "" {
+		// GCC's profiles count the processes that wrote them: the
+		// master alone means no worker's profile (what PHP ran) is in.
+		runs, err := b.gcdaRuns(ctx, prof)
+		if err != nil {
+			return info, err
+		}
+		info += fmt.Sprintf(" from %d processes", runs)
+		if runs < 2 {
+			return info, fmt.Errorf("training's profile holds %d process's run: the php-fpm workers, which ran the PHP code, wrote none (killed before they could exit?); a build from it would be optimised for start-up alone", runs)
+		}
+	}
 	return info, nil
+}
+
+// gcdaRuns reads, as the build account, how many process runs GCC merged
+// into the profile of php-fpm's main object (gcov-dump's OBJECT_SUMMARY).
+func (b *builder) gcdaRuns(ctx context.Context, prof string) (int, error) {
+	out, err := b.output(ctx, prof, nil, "find", ".", "-maxdepth", "1", "-type", "f", "-name", "*#sapi#fpm#fpm#fpm_main.gcda")
+	if err != nil {
+		return 0, fmt.Errorf("finding fpm_main's profile: %v", err)
+	}
+	name := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if name == "" {
+		return 0, fmt.Errorf("training wrote no profile of php-fpm's main object (sapi/fpm/fpm/fpm_main.o) into %s", prof)
+	}
+	dump, err := b.output(ctx, prof, nil, "gcov-dump", name)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s with gcov-dump: %v", name, err)
+	}
+	return ParseGcdaRuns(dump)
+}
+
+// ParseGcdaRuns finds the process count in gcov-dump's output
+// ("OBJECT_SUMMARY runs=N, sum_max=M").
+func ParseGcdaRuns(dump string) (int, error) {
+	const key = "OBJECT_SUMMARY runs="
+	i := strings.Index(dump, key)
+	if i < 0 {
+		return 0, errors.New("gcov-dump printed no OBJECT_SUMMARY runs=")
+	}
+	rest := dump[i+len(key):]
+	j := 0
+	for j < len(rest) && j < 10 && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	n, err := strconv.Atoi(rest[:j])
+	if err != nil || (j < len(rest) && rest[j] >= '0' && rest[j] <= '9') {
+		return 0, fmt.Errorf("gcov-dump's runs=%q: not a count", rest[:min(j+1, len(rest))])
+	}
+	return n, nil
 }
 
 // waited is a started process being waited for: done closes when it has
