@@ -330,7 +330,7 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 		}
 		info += fmt.Sprintf(" from %d processes", runs)
 		if runs < 2 {
-			return info, fmt.Errorf("training's profile holds %d process's run: the php-fpm workers, which ran the PHP code, wrote none (killed before they could exit?); a build from it would be optimised for start-up alone", runs)
+			return info, fmt.Errorf("training's profile holds the run of %d process only: the php-fpm workers, which ran the PHP code, wrote none (killed before they could exit?); a build from it would be optimised for php-fpm's start-up alone", runs)
 		}
 	}
 	return info, nil
