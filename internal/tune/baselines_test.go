@@ -2,7 +2,6 @@ package tune
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -183,16 +182,8 @@ func TestHoldoutExtends(t *testing.T) {
 			if added := strings.Contains(ev, "more rounds of start and recommended"); added != (tc.wantRounds > 4) {
 				t.Errorf("evidence says rounds were added: %v\n%s", added, ev)
 			}
-			r, err := f.db.Run(context.Background(), "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stored Options
-			if err := json.Unmarshal(r.Options, &stored); err != nil {
-				t.Fatal(err)
-			}
-			if stored.HoldoutRoundsGranted == nil || *stored.HoldoutRoundsGranted != tc.wantMax {
-				t.Errorf("stored options %s: want holdout_rounds_granted %d", r.Options, tc.wantMax)
+			if stored, raw := f.storedOptions(t, "x"); stored.HoldoutRoundsGranted == nil || *stored.HoldoutRoundsGranted != tc.wantMax {
+				t.Errorf("stored options %s: want holdout_rounds_granted %d", raw, tc.wantMax)
 			}
 		})
 	}

@@ -49,6 +49,21 @@ func newFixture(t *testing.T, w sim.Workload, seed uint64, dbPath string) *fixtu
 	return f
 }
 
+// storedOptions is what the store holds of run id's options, decoded and
+// as stored (for messages).
+func (f *fixture) storedOptions(t *testing.T, id string) (Options, string) {
+	t.Helper()
+	r, err := f.db.Run(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Options
+	if err := json.Unmarshal(r.Options, &stored); err != nil {
+		t.Fatal(err)
+	}
+	return stored, string(r.Options)
+}
+
 func TestTuneIO(t *testing.T) {
 	f := newFixture(t, sim.IOWait(), 1, "")
 	ctx := context.Background()
@@ -446,16 +461,9 @@ func TestSpareTrialsResume(t *testing.T) {
 	if _, err := f.tuner.Run(ctx, opt); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
-	r, err := f.db.Run(context.Background(), "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored Options
-	if err := json.Unmarshal(r.Options, &stored); err != nil {
-		t.Fatal(err)
-	}
+	stored, raw := f.storedOptions(t, "s")
 	if stored.RaceExtraTrials == nil || *stored.RaceExtraTrials <= 0 {
-		t.Fatalf("stored options %s: no spare trials granted", r.Options)
+		t.Fatalf("stored options %s: no spare trials granted", raw)
 	}
 	g := newFixture(t, sim.CPUBound(), 5, path)
 	*g.clock = g.clock.Add(3 * time.Hour) // a resumed run's clock says nothing of the first run's
@@ -504,16 +512,9 @@ func TestHoldoutGrantResume(t *testing.T) {
 	if _, err := f.tuner.Run(ctx, opt); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
-	r, err := f.db.Run(context.Background(), "h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored Options
-	if err := json.Unmarshal(r.Options, &stored); err != nil {
-		t.Fatal(err)
-	}
+	stored, raw := f.storedOptions(t, "h")
 	if stored.HoldoutRoundsGranted == nil {
-		t.Fatalf("stored options %s: no holdout grant", r.Options)
+		t.Fatalf("stored options %s: no holdout grant", raw)
 	}
 	granted := *stored.HoldoutRoundsGranted
 	g := newFixture(t, sim.CPUBound(), 15, path)
