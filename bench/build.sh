@@ -10,6 +10,7 @@
 #   bolt      `phptune build --variant bolt --train $TRAIN` (plain linked with its
 #             relocations, php-fpm rewritten by LLVM BOLT from an instrumented run)
 #   pgo-bolt  both
+#   pgo-lto   pgo with gcc's link-time optimisation
 #
 # Measured by `phptune compare` (interleaved rounds, each in fresh processes, same
 # pool) with the knob php.build, on the page the builds were trained on (WordPress
@@ -23,13 +24,21 @@
 # the geometric mean of the per-round paired ratios with a 95% t interval (> 1: the
 # second is faster), and the wall time of every build step.
 #
+# TUNE=1 then measures everything together: `phptune tune --app wordpress` with the
+# build that was fastest on the training page (or TUNE_BUILD, a variant) as one more
+# challenge beside the default ones (the JIT, opcache's timestamps, the process
+# manager, listen, max_requests) and the pool's sizing; its holdout (recommended
+# against the distro default, interleaved) is printed with each decision's own
+# ratio, i.e. the share each had in the race.
+#
 # Not run by any test: a full build takes ~15 minutes of 2 cores here (a trained
-# one ~20-30), and each page's compare ~10 minutes.
+# one ~25-40), each page's compare ~10 minutes, the tune TUNE_BUDGET (30m).
 #
 # Usage: bash bench/build.sh
 # Settings (environment): VARIANTS ("plain pgo"; add bolt, pgo-bolt, pgo-lto...),
 # TRAIN (wordpress:front), CONNS (8), ROUNDS (5), TRIAL/WARM (20s/5s), JOBS (2),
-# PAGES ("wordpress:front wordpress:comment strings:front"), OUT (bench/out/build-DATE).
+# PAGES ("wordpress:front wordpress:comment strings:front"), OUT (bench/out/build-DATE),
+# TUNE (0), TUNE_BUILD (the fastest variant on TRAIN), TUNE_BUDGET (30m), TUNE_CONNS (20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +51,10 @@ TRIAL=${TRIAL:-20s}
 WARM=${WARM:-5s}
 JOBS=${JOBS:-2}
 OUT=${OUT:-bench/out/build-$(date +%Y%m%d-%H%M%S)}
+TUNE=${TUNE:-0}
+TUNE_BUILD=${TUNE_BUILD:-}
+TUNE_BUDGET=${TUNE_BUDGET:-30m}
+TUNE_CONNS=${TUNE_CONNS:-20}
 BIN=bin/phptune
 
 command -v python3 >/dev/null || { echo "bench/build.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
@@ -81,9 +94,12 @@ for page in $PAGES; do
 	"$BIN" compare --app "$app" --workload "$wl" -c "$CONNS" --rounds "$ROUNDS" -d "$TRIAL" --warmup "$WARM" --json \
 		"${arms[@]}" >"$OUT/compare-$app-$wl.json" 2>"$OUT/compare-$app-$wl.log" ||
 		{ echo "compare failed: see $OUT/compare-$app-$wl.log" >&2; continue; }
-	python3 - "$OUT/compare-$app-$wl.json" <<'EOF'
+	best=/dev/null
+	[ "$page" = "$TRAIN" ] && best=$OUT/best-variant
+	python3 - "$OUT/compare-$app-$wl.json" "$best" <<'EOF'
 import json, math, statistics, sys
 c = json.load(open(sys.argv[1]))
+speed = {}
 cpu, probe = {}, {}
 for cfg in c["configs"]:
     if cfg.get("failed"):
@@ -114,6 +130,8 @@ def ratio(a, b, what):
         line += f"; at the machine's speed {sr:.3f} [{slo:.3f}, {shi:.3f}]"
         r, hi = sr, shi
     print(line + f" over {len(pairs)} rounds")
+    if a == "distro":
+        speed[b] = r
     if r < 0.97:
         sig = "significant: the interval is below 1" if hi < 1 else "the interval includes 1"
         print(f"WARNING: {b} costs {100 * (1 / r - 1):.1f}% more CPU per request than {a} on this page ({sig})")
@@ -128,5 +146,26 @@ for v in labels:
         ratio("distro", v, "all of it")
 for row in c["summary"]:
     print(f"{row['label']:8s} throughput {row['throughput_rps_median']:.1f} rps, ratio to distro {row['throughput_ratio']:.3f} [{row['throughput_ratio_ci_low']:.3f}, {row['throughput_ratio_ci_high']:.3f}]")
+if speed:
+    open(sys.argv[2], "w").write(max(speed, key=speed.get) + "\n")
 EOF
 done
+
+[[ $TUNE == 1 ]] || exit 0
+v=${TUNE_BUILD:-$(cat "$OUT/best-variant" 2>/dev/null || true)}
+[ -n "$v" ] && [ -f "$OUT/$v.json" ] || { echo "TUNE=1: no build to challenge with (set TUNE_BUILD to one of: $VARIANTS)" >&2; exit 1; }
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$OUT/$v.json")
+echo
+echo "== everything together: tune --app wordpress, the $v build ($id) one more challenge, budget $TUNE_BUDGET"
+chal=()
+for c in pm=dynamic pm=ondemand listen=tcp opcache.validate_timestamps=off jit=tracing,64M pm.max_requests=1000 "php.build=$id"; do
+	chal+=(--challenges "$c")
+done
+t0=$(date +%s)
+"$BIN" tune --app wordpress --workload front -c "$TUNE_CONNS" --memory-budget 1G --time-budget "$TUNE_BUDGET" --curve none \
+	"${chal[@]}" -o "$OUT/tune" >"$OUT/tune.txt" 2>"$OUT/tune.log" ||
+	{ echo "tune failed: see $OUT/tune.log" >&2; tail -5 "$OUT/tune.log" >&2; exit 1; }
+echo "tune wall time $(($(date +%s) - t0)) s; its evidence: $OUT/tune/evidence.txt"
+# The decisions (each challenger's own ratio against the sized pool: its share) and
+# the holdout against the distro default.
+sed -n '/^paired comparisons/,/^$/p;/^holdout/,/^$/p' "$OUT/tune/evidence.txt"
