@@ -462,8 +462,12 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 		b.rec.TrainRecipe = TrainRecipe
 		training += fmt.Sprintf(" recipe %d", TrainRecipe)
 	}
+	keyFl := keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS
+	if compiled == VariantPGOLTO {
+		keyFl += " " + strings.Join(ltoMakeArgs(), " ")
+	}
 	key := Key(KeyParts{SourceVersion: b.rec.SourceVersion + " " + b.rec.SourcePackage, SourceDigest: b.rec.Source,
-		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFlags(b.rec.CFLAGS) + " " + b.rec.LDFLAGS, Training: training})
+		Variant: o.Variant, Configure: b.rec.Configure, CFLAGS: keyFl, Training: training})
 	b.rec.Key, b.rec.ID = key, IDOf(key)
 	if r, err := Load(b.rec.ID); err == nil && !o.Rebuild {
 		b.cached = true
@@ -500,6 +504,9 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	}
 	makeArgs := func(profFlags string) []string {
 		args := []string{jobs}
+		if compiled == VariantPGOLTO {
+			args = append(args, ltoMakeArgs()...)
+		}
 		if profFlags != "" {
 			args = append(args, "PROF_FLAGS="+profFlags)
 		}

@@ -58,6 +58,26 @@ func Trained(v string) bool {
 // ltoFlag is gcc's link-time optimisation with as many jobs as make gives.
 const ltoFlag = "-flto=auto"
 
+// ltoExcluded are the objects an LTO build compiles without LTO: the two
+// files that declare PHP's VM registers as global register variables (the
+// VM itself, and the JIT's helpers in opcache). gcc generates LTO code at
+// link time, where nothing reserves those registers, and the link fails
+// ("global register variable follows a function definition": seen here
+// linking opcache.so). Compiled the usual way they keep the registers the
+// way a build without LTO does; everything else is optimised across files.
+var ltoExcluded = []string{"Zend/zend_execute.lo", "ext/opcache/jit/zend_jit_vm_helpers.lo"}
+
+// ltoMakeArgs are make's arguments that compile ltoExcluded without LTO:
+// -fno-lto appended, for those targets only, to CFLAGS_CLEAN (which PHP's
+// compile rules use, after the CFLAGS configure was given).
+func ltoMakeArgs() []string {
+	var args []string
+	for _, t := range ltoExcluded {
+		args = append(args, "--eval="+t+": CFLAGS_CLEAN += -fno-lto")
+	}
+	return args
+}
+
 // Record is what a completed build says about itself (record.json).
 type Record struct {
 	Schema  int    `json:"schema"`
