@@ -790,7 +790,8 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 			continue
 		}
 		if m, ok := ParseModIni(string(data)); ok {
-			if slices.Contains(b.rec.Built, m.Name) {
+			// opcache is always the build's own (labs load it, see ForLab).
+			if slices.Contains(b.rec.Built, m.Name) || m.Name == "opcache" {
 				m.Path = filepath.Join(b.src, "modules", m.Name+".so")
 				mods = append(mods, m)
 			} else if _, err := os.Stat(filepath.Join(b.rec.ExtDir, m.Name+".so")); err == nil {
@@ -811,7 +812,7 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 	b.rec.Extensions = ParseCheckOutput(out, mods)
 	failed := 0
 	for i, r := range b.rec.Extensions {
-		b.rec.Extensions[i].Own = slices.Contains(b.rec.Built, r.Name)
+		b.rec.Extensions[i].Own = slices.Contains(b.rec.Built, r.Name) || r.Name == "opcache"
 		if !r.Loaded {
 			failed++
 			fmt.Fprintf(log, "NOT LOADED %s: %s\n", r.Name, r.Reason)
