@@ -58,6 +58,8 @@ type arm struct {
 	dec      Decision
 	dropped  string // broke a limit: rejected outright
 	why      string // why it left the race undecided
+	halved   bool   // left undecided by the halving (it may come back, see revive)
+	revived  int    // times it came back
 }
 
 // statistic is what the pair is decided on: stack CPU per request when
@@ -176,7 +178,11 @@ func raceRounds(k, budget, minRounds int) int {
 // equivalence margin leaves the race ("cannot win"). The trial budget is
 // CategoricalTrials plus what Spare grants (the time budget's spare: more
 // rounds for the undecided, never more challengers), within what
-// SearchTrials leaves.
+// SearchTrials leaves. When every challenger still in has been decided and
+// that budget affords another round, the ones the halving left undecided
+// come back (see revive): the halving orders who is measured first, it
+// does not decide; their rounds stay within the race's MaxRounds looks, so
+// the looks' correction holds for them as planned.
 //
 // A pair decided on throughput whose run (either one) had more than
 // StealLimit steal is measured again, both configurations, and the calmer
@@ -228,7 +234,14 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 			}
 		}
 		if len(active) == 0 {
-			break
+			if active = revive(arms, spent, budget); len(active) == 0 {
+				break
+			}
+			var names []string
+			for _, a := range active {
+				names = append(names, a.ch.Name)
+			}
+			d.note("the race decided its leaders after %d rounds with %d of its %d trials left: %s, left undecided by the halving, came back", round, budget-spent, budget, strings.Join(names, ", "))
 		}
 		if round > 0 {
 			// The most promising first: the race keeps measuring them.
@@ -244,7 +257,7 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 		}
 		keep := keepRacing(len(active), round, spent, budget, cmp.MinRounds)
 		for _, a := range active[keep:] {
-			a.done = true
+			a.done, a.halved = true, true
 			a.why = fmt.Sprintf("left the race after %d rounds: not in the better half of the challengers", len(a.inc))
 		}
 		active = active[:keep]
@@ -300,6 +313,32 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 		d.decide(arms, cmp, alpha)
 	}
 	d.finish(arms, inc, cmp)
+}
+
+// revive brings back the challengers the halving left undecided, when no
+// challenger is left in the race and the budget affords a round with one
+// of them (the halving then keeps the better half of those, as in any
+// round). A challenger whose group already has an adopted one stays out:
+// at most one change per group is adopted.
+func revive(arms []*arm, spent, budget int) []*arm {
+	if spent+2 > budget {
+		return nil
+	}
+	adopted := map[string]bool{}
+	for _, a := range arms {
+		if a.dec.Adopted {
+			adopted[a.ch.Group] = true
+		}
+	}
+	var back []*arm
+	for _, a := range arms {
+		if a.halved && a.done && a.dec.Verdict == "" && a.dropped == "" && !adopted[a.ch.Group] {
+			a.done, a.halved, a.why = false, false, ""
+			a.revived++
+			back = append(back, a)
+		}
+	}
+	return back
 }
 
 // round measures the incumbent and the active challengers once, in an
