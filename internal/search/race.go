@@ -59,7 +59,6 @@ type arm struct {
 	dropped  string // broke a limit: rejected outright
 	why      string // why it left the race undecided
 	halved   bool   // left undecided by the halving (it may come back, see revive)
-	revived  int    // times it came back
 }
 
 // statistic is what the pair is decided on: stack CPU per request when
@@ -227,6 +226,7 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 	alpha := stats.SequentialAlpha(1-cmp.Confidence, looks)
 	spent := 0
 	for round := 0; round < cmp.MaxRounds; round++ {
+		revived := false
 		var active []*arm
 		for _, a := range arms {
 			if !a.done {
@@ -237,11 +237,7 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 			if active = revive(arms, spent, budget); len(active) == 0 {
 				break
 			}
-			var names []string
-			for _, a := range active {
-				names = append(names, a.ch.Name)
-			}
-			d.note("the race decided its leaders after %d rounds with %d of its %d trials left: %s, left undecided by the halving, came back", round, budget-spent, budget, strings.Join(names, ", "))
+			revived = true
 		}
 		if round > 0 {
 			// The most promising first: the race keeps measuring them.
@@ -261,6 +257,13 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 			a.why = fmt.Sprintf("left the race after %d rounds: not in the better half of the challengers", len(a.inc))
 		}
 		active = active[:keep]
+		if revived {
+			var names []string
+			for _, a := range active {
+				names = append(names, a.ch.Name)
+			}
+			d.note("the race decided its leaders after %d rounds with %d of its %d trials left: %s, left undecided by the halving, came back", round, budget-spent, budget, strings.Join(names, ", "))
+		}
 		if spent+1+len(active) > budget {
 			for _, a := range active {
 				a.done = true
@@ -334,7 +337,6 @@ func revive(arms []*arm, spent, budget int) []*arm {
 	for _, a := range arms {
 		if a.halved && a.done && a.dec.Verdict == "" && a.dropped == "" && !adopted[a.ch.Group] {
 			a.done, a.halved, a.why = false, false, ""
-			a.revived++
 			back = append(back, a)
 		}
 	}
