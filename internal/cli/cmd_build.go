@@ -37,7 +37,10 @@ Variants:
            generator with opcache (hello, phpinfo, strings from a private
            docroot; io and wordpress[:front|mix|comment] in a lab of their own
            with MariaDB; default strings), then prof-use.
-  pgo-lto  pgo with gcc's link-time optimisation (-flto=auto).
+  pgo-lto  pgo with gcc's link-time optimisation (-flto=auto), except the
+           two files that keep PHP's VM registers in global register
+           variables (Zend/zend_execute.c, opcache's JIT helpers), which
+           an LTO link cannot handle.
   bolt, pgo-bolt, pgo-lto-bolt
            plain, pgo or pgo-lto linked with its relocations kept, then its
            php-fpm rewritten by LLVM BOLT (Debian's bolt-16): instrumented
