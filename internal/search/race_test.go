@@ -106,55 +106,43 @@ func TestRaceAgainstGrid(t *testing.T) {
 	}
 }
 
+// raceChallenges are the race tests' challengers: the tune's defaults
+// (without max_requests), the JIT among them.
+var raceChallenges = []search.Challenge{
+	{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
+	{Name: "pm=ondemand", Group: "pm", Set: []string{"pm=ondemand"}},
+	{Name: "listen=tcp", Group: "listen", Set: []string{"listen=tcp"}},
+	{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}},
+	{Name: "jit", Group: "jit", Set: []string{"opcache.jit=tracing", "opcache.jit_buffer_size=64M"}},
+}
+
+// decisionOf is the decision on the challenger named name.
+func decisionOf(rec search.Recommendation, name string) search.Decision {
+	for _, x := range rec.Decisions {
+		if x.Name == name {
+			return x
+		}
+	}
+	return search.Decision{}
+}
+
 // TestRaceSpareRounds: trials the time budget spares (Options.Spare) buy
 // more rounds for the undecided leader, never more challengers, within
 // what Spare granted; with them a small real gain measured on a noisy
 // statistic is adopted more often, and a change that does nothing is
 // still adopted rarely (the looks' stricter level pays for the rounds).
 func TestRaceSpareRounds(t *testing.T) {
-	challenges := []search.Challenge{
-		{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
-		{Name: "pm=ondemand", Group: "pm", Set: []string{"pm=ondemand"}},
-		{Name: "listen=tcp", Group: "listen", Set: []string{"listen=tcp"}},
-		{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}},
-		{Name: "jit", Group: "jit", Set: []string{"opcache.jit=tracing", "opcache.jit_buffer_size=64M"}},
-	}
 	// A CPU-bound page whose CPU per request is noisy (6% a run): a 5%
 	// gain from the JIT is hard to tell in 3 rounds.
 	w := sim.CPUBound()
 	w.JITGain, w.CPUNoise, w.Noise, w.StealProb, w.TCPCost, w.SwitchCost, w.VTOffGain = 0.08, 0.06, 0.06, 0, 0, 0, 0
 	race := func(seed uint64, spare int, w sim.Workload) (rec search.Recommendation, asked []int, trials int) {
-		o := search.Options{Conns: 20, Cores: 2, Challenges: challenges}
+		o := search.Options{Conns: 20, Cores: 2, Challenges: raceChallenges}
 		if spare > 0 {
 			o.Spare = func(planned int) int { asked = append(asked, planned); return spare }
 		}
-		d := domain(t, o)
-		st := sim.New(w, seed)
-		ctx := context.Background()
-		for batch := d.Ask(); len(batch) > 0; batch = d.Ask() {
-			for _, c := range batch {
-				if c.Phase == search.PhaseCategorical {
-					trials++ // the race's trials
-				}
-				if err := st.Apply(ctx, c.Config); err != nil {
-					t.Fatal(err)
-				}
-				b, err := st.Measure(ctx, c.Conns, 10*time.Second, 2*time.Second)
-				if err != nil {
-					t.Fatal(err)
-				}
-				d.Tell(c, search.Outcome{Bench: b})
-			}
-		}
-		return d.Recommend(), asked, trials
-	}
-	decision := func(rec search.Recommendation, name string) search.Decision {
-		for _, x := range rec.Decisions {
-			if x.Name == name {
-				return x
-			}
-		}
-		return search.Decision{}
+		rec, trials = runRace(t, o, w, seed)
+		return rec, asked, trials
 	}
 	const runs = 40
 	adoptedPlain, adoptedSpare, nullAdopted, most := 0, 0, 0, 0
@@ -167,9 +155,9 @@ func TestRaceSpareRounds(t *testing.T) {
 		if n0 > 14 || n1 > 14+16 {
 			t.Errorf("seed %d: the race ran %d trials with 16 spare, %d without (planned 14)", seed, n1, n0)
 		}
-		most = max(most, decision(spare, "jit").Rounds)
-		adoptedPlain += map[bool]int{true: 1}[decision(plain, "jit").Adopted]
-		adoptedSpare += map[bool]int{true: 1}[decision(spare, "jit").Adopted]
+		most = max(most, decisionOf(spare, "jit").Rounds)
+		adoptedPlain += map[bool]int{true: 1}[decisionOf(plain, "jit").Adopted]
+		adoptedSpare += map[bool]int{true: 1}[decisionOf(spare, "jit").Adopted]
 		null := w
 		null.JITGain = 0
 		rec, _, _ := race(seed, 16, null)
@@ -227,34 +215,19 @@ func runRace(t *testing.T, o search.Options, w sim.Workload, seed uint64) (searc
 // alone, the race stays within its budget, and a change that does nothing
 // is still adopted rarely.
 func TestRaceRevivesHalved(t *testing.T) {
-	challenges := []search.Challenge{
-		{Name: "pm=dynamic", Group: "pm", Set: []string{"pm=dynamic"}},
-		{Name: "pm=ondemand", Group: "pm", Set: []string{"pm=ondemand"}},
-		{Name: "listen=tcp", Group: "listen", Set: []string{"listen=tcp"}},
-		{Name: "vt=off", Group: "vt", Set: []string{"opcache.validate_timestamps=off"}},
-		{Name: "jit", Group: "jit", Set: []string{"opcache.jit=tracing", "opcache.jit_buffer_size=64M"}},
-	}
 	// validate_timestamps=off saves 15% (the leader, decided early), the
 	// JIT 6% (the build of the WordPress tune), at 6% noise a run.
 	w := sim.CPUBound()
 	w.VTOffGain, w.JITGain, w.CPUNoise, w.Noise, w.StealProb, w.TCPCost, w.SwitchCost = 0.15, 0.06, 0.06, 0.06, 0, 0, 0
 	const runs, spare = 40, 40
-	o := search.Options{Conns: 20, Cores: 2, Challenges: challenges, Spare: func(int) int { return spare }}
-	jitOf := func(rec search.Recommendation) search.Decision {
-		for _, x := range rec.Decisions {
-			if x.Name == "jit" {
-				return x
-			}
-		}
-		return search.Decision{}
-	}
+	o := search.Options{Conns: 20, Cores: 2, Challenges: raceChallenges, Spare: func(int) int { return spare }}
 	adopted, revived, nullAdopted := 0, 0, 0
 	for seed := uint64(1); seed <= runs; seed++ {
 		rec, trials := runRace(t, o, w, seed)
 		if trials > 14+spare {
 			t.Errorf("seed %d: %d race trials, more than the planned 14 and %d spare", seed, trials, spare)
 		}
-		if jitOf(rec).Adopted {
+		if decisionOf(rec, "jit").Adopted {
 			adopted++
 		}
 		for _, n := range rec.Notes {
@@ -265,7 +238,7 @@ func TestRaceRevivesHalved(t *testing.T) {
 		}
 		null := w
 		null.JITGain = 0
-		if rec, _ := runRace(t, o, null, seed); jitOf(rec).Adopted {
+		if rec, _ := runRace(t, o, null, seed); decisionOf(rec, "jit").Adopted {
 			nullAdopted++
 		}
 	}
