@@ -100,6 +100,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")
 	f.IntVar(&o.Jobs, "jobs", 2, "make -j")
+	f.StringVar(&o.ExtraCFLAGS, "cflags", "", "compiler flags added after Debian's, e.g. \"-O3\" or \"-march=native\" (part of the build's key; shown in its record)")
 	f.BoolVar(&o.Minimal, "minimal", false, "--disable-all with fpm, cgi, cli and opcache only (tests, CI)")
 	f.BoolVar(&o.Rebuild, "rebuild", false, "build again even when the same build exists")
 	f.BoolVar(&o.NoInstall, "no-install", false, "print the apt-get line for missing build dependencies instead of installing them")
@@ -126,6 +127,9 @@ func printBuild(env *Env, r *phpbuild.Record) {
 		fmt.Fprintf(env.Stdout, ", trained on %s: %s", r.Training, r.TrainInfo)
 	}
 	fmt.Fprintln(env.Stdout)
+	if r.ExtraCFLAGS != "" {
+		fmt.Fprintf(env.Stdout, "  added to Debian's flags: %s\n", r.ExtraCFLAGS)
+	}
 	fmt.Fprintf(env.Stdout, "  CFLAGS %s\n  configure %s\n", r.CFLAGS, strings.Join(r.Configure, " "))
 	var steps []string
 	total := 0.0

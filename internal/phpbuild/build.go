@@ -41,6 +41,9 @@ type Options struct {
 	Source string
 	// Jobs is make's -j (default 2).
 	Jobs int
+	// ExtraCFLAGS are compiler flags added after Debian's (--cflags):
+	// part of the build's key and record. CheckExtraCFLAGS says which.
+	ExtraCFLAGS string
 	// NoInstall makes missing build dependencies an error with the
 	// apt-get line even as root (default: root installs them).
 	NoInstall bool
@@ -85,6 +88,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2
+	}
+	if _, err := CheckExtraCFLAGS(o.ExtraCFLAGS); err != nil {
+		return err
 	}
 	if o.TrainDuration <= 0 {
 		o.TrainDuration = 30 * time.Second
@@ -213,11 +219,18 @@ func (b *builder) sameRequest() *Record {
 	rs, _ := List()
 	for _, r := range rs {
 		if r.Source == b.sourceDesc() && r.Variant == b.o.Variant && r.Minimal == b.o.Minimal &&
-			r.Training == b.trainingDesc() && r.Installed == b.installed && (r.Training == "" || r.TrainRecipe == TrainRecipe) {
+			r.Training == b.trainingDesc() && r.Installed == b.installed && (r.Training == "" || r.TrainRecipe == TrainRecipe) &&
+			r.ExtraCFLAGS == b.extraCFLAGS() {
 			return r
 		}
 	}
 	return nil
+}
+
+// extraCFLAGS is --cflags as a record keeps it (one space between words).
+func (b *builder) extraCFLAGS() string {
+	words, _ := CheckExtraCFLAGS(b.o.ExtraCFLAGS)
+	return strings.Join(words, " ")
 }
 
 func (b *builder) trainingDesc() string {
@@ -434,6 +447,12 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	b.rec.Older = OlderThan(b.rec.SourceVersion, b.installed)
 	if err := b.timed("flags", func(log io.Writer) error { return b.flags(ctx, log) }); err != nil {
 		return nil, err
+	}
+	if extra := b.extraCFLAGS(); extra != "" {
+		// After Debian's, so that -O3 or -fno-… win over its -O2 and
+		// -f… (gcc takes the last of two that contradict).
+		b.rec.CFLAGS += " " + extra
+		b.rec.ExtraCFLAGS = extra
 	}
 	compiled, bolt, _ := Compiled(o.Variant)
 	if compiled == VariantPGOLTO {

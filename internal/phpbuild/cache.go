@@ -99,12 +99,14 @@ type Record struct {
 	Minimal   bool     `json:"minimal"`
 	Configure []string `json:"configure"`
 	CFLAGS    string   `json:"cflags"`
-	CPPFLAGS  string   `json:"cppflags"`
-	LDFLAGS   string   `json:"ldflags"`
-	PHPAPI    string   `json:"php_api"`
-	ExtDir    string   `json:"extension_dir"`
-	Training  string   `json:"training,omitempty"` // "APP:WORKLOAD", trained variants only
-	TrainInfo string   `json:"training_result,omitempty"`
+	// ExtraCFLAGS are the flags --cflags added to Debian's (in CFLAGS too).
+	ExtraCFLAGS string `json:"extra_cflags,omitempty"`
+	CPPFLAGS    string `json:"cppflags"`
+	LDFLAGS     string `json:"ldflags"`
+	PHPAPI      string `json:"php_api"`
+	ExtDir      string `json:"extension_dir"`
+	Training    string `json:"training,omitempty"` // "APP:WORKLOAD", trained variants only
+	TrainInfo   string `json:"training_result,omitempty"`
 	// BOLTTrainInfo is the BOLT-instrumented php-fpm's training run, and
 	// BOLTStats what llvm-bolt said it changed (its dyno-stats summary).
 	BOLTTrainInfo string `json:"bolt_training_result,omitempty"`

@@ -3,6 +3,7 @@ package phpbuild
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -279,3 +280,27 @@ func BuildFlagsEnv(vars map[string]string) []string {
 		"DEB_LDFLAGS_MAINT_APPEND=" + vars["DEB_LDFLAGS_MAINT_APPEND"],
 	}
 }
+
+// CheckExtraCFLAGS checks the compiler flags a user adds to Debian's
+// (--cflags): optimisation (-O…), code generation and tuning (-f…, -m…),
+// debug info (-g…), warnings (-W… but not -Wl,/-Wa,/-Wp,, which hand words
+// to other programs) and macros (-D…, -U…). Anything else (an output file,
+// a linker option, a word that is not a flag) would break or change the
+// build in ways its record could not tell, so it is refused with the word.
+func CheckExtraCFLAGS(s string) ([]string, error) {
+	words := strings.Fields(s)
+	for _, w := range words {
+		ok := extraCFLAGRE.MatchString(w)
+		for _, p := range []string{"-Wl,", "-Wa,", "-Wp,"} {
+			if strings.HasPrefix(w, p) {
+				ok = false
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("--cflags %q: %q is not a compiler flag phptune passes on; give optimisation, code-generation or macro flags such as -O3, -fno-semantic-interposition, -march=native, -DNDEBUG", s, w)
+		}
+	}
+	return words, nil
+}
+
+var extraCFLAGRE = regexp.MustCompile(`^-(O[0-3sgz]?|O(fast)|f[a-z0-9][a-z0-9_=,.+-]*|m[a-z0-9][a-z0-9_=,.+-]*|g[a-z0-9]*|W[a-z][a-z0-9_=-]*|[DU][A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.]*)?)$`)

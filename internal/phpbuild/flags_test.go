@@ -233,3 +233,55 @@ func TestKeyAndVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckExtraCFLAGS(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // joined words, or "error"
+	}{
+		{"", ""},
+		{" -O3  -fno-semantic-interposition ", "-O3 -fno-semantic-interposition"},
+		{"-march=native -mtune=znver3 -g0 -DNDEBUG -UFOO -Wno-error", "-march=native -mtune=znver3 -g0 -DNDEBUG -UFOO -Wno-error"},
+		{"-Ofast", "-Ofast"},
+		{"-fprofile-partial-training", "-fprofile-partial-training"},
+		{"-o /etc/passwd", "error"},
+		{"-Wl,-rpath,/tmp", "error"},
+		{"-Wa,--foo", "error"},
+		{"O3", "error"},
+		{"-O3;rm", "error"},
+		{"-DX=$(id)", "error"},
+		{"-c", "error"},
+		{"-shared", "error"},
+		{"-B/tmp", "error"},
+		{"-specs=/tmp/x", "error"},
+		{"-isystem/tmp", "error"},
+	} {
+		got, err := CheckExtraCFLAGS(tc.in)
+		if tc.want == "error" {
+			if err == nil || !strings.Contains(err.Error(), "--cflags") {
+				t.Errorf("%q: err %v, want a --cflags error", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzCheckExtraCFLAGS(f *testing.F) {
+	for _, s := range []string{"-O3", "-fno-plt -march=native", "-Wl,-z", "-o x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words, err := CheckExtraCFLAGS(s)
+		if err != nil {
+			return
+		}
+		for _, w := range words {
+			if !strings.HasPrefix(w, "-") || strings.ContainsAny(w, " \t\n;$`'\"\\/*?<>|&()") {
+				t.Fatalf("%q passed", w)
+			}
+		}
+	})
+}
