@@ -59,6 +59,12 @@ first use), training as the lab account; root never runs a build's binary.
 Every build step runs with the lowest CPU priority (nice 19, SCHED_IDLE), so a
 build takes only CPU nobody else wants; --jobs is make's -j (default 2).
 
+--cflags adds compiler flags after Debian's (optimisation, code generation,
+warnings and macros only: -O3, -march=native, -fno-semantic-interposition,
+-fno-stack-protector -U_FORTIFY_SOURCE...). They are part of the build's key
+and shown wherever the build is named; flags that drop Debian's hardening
+trade safety for speed, a choice phptune leaves to you.
+
 A build is complete or absent: Ctrl-C stops every process of it and keeps
 nothing. The same request again returns the existing build at once (--rebuild
 to make it again). Missing build dependencies are installed when run as root
@@ -175,6 +181,9 @@ func newBuildListCmd(env *Env) *cobra.Command {
 				v := r.Variant
 				if r.Minimal {
 					v += " (minimal)"
+				}
+				if r.ExtraCFLAGS != "" {
+					v += " +" + r.ExtraCFLAGS
 				}
 				sec := "same as or newer than installed " + r.Installed
 				if r.Older {

@@ -21,7 +21,7 @@ func fakeBuild(t *testing.T, id string, older bool) {
 	r := phpbuild.Record{Schema: 1, ID: id, SourceVersion: "8.2.32", Installed: "8.2.36-1~deb12u1", Older: older,
 		Variant: "pgo", Minimal: true, Training: "strings:front", Created: "2026-11-23T17:00:00Z"}
 	if !older {
-		r.SourceVersion = "8.2.36"
+		r.SourceVersion, r.ExtraCFLAGS = "8.2.36", "-O3 -march=native"
 	}
 	data, _ := json.Marshal(&r)
 	if err := os.WriteFile(filepath.Join(dir, "record.json"), data, 0o644); err != nil {
@@ -55,7 +55,7 @@ func TestBuildListAndRm(t *testing.T) {
 				t.Errorf("older build's line: %q", l)
 			}
 		case strings.HasPrefix(l, "ba9876543210"):
-			if strings.Contains(l, "OLDER") {
+			if strings.Contains(l, "OLDER") || !strings.Contains(l, "pgo (minimal) +-O3 -march=native") {
 				t.Errorf("current build's line: %q", l)
 			}
 		default:
@@ -80,6 +80,7 @@ func TestBuildListAndRm(t *testing.T) {
 		{[]string{"build", "--train", "hello"}, 2, "--train is for the trained variants"},
 		{[]string{"build", "--variant", "pgo", "--train", "wordpress:/about"}, 2, "front, mix or comment"},
 		{[]string{"build", "--variant", "pgo", "--train", "io:mix"}, 2, "app io trains on front"},
+		{[]string{"build", "--cflags", "-O3 -Wl,-rpath,/tmp"}, 2, `"-Wl,-rpath,/tmp" is not a compiler flag`},
 	}
 	for _, c := range cases {
 		_, errs, code := runCLI(t, c.args...)
