@@ -11,6 +11,9 @@
 #             relocations, php-fpm rewritten by LLVM BOLT from an instrumented run)
 #   pgo-bolt  both
 #   pgo-lto   pgo with gcc's link-time optimisation
+#   V+fast    variant V built with `--cflags "$FAST_CFLAGS"` on top of Debian's flags
+#             (default: -fno-semantic-interposition -fno-stack-protector
+#             -U_FORTIFY_SOURCE, i.e. without Debian's stack and buffer hardening)
 #
 # Measured by `phptune compare` (interleaved rounds, each in fresh processes, same
 # pool) with the knob php.build, on the page the builds were trained on (WordPress
@@ -20,7 +23,8 @@
 # CPU per request ÷ its machine-speed probe reading: a neighbour that slows the CPU
 # moves the raw figure, less so this one), beside throughput. Printed: distro/plain
 # (the rebuild itself: other patch level, other flags), plain/pgo (PGO alone),
-# plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO) and distro/each, each
+# plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO), V/V+fast (the added
+# flags alone) and distro/each, each
 # the geometric mean of the per-round paired ratios with a 95% t interval (> 1: the
 # second is faster), and the wall time of every build step.
 #
@@ -35,7 +39,8 @@
 # one ~25-40), each page's compare ~10 minutes, the tune TUNE_BUDGET (30m).
 #
 # Usage: bash bench/build.sh
-# Settings (environment): VARIANTS ("plain pgo"; add bolt, pgo-bolt, pgo-lto...),
+# Settings (environment): VARIANTS ("plain pgo"; add bolt, pgo-bolt, pgo-lto, V+fast...),
+# FAST_CFLAGS (above),
 # TRAIN (wordpress:front), CONNS (8), ROUNDS (5), TRIAL/WARM (20s/5s), JOBS (2),
 # PAGES ("wordpress:front wordpress:comment strings:front"), OUT (bench/out/build-DATE),
 # TUNE (0), TUNE_BUILD (the fastest variant on TRAIN), TUNE_BUDGET (30m), TUNE_CONNS (20).
@@ -43,6 +48,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VARIANTS=${VARIANTS:-plain pgo}
+FAST_CFLAGS=${FAST_CFLAGS:--fno-semantic-interposition -fno-stack-protector -U_FORTIFY_SOURCE}
 TRAIN=${TRAIN:-wordpress:front}
 CONNS=${CONNS:-8}
 PAGES=${PAGES:-wordpress:front wordpress:comment strings:front}
@@ -65,9 +71,11 @@ echo "bench/build.sh: $(date -u +%FT%TZ), $(nproc) cores, train $TRAIN, -c $CONN
 # Builds run at nice 19 / SCHED_IDLE (phptune does that itself); an existing
 # build of the same request is reused at once.
 for v in $VARIANTS; do
+	base=${v%+fast} flags=()
+	[ "$base" != "$v" ] && flags=(--cflags "$FAST_CFLAGS")
 	train=(--train "$TRAIN")
-	[ "$v" = plain ] && train=()
-	"$BIN" build --variant "$v" "${train[@]}" --jobs "$JOBS" --json >"$OUT/$v.json" 2>"$OUT/$v.log" ||
+	[ "$base" = plain ] && train=()
+	"$BIN" build --variant "$base" "${train[@]}" "${flags[@]}" --jobs "$JOBS" --json >"$OUT/$v.json" 2>"$OUT/$v.log" ||
 		{ echo "build $v failed: see $OUT/$v.log" >&2; tail -3 "$OUT/$v.log" >&2; exit 1; }
 done
 for v in $VARIANTS; do
@@ -77,9 +85,10 @@ r = json.load(open(sys.argv[1]))
 note = ""
 if r.get("older_than_installed"):
     note = f"# WARNING: PHP {r['source_version']} is OLDER than the installed {r['installed_version']} (missing security fixes)\n"
-open(sys.argv[2], "w").write(f"# phptune build {r['id']}: PHP {r['source_version']} {r['variant']} {r.get('training','')}\n{note}php.build={r['id']}\n")
+extra = f" +{r['extra_cflags']}" if r.get("extra_cflags") else ""
+open(sys.argv[2], "w").write(f"# phptune build {r['id']}: PHP {r['source_version']} {r['variant']}{extra} {r.get('training','')}\n{note}php.build={r['id']}\n")
 steps = ", ".join(f"{s['name']} {s['seconds']:.0f}s" for s in r["steps"])
-print(f"{r['variant']}: build {r['id']}, PHP {r['source_version']}, steps: {steps}")
+print(f"{r['variant']}{extra}: build {r['id']}, PHP {r['source_version']}, steps: {steps}")
 if note:
     print(note.strip())
 EOF
@@ -141,6 +150,9 @@ ratio("plain", "pgo", "PGO alone")
 ratio("plain", "bolt", "BOLT alone")
 ratio("pgo", "pgo-bolt", "BOLT on top of PGO")
 ratio("pgo", "pgo-lto", "LTO on top of PGO")
+for v in labels:
+    if v.endswith("+fast"):
+        ratio(v[:-len("+fast")], v, "the added flags alone")
 for v in labels:
     if v not in ("distro", "plain"):
         ratio("distro", v, "all of it")
