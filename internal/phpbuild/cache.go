@@ -136,10 +136,30 @@ type Step struct {
 // SecurityNote is the plain-words warning every output naming an older
 // build carries ("" when it is not older).
 func (r *Record) SecurityNote() string {
-	if !r.Older {
-		return ""
+	var notes []string
+	if r.Older {
+		notes = append(notes, fmt.Sprintf("WARNING: this build is PHP %s, OLDER than the installed php-fpm %s: it lacks the security fixes made since; do not serve untrusted traffic with it (give the exact source with --source)", r.SourceVersion, r.Installed))
 	}
-	return fmt.Sprintf("WARNING: this build is PHP %s, OLDER than the installed php-fpm %s: it lacks the security fixes made since; do not serve untrusted traffic with it (give the exact source with --source)", r.SourceVersion, r.Installed)
+	if off := HardeningOff(r.ExtraCFLAGS); len(off) > 0 {
+		notes = append(notes, fmt.Sprintf("WARNING: this build was compiled without Debian's hardening (--cflags %s): a memory-safety bug in PHP or an extension is easier to exploit in it than in the distro's binary", strings.Join(off, " ")))
+	}
+	return strings.Join(notes, " ")
+}
+
+// HardeningOff are the flags of a build's --cflags that turn off hardening
+// Debian compiles PHP with (stack canaries, checked memory functions,
+// stack-clash and control-flow protection).
+func HardeningOff(extra string) []string {
+	var off []string
+	for _, w := range strings.Fields(extra) {
+		switch {
+		case w == "-fno-stack-protector", w == "-fstack-protector", w == "-U_FORTIFY_SOURCE",
+			w == "-D_FORTIFY_SOURCE=0", w == "-D_FORTIFY_SOURCE=1", w == "-D_FORTIFY_SOURCE",
+			w == "-fno-stack-clash-protection", strings.HasPrefix(w, "-fcf-protection=none"):
+			off = append(off, w)
+		}
+	}
+	return off
 }
 
 // Summary is one line naming the build.

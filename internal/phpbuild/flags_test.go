@@ -232,6 +232,26 @@ func TestKeyAndVersions(t *testing.T) {
 			t.Errorf("%q does not say the build is older", s)
 		}
 	}
+	if strings.Contains(r.SecurityNote(), "hardening") {
+		t.Errorf("Debian's flags called unhardened: %q", r.SecurityNote())
+	}
+	for _, c := range []struct {
+		extra, off string
+	}{
+		{"-O3 -march=native -fno-semantic-interposition", ""},
+		{"-fno-semantic-interposition -fno-stack-protector -U_FORTIFY_SOURCE", "-fno-stack-protector -U_FORTIFY_SOURCE"},
+		{"-D_FORTIFY_SOURCE=0 -fcf-protection=none", "-D_FORTIFY_SOURCE=0 -fcf-protection=none"},
+		{"-fstack-protector-strong -D_FORTIFY_SOURCE=3", ""},
+	} {
+		r := &Record{SourceVersion: "8.2.36", Installed: "8.2.36-1~deb12u1", ExtraCFLAGS: c.extra}
+		note := r.SecurityNote()
+		if got := strings.Join(HardeningOff(c.extra), " "); got != c.off {
+			t.Errorf("HardeningOff(%q) = %q, want %q", c.extra, got, c.off)
+		}
+		if (c.off != "") != strings.Contains(note, "without Debian's hardening (--cflags "+c.off+")") || strings.Contains(note, "OLDER") {
+			t.Errorf("%q: note %q", c.extra, note)
+		}
+	}
 }
 
 func TestCheckExtraCFLAGS(t *testing.T) {
