@@ -133,8 +133,9 @@ type Step struct {
 	Log     string  `json:"log,omitempty"` // file name in logs/
 }
 
-// SecurityNote is the plain-words warning every output naming an older
-// build carries ("" when it is not older).
+// SecurityNote is the plain-words warning every output naming a build
+// carries when its source is older than the installed PHP or its --cflags
+// turned Debian's hardening off ("" when neither).
 func (r *Record) SecurityNote() string {
 	var notes []string
 	if r.Older {
