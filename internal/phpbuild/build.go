@@ -89,9 +89,12 @@ func (o *Options) defaults() error {
 	if o.Jobs <= 0 {
 		o.Jobs = 2
 	}
-	if _, err := CheckExtraCFLAGS(o.ExtraCFLAGS); err != nil {
+	words, err := CheckExtraCFLAGS(o.ExtraCFLAGS)
+	if err != nil {
 		return err
 	}
+	// As a record keeps it: one space between words.
+	o.ExtraCFLAGS = strings.Join(words, " ")
 	if o.TrainDuration <= 0 {
 		o.TrainDuration = 30 * time.Second
 	}
@@ -220,17 +223,11 @@ func (b *builder) sameRequest() *Record {
 	for _, r := range rs {
 		if r.Source == b.sourceDesc() && r.Variant == b.o.Variant && r.Minimal == b.o.Minimal &&
 			r.Training == b.trainingDesc() && r.Installed == b.installed && (r.Training == "" || r.TrainRecipe == TrainRecipe) &&
-			r.ExtraCFLAGS == b.extraCFLAGS() {
+			r.ExtraCFLAGS == b.o.ExtraCFLAGS {
 			return r
 		}
 	}
 	return nil
-}
-
-// extraCFLAGS is --cflags as a record keeps it (one space between words).
-func (b *builder) extraCFLAGS() string {
-	words, _ := CheckExtraCFLAGS(b.o.ExtraCFLAGS)
-	return strings.Join(words, " ")
 }
 
 func (b *builder) trainingDesc() string {
@@ -448,7 +445,7 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	if err := b.timed("flags", func(log io.Writer) error { return b.flags(ctx, log) }); err != nil {
 		return nil, err
 	}
-	if extra := b.extraCFLAGS(); extra != "" {
+	if extra := o.ExtraCFLAGS; extra != "" {
 		// After Debian's, so that -O3 or -fno-… win over its -O2 and
 		// -f… (gcc takes the last of two that contradict).
 		b.rec.CFLAGS += " " + extra
