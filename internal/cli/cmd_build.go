@@ -103,7 +103,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Variant, "variant", "plain", "plain, pgo, pgo-lto (pgo with gcc's link-time optimisation), or bolt, pgo-bolt, pgo-lto-bolt (that build's php-fpm rewritten by LLVM BOLT from an instrumented training run)")
 	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo, strings (a private docroot) or io, wordpress[:front|mix|comment] (in a lab of their own, with MariaDB); default strings")
-	f.DurationVar(&o.TrainDuration, "train-duration", 30*time.Second, "how long the generator loads the instrumented php-fpm")
+	f.DurationVar(&o.TrainDuration, "train-duration", phpbuild.DefaultTrainDuration, "how long the generator loads the instrumented php-fpm (another duration is another build)")
 	f.StringVar(&o.Source, "source", "", "a Debian php source directory or tarball instead of apt-get source")
 	f.IntVar(&o.Jobs, "jobs", 2, "make -j")
 	f.StringVar(&o.ExtraCFLAGS, "cflags", "", "compiler flags added after Debian's, e.g. \"-O3\" or \"-march=native\" (part of the build's key; shown in its record)")

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVariants(t *testing.T) {
@@ -30,7 +31,8 @@ func TestVariants(t *testing.T) {
 		}
 	}
 	// Options: bad variants and combinations refused before anything runs.
-	for _, o := range []Options{{Variant: "lto"}, {Variant: VariantPlain, Train: "strings"}, {Variant: VariantPGOLTOBOLT, Minimal: true}} {
+	for _, o := range []Options{{Variant: "lto"}, {Variant: VariantPlain, Train: "strings"}, {Variant: VariantPGOLTOBOLT, Minimal: true},
+		{Variant: VariantPlain, TrainDuration: time.Minute}, {Variant: VariantPGO, TrainDuration: -time.Second}, {Variant: VariantPGO, TrainDuration: time.Millisecond}} {
 		if err := o.defaults(); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
@@ -38,6 +40,24 @@ func TestVariants(t *testing.T) {
 	o := Options{Variant: VariantBOLT}
 	if err := o.defaults(); err != nil || o.Train != DefaultTrain {
 		t.Errorf("bolt: %v, train %q (BOLT trains: the default workload)", err, o.Train)
+	}
+	// The training's duration is part of the request (and the key) only
+	// when it is not the default, so older builds keep their keys.
+	for _, tt := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Variant: VariantPGO, Train: "wordpress"}, "wordpress:front"},
+		{Options{Variant: VariantPGO, Train: "wordpress", TrainDuration: DefaultTrainDuration}, "wordpress:front"},
+		{Options{Variant: VariantPGOLTO, Train: "strings", TrainDuration: 90 * time.Second}, "strings:front for 1m30s"},
+		{Options{Variant: VariantPlain}, ""},
+	} {
+		if err := tt.o.defaults(); err != nil {
+			t.Fatalf("%+v: %v", tt.o, err)
+		}
+		if got := (&builder{o: tt.o}).trainingDesc(); got != tt.want {
+			t.Errorf("%+v: training %q, want %q", tt.o, got, tt.want)
+		}
 	}
 }
 

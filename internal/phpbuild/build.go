@@ -75,6 +75,9 @@ func (o *Options) defaults() error {
 		if o.Train != "" {
 			return errors.New("--train is for the trained variants (pgo, pgo-lto and the -bolt ones): a plain build is not trained")
 		}
+		if o.TrainDuration != 0 && o.TrainDuration != DefaultTrainDuration {
+			return errors.New("--train-duration is for the trained variants (pgo, pgo-lto and the -bolt ones): a plain build is not trained")
+		}
 	default:
 		if compiled == VariantPGOLTO && o.Minimal {
 			return fmt.Errorf("--variant %s with --minimal: the minimal build is the pipeline check; build it in full", o.Variant)
@@ -95,8 +98,11 @@ func (o *Options) defaults() error {
 	}
 	// As a record keeps it: one space between words.
 	o.ExtraCFLAGS = strings.Join(words, " ")
-	if o.TrainDuration <= 0 {
-		o.TrainDuration = 30 * time.Second
+	switch {
+	case o.TrainDuration == 0:
+		o.TrainDuration = DefaultTrainDuration
+	case o.TrainDuration < time.Second:
+		return fmt.Errorf("--train-duration %s: a training needs at least 1s of load to leave a profile; give e.g. --train-duration %s", o.TrainDuration, DefaultTrainDuration)
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -230,12 +236,20 @@ func (b *builder) sameRequest() *Record {
 	return nil
 }
 
+// trainingDesc is the record's "APP:WORKLOAD", with " for DURATION" when
+// the training ran other than DefaultTrainDuration: a longer training is
+// another profile, so another build (the default stays out of the
+// description so the keys of builds made before --train-duration hold).
 func (b *builder) trainingDesc() string {
 	if !Trained(b.o.Variant) {
 		return ""
 	}
 	app, wl, _ := ParseTrain(b.o.Train)
-	return app + ":" + wl
+	d := app + ":" + wl
+	if b.o.TrainDuration != DefaultTrainDuration {
+		d += " for " + b.o.TrainDuration.String()
+	}
+	return d
 }
 
 // cleanStale kills what an interrupted build left running and removes its

@@ -34,6 +34,10 @@ const TrainRecipe = 3
 // DefaultTrain is the training workload when --train is not given.
 const DefaultTrain = "strings"
 
+// DefaultTrainDuration is how long the generator loads the instrumented
+// php-fpm when --train-duration is not given.
+const DefaultTrainDuration = 30 * time.Second
+
 // ParseTrain reads APP[:WORKLOAD]. Apps without a database (hello,
 // phpinfo, strings) train on their front page with a private docroot; apps
 // with one (io, wordpress) train in a lab of their own (trainInLab), on
