@@ -299,8 +299,36 @@ func CheckExtraCFLAGS(s string) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("--cflags %q: %q is not a compiler flag phptune passes on; give optimisation, code-generation or macro flags such as -O3, -fno-semantic-interposition, -march=native, -DNDEBUG", s, w)
 		}
+		if why := variantOwnedFlag(w); why != "" {
+			return nil, fmt.Errorf("--cflags %q: %q %s", s, w, why)
+		}
 	}
 	return words, nil
+}
+
+// variantOwnedFlag says why w cannot be added by --cflags ("" when it
+// can): profiles (-fprofile-partial-training aside) and link-time optimisation are what --variant does, at
+// the step where each belongs (a -fprofile-use in every compile would
+// read profiles that do not exist yet; -flto in a plain build would hit
+// the global register variables docs/build.md describes), and sanitizers
+// and coverage need their runtime linked into php-fpm and every extension.
+func variantOwnedFlag(w string) string {
+	if w == "-fprofile-partial-training" {
+		// How -fprofile-use treats code the training never ran (optimised
+		// for speed, not size): a choice about the profile, not a profile.
+		return ""
+	}
+	for _, p := range []string{"-fprofile", "-fauto-profile", "-fbranch-probabilities", "-flto", "-fno-lto", "-fwhole-program"} {
+		if strings.HasPrefix(w, p) {
+			return "is chosen by --variant (pgo trains and uses the profile, pgo-lto adds -flto=auto where it links); drop it and pick the variant"
+		}
+	}
+	for _, p := range []string{"-fsanitize", "-ftest-coverage", "-fcoverage"} {
+		if strings.HasPrefix(w, p) {
+			return "needs its runtime linked into php-fpm and every extension, which a build does not do; build PHP by hand for that"
+		}
+	}
+	return ""
 }
 
 var extraCFLAGRE = regexp.MustCompile(`^-(O[0-3sgz]?|O(fast)|f[a-z0-9][a-z0-9_=,.+-]*|m[a-z0-9][a-z0-9_=,.+-]*|g[a-z0-9]*|W[a-z][a-z0-9_=-]*|[DU][A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.]*)?)$`)

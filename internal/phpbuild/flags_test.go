@@ -275,6 +275,14 @@ func TestCheckExtraCFLAGS(t *testing.T) {
 		{"-B/tmp", "error"},
 		{"-specs=/tmp/x", "error"},
 		{"-isystem/tmp", "error"},
+		// What --variant owns, or what needs a runtime linked in.
+		{"-O3 -fprofile-use", "error"},
+		{"-fprofile-generate=/tmp", "error"},
+		{"-flto=auto", "error"},
+		{"-fno-lto", "error"},
+		{"-fauto-profile", "error"},
+		{"-fsanitize=address", "error"},
+		{"-ftest-coverage", "error"},
 	} {
 		got, err := CheckExtraCFLAGS(tc.in)
 		if tc.want == "error" {
