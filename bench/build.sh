@@ -14,6 +14,8 @@
 #   V+fast    variant V built with `--cflags "$FAST_CFLAGS"` on top of Debian's flags
 #             (default: -fno-semantic-interposition -fno-stack-protector
 #             -U_FORTIFY_SOURCE, i.e. without Debian's stack and buffer hardening)
+#   V+o3      V built with `--cflags "$O3_CFLAGS"` (default: -O3 -march=native and
+#             FAST_CFLAGS); any V+NAME takes its flags from ${NAME^^}_CFLAGS
 #
 # Measured by `phptune compare` (interleaved rounds, each in fresh processes, same
 # pool) with the knob php.build, on the page the builds were trained on (WordPress
@@ -24,7 +26,7 @@
 # moves the raw figure, less so this one), beside throughput. Printed: distro/plain
 # (the rebuild itself: other patch level, other flags), plain/pgo (PGO alone),
 # plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO), V/V+fast (the added
-# flags alone) and distro/each, each
+# flags alone), V+fast/V+NAME (NAME's flags beyond +fast's) and distro/each, each
 # the geometric mean of the per-round paired ratios with a 95% t interval (> 1: the
 # second is faster), and the wall time of every build step.
 #
@@ -40,7 +42,7 @@
 #
 # Usage: bash bench/build.sh
 # Settings (environment): VARIANTS ("plain pgo"; add bolt, pgo-bolt, pgo-lto, V+fast...),
-# FAST_CFLAGS (above),
+# FAST_CFLAGS, O3_CFLAGS (above),
 # TRAIN (wordpress:front), CONNS (8), ROUNDS (5), TRIAL/WARM (20s/5s), JOBS (2),
 # PAGES ("wordpress:front wordpress:comment strings:front"), OUT (bench/out/build-DATE),
 # TUNE (0), TUNE_BUILD (the fastest variant on TRAIN), TUNE_BUDGET (30m), TUNE_CONNS (20).
@@ -49,6 +51,7 @@ cd "$(dirname "$0")/.."
 
 VARIANTS=${VARIANTS:-plain pgo}
 FAST_CFLAGS=${FAST_CFLAGS:--fno-semantic-interposition -fno-stack-protector -U_FORTIFY_SOURCE}
+O3_CFLAGS=${O3_CFLAGS:--O3 -march=native $FAST_CFLAGS}
 TRAIN=${TRAIN:-wordpress:front}
 CONNS=${CONNS:-8}
 PAGES=${PAGES:-wordpress:front wordpress:comment strings:front}
@@ -71,8 +74,13 @@ echo "bench/build.sh: $(date -u +%FT%TZ), $(nproc) cores, train $TRAIN, -c $CONN
 # Builds run at nice 19 / SCHED_IDLE (phptune does that itself); an existing
 # build of the same request is reused at once.
 for v in $VARIANTS; do
-	base=${v%+fast} flags=()
-	[ "$base" != "$v" ] && flags=(--cflags "$FAST_CFLAGS")
+	base=${v%%+*} flags=()
+	if [ "$base" != "$v" ]; then
+		name=${v#*+} var=${v#*+}
+		var=${var^^}_CFLAGS
+		[ -n "${!var:-}" ] || { echo "variant $v: set $var to the flags of +$name" >&2; exit 1; }
+		flags=(--cflags "${!var}")
+	fi
 	train=(--train "$TRAIN")
 	[ "$base" = plain ] && train=()
 	"$BIN" build --variant "$base" "${train[@]}" "${flags[@]}" --jobs "$JOBS" --json >"$OUT/$v.json" 2>"$OUT/$v.log" ||
@@ -151,8 +159,11 @@ ratio("plain", "bolt", "BOLT alone")
 ratio("pgo", "pgo-bolt", "BOLT on top of PGO")
 ratio("pgo", "pgo-lto", "LTO on top of PGO")
 for v in labels:
-    if v.endswith("+fast"):
-        ratio(v[:-len("+fast")], v, "the added flags alone")
+    if "+" in v:
+        base, name = v.split("+", 1)
+        ratio(base, v, "the added flags alone")
+        if name != "fast":
+            ratio(base + "+fast", v, f"+{name}'s flags beyond +fast's")
 for v in labels:
     if v not in ("distro", "plain"):
         ratio("distro", v, "all of it")
