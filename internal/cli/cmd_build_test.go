@@ -81,6 +81,9 @@ func TestBuildListAndRm(t *testing.T) {
 		{[]string{"build", "--variant", "pgo", "--train", "wordpress:/about"}, 2, "front, mix or comment"},
 		{[]string{"build", "--variant", "pgo", "--train", "io:mix"}, 2, "app io trains on front"},
 		{[]string{"build", "--cflags", "-O3 -Wl,-rpath,/tmp"}, 2, `"-Wl,-rpath,/tmp" is not a compiler flag`},
+		{[]string{"build", "--variant", "pgo", "--cflags", "-flto=auto"}, 2, "is chosen by --variant"},
+		{[]string{"build", "--variant", "pgo", "--train-duration", "10ms"}, 2, "at least 1s"},
+		{[]string{"build", "--train-duration", "2m"}, 2, "--train-duration is for the trained variants"},
 	}
 	for _, c := range cases {
 		_, errs, code := runCLI(t, c.args...)
