@@ -307,11 +307,12 @@ func CheckExtraCFLAGS(s string) ([]string, error) {
 }
 
 // variantOwnedFlag says why w cannot be added by --cflags ("" when it
-// can): profiles (-fprofile-partial-training aside) and link-time optimisation are what --variant does, at
-// the step where each belongs (a -fprofile-use in every compile would
-// read profiles that do not exist yet; -flto in a plain build would hit
-// the global register variables docs/build.md describes), and sanitizers
-// and coverage need their runtime linked into php-fpm and every extension.
+// can). Profiles (-fprofile-partial-training aside) and link-time
+// optimisation are what --variant does, at the step where each belongs:
+// a -fprofile-use in every compile would read profiles that do not exist
+// yet, and -flto in a plain build would hit the global register variables
+// docs/build.md describes. Sanitizers and coverage need their runtime
+// linked into php-fpm and every extension.
 func variantOwnedFlag(w string) string {
 	if w == "-fprofile-partial-training" {
 		// How -fprofile-use treats code the training never ran (optimised
@@ -323,7 +324,7 @@ func variantOwnedFlag(w string) string {
 			return "is chosen by --variant (pgo trains and uses the profile, pgo-lto adds -flto=auto where it links); drop it and pick the variant"
 		}
 	}
-	for _, p := range []string{"-fsanitize", "-ftest-coverage", "-fcoverage"} {
+	for _, p := range []string{"-fsanitize", "-ftest-coverage", "-fcondition-coverage"} {
 		if strings.HasPrefix(w, p) {
 			return "needs its runtime linked into php-fpm and every extension, which a build does not do; build PHP by hand for that"
 		}
