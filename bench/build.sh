@@ -25,7 +25,7 @@
 # CPU per request ÷ its machine-speed probe reading: a neighbour that slows the CPU
 # moves the raw figure, less so this one), beside throughput. Printed: distro/plain
 # (the rebuild itself: other patch level, other flags), plain/pgo (PGO alone),
-# plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO), V/V+fast (the added
+# plain/bolt (BOLT alone), pgo/pgo-bolt (BOLT on top of PGO), V/V+NAME (the added
 # flags alone), V+fast/V+NAME (NAME's flags beyond +fast's) and distro/each, each
 # the geometric mean of the per-round paired ratios with a 95% t interval (> 1: the
 # second is faster), and the wall time of every build step.
@@ -76,8 +76,9 @@ echo "bench/build.sh: $(date -u +%FT%TZ), $(nproc) cores, train $TRAIN, -c $CONN
 for v in $VARIANTS; do
 	base=${v%%+*} flags=()
 	if [ "$base" != "$v" ]; then
-		name=${v#*+} var=${v#*+}
-		var=${var^^}_CFLAGS
+		name=${v#*+}
+		[[ $name =~ ^[a-z][a-z0-9_]*$ ]] || { echo "variant $v: +$name must be a lower-case word (its flags come from \${NAME^^}_CFLAGS)" >&2; exit 1; }
+		var=${name^^}_CFLAGS
 		[ -n "${!var:-}" ] || { echo "variant $v: set $var to the flags of +$name" >&2; exit 1; }
 		flags=(--cflags "${!var}")
 	fi
