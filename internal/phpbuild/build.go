@@ -880,7 +880,7 @@ func (b *builder) complete() (*Record, error) {
 		return nil, err
 	}
 	for _, c := range [][2]string{{"sapi/fpm/php-fpm", "php-fpm"}, {"sapi/cli/php", "php"}, {"sapi/cgi/php-cgi", "php-cgi"}, {"modules/opcache.so", "opcache.so"}} {
-		if err := copyBinary(filepath.Join(b.src, c[0]), filepath.Join(bin, c[1])); err != nil {
+		if err := b.copyBinary(c[0], filepath.Join(bin, c[1])); err != nil {
 			return nil, err
 		}
 	}
@@ -890,7 +890,7 @@ func (b *builder) complete() (*Record, error) {
 			return nil, err
 		}
 		for _, name := range b.rec.Built {
-			if err := copyBinary(filepath.Join(b.src, "modules", name+".so"), filepath.Join(ext, name+".so")); err != nil {
+			if err := b.copyBinary(filepath.Join("modules", name+".so"), filepath.Join(ext, name+".so")); err != nil {
 				return nil, err
 			}
 		}
@@ -921,23 +921,20 @@ func (b *builder) complete() (*Record, error) {
 	return &r, nil
 }
 
-// copyBinary copies a binary the build account made into a root-owned 0755
-// file, opening the source without following links and refusing anything
-// but a regular file.
-func copyBinary(from, to string) error {
-	// O_NONBLOCK: a FIFO planted in its place does not hang the open.
-	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return fmt.Errorf("the build made no %s: %v", filepath.Base(from), err)
+// copyBinary copies the binary the build account made at rel under the
+// build's tree into a root-owned 0755 file, walking the tree from its
+// root-made work directory without following a link at any level and
+// refusing anything but a regular file (openTreeFile).
+func (b *builder) copyBinary(rel, to string) error {
+	from, err := filepath.Rel(b.work, filepath.Join(b.src, rel))
+	if err != nil || b.work == "" {
+		return fmt.Errorf("the build tree %s is not inside its work directory %s", b.src, b.work)
 	}
-	defer in.Close()
-	st, err := in.Stat()
+	in, err := openTreeFile(b.work, from)
 	if err != nil {
 		return err
 	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file: refused", from)
-	}
+	defer in.Close()
 	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
 	if err != nil {
 		return err

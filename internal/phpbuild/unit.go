@@ -206,7 +206,7 @@ func (b *builder) completeUnit(cache string, rec *unit.BuildRecord) error {
 		}
 	}
 	for _, c := range [][2]string{{"build/sbin/unitd", "sbin/unitd"}, {"build/lib/unit/modules/php.unit.so", "modules/php.unit.so"}} {
-		if err := copyBinary(filepath.Join(b.src, c[0]), filepath.Join(stage, c[1])); err != nil {
+		if err := b.copyBinary(c[0], filepath.Join(stage, c[1])); err != nil {
 			return err
 		}
 	}
