@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
 	"github.com/phptune/phptune/internal/tune"
@@ -484,7 +485,7 @@ func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
 		if err != nil {
 			return 0, err
 		}
-		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		client := noredirect.Client(nil)
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sizing"
@@ -121,7 +122,7 @@ func readStatusOverHTTP(ctx context.Context, u string) (*results.OpcacheStatus, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := noredirect.Client(&http.Transport{Proxy: nil, DisableKeepAlives: true})
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, nil, nil, err
@@ -133,6 +134,9 @@ func readStatusOverHTTP(ctx context.Context, u string) (*results.OpcacheStatus, 
 	}
 	if len(body) > statusReadLimit {
 		return nil, nil, nil, errTooLong
+	}
+	if err := noredirect.Check(resp); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s %v", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, nil, fmt.Errorf("%s answered %d: %.100q", u, resp.StatusCode, body)

@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/phptune/phptune/internal/noredirect"
 )
 
 // Page is what one GET of a page returned.
@@ -46,7 +48,7 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 	// mod_php) for KeepAliveTimeout, which the measurement that follows
 	// the check would lose (a 1-child pool served nothing for 5 s).
 	req.Close = true
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := noredirect.Client(nil)
 	resp, err := client.Do(req)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetching %s: %v", url, err)

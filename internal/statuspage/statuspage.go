@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+
+	"github.com/phptune/phptune/internal/noredirect"
 )
 
 // Client fetches one status page.
@@ -39,10 +41,11 @@ func CheckURL(what, rawURL, want string) (*url.URL, error) {
 
 // New returns a client for rawURL (already checked with CheckURL) that
 // keeps one connection alive between reads; Get reads at most limit bytes
-// of the page.
+// of the page. It follows no redirect: a lab that rebinds the port would
+// otherwise send root's observer to any URL.
 func New(what, rawURL, hint string, limit int64) *Client {
 	tr := &http.Transport{MaxIdleConns: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
-	return &Client{what: what, url: rawURL, hint: hint, limit: limit, http: &http.Client{Transport: tr}}
+	return &Client{what: what, url: rawURL, hint: hint, limit: limit, http: noredirect.Client(tr)}
 }
 
 // NewClosing is New for a server that gives a kept-alive connection a
@@ -71,6 +74,9 @@ func (c *Client) Get(ctx context.Context) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, c.limit))
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
+	}
+	if err := noredirect.Check(resp); err != nil {
+		return nil, fmt.Errorf("%s %s %v; %s", c.what, c.url, err, c.hint)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s %s answered %s; %s", c.what, c.url, resp.Status, c.hint)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/peercred"
 )
 
@@ -26,7 +27,8 @@ type Control struct {
 }
 
 // NewControl returns a client for the control socket at sock (a path)
-// whose unitd runs as uid (peercred.Any skips the check).
+// whose unitd runs as uid (peercred.Any skips the check). It follows no
+// redirect: unitd runs as the lab's account.
 func NewControl(sock string, uid int) *Control {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -34,7 +36,7 @@ func NewControl(sock string, uid int) *Control {
 		},
 		DisableCompression: true, MaxIdleConns: 1, Proxy: nil,
 	}
-	return &Control{sock: sock, http: &http.Client{Transport: tr}}
+	return &Control{sock: sock, http: noredirect.Client(tr)}
 }
 
 // Close releases a kept-alive connection.
@@ -57,6 +59,9 @@ func (c *Control) do(ctx context.Context, method, path string, body []byte) ([]b
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	if err != nil {
 		return nil, 0, fmt.Errorf("unit control socket %s: %w", c.sock, err)
+	}
+	if err := noredirect.Check(resp); err != nil {
+		return nil, 0, fmt.Errorf("unit control socket %s %v; is unitd listening on it?", c.sock, err)
 	}
 	return b, resp.StatusCode, nil
 }
