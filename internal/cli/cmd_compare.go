@@ -156,7 +156,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if labName != "" && user != "" {
 				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune compare --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
 			}
-			if err := lab.CheckUser(user); err != nil {
+			if err := lab.CheckUser(user, docroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if labName == "" && docroot == "" {
@@ -307,7 +307,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.StringVar(&appName, "app", "hello", "built-in app to compare on: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
-	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account (root only; not root): the app runs with that account's rights")
+	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
 	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
 	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")

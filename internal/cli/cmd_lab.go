@@ -15,6 +15,10 @@ import (
 	"github.com/phptune/phptune/internal/pagecheck"
 )
 
+// userFlagRule is the --user rule (lab.CheckAccount) as the flags' help
+// says it.
+const userFlagRule = "root only; www-data, an ordinary account (uid 1000 and up) or a system account that owns --docroot — never root, phptune-build or an account that owns a service's data (mysql: /var/lib/mysql)"
+
 func init() { register(newLabCmd) }
 
 func newLabCmd(env *Env) *cobra.Command {
@@ -105,7 +109,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
 				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
 			}
-			if err := lab.CheckUser(opt.User); err != nil {
+			if err := lab.CheckUser(opt.User, opt.DocRoot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if err := labLimits(&opt, memoryMax); err != nil {
@@ -149,7 +153,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
 	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
-	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account (root only; not root): the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns")
+	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns; "+userFlagRule)
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
 }

@@ -66,7 +66,7 @@ made and the reason is printed.`,
 			if labName != "" && user != "" {
 				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune profile --lab NAME", "--user is for a lab of its own (--app, --docroot)")
 			}
-			if err := lab.CheckUser(user); err != nil {
+			if err := lab.CheckUser(user, docroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if labName == "" && docroot == "" {
@@ -167,7 +167,7 @@ made and the reason is printed.`,
 	fl.StringVar(&appName, "app", "hello", "built-in app to profile: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "profile a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "profile this running lab; its configuration is restored at the end")
-	fl.StringVar(&user, "user", "", "run the lab as this account (root only; not root)")
+	fl.StringVar(&user, "user", "", "run the lab as this account; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
 	fl.IntVarP(&conns, "connections", "c", 8, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each runs plain, with perf and with excimer once")

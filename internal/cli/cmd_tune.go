@@ -153,7 +153,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.labName, "lab", "", "tune this running lab (see phptune lab status)")
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
-	fl.StringVar(&f.user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account (root only; not root): the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns")
+	fl.StringVar(&f.user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns; "+userFlagRule)
 	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
 	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)")
@@ -340,7 +340,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		if f.labName != "" && f.user != "" {
 			return nil, usageErr("Try: phptune lab up --user "+f.user+" ..., then phptune tune --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
 		}
-		if err := lab.CheckUser(f.user); err != nil {
+		if err := lab.CheckUser(f.user, f.docroot); err != nil {
 			return nil, usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 		}
 		if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {

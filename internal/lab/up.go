@@ -114,7 +114,7 @@ func planUp(opt Options) (*plan, error) {
 	} else if p.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	if p.acct, err = labAccount(opt.User); err != nil {
+	if p.acct, err = newLabAccount(opt.User, opt.DocRoot); err != nil {
 		return nil, err
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {

@@ -72,6 +72,9 @@ func userAccount(asRoot bool, name string) (*account, error) {
 	if !asRoot {
 		return nil, fmt.Errorf("--user %s: only root can run a lab as another account; run phptune as root, or leave --user out to run it as yourself", name)
 	}
+	if err := checkAccountName(name); err != nil {
+		return nil, err
+	}
 	u, err := user.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("--user %s: no such account on this machine (%v); give the account that owns the app's files, e.g. www-data", name, err)
@@ -85,13 +88,33 @@ func userAccount(asRoot bool, name string) (*account, error) {
 }
 
 // CheckUser refuses a --user value before anything starts: only root may
-// give one, root itself never, and the account must exist.
-func CheckUser(name string) error {
+// give one, and the account must exist and pass CheckAccount for the
+// lab's docroot ("" for a built-in app).
+func CheckUser(name, docroot string) error {
 	if name == "" || name == StackUser {
 		return nil
 	}
-	_, err := userAccount(os.Geteuid() == 0, name)
-	return err
+	a, err := userAccount(os.Geteuid() == 0, name)
+	if err != nil {
+		return err
+	}
+	return CheckAccount(gatherAccountFacts(a, docroot))
+}
+
+// newLabAccount is labAccount for a lab about to start: a --user account
+// must also pass CheckAccount. A running lab keeps the account it was
+// checked with (l.account does not judge it again).
+func newLabAccount(name, docroot string) (*account, error) {
+	a, err := labAccount(name)
+	if err != nil {
+		return nil, err
+	}
+	if a.root && a.Name != StackUser {
+		if err := CheckAccount(gatherAccountFacts(a, docroot)); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // account is the lab's account, checked against the ids recorded when it

@@ -18,7 +18,7 @@ import (
 
 // BuildUser is the system account every build step runs as when phptune
 // runs as root. It owns only the work trees of builds.
-const BuildUser = "phptune-build"
+const BuildUser = lab.BuildUser
 
 // Account is a user processes run as.
 type Account struct {
