@@ -106,3 +106,16 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	in := "plan: /etc/php\x1b]2;PWNED\a/pool.d\n\tnext\r\n"
+	n, err := w.Write([]byte(in))
+	if err != nil || n != len(in) {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(in))
+	}
+	if want := "plan: /etc/php\\x1b]2;PWNED\\a/pool.d\n\tnext\\r\n"; b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
