@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // Env is what every subcommand gets: the context (cancelled on Ctrl-C or
@@ -124,7 +125,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "phptune:", err)
+	printError(stderr, err)
 	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
@@ -134,6 +135,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		return 1
 	}
+}
+
+// printError prints a command's error. It may quote what a lab or a host
+// wrote (a log line, an answer, a path): its control characters are shown,
+// not acted on.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "phptune:", termsafe.Text(err.Error()))
 }
 
 // resultsDBPath is the results database every bench and tune run is stored

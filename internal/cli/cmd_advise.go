@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 func init() { register(newAdviseCmd) }
@@ -210,7 +212,20 @@ func confs(ms []livehost.Master) string {
 	return strings.Join(out, ", ")
 }
 
+// printAdvice prints the advice's text. Much of it the host wrote (pool
+// names and paths, MariaDB's version and answers, the findings quoting
+// them): it is written with every control character but newline and tab
+// escaped (termsafe.Text).
 func printAdvice(env *Env, a advise.Advice) {
+	var text strings.Builder
+	te := *env
+	te.Stdout = &text
+	writeAdvice(&te, a)
+	io.WriteString(env.Stdout, termsafe.Text(text.String()))
+}
+
+// writeAdvice is printAdvice's text, unescaped.
+func writeAdvice(env *Env, a advise.Advice) {
 	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "pool\tpm\tmax_children\trecommended\tworkers\tPSS p95\tmax active\tmax reached\tqueue max\tmaster")
 	for _, p := range a.Pools {

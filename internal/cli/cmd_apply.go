@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
+	"github.com/phptune/phptune/internal/termsafe"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -227,7 +228,9 @@ your files, kept beside the transaction for cd ROOT && patch -p0.
 }
 
 func runApply(env *Env, f *applyFlags) error {
-	out := env.Stdout
+	// The plan quotes the host's paths, versions and files: their control
+	// characters are shown, not acted on.
+	out := termsafe.NewWriter(env.Stdout)
 	_, rec, err := knobConfig(f.knobs, nil)
 	if err != nil {
 		return err
@@ -336,7 +339,9 @@ func runApply(env *Env, f *applyFlags) error {
 		return err
 	}
 	opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-		Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "apply: "+format+"\n", args...) },
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(termsafe.NewWriter(env.Stderr), "apply: "+format+"\n", args...)
+		},
 		StepsFor: func(names []string) []liveapply.Step {
 			steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
 			return append(steps, nginxSteps(names, ngx)...)
@@ -534,7 +539,9 @@ the apply.`,
 				return err
 			}
 			opt := liveapply.Options{Home: f.applyHome(), Root: f.root,
-				Log: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "rollback: "+format+"\n", args...) },
+				Log: func(format string, args ...any) {
+					fmt.Fprintf(termsafe.NewWriter(env.Stderr), "rollback: "+format+"\n", args...)
+				},
 				StepsFor: func(names []string) []liveapply.Step {
 					steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
 					return append(steps, nginxStepsOf(names, func() (*livehost.Nginx, error) { return nf.master(f.root) })...)

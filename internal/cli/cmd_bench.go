@@ -28,6 +28,7 @@ import (
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 func init() { register(newBenchCmd) }
@@ -795,7 +796,9 @@ func printBench(w io.Writer, b *results.Bench) {
 	for _, wmsg := range b.Warnings {
 		fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
 	}
-	_, _ = w.Write(buf.Bytes())
+	// The target, the servers' log lines and the page's title came from
+	// outside: their control characters are shown, not acted on.
+	_, _ = io.WriteString(w, termsafe.Text(buf.String()))
 }
 
 func benchPct(a, b int64) float64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 func init() { register(newTopCmd) }
@@ -152,8 +153,11 @@ func runTop(env *Env, o *observe.Observer, l *lab.Lab, interval time.Duration, c
 // fpm status and the other servers on the right when width allows,
 // otherwise one below the other.
 func renderTop(l *lab.Lab, s, prev *results.Sample, width int) string {
-	left := topLeft(l, s)
-	right := topRight(s, prev)
+	// A lab writes its status page (the pool's name, each worker's
+	// state, request URI and script) and names its processes: every line
+	// is shown with its control characters escaped, never acted on.
+	left := safeLines(topLeft(l, s))
+	right := safeLines(topRight(s, prev))
 	lw := 0
 	for _, line := range left {
 		lw = max(lw, len(line))
@@ -184,9 +188,17 @@ func renderTop(l *lab.Lab, s, prev *results.Sample, width int) string {
 		}
 	}
 	for _, e := range s.Errors {
-		b.WriteString("! " + e + "\n")
+		b.WriteString("! " + termsafe.Line(e) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// safeLines escapes the control characters of each of lines, in place.
+func safeLines(lines []string) []string {
+	for i, line := range lines {
+		lines[i] = termsafe.Line(line)
+	}
+	return lines
 }
 
 func topLeft(l *lab.Lab, s *results.Sample) []string {

@@ -14,7 +14,8 @@ package errlog
 import (
 	"fmt"
 	"strconv"
-	"strings"
+
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // Source is the log a line came from.
@@ -312,7 +313,8 @@ func classIndex(name string) int {
 const exampleLimit = 400
 
 // Example makes a log line safe to keep and show: cut to a few hundred
-// bytes, valid UTF-8, control characters (a terminal's escapes) replaced.
+// bytes, control characters, escape sequences and bytes that are not
+// UTF-8 shown as escapes (termsafe.Line).
 func Example(line string) string {
 	if len(line) > exampleLimit {
 		cut := exampleLimit
@@ -321,13 +323,7 @@ func Example(line string) string {
 		}
 		line = line[:cut] + "…"
 	}
-	line = strings.ToValidUTF8(line, "?")
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return '?'
-		}
-		return r
-	}, line)
+	return termsafe.Line(line)
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -11,6 +11,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/pagecheck"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // Apply restarts the lab's servers with cfg (the tuner's trial step); a
@@ -159,7 +160,7 @@ func (l *Lab) smoke(ctx context.Context) error {
 	if p.Status < 400 {
 		return nil
 	}
-	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, printable(strings.TrimSpace(p.Body)))
+	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, termsafe.Text(strings.TrimSpace(p.Body)))
 	phpLogs := "php-fpm"
 	switch l.Config.Server() {
 	case knob.ApachePreforkModPHP:

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // Components lists the components that have logs.
@@ -81,20 +83,5 @@ func lastLines(s string, n int) string {
 	if len(parts) > n {
 		parts = parts[len(parts)-n:]
 	}
-	return printable(passwordRE.ReplaceAllString(strings.Join(parts, "\n"), "${1}[hidden]"))
-}
-
-// printable replaces control characters but newline and tab (escape
-// sequences a lab could write into its logs or pages to drive root's
-// terminal: titles, the clipboard) with '?'.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return '?'
-		}
-		return r
-	}, s)
+	return termsafe.Text(passwordRE.ReplaceAllString(strings.Join(parts, "\n"), "${1}[hidden]"))
 }

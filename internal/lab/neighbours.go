@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // serverNames are the programs a lab competes with when they run beside it
@@ -24,8 +26,9 @@ func isServer(comm string) (string, bool) {
 
 // Neighbours lists the web, PHP and database servers running on this
 // machine outside phptune's labs, one line each ("php-fpm8.2 (pid 812,
-// 6 processes)"): a lab beside them shares the CPUs, memory and disks, so
-// its numbers depend on their load, and theirs on the lab's.
+// 6 processes)"; a name's control characters are escaped, as any account
+// names its processes): a lab beside them shares the CPUs, memory and
+// disks, so its numbers depend on their load, and theirs on the lab's.
 func Neighbours() []string {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -76,7 +79,7 @@ func Neighbours() []string {
 	}
 	var out []string
 	for top, n := range count {
-		out = append(out, fmt.Sprintf("%s (pid %d, %d process%s)", procs[top].comm, top, n, map[bool]string{true: "", false: "es"}[n == 1]))
+		out = append(out, fmt.Sprintf("%s (pid %d, %d process%s)", termsafe.Line(procs[top].comm), top, n, map[bool]string{true: "", false: "es"}[n == 1]))
 	}
 	sort.Strings(out)
 	return out

@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/phpstatus"
 	"github.com/phptune/phptune/internal/sizing"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // OpcacheScriptName is the file name of advise's one-shot status script.
@@ -162,7 +163,7 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 		if resp.Status == http.StatusNotFound || resp.Status == http.StatusForbidden {
 			hint = fmt.Sprintf(": the pool cannot open %s (php.ini's open_basedir, a private /tmp or mount namespace, or a limit of the pool): give --opcache-dir a directory the pool sees and may read", script)
 		}
-		return nil, fmt.Errorf("pool %s answered %d for the status script%s (%.120q)", p.Name, resp.Status, hint, printable(resp.Body))
+		return nil, fmt.Errorf("pool %s answered %d for the status script%s (\"%.120s\")", p.Name, resp.Status, hint, termsafe.Line(string(resp.Body)))
 	}
 	o, err := advise.ParseOpcache(resp.Body)
 	if err != nil {
@@ -242,15 +243,4 @@ func trustedDir(dir string) error {
 		}
 		p = filepath.Dir(p)
 	}
-}
-
-// printable keeps an answer's text for a message, control characters
-// dropped.
-func printable(b []byte) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, string(b))
 }

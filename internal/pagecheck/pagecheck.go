@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/noredirect"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // Page is what one GET of a page returned.
@@ -70,8 +71,9 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title\s*>`)
 
-// Title returns the page's <title>, unescaped, control characters dropped,
-// spaces collapsed, at most 200 characters; "" when there is none.
+// Title returns the page's <title>, unescaped, spaces collapsed, control
+// characters and escape sequences shown as escapes (termsafe.Line), at
+// most 200 characters; "" when there is none.
 func Title(body []byte) string {
 	m := titleRE.FindSubmatch(body)
 	if m == nil {
@@ -79,13 +81,8 @@ func Title(body []byte) string {
 	}
 	// The lab's page is the lab's to write: no control character (an
 	// escape sequence driving the terminal it is printed on) gets through.
-	t := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(html.UnescapeString(string(m[1])), "?"))
-	t = strings.Join(strings.Fields(t), " ")
+	t := strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " ")
+	t = termsafe.Line(t)
 	if r := []rune(t); len(r) > 200 {
 		t = string(r[:200]) + "…"
 	}
@@ -111,7 +108,7 @@ func (p Page) String() string {
 	}
 	title := "no <title>"
 	if p.Title != "" {
-		title = fmt.Sprintf("title %q", p.Title)
+		title = fmt.Sprintf("title \"%s\"", p.Title)
 	}
 	return fmt.Sprintf("%s answered %d, %s, %s", p.URL, p.Status, size, title)
 }
@@ -124,7 +121,7 @@ func Drift(first, now Page) string {
 	case first.Status != now.Status:
 		return fmt.Sprintf("the page now answers %d (it answered %d at the start)", now.Status, first.Status)
 	case first.Title != now.Title:
-		return fmt.Sprintf("the page's title is now %q (it was %q at the start)", now.Title, first.Title)
+		return fmt.Sprintf("the page's title is now \"%s\" (it was \"%s\" at the start)", now.Title, first.Title)
 	case first.Bytes > 0 && (now.Bytes*2 < first.Bytes || now.Bytes > first.Bytes*3/2):
 		return fmt.Sprintf("the page is now %d bytes (it was %d at the start)", now.Bytes, first.Bytes)
 	}

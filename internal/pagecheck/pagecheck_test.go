@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestTitle(t *testing.T) {
@@ -16,11 +17,35 @@ func TestTitle(t *testing.T) {
 		{"<title></title>", ""},
 		{"no title here", ""},
 		{"<title>" + strings.Repeat("x", 300) + "</title>", strings.Repeat("x", 200) + "…"},
-		{"<title>\xff\xfebad</title>", "?bad"},
-		{"<title>a\x1b]0;pwned\x07b &#27;[2J</title>", "a ]0;pwned b [2J"},
+		{"<title>\xff\xfebad</title>", `\xff\xfebad`},
+		{"<title>a\x1b]0;pwned\x07b &#27;[2J</title>", `a\x1b]0;pwned\ab \x1b[2J`},
+		{"<title>\u202egnp.exe</title>", `\u202egnp.exe`},
 	} {
 		if got := Title([]byte(c.body)); got != c.want {
 			t.Errorf("Title(%.40q) = %q, want %q", c.body, got, c.want)
+		}
+	}
+}
+
+// TestMessagesShowTitleEscapes feeds a title with an OSC, a CSI and a BEL
+// through the page check's messages: none reaches them raw, each is shown.
+func TestMessagesShowTitleEscapes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<title>Blog\x1b]2;PWNED\x07\x1b[8m</title>")
+	}))
+	defer srv.Close()
+	p, err := Fetch(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := p
+	first.Title = "Blog"
+	for _, msg := range []string{p.String(), Drift(first, p)} {
+		if strings.ContainsAny(msg, "\x1b\x07") {
+			t.Errorf("message passes a raw escape: %q", msg)
+		}
+		if !strings.Contains(msg, `Blog\x1b]2;PWNED\a\x1b[8m`) {
+			t.Errorf("message does not show the escapes: %q", msg)
 		}
 	}
 }
@@ -99,7 +124,7 @@ func FuzzTitle(f *testing.F) {
 	f.Add([]byte("<title><title></title>"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got := Title(b)
-		if len([]rune(got)) > 201 || strings.ContainsAny(got, "\n\t\x1b\x07") {
+		if len([]rune(got)) > 201 || !utf8.ValidString(got) || strings.ContainsFunc(got, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }) {
 			t.Fatalf("Title = %q", got)
 		}
 	})

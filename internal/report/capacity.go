@@ -80,6 +80,10 @@ func rps(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 // CapacityText writes a capacity search: the capacity with its bracket,
 // how the steps were run, the latency-vs-rate table and the warnings.
 func CapacityText(w io.Writer, c *results.Capacity) error {
+	return safeText(w, func(w io.Writer) error { return capacityText(w, c) })
+}
+
+func capacityText(w io.Writer, c *results.Capacity) error {
 	title := "phptune capacity " + c.ID
 	if c.Label != "" {
 		title = "capacity of the " + c.Label + " configuration"

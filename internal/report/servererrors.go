@@ -16,6 +16,10 @@ import (
 // each line starting with indent and a label padded to width, capitalised
 // when title is set (the layout of the text it goes into).
 func ServerErrorsText(w io.Writer, se *results.ServerErrors, indent string, width int, title bool) {
+	safeText(w, func(w io.Writer) error { serverErrorsText(w, se, indent, width, title); return nil })
+}
+
+func serverErrorsText(w io.Writer, se *results.ServerErrors, indent string, width int, title bool) {
 	if se == nil {
 		return
 	}

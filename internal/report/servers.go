@@ -129,6 +129,10 @@ func serversConfigs(s *results.Servers) []results.ServerConfig {
 // intervals, the resources each configuration used, each server's tuned
 // against its default, the diagnoses and the recommendations.
 func ServersText(w io.Writer, s *results.Servers) error {
+	return safeText(w, func(w io.Writer) error { return serversText(w, s) })
+}
+
+func serversText(w io.Writer, s *results.Servers) error {
 	fmt.Fprintf(w, "phptune servers %s: %s %s, %d connections", s.ID, s.App, s.Workload, s.Connections)
 	if s.Interrupted {
 		fmt.Fprint(w, " — INTERRUPTED: what was measured so far")

@@ -62,6 +62,10 @@ func behind(res *results.Tune) string {
 // TuneText writes the tune summary: the before/after table of the holdout,
 // the changes with their measured effects, the decisions and the warnings.
 func TuneText(w io.Writer, res *results.Tune) error {
+	return safeText(w, func(w io.Writer) error { return tuneText(w, res) })
+}
+
+func tuneText(w io.Writer, res *results.Tune) error {
 	fmt.Fprintf(w, "phptune tune %s: %s%s, workload %s, %d trials in %s\n", res.ID, res.App, behind(res), res.Workload, len(res.Trials), (time.Duration(res.WallS) * time.Second).String())
 	if h := res.Holdout; h != nil {
 		se, sm := holdoutFigures(res, res.Start)
@@ -230,6 +234,10 @@ func mib(b int64) string {
 
 // BenchText writes a bench summary that ab and wrk users read at a glance.
 func BenchText(w io.Writer, b *results.Bench) error {
+	return safeText(w, func(w io.Writer) error { return benchText(w, b) })
+}
+
+func benchText(w io.Writer, b *results.Bench) error {
 	model := fmt.Sprintf("%d connections", b.Connections)
 	if b.Model == "open" {
 		model = fmt.Sprintf("open model at %s rps (achieved %.1f)", b.RateSchedule, b.RateAchievedRPS)
@@ -251,7 +259,7 @@ func BenchText(w io.Writer, b *results.Bench) error {
 	if len(b.ErrorsByClass) > 0 {
 		fmt.Fprintf(w, "errors        %s\n", counts(b.ErrorsByClass))
 	}
-	ServerErrorsText(w, b.ServerErrors, "", 14, false)
+	serverErrorsText(w, b.ServerErrors, "", 14, false)
 	g := b.Generator
 	fmt.Fprintf(w, "generator     %.2f CPU-s, %.0f requests per CPU-second", g.CPUSeconds, g.RequestsPerCPUSecond)
 	if g.Saturated {
