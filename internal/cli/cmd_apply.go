@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -363,9 +364,12 @@ func checkMeasuredVersion(result, hostVersion string) error {
 	if result == "" {
 		return nil
 	}
-	b, err := os.ReadFile(result)
-	if err != nil {
+	b, err := readTrusted(result)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a directory with recommended.knobs only: nothing to check
+	}
+	if err != nil {
+		return err
 	}
 	var r struct {
 		Environment struct {

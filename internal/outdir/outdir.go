@@ -67,7 +67,7 @@ const fixCreate = "give -o a new directory (phptune creates it), or run phptune 
 // written. It changes nothing.
 func Check(path string) error {
 	st, err := os.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 		parent := filepath.Dir(filepath.Clean(path))
 		for {
 			pst, err := os.Stat(parent)
@@ -223,9 +223,10 @@ func checkOpen(d *Dir, mustBeEmpty bool) error {
 	return nil
 }
 
-// Discard removes the directory when it is still empty (a run that
-// failed before writing anything); otherwise it leaves it. It closes d.
-func (d *Dir) Discard() {
+// CloseRemovingIfEmpty closes d and removes the directory when it is
+// still empty (a run that failed before writing anything); a directory
+// holding anything is left.
+func (d *Dir) CloseRemovingIfEmpty() {
 	if d.parent != nil {
 		_ = unix.Unlinkat(int(d.parent.Fd()), d.name, unix.AT_REMOVEDIR)
 	}

@@ -154,19 +154,19 @@ func TestCreateTakesEmptyOwnDirectory(t *testing.T) {
 	d.Close()
 }
 
-func TestDiscardRemovesOnlyEmpty(t *testing.T) {
+func TestCloseRemovingIfEmpty(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "out")
 	d, err := Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Discard()
+	d.CloseRemovingIfEmpty()
 	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("empty directory left: %v", err)
 	}
 	d, _ = Create(p)
 	d.WriteFile("f", []byte("x"))
-	d.Discard()
+	d.CloseRemovingIfEmpty()
 	if _, err := os.Stat(filepath.Join(p, "f")); err != nil {
 		t.Errorf("a directory with files was removed: %v", err)
 	}
