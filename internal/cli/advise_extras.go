@@ -41,7 +41,7 @@ func (x *adviseExtras) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&x.opcacheDir, "opcache-dir", "/run", "with --opcache, where the status script's private directory is made: a directory only root can write, that the pools can read")
 	fl.StringVar(&x.tune, "tune", "", "put this stored tune (its run ID) beside the advice (default: the newest tune of the host's PHP version in the results database)")
 	fl.StringVar(&x.html, "html", "", "write the advice as an offline HTML page to this file")
-	fl.StringVarP(&x.outDir, "output", "o", "", "write advice.json, advice.html and advice.txt into this directory")
+	fl.StringVarP(&x.outDir, "output", "o", "", "write advice.json, advice.html and advice.txt into this new (or empty) directory of yours")
 }
 
 // resultsDB is the results database's path.

@@ -150,6 +150,12 @@ through its own nginx -T) go to zz-phptune.conf in a directory nginx includes at
 http level (conf.d), when an http-level file may carry them and no other file
 sets them at http level already: keepalive_timeout, access_log off.
 
+As root, apply reads the recommendation (recommended.knobs, result.json or
+--knobs FILE) only when no other account could have written it: the file
+and its directory must be root's or yours (SUDO_UID's under sudo), writable
+by no group or other account, and the file no link; anything else is
+refused, naming its owner or mode.
+
 The whole change is one transaction. The previous state of every file it
 writes is saved under phptune's home first; then the files are written
 atomically (temporary file, fsync, rename), only into directories no other

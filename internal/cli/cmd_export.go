@@ -51,7 +51,9 @@ check (php-fpm's master runs, an optional loopback check URL answers as
 before); on any failure the previous files and MariaDB values back and the
 servers reloaded. The rollout goes one host at a time (serial) and stops at
 the first host that fails (max_fail_percentage: 0). DIR/README.md says how to
-run it.
+run it. DIR is made new (an existing one must be empty, yours and writable by
+you alone); as root the recommendation is read only when no other account
+could have written it, as apply reads it.
 
 Refused, as by apply: another server's recommendation, several pools
 (fpm.pools), a move of the pool's socket (listen=tcp). What needs each host's

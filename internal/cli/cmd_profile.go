@@ -47,7 +47,8 @@ functions (self and inclusive; WordPress plugins by name), the findings
 with the knobs they point to, and each sampler's overhead: CPU per
 request against the plain runs of the same rounds, with its interval.
 
-Files go to -o DIR (default ./phptune-profile-TIME): profile.json (every
+Files go to -o DIR (default ./phptune-profile-TIME; a new directory, or an
+empty one of yours only you can write, made before the lab starts): profile.json (every
 figure and the folded stacks), native.folded and php.folded (the folded
 format other flame graph tools read), profile.html (both flame graphs,
 offline and searchable).
@@ -187,7 +188,7 @@ made and the reason is printed.`,
 	fl.BoolVar(&native, "native", true, "sample native stacks with perf")
 	fl.BoolVar(&php, "php", true, "sample PHP stacks with excimer")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.StringVarP(&outDir, "output", "o", "", "directory for the files (default ./phptune-profile-TIME)")
+	fl.StringVarP(&outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-profile-TIME)")
 	return cmd
 }
 

@@ -92,7 +92,7 @@ stored, printed and written.`,
 	fl.StringVar(&f.memoryBudget, "memory-budget", "", "memory each tuned stack may use, e.g. 2G; default 80% of MemAvailable at the start; 'none' for no limit")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a tuned configuration may have, e.g. 0.1% or 0")
 	fl.StringArrayVar(&f.add, "add", nil, "also measure this knob file in the comparison, untuned, as LABEL=FILE (repeatable; its server knob says which server)")
-	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the report and each server's files (default ./phptune-servers-RUN)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the report and each server's files (default ./phptune-servers-RUN)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON instead of the table")
 	return cmd
 }

@@ -91,9 +91,12 @@ or a lab you run (--lab; its configuration is restored at the end).
 Every trial is stored in the results database as it finishes; Ctrl-C stops
 cleanly and --resume RUN continues without redoing finished trials.
 
-Files go to -o DIR (default ./phptune-tune-RUN): the recommendation in each
-component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
-knob file for 'phptune lab up --knobs', the diff, the evidence and the report.
+Files go to -o DIR (default ./phptune-tune-RUN), made before the lab starts:
+a new directory, or an empty one of yours only you can write (another
+account's, a link or one holding files is refused). They are the
+recommendation in each component's own syntax (php-fpm-pool.conf, php.ini,
+nginx.conf, my.cnf), a knob file for 'phptune lab up --knobs', the diff, the
+evidence and the report.
 sysctl-phptune.conf holds the kernel settings the recommendation needs (for
 /etc/sysctl.d/60-phptune.conf) or says none is needed: listen(2) silently
 caps every backlog at net.core.somaxconn, and the summary says when a
@@ -175,7 +178,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.baselines, "baselines", "calculator,2xcores", "rules of thumb measured in the holdout beside the recommendation when they fit the memory and time budgets: calculator (0.9 × MemAvailable / worker RSS, dynamic), 2xcores (a static pool of 2 × cores), comma-separated, or none")
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
-	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-tune-RUN)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
 	fl.StringArrayVar(&f.set, "set", nil, "start with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.server, "server", "", "tune a lab of its own behind this web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
