@@ -476,8 +476,12 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		}
 	}
 	p.outDir = f.outDir
-	if err := checkOutDir(f.outDir); err != nil {
-		return nil, err
+	// A resumed tune writes on into its directory (reopenOutDir checks
+	// it): only a new one must be empty.
+	if f.resume == "" {
+		if err := checkOutDir(f.outDir); err != nil {
+			return nil, err
+		}
 	}
 	if f.resume == "" {
 		// The stack last: --lab reads the lab's state (and, for the

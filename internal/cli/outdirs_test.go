@@ -220,3 +220,33 @@ func TestHostileTuneDir(t *testing.T) {
 		})
 	}
 }
+
+// TestReopenOutDir is a resumed tune's directory: its own files are kept
+// and written on; another account's directory is refused.
+func TestReopenOutDir(t *testing.T) {
+	needRootCLI(t)
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own")
+	os.Mkdir(own, 0o755)
+	os.WriteFile(filepath.Join(own, "profile.json"), []byte("{}"), 0o644)
+	d, err := reopenOutDir(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFile("result.json", []byte("{}")); err != nil {
+		t.Error(err)
+	}
+	d.CloseRemovingIfEmpty()
+	if _, err := os.Stat(filepath.Join(own, "profile.json")); err != nil {
+		t.Errorf("the resumed run's files: %v", err)
+	}
+	victim := rootVictim(t)
+	theirs := filepath.Join(dir, "theirs")
+	plantDir(t, theirs, victim, "result.json")
+	if d, err := reopenOutDir(theirs); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		if d != nil {
+			d.WriteFile("result.json", []byte("x"))
+		}
+		t.Errorf("another account's directory reopened: %v", err)
+	}
+}
