@@ -19,10 +19,10 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/safewrite"
 	"github.com/phptune/phptune/internal/store"
 )
 
@@ -41,7 +41,7 @@ func (x *adviseExtras) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&x.opcacheDir, "opcache-dir", "/run", "with --opcache, where the status script's private directory is made: a directory only root can write, that the pools can read")
 	fl.StringVar(&x.tune, "tune", "", "put this stored tune (its run ID) beside the advice (default: the newest tune of the host's PHP version in the results database)")
 	fl.StringVar(&x.html, "html", "", "write the advice as an offline HTML page to this file")
-	fl.StringVarP(&x.outDir, "output", "o", "", "write advice.json, advice.html and advice.txt into this directory")
+	fl.StringVarP(&x.outDir, "output", "o", "", "write advice.json, advice.html and advice.txt into this new (or empty) directory of yours")
 }
 
 // resultsDB is the results database's path.
@@ -65,8 +65,8 @@ func (x *adviseExtras) check() error {
 		}
 	}
 	if x.outDir != "" {
-		if st, err := os.Stat(x.outDir); err == nil && !st.IsDir() {
-			return usageErr("Give a directory", "-o %s is a file", x.outDir)
+		if err := checkOutDirFor(x.outDir, "", "advise"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -270,7 +270,7 @@ func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
 		// Root may write into a directory others can write (/tmp):
 		// a temporary file created without following links, renamed
 		// over the name, so a planted link is replaced, never followed.
-		if err := safewrite.Write(x.html, page.Bytes(), 0o644, -1, -1); err != nil {
+		if err := outdir.WriteFile(x.html, page.Bytes()); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "advise: wrote %s\n", x.html)
@@ -278,9 +278,11 @@ func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
 	if x.outDir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(x.outDir, 0o755); err != nil {
+	out, err := createOutDir(x.outDir)
+	if err != nil {
 		return err
 	}
+	defer out.CloseRemovingIfEmpty()
 	js, err := json.MarshalIndent(a, "", "  ")
 	if err != nil {
 		return err
@@ -290,7 +292,7 @@ func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
 	te.Stdout = &text
 	printAdvice(&te, a)
 	for name, b := range map[string][]byte{"advice.json": append(js, '\n'), "advice.html": page.Bytes(), "advice.txt": text.Bytes()} {
-		if err := safewrite.Write(filepath.Join(x.outDir, name), b, 0o644, -1, -1); err != nil {
+		if err := out.WriteFile(name, b); err != nil {
 			return err
 		}
 	}

@@ -91,8 +91,10 @@ rate; timestamps checked on every request; the JIT off.
 
 When the results database holds a finished tune of the host's PHP version
 (the newest, or --tune RUN-ID), advise puts its measured pool size beside its
-own and says why they differ. --html FILE writes an offline page; -o DIR
-writes advice.json, advice.html and advice.txt.`,
+own and says why they differ. --html FILE writes an offline page (a link or
+another account's file under that name is refused); -o DIR writes
+advice.json, advice.html and advice.txt into a new directory (or an empty one
+of yours only you can write).`,
 		Example: `  phptune advise
   phptune advise --json
   phptune advise --fpm-config /etc/php/8.2/fpm/php-fpm.conf --exit-code

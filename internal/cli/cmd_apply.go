@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -150,6 +151,12 @@ nginx's (the running master of ROOT/etc/nginx/nginx.conf or --nginx-config, read
 through its own nginx -T) go to zz-phptune.conf in a directory nginx includes at
 http level (conf.d), when an http-level file may carry them and no other file
 sets them at http level already: keepalive_timeout, access_log off.
+
+As root, apply reads the recommendation (recommended.knobs, result.json or
+--knobs FILE) only when no other account could have written it: the file
+and its directory must be root's or yours (SUDO_UID's under sudo), writable
+by no group or other account, and the file no link; anything else is
+refused, naming its owner or mode.
 
 The whole change is one transaction. The previous state of every file it
 writes is saved under phptune's home first; then the files are written
@@ -369,9 +376,12 @@ func checkMeasuredVersion(result, hostVersion string) error {
 	if result == "" {
 		return nil
 	}
-	b, err := os.ReadFile(result)
-	if err != nil {
+	b, err := readTrusted(result)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a directory with recommended.knobs only: nothing to check
+	}
+	if err != nil {
+		return err
 	}
 	var r struct {
 		Environment struct {

@@ -359,15 +359,7 @@ func saveCapacityRun(ctx context.Context, c *results.Capacity, app, workload, ou
 	if out == "" {
 		out = "phptune-report-" + c.ID + ".html"
 	}
-	fh, err := os.Create(out)
-	if err != nil {
-		return "", err
-	}
-	err = report.Render(fh, "html", report.Run{Capacity: c, Secrets: labPasswords(), RedactNames: names})
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeReport(out, "html", report.Run{Capacity: c, Secrets: labPasswords(), RedactNames: names}); err != nil {
 		return "", err
 	}
 	return filepath.Abs(out)

@@ -36,6 +36,6 @@ the lab down. It is the same as:
 	fl.IntVarP(&f.conns, "connections", "c", 20, "concurrent visitors of the front page")
 	fl.DurationVar(&f.trialDuration, "trial-duration", 10*time.Second, "measured time of each trial")
 	fl.DurationVar(&f.trialWarmup, "trial-warmup", 3*time.Second, "warm-up of each trial, not measured")
-	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-tune-RUN)")
 	return cmd
 }

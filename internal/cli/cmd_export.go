@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/ansible"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
 )
 
@@ -52,7 +51,9 @@ check (php-fpm's master runs, an optional loopback check URL answers as
 before); on any failure the previous files and MariaDB values back and the
 servers reloaded. The rollout goes one host at a time (serial) and stops at
 the first host that fails (max_fail_percentage: 0). DIR/README.md says how to
-run it.
+run it. DIR is made new (an existing one must be empty, yours and writable by
+you alone); as root the recommendation is read only when no other account
+could have written it, as apply reads it.
 
 Refused, as by apply: another server's recommendation, several pools
 (fpm.pools), a move of the pool's socket (listen=tcp). What needs each host's
@@ -118,9 +119,12 @@ func tuneBranch(result string) (string, error) {
 	if result == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(result)
-	if err != nil {
+	b, err := readTrusted(result)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
+	}
+	if err != nil {
+		return "", err
 	}
 	var r struct {
 		Environment struct {
@@ -137,46 +141,27 @@ func tuneBranch(result string) (string, error) {
 	return parts[0] + "." + parts[1], nil
 }
 
-// writeNewDir writes files under dir, which must not exist yet or be
-// empty: nothing of someone else's is overwritten, and no file is written
-// through a link (each is created exclusively).
+// writeNewDir writes files under dir, which must not exist yet or be an
+// empty directory of yours only you can write (outdir.Create): the role's
+// tasks run as root on every host, so nothing of another account's is
+// taken, and no file is written through a link.
 func writeNewDir(dir string, files map[string][]byte) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return usageErr("Give a new directory", "%s exists and is not empty", dir)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return usageErr("Give a new directory", "%s: %v", dir, err)
-	} else if err == nil {
-		// The role's tasks run as root on every host: a directory
-		// another account can write could have them changed after.
-		st, err := os.Lstat(dir)
-		if err != nil {
-			return err
+	d, err := outdir.Create(dir)
+	if err != nil {
+		var re *outdir.RefusedError
+		if errors.As(err, &re) {
+			return usageErr("Give a new directory: phptune creates it", "%v", err)
 		}
-		if !st.IsDir() || int(st.Sys().(*syscall.Stat_t).Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
-			return usageErr("Give a new directory: phptune creates it", "%s is not a directory of yours that only you can write (the role's tasks will run as root on your hosts)", dir)
-		}
-	} else if err := os.Mkdir(dir, 0o755); err != nil {
-		return usageErr("Give a new directory under an existing one", "%s: %v", dir, err)
+		return err
 	}
+	defer d.CloseRemovingIfEmpty()
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(files[name]); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := d.WriteFile(name, files[name]); err != nil {
 			return err
 		}
 	}

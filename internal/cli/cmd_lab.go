@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -44,7 +45,13 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 	cfg := knob.Defaults()
 	var out []string
 	if file != "" {
-		data, err := os.ReadFile(file)
+		// As root, only a file no other account could have written:
+		// apply and export roll it onto production.
+		data, err := readTrusted(file)
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return nil, nil, err
+		}
 		if err != nil {
 			return nil, nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs)", "--knobs %s: %v", file, err)
 		}

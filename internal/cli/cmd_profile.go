@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/redact"
@@ -45,7 +47,8 @@ functions (self and inclusive; WordPress plugins by name), the findings
 with the knobs they point to, and each sampler's overhead: CPU per
 request against the plain runs of the same rounds, with its interval.
 
-Files go to -o DIR (default ./phptune-profile-TIME): profile.json (every
+Files go to -o DIR (default ./phptune-profile-TIME; a new directory, or an
+empty one of yours only you can write, made before the lab starts): profile.json (every
 figure and the folded stacks), native.folded and php.folded (the folded
 format other flame graph tools read), profile.html (both flame graphs,
 offline and searchable).
@@ -104,6 +107,16 @@ made and the reason is printed.`,
 			if err != nil {
 				return err
 			}
+			// Made now, before the lab: a directory planted under the
+			// default name is refused before anything runs.
+			if outDir == "" {
+				outDir = "phptune-profile-" + time.Now().UTC().Format("20060102-150405")
+			}
+			out, err := createOutDir(outDir)
+			if err != nil {
+				return err
+			}
+			defer out.CloseRemovingIfEmpty()
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "profile: "+format+"\n", a...) }
 			if l != nil {
@@ -147,10 +160,7 @@ made and the reason is printed.`,
 			if err := redact.Value(res, nil); err != nil {
 				return err
 			}
-			if outDir == "" {
-				outDir = "phptune-profile-" + time.Now().UTC().Format("20060102-150405")
-			}
-			if err := writeProfile(outDir, appName, pw.Name, res); err != nil {
+			if err := writeProfile(out, appName, pw.Name, res); err != nil {
 				return err
 			}
 			if asJSON {
@@ -178,31 +188,17 @@ made and the reason is printed.`,
 	fl.BoolVar(&native, "native", true, "sample native stacks with perf")
 	fl.BoolVar(&php, "php", true, "sample PHP stacks with excimer")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.StringVarP(&outDir, "output", "o", "", "directory for the files (default ./phptune-profile-TIME)")
+	fl.StringVarP(&outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-profile-TIME)")
 	return cmd
 }
 
-// checkOutDirFor is checkOutDir for another command's default directory.
-func checkOutDirFor(dir, def, command string) error {
-	if dir != "" {
-		return checkOutDir(dir)
-	}
-	if err := checkOutDir("."); err != nil {
-		return usageErr("Run phptune "+command+" in a directory you can write, or give -o DIR", "the default output directory ./%s: %v", def, err)
-	}
-	return nil
-}
-
 // writeProfile writes a profile's files into dir.
-func writeProfile(dir, app, workload string, res *labprofile.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+func writeProfile(dir *outdir.Dir, app, workload string, res *labprofile.Result) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "profile.json"), append(b, '\n'), 0o644); err != nil {
+	if err := dir.WriteFile("profile.json", append(b, '\n')); err != nil {
 		return err
 	}
 	page := flamegraph.Page{
@@ -211,7 +207,7 @@ func writeProfile(dir, app, workload string, res *labprofile.Result) error {
 	}
 	if res.Native != nil && res.Native.Samples > 0 {
 		n := res.Native
-		if err := writeFolded(filepath.Join(dir, "native.folded"), n.Folded); err != nil {
+		if err := writeFolded(dir, "native.folded", n.Folded); err != nil {
 			return err
 		}
 		page.Tables = append(page.Tables, shareTable("Native samples by component (every process of the stack)", profile.Top(n.Components, n.Samples, 0)),
@@ -221,7 +217,7 @@ func writeProfile(dir, app, workload string, res *labprofile.Result) error {
 	}
 	if res.PHP != nil && res.PHP.Samples > 0 {
 		p := res.PHP
-		if err := writeFolded(filepath.Join(dir, "php.folded"), p.Folded); err != nil {
+		if err := writeFolded(dir, "php.folded", p.Folded); err != nil {
 			return err
 		}
 		page.Tables = append(page.Tables, shareTable("PHP functions, self", profile.Top(p.Self, p.Samples, 20)),
@@ -240,15 +236,11 @@ func writeProfile(dir, app, workload string, res *labprofile.Result) error {
 		rows = append(rows, []string{"overhead — " + o.Summary(), ""})
 	}
 	page.Tables = append(page.Tables, flamegraph.Table{Title: "Findings and overhead", Columns: []string{"what was measured", "configurations worth measuring"}, Rows: rows})
-	f, err := os.Create(filepath.Join(dir, "profile.html"))
-	if err != nil {
+	var html bytes.Buffer
+	if err := flamegraph.Render(&html, page); err != nil {
 		return err
 	}
-	if err := flamegraph.Render(f, page); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return dir.WriteFile("profile.html", html.Bytes())
 }
 
 func shareTable(title string, es []profile.Entry) flamegraph.Table {
@@ -259,7 +251,7 @@ func shareTable(title string, es []profile.Entry) flamegraph.Table {
 	return t
 }
 
-func writeFolded(path string, f profile.Folded) error {
+func writeFolded(dir *outdir.Dir, name string, f profile.Folded) error {
 	keys := make([]string, 0, len(f))
 	for k := range f {
 		keys = append(keys, k)
@@ -269,7 +261,7 @@ func writeFolded(path string, f profile.Folded) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %d\n", k, f[k])
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return dir.WriteFile(name, []byte(b.String()))
 }
 
 // printProfile prints the top lists, the findings and the overhead.

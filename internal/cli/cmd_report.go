@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
@@ -67,15 +69,7 @@ terminal. --list shows the stored runs.`,
 			if out == "" {
 				return report.Render(env.Stdout, format, r)
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return usageErr("Try: -o FILE in a directory you can write", "-o %s: %v", out, err)
-			}
-			if err := report.Render(f, format, r); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
+			if err := writeReport(out, format, r); err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
@@ -164,15 +158,7 @@ func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, 
 	if out == "" {
 		out = "phptune-report-" + strings.ReplaceAll(b.ID, "/", "-") + ".html"
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return "", err
-	}
-	err = report.Render(f, "html", report.Run{Bench: b, Secrets: labPasswords(), RedactNames: names})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeReport(out, "html", report.Run{Bench: b, Secrets: labPasswords(), RedactNames: names}); err != nil {
 		return "", err
 	}
 	return filepath.Abs(out)
@@ -202,4 +188,20 @@ func labPasswords() []string {
 		}
 	}
 	return out
+}
+
+// writeReport renders r in format to the file out (outdir.WriteFile: a
+// link planted under the name is replaced, never followed; a file of
+// another account's is refused).
+func writeReport(out, format string, r report.Run) error {
+	var b bytes.Buffer
+	if err := report.Render(&b, format, r); err != nil {
+		return err
+	}
+	err := outdir.WriteFile(out, b.Bytes())
+	var re *outdir.RefusedError
+	if errors.As(err, &re) {
+		return usageErr("Try: -o FILE naming a new file in a directory you can write", "-o %v", err)
+	}
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -93,7 +92,7 @@ stored, printed and written.`,
 	fl.StringVar(&f.memoryBudget, "memory-budget", "", "memory each tuned stack may use, e.g. 2G; default 80% of MemAvailable at the start; 'none' for no limit")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a tuned configuration may have, e.g. 0.1% or 0")
 	fl.StringArrayVar(&f.add, "add", nil, "also measure this knob file in the comparison, untuned, as LABEL=FILE (repeatable; its server knob says which server)")
-	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the report and each server's files (default ./phptune-servers-RUN)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the report and each server's files (default ./phptune-servers-RUN)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON instead of the table")
 	return cmd
 }
@@ -221,7 +220,7 @@ func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, 
 		return nil, err
 	}
 	p.outDir = f.outDir
-	if err := checkOutDir(f.outDir); err != nil {
+	if err := checkOutDirFor(f.outDir, "phptune-servers-RUN", "servers"); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -251,6 +250,13 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 	if outDir == "" {
 		outDir = "phptune-servers-" + opt.ID
 	}
+	// Made now, before any lab: a directory planted under the name is
+	// refused before anything runs; files go in through its descriptor.
+	out, err := createOutDir(outDir)
+	if err != nil {
+		return err
+	}
+	defer out.CloseRemovingIfEmpty()
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "servers: "+format+"\n", a...) }
 	per, _ := opt.Budget().PerTune()
 	say("run %s: %s tuned for up to %s each, then compared in %d interleaved rounds; files go to %s", opt.ID, strings.Join(opt.Servers, ", "), per.Round(time.Second), opt.Rounds, outDir)
@@ -270,12 +276,13 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 			fmt.Fprintf(env.Stderr, "servers: tune %s [%s] trial %d/~%d %s: %.1f rps %s%s\n", server, p.Phase, p.Trial, p.Total, p.Label, p.RPS, p.Status, left)
 		},
 		OnTuned: func(server string, t *results.Tune) (string, error) {
-			dir := filepath.Join(outDir, server)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			dir, err := out.Sub(server)
+			if err != nil {
 				return "", err
 			}
-			_, err := writeTuneFiles(dir, t, nil)
-			return dir, err
+			defer dir.Close()
+			_, err = writeTuneFiles(dir, t, nil)
+			return dir.Path(), err
 		},
 	}
 	res, runErr := servers.RunLab(ctx, lo)
@@ -288,7 +295,7 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 		say("the run failed: %v", runErr)
 	}
 	rr := report.Run{Servers: res, Secrets: labPasswords()}
-	paths, werr := report.WriteAll(outDir, rr)
+	paths, werr := report.WriteAll(out, rr)
 	if f.asJSON {
 		if err := report.Render(env.Stdout, "json", rr); err != nil {
 			return err

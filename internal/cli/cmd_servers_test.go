@@ -55,7 +55,7 @@ func TestServersRefusesBadInputBeforeStarting(t *testing.T) {
 		{append([]string{"servers", "--add", "x=bad.knobs"}, quick...), "pm.max_children", "phptune knobs"},
 		{append([]string{"servers", "--add", "nginx-fpm tuned=fpm10.knobs"}, quick...), `the label "nginx-fpm tuned" is already taken`, "Try: --add another-name="},
 		{append([]string{"servers", "--add", "a=fpm10.knobs", "--add", "a=fpm10.knobs"}, quick...), `the label "a" is already taken`, "Try:"},
-		{append([]string{"servers", "-o", "a-file"}, quick...), "-o a-file is a file", "Try: -o DIR"},
+		{append([]string{"servers", "-o", "a-file"}, quick...), "-o a-file exists and is not a directory", "Try: -o DIR"},
 		{[]string{"servers", "--servers", "nginx-fpm", "extra"}, "unknown command", "Try:"},
 	}
 	if err := lab.CheckServer(knob.UnitPHP); err != nil {

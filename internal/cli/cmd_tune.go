@@ -13,12 +13,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/capacity"
@@ -26,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
 	"github.com/phptune/phptune/internal/redact"
@@ -92,9 +91,12 @@ or a lab you run (--lab; its configuration is restored at the end).
 Every trial is stored in the results database as it finishes; Ctrl-C stops
 cleanly and --resume RUN continues without redoing finished trials.
 
-Files go to -o DIR (default ./phptune-tune-RUN): the recommendation in each
-component's own syntax (php-fpm-pool.conf, php.ini, nginx.conf, my.cnf), a
-knob file for 'phptune lab up --knobs', the diff, the evidence and the report.
+Files go to -o DIR (default ./phptune-tune-RUN), made before the lab starts:
+a new directory, or an empty one of yours only you can write (another
+account's, a link or one holding files is refused). They are the
+recommendation in each component's own syntax (php-fpm-pool.conf, php.ini,
+nginx.conf, my.cnf), a knob file for 'phptune lab up --knobs', the diff, the
+evidence and the report.
 sysctl-phptune.conf holds the kernel settings the recommendation needs (for
 /etc/sysctl.d/60-phptune.conf) or says none is needed: listen(2) silently
 caps every backlog at net.core.somaxconn, and the summary says when a
@@ -176,7 +178,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.baselines, "baselines", "calculator,2xcores", "rules of thumb measured in the holdout beside the recommendation when they fit the memory and time budgets: calculator (0.9 × MemAvailable / worker RSS, dynamic), 2xcores (a static pool of 2 × cores), comma-separated, or none")
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
-	fl.StringVarP(&f.outDir, "output", "o", "", "directory for the files (default ./phptune-tune-RUN)")
+	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-tune-RUN)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
 	fl.StringArrayVar(&f.set, "set", nil, "start with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.server, "server", "", "tune a lab of its own behind this web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
@@ -474,8 +476,12 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		}
 	}
 	p.outDir = f.outDir
-	if err := checkOutDir(f.outDir); err != nil {
-		return nil, err
+	// A resumed tune writes on into its directory (reopenOutDir checks
+	// it): only a new one must be empty.
+	if f.resume == "" {
+		if err := checkOutDir(f.outDir); err != nil {
+			return nil, err
+		}
 	}
 	if f.resume == "" {
 		// The stack last: --lab reads the lab's state (and, for the
@@ -541,43 +547,6 @@ func checkWorkload(spec, app string) error {
 	return nil
 }
 
-// checkOutDir refuses an output directory that could not be created or
-// written, so that a tune does not fail at its end. Empty means the
-// default, ./phptune-tune-RUN.
-func checkOutDir(dir string) error {
-	hint := "Try: -o DIR naming a directory you can write (it is created if missing)"
-	flag := "-o " + dir
-	if dir == "" {
-		dir, flag = "phptune-tune-RUN", "the default output directory ./phptune-tune-RUN"
-		hint = "Run phptune tune in a directory you can write, or give -o DIR"
-	}
-	p := filepath.Clean(dir)
-	for {
-		st, err := os.Stat(p)
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			parent := filepath.Dir(p)
-			if parent == p {
-				return usageErr(hint, "%s: no existing parent directory", flag)
-			}
-			p = parent
-			continue
-		}
-		if err != nil {
-			return usageErr(hint, "%s: %v", flag, err)
-		}
-		if !st.IsDir() {
-			if p == filepath.Clean(dir) {
-				return usageErr(hint, "%s is a file, not a directory", flag)
-			}
-			return usageErr(hint, "%s: %s is a file, not a directory", flag, p)
-		}
-		if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
-			return usageErr(hint, "%s: %s is not writable: %v", flag, p, err)
-		}
-		return nil
-	}
-}
-
 func runTune(env *Env, f *tuneFlags, command string) error {
 	ctx := env.Ctx
 	plan, err := planTune(ctx, f, command)
@@ -637,6 +606,17 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if abs, err := filepath.Abs(outDir); err == nil && f.resume == "" {
 		opt.OutDir = abs
 	}
+	// Made now, before the lab: a directory planted under the name is
+	// refused before anything runs; files go in through its descriptor.
+	makeOut := createOutDir
+	if f.resume != "" {
+		makeOut = reopenOutDir
+	}
+	out, err := makeOut(outDir)
+	if err != nil {
+		return err
+	}
+	defer out.CloseRemovingIfEmpty()
 	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "tune: "+format+"\n", args...) }
 	say("run %s; %s; files go to %s", opt.ID, plan.budgetMsg, outDir)
 
@@ -726,12 +706,9 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if w.Writes {
 		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("output directory %s: %w", outDir, err)
-	}
 	var findings []results.ProfileFinding
 	if f.profile && f.resume == "" {
-		if findings, err = profileStart(ctx, l, *w, &opt, outDir, say); err != nil {
+		if findings, err = profileStart(ctx, l, *w, &opt, out, say); err != nil {
 			return err
 		}
 	}
@@ -781,7 +758,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	if err := redact.Value(res, db.RedactNames()); err != nil {
 		return err
 	}
-	paths, err := writeTuneFiles(outDir, res, db.RedactNames())
+	paths, err := writeTuneFiles(out, res, db.RedactNames())
 	if err != nil {
 		return err
 	}
@@ -836,7 +813,7 @@ func firstNonEmpty(s ...string) string {
 // writeTuneFiles writes the recommendation's files, the diff and the
 // reports into dir and returns their paths. names are the run's --redact
 // names, for the reports' own redaction.
-func writeTuneFiles(dir string, res *results.Tune, redactNames []string) ([]string, error) {
+func writeTuneFiles(dir *outdir.Dir, res *results.Tune, redactNames []string) ([]string, error) {
 	var paths []string
 	names := make([]string, 0, len(res.Files))
 	for n := range res.Files {
@@ -847,18 +824,16 @@ func writeTuneFiles(dir string, res *results.Tune, redactNames []string) ([]stri
 		if strings.ContainsAny(n, `/\`) || n == "" || n[0] == '.' {
 			continue // never write outside dir
 		}
-		p := filepath.Join(dir, n)
-		if err := os.WriteFile(p, []byte(res.Files[n]), 0o644); err != nil {
+		if err := dir.WriteFile(n, []byte(res.Files[n])); err != nil {
 			return nil, err
 		}
-		paths = append(paths, p)
+		paths = append(paths, filepath.Join(dir.Path(), n))
 	}
 	if res.Diff != "" {
-		p := filepath.Join(dir, "recommended.diff")
-		if err := os.WriteFile(p, []byte(res.Diff), 0o644); err != nil {
+		if err := dir.WriteFile("recommended.diff", []byte(res.Diff)); err != nil {
 			return nil, err
 		}
-		paths = append(paths, p)
+		paths = append(paths, filepath.Join(dir.Path(), "recommended.diff"))
 	}
 	more, err := writeTuneReport(dir, res, redactNames)
 	if err != nil {
@@ -908,7 +883,7 @@ func memAvailable() int64 {
 }
 
 // writeTuneReport writes report.html, result.json and summary.txt.
-func writeTuneReport(dir string, res *results.Tune, names []string) ([]string, error) {
+func writeTuneReport(dir *outdir.Dir, res *results.Tune, names []string) ([]string, error) {
 	paths, err := report.WriteAll(dir, report.Run{Tune: res, Secrets: labPasswords(), RedactNames: names})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
@@ -19,7 +20,7 @@ import (
 // starting configuration, its files in outDir/profile, and its findings'
 // challenges added to the search's (after the default ones, which an
 // empty list would otherwise stand for).
-func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tune.Options, outDir string, say func(string, ...any)) ([]results.ProfileFinding, error) {
+func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tune.Options, outDir *outdir.Dir, say func(string, ...any)) ([]results.ProfileFinding, error) {
 	say("profiling the starting configuration (one round: plain, perf, excimer)")
 	tmp, err := os.MkdirTemp("", "phptune-profile-")
 	if err != nil {
@@ -43,7 +44,12 @@ func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tun
 	if err != nil {
 		return nil, err
 	}
-	if err := writeProfile(outDir+"/profile", opt.App, w.Name, res); err != nil {
+	sub, err := outDir.Sub("profile")
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	if err := writeProfile(sub, opt.App, w.Name, res); err != nil {
 		return nil, err
 	}
 	if opt.Challenges == nil {

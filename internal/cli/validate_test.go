@@ -100,7 +100,7 @@ func TestTuneChecksEverythingFirst(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--workload", "bad.scenario"}, "--workload bad.scenario: line 2", "WEIGHT METHOD PATH"},
 		{[]string{"tune", "--docroot", filepath.Join(dir, "docroot"), "--workload", "comment"}, "--workload comment", "--app wordpress"},
 		{[]string{"tune", "--app", "hello", "-o", "a-file"}, "-o a-file is a file, not a directory", "Try: -o DIR"},
-		{[]string{"tune", "--app", "hello", "-o", "a-file/sub"}, "-o a-file/sub: a-file is a file", "Try: -o DIR"},
+		{[]string{"tune", "--app", "hello", "-o", "a-file/sub"}, "-o a-file/sub cannot be created: a-file is not a directory", "Try: -o DIR"},
 		{[]string{"tune", "--app", "hello", "--knobs", "bad.knobs", "-o", "out"}, `--knobs bad.knobs: line 3: knob pm.max_children: value "lots"`, "phptune knobs"},
 		{[]string{"tune", "--app", "hello", "--knobs", "spare.knobs"}, "--knobs spare.knobs: pm.max_spare_servers=3 is greater than pm.max_children=2", "phptune knobs"},
 		{[]string{"tune", "--app", "hello", "--knobs", "nosuch.knobs"}, "--knobs nosuch.knobs", "KNOB=VALUE lines"},
@@ -208,7 +208,7 @@ func TestTuneLabCheckedBeforeRestart(t *testing.T) {
 	checkUsageErrors(t, []usageCase{
 		{[]string{"tune", "--lab", "running", "--workload", "bad.scenario"}, "--workload: scenario bad.scenario: line 2", "WEIGHT METHOD PATH"},
 		{[]string{"tune", "--lab", "running", "--workload", "comment"}, "--workload: workload comment posts WordPress comments", "Try: --workload front"},
-		{[]string{"tune", "--lab", "running", "-o", "a-file"}, "-o a-file is a file", "Try: -o DIR"},
+		{[]string{"tune", "--lab", "running", "-o", "a-file"}, "-o a-file exists and is not a directory", "Try: -o DIR"},
 		{[]string{"tune", "--lab", "running", "--set", "pm=static"}, "--lab tunes the lab as it runs", "phptune lab up --knobs FILE"},
 		{[]string{"tune", "--lab", "running", "--slo", "fast"}, "--slo", "Try: --slo 'p99<300ms'"},
 	})

@@ -13,16 +13,17 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -90,27 +91,21 @@ func Render(w io.Writer, format string, r Run) error {
 	return fmt.Errorf("report format %q: choose html, json or text", format)
 }
 
-// WriteAll writes report.html, result.json and summary.txt into dir and
-// returns their paths by format.
-func WriteAll(dir string, r Run) (map[string]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+// WriteAll writes report.html, result.json and summary.txt into dir
+// (opened by outdir, so nothing is written through a link) and returns
+// their paths by format.
+func WriteAll(dir *outdir.Dir, r Run) (map[string]string, error) {
 	out := map[string]string{}
-	for format, name := range map[string]string{"html": "report.html", "json": "result.json", "text": "summary.txt"} {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
+	for _, format := range []string{"html", "json", "text"} {
+		name := map[string]string{"html": "report.html", "json": "result.json", "text": "summary.txt"}[format]
+		var b bytes.Buffer
+		if err := Render(&b, format, r); err != nil {
+			return out, fmt.Errorf("writing %s: %w", filepath.Join(dir.Path(), name), err)
+		}
+		if err := dir.WriteFile(name, b.Bytes()); err != nil {
 			return out, err
 		}
-		err = Render(f, format, r)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return out, fmt.Errorf("writing %s: %w", p, err)
-		}
-		out[format] = p
+		out[format] = filepath.Join(dir.Path(), name)
 	}
 	return out, nil
 }

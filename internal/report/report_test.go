@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -288,7 +289,11 @@ func TestRenderRefusesBadInput(t *testing.T) {
 }
 
 func TestWriteAll(t *testing.T) {
-	dir := t.TempDir()
+	dir, err := outdir.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
 	paths, err := WriteAll(dir, Run{Bench: loadBench(t)})
 	if err != nil {
 		t.Fatal(err)

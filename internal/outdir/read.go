@@ -1,0 +1,87 @@
+package outdir
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxRead is the most ReadTrusted reads of one file.
+const MaxRead = 64 << 20
+
+// ReadTrusted reads a file phptune wrote and reads back to act on (a
+// tune's recommended.knobs and result.json, a knob file). Running as root
+// it reads only what no other account could have written: the file is
+// opened without following a link and must be a regular file owned by a
+// trusted account (root, the effective user, SUDO_UID's) and not writable
+// by group or others; its directory likewise, or root's and sticky (as
+// /tmp: nobody else can replace a file of root's there). A missing file
+// is an error that errors.Is(err, os.ErrNotExist) recognises.
+func ReadTrusted(path string) ([]byte, error) {
+	root := os.Geteuid() == 0
+	dirPath := filepath.Dir(filepath.Clean(path))
+	dfd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(dfd)
+	if root {
+		var st unix.Stat_t
+		if err := unix.Fstat(dfd, &st); err != nil {
+			return nil, &os.PathError{Op: "stat", Path: dirPath, Err: err}
+		}
+		sticky := st.Mode&unix.S_ISVTX != 0 && st.Uid == 0
+		if !trusted(int(st.Uid)) {
+			return nil, untrusted(path, dirPath, fmt.Sprintf("is owned by %s", account(int(st.Uid))))
+		}
+		if st.Mode&0o022 != 0 && !sticky {
+			return nil, untrusted(path, dirPath, fmt.Sprintf("is writable by group or others (mode %04o)", st.Mode&0o7777))
+		}
+	}
+	fd, err := unix.Openat(dfd, filepath.Base(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, untrusted(path, path, "is a symbolic link")
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, untrusted(path, path, "is not a regular file")
+	}
+	if root {
+		if uid := ownerOf(st); !trusted(uid) {
+			return nil, untrusted(path, path, "is owned by "+account(uid))
+		}
+		if st.Mode().Perm()&0o022 != 0 {
+			return nil, untrusted(path, path, fmt.Sprintf("is writable by group or others (mode %04o)", st.Mode().Perm()))
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxRead+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxRead {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a file phptune wrote", path, MaxRead>>20)
+	}
+	return b, nil
+}
+
+// untrusted is the refusal of a file root will not read: what is wrong
+// with which path, and the fix.
+func untrusted(path, what, problem string) error {
+	fix := "chown root and chmod go-w it, or run the tune again"
+	if what != path {
+		problem = "is in " + what + ", which " + problem
+	}
+	return &RefusedError{Path: path, Problem: problem + ": root acts only on files no other account could have written", Fix: fix}
+}
