@@ -25,6 +25,8 @@ type Page struct {
 	Bytes     int64  `json:"bytes"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Title     string `json:"title,omitempty"`
+	// Location is a redirect's target (3xx), cleaned like Title.
+	Location string `json:"location,omitempty"`
 	// Body is the start of the body, for messages (not stored).
 	Body string `json:"-"`
 }
@@ -62,6 +64,9 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 		body = body[:bodyLimit]
 	}
 	p.Title = Title(body)
+	if p.Status >= 300 && p.Status < 400 {
+		p.Location = clean(resp.Header.Get("Location"))
+	}
 	p.Body = string(body[:min(len(body), 2048)])
 	return p, nil
 }
@@ -75,14 +80,20 @@ func Title(body []byte) string {
 	if m == nil {
 		return ""
 	}
-	// The lab's page is the lab's to write: no control character (an
-	// escape sequence driving the terminal it is printed on) gets through.
+	return clean(html.UnescapeString(string(m[1])))
+}
+
+// clean makes text from the lab's page fit to print: the lab's page is the
+// lab's to write, so no control character (an escape sequence driving the
+// terminal it is printed on) gets through; spaces are collapsed and the
+// text cut at 200 characters.
+func clean(s string) string {
 	t := strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return ' '
 		}
 		return r
-	}, strings.ToValidUTF8(html.UnescapeString(string(m[1])), "?"))
+	}, strings.ToValidUTF8(s, "?"))
 	t = strings.Join(strings.Fields(t), " ")
 	if r := []rune(t); len(r) > 200 {
 		t = string(r[:200]) + "…"
@@ -110,6 +121,9 @@ func (p Page) String() string {
 	title := "no <title>"
 	if p.Title != "" {
 		title = fmt.Sprintf("title %q", p.Title)
+	}
+	if p.Location != "" {
+		return fmt.Sprintf("%s answered %d to %q, %s, %s", p.URL, p.Status, p.Location, size, title)
 	}
 	return fmt.Sprintf("%s answered %d, %s, %s", p.URL, p.Status, size, title)
 }
