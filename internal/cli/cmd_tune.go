@@ -721,7 +721,9 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	w.Expect = opt.Expect
 	stack := labstack.New(l, *w)
-	checkStartPage(ctx, env, stack, say)
+	if err := checkStartPage(ctx, env, stack, say); err != nil {
+		return err
+	}
 	opt.ResetBetween = w.Writes
 	if w.Writes {
 		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))
