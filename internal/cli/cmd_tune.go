@@ -423,6 +423,10 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.trialWarmup == 0 {
 		p.opt.Warmup = -1 // tune's "none"
 	}
+	var be *tune.BudgetError
+	if _, err := p.opt.BudgetPlan(); errors.As(err, &be) {
+		return nil, usageErr("Try: --time-budget "+be.Min.String(), "%v", err)
+	}
 	if f.docroot != "" {
 		abs, err := filepath.Abs(f.docroot)
 		if err != nil {
