@@ -242,3 +242,24 @@ func RedirectWarning(b *results.Bench) string {
 		"load a path that answers 200, make the site answer its page at the address the lab is reached by (a site whose home URL names another host redirects there), or, for a request that redirects when it works, declare its status (a scenario line's \"=> 302\")",
 		n, b.Requests, 100*float64(n)/float64(b.Requests), strings.Join(codes, ", "), ClassRedirect)
 }
+
+// statusClasses are the error classes of a response that answered, but not
+// with the page: a redirect, an error status, a status the request did not
+// expect.
+var statusClasses = []string{ClassRedirect, ClassStatus4xx, ClassStatus5xx, ClassUnexpectedStatus}
+
+// NotThePage counts, over benches, the measured responses that were not the
+// page (statusClasses) and all measured requests: a stored tune whose
+// trials were mostly redirects measured nothing real.
+func NotThePage(benches ...*results.Bench) (n, requests int64) {
+	for _, b := range benches {
+		if b == nil {
+			continue
+		}
+		requests += b.Requests
+		for _, c := range statusClasses {
+			n += b.ErrorsByClass[c]
+		}
+	}
+	return n, requests
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/stats"
@@ -402,6 +403,14 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
 	tune.Trials = s.trials
 	s.note("trials run: %s", s.phaseSummary())
+	var benches []*results.Bench
+	for _, tr := range s.trials {
+		benches = append(benches, tr.Bench)
+	}
+	if bad, all := load.NotThePage(benches...); bad > 0 {
+		s.warn("%d of the %d measured requests (%.1f%%) answered a redirect or an error status, not the page (counted as errors: redirect, status_4xx, status_5xx, unexpected_status); a trial above --max-errors was no candidate",
+			bad, all, 100*float64(bad)/float64(all))
+	}
 	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune, s.notes)}
 	if s.t.RenderFiles != nil {
 		for name, text := range s.t.RenderFiles(start, recCfg) {
