@@ -178,6 +178,18 @@ type Path struct {
 	Method string `json:"method"`
 	Target string `json:"target"`
 	Count  int64  `json:"count"`
+	// Redirect is the 3xx status the log answered the path with when most
+	// of its lines were redirects (a login POST's 302, an old URL's 301):
+	// the replay expects it (load.Request.ExpectStatus). 0: the path
+	// answered pages, and a redirect in the replay is an error.
+	Redirect int `json:"redirect,omitempty"`
+}
+
+// pathCount is what Read counts of one path: its requests, and its
+// redirects with the last redirect status seen.
+type pathCount struct {
+	n, redirects int64
+	status       int
 }
 
 // Summary is what Read found in a log.
@@ -219,7 +231,7 @@ func Read(r io.Reader, opt Options) (*Summary, error) {
 		top = DefaultTop
 	}
 	s := &Summary{}
-	counts := map[string]int64{}
+	counts := map[string]*pathCount{}
 	var n int64
 	for {
 		line, err := readLine(br)
@@ -251,7 +263,11 @@ func Read(r io.Reader, opt Options) (*Summary, error) {
 	s.Distinct = len(counts)
 	for k, c := range counts {
 		m, t, _ := strings.Cut(k, " ")
-		s.Paths = append(s.Paths, Path{Method: m, Target: t, Count: c})
+		p := Path{Method: m, Target: t, Count: c.n}
+		if 2*c.redirects > c.n {
+			p.Redirect = c.status
+		}
+		s.Paths = append(s.Paths, p)
 	}
 	sort.Slice(s.Paths, func(i, j int) bool {
 		a, b := s.Paths[i], s.Paths[j]
@@ -282,7 +298,7 @@ func (s *Summary) malformed(n int64) {
 	}
 }
 
-func (s *Summary) add(line []byte, n int64, opt Options, counts map[string]int64) {
+func (s *Summary) add(line []byte, n int64, opt Options, counts map[string]*pathCount) {
 	l, err := ParseLine(line)
 	switch {
 	case errors.Is(err, ErrNoRequest):
@@ -308,8 +324,17 @@ func (s *Summary) add(line []byte, n int64, opt Options, counts map[string]int64
 	}
 	s.Dynamic++
 	k := l.Method + " " + l.Target
-	if _, ok := counts[k]; ok || len(counts) < maxDistinct {
-		counts[k]++
+	c, ok := counts[k]
+	if !ok && len(counts) < maxDistinct {
+		c = &pathCount{}
+		counts[k] = c
+	}
+	if c != nil {
+		c.n++
+		if l.Status >= 300 && l.Status < 400 {
+			c.redirects++
+			c.status = l.Status
+		}
 	}
 }
 
@@ -362,7 +387,8 @@ const maxTotalWeight = 1 << 20
 
 // Requests is the scenario: the top paths weighted by their counts (scaled
 // down for large logs, every path at least 1). POSTs carry an empty form
-// body.
+// body. A path the log answered mostly with a redirect expects that
+// status (Path.Redirect); every other path expects a 2xx.
 func (s *Summary) Requests() []load.Request {
 	scale := 1.0
 	if s.Covered > maxTotalWeight {
@@ -371,7 +397,7 @@ func (s *Summary) Requests() []load.Request {
 	out := make([]load.Request, 0, len(s.Paths))
 	for _, p := range s.Paths {
 		w := max(1, int(float64(p.Count)*scale+0.5))
-		q := load.Request{Weight: w, Method: p.Method, Path: p.Target}
+		q := load.Request{Weight: w, Method: p.Method, Path: p.Target, ExpectStatus: p.Redirect}
 		if p.Method == "POST" {
 			q.Header = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
 			q.Body = []byte{}

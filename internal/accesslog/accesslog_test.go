@@ -97,9 +97,9 @@ func TestRead(t *testing.T) {
 		paths []Path
 		share float64
 	}{
-		{"get and head", Options{}, []Path{{"GET", "/", 3}, {"HEAD", "/", 1}, {"GET", "/2022/01/season-river/", 1}, {"GET", "/?s=coffee", 1}}, 1},
-		{"with posts", Options{AllowPost: true}, []Path{{"GET", "/", 3}, {"HEAD", "/", 1}, {"GET", "/2022/01/season-river/", 1}, {"GET", "/?s=coffee", 1}, {"POST", "/wp-comments-post.php", 1}}, 1},
-		{"top 2", Options{Top: 2}, []Path{{"GET", "/", 3}, {"HEAD", "/", 1}}, 4.0 / 6},
+		{"get and head", Options{}, []Path{{"GET", "/", 3, 0}, {"HEAD", "/", 1, 0}, {"GET", "/2022/01/season-river/", 1, 0}, {"GET", "/?s=coffee", 1, 0}}, 1},
+		{"with posts", Options{AllowPost: true}, []Path{{"GET", "/", 3, 0}, {"HEAD", "/", 1, 0}, {"GET", "/2022/01/season-river/", 1, 0}, {"GET", "/?s=coffee", 1, 0}, {"POST", "/wp-comments-post.php", 1, 302}}, 1},
+		{"top 2", Options{Top: 2}, []Path{{"GET", "/", 3, 0}, {"HEAD", "/", 1, 0}}, 4.0 / 6},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +126,9 @@ func TestRead(t *testing.T) {
 				t.Fatalf("requests %+v", reqs)
 			}
 			for _, q := range reqs {
+				if want := map[string]int{"/wp-comments-post.php": 302}[q.Path]; q.ExpectStatus != want {
+					t.Fatalf("%s %s expects status %d, want %d (the log's redirect)", q.Method, q.Path, q.ExpectStatus, want)
+				}
 				if q.Method == "POST" && q.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
 					t.Fatalf("POST without a form type: %+v", q)
 				}
@@ -168,13 +171,13 @@ func TestReadGzipAndLongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Lines != 14 || s.Malformed != 2 || s.FirstMalformed != 1 || s.Paths[0] != (Path{"GET", "/", 3}) {
+	if s.Lines != 14 || s.Malformed != 2 || s.FirstMalformed != 1 || s.Paths[0] != (Path{"GET", "/", 3, 0}) {
 		t.Fatalf("%+v", s)
 	}
 }
 
 func TestWeightsScaled(t *testing.T) {
-	s := &Summary{Paths: []Path{{"GET", "/", 3 << 30}, {"GET", "/rare", 1}}, Covered: 3<<30 + 1, Dynamic: 3<<30 + 1}
+	s := &Summary{Paths: []Path{{"GET", "/", 3 << 30, 0}, {"GET", "/rare", 1, 0}}, Covered: 3<<30 + 1, Dynamic: 3<<30 + 1}
 	reqs := s.Requests()
 	if reqs[0].Weight > maxTotalWeight || reqs[1].Weight != 1 {
 		t.Fatalf("weights %d %d", reqs[0].Weight, reqs[1].Weight)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -29,10 +30,14 @@ type TuneComparison struct {
 	RecommendedRPS float64 `json:"recommended_rps,omitempty"`
 	StartRPS       float64 `json:"start_rps,omitempty"`
 	// Cores and MemoryB are the tune's machine.
-	Cores    int                `json:"cores,omitempty"`
-	MemoryB  int64              `json:"memory_bytes,omitempty"`
-	Pools    []PoolVsTune       `json:"pools"`
-	Summary  string             `json:"summary"`
+	Cores   int          `json:"cores,omitempty"`
+	MemoryB int64        `json:"memory_bytes,omitempty"`
+	Pools   []PoolVsTune `json:"pools"`
+	Summary string       `json:"summary"`
+	// Warning says how many of the tune's measured requests answered a
+	// redirect or an error status; when most did, RecommendedRPS is 0 and
+	// no gain of the tune is quoted.
+	Warning  string             `json:"warning,omitempty"`
 	Measured []results.Decision `json:"-"`
 }
 
@@ -116,6 +121,19 @@ func CompareTune(a Advice, t *results.Tune, runID, selected string) *TuneCompari
 		c.Cores, c.MemoryB = e.Cores, e.MemoryB
 	}
 	measured := fmt.Sprintf("the tune measured pm.max_children %d", n)
+	var benches []*results.Bench
+	for _, tr := range t.Trials {
+		benches = append(benches, tr.Bench)
+	}
+	if bad, all := load.NotThePage(benches...); all > 0 && 2*bad > all {
+		// Mostly redirects or error pages: its figures time those, not
+		// the site, so no gain of it is quoted.
+		c.RecommendedRPS = 0
+		c.Warning = fmt.Sprintf("%d of the tune's %d measured requests (%.0f%%) answered a redirect or an error status, not the page: its figures time those, not the site, and no gain of it is quoted; tune again on a page that answers 200",
+			bad, all, 100*float64(bad)/float64(all))
+	} else if bad > 0 {
+		c.Warning = fmt.Sprintf("%d of the tune's %d measured requests (%.1f%%) answered a redirect or an error status, not the page", bad, all, 100*float64(bad)/float64(all))
+	}
 	if c.Knee > 0 {
 		measured += fmt.Sprintf(" (its knee scan's throughput stopped rising at about %d connections", c.Knee)
 		if c.RecommendedRPS > 0 {
@@ -127,6 +145,9 @@ func CompareTune(a Advice, t *results.Tune, runID, selected string) *TuneCompari
 	}
 	c.Summary = fmt.Sprintf("Advise sends no load: it sizes each pool by the host's memory and the pool's own peak counters. %s on %s %s, a lab of %s: where throughput stops rising, which advise cannot see.",
 		capitalize(measured), t.App, t.Workload, machine(c.Cores, c.MemoryB))
+	if c.Warning != "" {
+		c.Summary += " Warning: " + c.Warning + "."
+	}
 	for _, p := range a.Pools {
 		pv := PoolVsTune{Pool: p.Pool, Configured: p.MaxChildren, Advise: p.Recommended, Tune: n}
 		fit := int64(0)

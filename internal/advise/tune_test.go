@@ -62,3 +62,28 @@ func TestCompareTune(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareTuneOfRedirects(t *testing.T) {
+	tests := []struct {
+		name      string
+		redirects int64
+		quoted    bool   // the gain is quoted
+		warning   string // a word of the warning, "" for none
+	}{
+		{"all pages", 0, true, ""},
+		{"a few redirects", 10, true, "10 of the tune's 3627 measured requests (0.3%)"},
+		{"every request a 301", 3627, false, "no gain of it is quoted"},
+	}
+	for _, tc := range tests {
+		tn := storedTune()
+		b := &results.Bench{Requests: 3627, Errors: tc.redirects, ErrorsByClass: map[string]int64{"redirect": tc.redirects}}
+		tn.Trials[1].Bench = b
+		c := CompareTune(Advice{}, tn, "t1", "")
+		if quoted := strings.Contains(c.Summary, "its start's"); quoted != tc.quoted || (c.RecommendedRPS > 0) != tc.quoted {
+			t.Errorf("%s: quoted %v (rps %v): %s", tc.name, quoted, c.RecommendedRPS, c.Summary)
+		}
+		if (tc.warning == "") != (c.Warning == "") || !strings.Contains(c.Warning, tc.warning) || (tc.warning != "" && !strings.Contains(c.Summary, c.Warning)) {
+			t.Errorf("%s: warning %q, want one with %q; summary %s", tc.name, c.Warning, tc.warning, c.Summary)
+		}
+	}
+}

@@ -90,15 +90,21 @@ intended send time, so queueing is not hidden (no coordinated omission).
 
 Errors are counted by class: connect_refused, connect_timeout,
 connect_backlog_full, reset, closed_early, read_timeout, protocol,
-fcgi_overloaded, fcgi_stderr, length_mismatch, status_4xx, status_5xx,
-unexpected_body.
+fcgi_overloaded, fcgi_stderr, length_mismatch, redirect, status_4xx,
+status_5xx, unexpected_status, unexpected_body. A 3xx answer is a redirect
+error: redirects are not followed, so it timed the redirect, not the page.
+A request may expect a status instead (the comment workload's POST expects
+WordPress's 302, a scenario line's "=> 302", a log path the log answered
+mostly with a redirect): then that status is the success and any other one,
+2xx included (unexpected_status), is an error.
 
 --expect REGEX (Go RE2 syntax) counts 2xx responses whose body does not match
 as unexpected_body errors: an app's error or setup page served with status
 200 is then not measured as the page. It is matched against the first 64 KiB
-of each body (HTTP or FastCGI, chunked or not); responses to HEAD, 204, 3xx
-redirects (a comment POST answers 302), 4xx and 5xx are not matched. Without
---expect no body byte is kept.
+of each body (HTTP or FastCGI, chunked or not); responses to HEAD and 204 have
+none, and 3xx, 4xx and 5xx are errors already (an expected status, such as a
+comment POST's 302, is a success whose body is not matched). Without --expect
+no body byte is kept.
 
 With --lab, bench first GETs the page once and prints its status, size and
 <title>, warning when the page is an error, a redirect, or its title reads
@@ -117,6 +123,7 @@ Scenario files (--scenario) hold weighted requests, one per line:
   8 GET /index.php
   1 POST /wp-comments-post.php comment=Hi&author=b&email=b%40example.com
       X-Header: indented lines add headers to the request above
+      => 302   the status the request above answers when it works (default: any 2xx)
 
 The kernel's limits on queued and open connections (net.core.somaxconn, which
 caps every listen backlog, tcp_max_syn_backlog, the port range, tcp_tw_reuse,

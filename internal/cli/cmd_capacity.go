@@ -298,7 +298,9 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	w := *pw
 	w.Expect = f.expect
 	stack := labstack.New(l, w)
-	checkStartPage(ctx, env, stack, say)
+	if err := checkStartPage(ctx, env, stack, say); err != nil {
+		return err
+	}
 	if o.StartRate == 0 {
 		say("probing for the first rate: %d connections, closed model, %s", o.ProbeConnections, labstack.ProbeDuration)
 	}

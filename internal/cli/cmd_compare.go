@@ -259,7 +259,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			w := *pw
 			w.Expect = expect
 			stack := labstack.New(l, w)
-			checkStartPage(ctx, env, stack, say)
+			if err := checkStartPage(ctx, env, stack, say); err != nil {
+				return err
+			}
 			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err

@@ -425,6 +425,10 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.trialWarmup == 0 {
 		p.opt.Warmup = -1 // tune's "none"
 	}
+	var be *tune.BudgetError
+	if _, err := p.opt.BudgetPlan(); errors.As(err, &be) {
+		return nil, usageErr("Try: --time-budget "+be.Min.String(), "%v", err)
+	}
 	if f.docroot != "" {
 		abs, err := filepath.Abs(f.docroot)
 		if err != nil {
@@ -701,7 +705,9 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	w.Expect = opt.Expect
 	stack := labstack.New(l, *w)
-	checkStartPage(ctx, env, stack, say)
+	if err := checkStartPage(ctx, env, stack, say); err != nil {
+		return err
+	}
 	opt.ResetBetween = w.Writes
 	if w.Writes {
 		say("workload %s writes: the database is reset before every trial", redact.Text(w.Name, db.RedactNames()))

@@ -46,6 +46,7 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "-c", "0"}, "--connections"},
 		{[]string{"tune", "--app", "hello", "--trial-duration", "10ms"}, "--trial-duration"},
 		{[]string{"tune", "--app", "hello", "--holdout-rounds", "1"}, "--holdout-rounds"},
+		{[]string{"tune", "--app", "hello", "--time-budget", "1m"}, "--time-budget 1m0s is too small to search: the least tune (1 drift, 1 search and 4 holdout trials) takes 6 trials of about 18s each, 1m48s"},
 		{[]string{"tune", "--app", "hello", "--search-trials", "-1"}, "--search-trials -1: give a positive number"},
 		{[]string{"tune", "--app", "hello", "--search-trials", "14", "--strategy", "grid"}, "not with --strategy grid"},
 		{[]string{"tune", "--resume", "x", "--app", "hello"}, "--resume continues a run"},
@@ -409,5 +410,28 @@ echo "<title>Counter</title>ok";`), 0o644)
 	}
 	if st, err := os.Stat(filepath.Join(app, "data", "hits")); err != nil || st.Sys().(*syscall.Stat_t).Uid != uint32(uid) {
 		t.Errorf("the app's data was not written by www-data: %v", err)
+	}
+}
+
+// TestTuneRefusesARedirectingSite: a site whose every page is a 301 to its
+// real URL is not tuned (exit 2, the Location and the fixes named), and a
+// bench of it counts every response as a redirect error.
+func TestTuneRefusesARedirectingSite(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a lab of its own needs root")
+	}
+	home := labtest.Home(t)
+	app, err := os.MkdirTemp("", "phptune-redirect-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(app)
+	os.Chmod(app, 0o755)
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php header("Location: http://site.test/", true, 301);`), 0o644)
+	stdout, stderr, code := runCLI(t, "tune", "--docroot", app, "-c", "2", "--time-budget", "40s",
+		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", filepath.Join(home, "out"))
+	if code != 2 || !strings.Contains(stderr, `answered 301 to "http://site.test/"`) || !strings.Contains(stderr, "a redirect, not the page") ||
+		!strings.Contains(stderr, "load a path that answers 200") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -27,16 +27,22 @@ func restoreLab(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(strin
 
 // checkStartPage shows the page a run is about before anything is measured
 // and warns when it reads like an error page (an error page answered with
-// 200 would otherwise be measured); later trials compare with it.
-func checkStartPage(ctx context.Context, env *Env, stack *labstack.Stack, say func(string, ...any)) {
+// 200 would otherwise be measured); later trials compare with it. A page
+// that answers a redirect or an error status (labstack.StartPageRefusal) is
+// a usage error: the run would measure nothing real.
+func checkStartPage(ctx context.Context, env *Env, stack *labstack.Stack, say func(string, ...any)) error {
 	p, err := stack.CheckPage(ctx)
 	if err != nil {
 		say("checking the page: %v", err)
-		return
+		return nil
 	}
 	say("page: %s", p)
+	if why := labstack.StartPageRefusal(p, stack.Workload); why != "" {
+		return usageErr("Fix: "+labstack.StartPageFixes+".", "%s", why)
+	}
 	stack.FirstPage = &p
 	for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
 		fmt.Fprintln(env.Stderr, "warning:", warn)
 	}
+	return nil
 }

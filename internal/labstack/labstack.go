@@ -107,7 +107,9 @@ func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, erro
 }
 
 // commentRequest posts a comment to post id, as WordPress's comment form
-// does.
+// does. WordPress answers a comment it took with a 302 back to the post,
+// so 302 is the expected status and anything else (a 200 error page for a
+// duplicate or a flood, a 4xx) is an error.
 func commentRequest(id int64, weight int) load.Request {
 	form := url.Values{
 		"comment_post_ID": {fmt.Sprint(id)},
@@ -116,7 +118,7 @@ func commentRequest(id int64, weight int) load.Request {
 		"comment":         {"A comment posted by phptune's comment workload, as a reader would."},
 	}
 	h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
-	return load.Request{Weight: weight, Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode())}
+	return load.Request{Weight: weight, Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode()), ExpectStatus: 302}
 }
 
 // Workload specs of an access log (tune and compare record the workload as
@@ -384,5 +386,34 @@ func PageWarnings(first, now pagecheck.Page) []string {
 	}
 	return out
 }
+
+// StartPageRefusal says why a run that tunes or compares must not start on
+// page p, the check of w's page (Workload.PagePath): it answered a status
+// that is not a 2xx and not the one its request expects, so every trial
+// would time a redirect or an error page (the redirect of a site whose home
+// URL names another host, the 404 of a wrong path). "" when p is fine.
+func StartPageRefusal(p pagecheck.Page, w Workload) string {
+	expect := 0
+	for _, r := range w.Requests {
+		if (r.Method == "" || r.Method == "GET") && r.Path == w.PagePath() {
+			expect = r.ExpectStatus
+			break
+		}
+	}
+	if p.Status == expect || (expect == 0 && p.Status >= 200 && p.Status < 300) {
+		return ""
+	}
+	what := "an error page"
+	if p.Status >= 300 && p.Status < 400 {
+		what = "a redirect"
+	}
+	return fmt.Sprintf("the start page %s: %s, not the page; every trial would time it and tune nothing real", p, what)
+}
+
+// StartPageFixes are the ways out of a StartPageRefusal, for the message.
+const StartPageFixes = "load a path that answers 200 (--workload /PATH, or --workload-from-log with your site's log); " +
+	"make the site answer its page at the lab's address (a site whose home URL names another host redirects there: set that URL to the lab's, " +
+	"or wait for --site and --host, which send the site's own Host); give a scenario file whose line for a page that redirects on purpose declares it (\"=> 301\"); " +
+	"and --expect REGEX to count error pages answered with 200 as errors"
 
 var _ tune.Stack = (*Stack)(nil)

@@ -137,3 +137,31 @@ func TestWorkloadFromLog(t *testing.T) {
 		t.Fatal("a missing log accepted")
 	}
 }
+
+func TestStartPageRefusal(t *testing.T) {
+	front := Workload{Requests: []load.Request{{Method: "GET", Path: "/"}}}
+	redirecting := Workload{Requests: []load.Request{{Method: "GET", Path: "/old", ExpectStatus: 301}}}
+	mix := Workload{Requests: []load.Request{{Weight: 8, Method: "GET", Path: "/"}, {Weight: 1, Method: "POST", Path: "/wp-comments-post.php", ExpectStatus: 302}}}
+	tests := []struct {
+		name   string
+		page   pagecheck.Page
+		w      Workload
+		refuse string // a word of the refusal, "" for none
+	}{
+		{"a page", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 200}, front, ""},
+		{"a 204", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 204}, front, ""},
+		{"the site's real URL", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 301, Location: "http://site.test/"}, front, `answered 301 to "http://site.test/"`},
+		{"a missing page", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 404}, front, "an error page"},
+		{"a broken app", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 500}, mix, "an error page"},
+		{"a redirect on purpose", pagecheck.Page{URL: "http://127.0.0.1:8080/old", Status: 301}, redirecting, ""},
+		{"another redirect than declared", pagecheck.Page{URL: "http://127.0.0.1:8080/old", Status: 302}, redirecting, "a redirect"},
+		{"a page where a redirect is declared", pagecheck.Page{URL: "http://127.0.0.1:8080/old", Status: 200}, redirecting, "answered 200"},
+		{"a mix whose comment POST expects 302", pagecheck.Page{URL: "http://127.0.0.1:8080/", Status: 200}, mix, ""},
+	}
+	for _, tc := range tests {
+		got := StartPageRefusal(tc.page, tc.w)
+		if (tc.refuse == "") != (got == "") || !strings.Contains(got, tc.refuse) {
+			t.Errorf("%s: %q, want one with %q", tc.name, got, tc.refuse)
+		}
+	}
+}

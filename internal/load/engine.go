@@ -303,6 +303,9 @@ wait:
 	if b.ErrorsByClass[ClassFCGIStderr] > 0 && !o.FailOnStderr {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d responses carried php-fpm stderr output (PHP notices or errors); see them with phptune fcgi-style requests or the pool's error log", b.ErrorsByClass[ClassFCGIStderr]))
 	}
+	if w := RedirectWarning(b); w != "" {
+		b.Warnings = append(b.Warnings, w)
+	}
 	if n := b.ErrorsByClass[ClassUnexpectedBody]; n > 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d responses did not match --expect %q (matched against the first %d KiB of each body); the first: %s",
 			n, o.Expect, ExpectBodyLimit>>10, r.unexpected))
@@ -1004,11 +1007,8 @@ func (l *loop) complete(i int32) {
 		}
 	}
 	if !failed {
-		switch {
-		case status >= 500:
-			failed, cl = true, cStatus5xx
-		case status >= 400:
-			failed, cl = true, cStatus4xx
+		if sc, ok := statusClass(status, l.r.o.Requests[c.req].ExpectStatus); !ok {
+			failed, cl = true, sc
 		}
 	}
 	if !failed && l.r.expect != nil && status >= 200 && status < 300 && status != 204 && !l.r.noBody[c.req] {

@@ -448,8 +448,64 @@ func TestPacers(t *testing.T) {
 	}
 }
 
+func TestStatusClass(t *testing.T) {
+	tests := []struct {
+		status, expect int
+		ok             bool
+		class          class
+	}{
+		{200, 0, true, 0},
+		{204, 0, true, 0},
+		{206, 0, true, 0},
+		{301, 0, false, cRedirect},
+		{302, 0, false, cRedirect},
+		{304, 0, false, cRedirect},
+		{404, 0, false, cStatus4xx},
+		{503, 0, false, cStatus5xx},
+		{302, 302, true, 0},
+		{301, 302, false, cRedirect},
+		{200, 302, false, cUnexpectedStatus},
+		{409, 302, false, cStatus4xx},
+		{500, 302, false, cStatus5xx},
+		{404, 404, true, 0},
+	}
+	for _, tc := range tests {
+		cl, ok := statusClass(tc.status, tc.expect)
+		if ok != tc.ok || (!ok && cl != tc.class) {
+			t.Errorf("statusClass(%d, expect %d) = %s, %v; want %s, %v", tc.status, tc.expect, classNames[cl], ok, classNames[tc.class], tc.ok)
+		}
+	}
+}
+
+func TestParseScenarioExpectStatus(t *testing.T) {
+	reqs, err := ParseScenario(strings.NewReader("8 GET /\n1 POST /wp-comments-post.php comment=Hi\n    X-Bench: 1\n    => 302\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 || reqs[0].ExpectStatus != 0 || reqs[1].ExpectStatus != 302 || reqs[1].Header.Get("X-Bench") != "1" {
+		t.Fatalf("%+v", reqs)
+	}
+}
+
+func FuzzParseScenario(f *testing.F) {
+	for _, s := range []string{"1 GET /", "8 GET /\n1 POST /p a=b\n  => 302\n  X: y", "1 GET /\n  => 99", "  => 302"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		reqs, err := ParseScenario(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, q := range reqs {
+			if q.Weight <= 0 || q.Path == "" || q.Path[0] != '/' || (q.ExpectStatus != 0 && (q.ExpectStatus < 100 || q.ExpectStatus > 599)) {
+				t.Fatalf("%q gave %+v", in, q)
+			}
+		}
+	})
+}
+
 func TestParseScenarioErrors(t *testing.T) {
-	for _, bad := range []string{"", "GET /", "0 GET /", "1 G3T /", "1 GET x", "  X: y\n1 GET /", "1 GET /\n  bad header"} {
+	for _, bad := range []string{"", "GET /", "0 GET /", "1 G3T /", "1 GET x", "  X: y\n1 GET /", "1 GET /\n  bad header", "1 GET /\n  => 99", "1 GET /\n  => x", "  => 302"} {
 		if _, err := ParseScenario(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -623,22 +679,28 @@ func TestExpect(t *testing.T) {
 	s := pageServer(t)
 	tests := []struct {
 		path, method string
+		expectStatus int
 		unexpected   bool
 		class        string // the error class, "" for success
 	}{
-		{"/good", "GET", false, ""},
-		{"/chunked", "GET", false, ""},
-		{"/setup", "GET", true, ClassUnexpectedBody},
-		{"/late", "GET", true, ClassUnexpectedBody},
-		{"/redirect", "GET", false, ""},
-		{"/head", "HEAD", false, ""},
-		{"/error", "GET", false, ClassStatus5xx},
+		{"/good", "GET", 0, false, ""},
+		{"/chunked", "GET", 0, false, ""},
+		{"/setup", "GET", 0, true, ClassUnexpectedBody},
+		{"/late", "GET", 0, true, ClassUnexpectedBody},
+		// A redirect is not the page: an error with or without --expect,
+		// unless the request expects it (a comment POST's 302), and then
+		// its placeholder body is not matched.
+		{"/redirect", "GET", 0, false, ClassRedirect},
+		{"/redirect", "POST", 302, false, ""},
+		{"/good", "POST", 302, false, ClassUnexpectedStatus},
+		{"/head", "HEAD", 0, false, ""},
+		{"/error", "GET", 0, false, ClassStatus5xx},
 	}
 	for _, tc := range tests {
 		for _, ka := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/keepalive=%v", tc.path, ka), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s/%d/keepalive=%v", tc.method, tc.path, tc.expectStatus, ka), func(t *testing.T) {
 				o := httpOpts(s)
-				o.Requests = []Request{{Method: tc.method, Path: tc.path}}
+				o.Requests = []Request{{Method: tc.method, Path: tc.path, ExpectStatus: tc.expectStatus}}
 				o.Connections, o.N, o.KeepAlive, o.Expect = 2, 200, ka, `Wel+come`
 				res, err := Run(context.Background(), o)
 				if err != nil {
@@ -661,11 +723,17 @@ func TestExpect(t *testing.T) {
 			})
 		}
 	}
-	// Without Expect nothing is matched: the setup page is a success.
+	// Without Expect nothing is matched: the setup page is a success; a
+	// redirect is still an error, counted with its status.
 	o := httpOpts(s)
 	o.Requests, o.N = []Request{{Path: "/setup"}}, 50
 	if res, err := Run(context.Background(), o); err != nil || res.Errors != 0 {
 		t.Fatalf("%v %v", err, res.ErrorsByClass)
+	}
+	o.Requests = []Request{{Path: "/redirect", Weight: 1}, {Path: "/good", Weight: 1}}
+	res, err := Run(context.Background(), o)
+	if err != nil || res.Errors != res.ErrorsByClass[ClassRedirect] || res.Errors != res.StatusCodes["302"] || res.StatusCodes["200"]+res.Errors != 50 {
+		t.Fatalf("a mix of redirects and pages: %v %v %v", err, res.ErrorsByClass, res.StatusCodes)
 	}
 	o.Expect = "(unclosed"
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not a valid regular expression") {

@@ -69,6 +69,13 @@ type Request struct {
 	Body []byte
 	// ScriptFilename overrides SCRIPT_FILENAME over FastCGI.
 	ScriptFilename string
+	// ExpectStatus is the status this request answers when it works; 0
+	// means any 2xx. Any other status is an error of its class (redirect,
+	// status_4xx, status_5xx, or unexpected_status for a 2xx): WordPress's
+	// comment POST answers 302 back to the post on success, so the comment
+	// workload sets 302, and a page that answers a redirect to the site's
+	// real URL is counted as the error it is, not timed as the page.
+	ExpectStatus int
 }
 
 // Progress is a snapshot passed to Options.Progress about once a second.
@@ -123,10 +130,12 @@ type Options struct {
 	// body of every 2xx response with a body must match; one that does not
 	// is an unexpected_body error. It is matched against the first
 	// ExpectBodyLimit bytes of the body (after chunked framing is removed;
-	// the generator asks for no compression). Responses to HEAD, 204 and
-	// 1xx, 3xx (a redirect's body is a placeholder: a comment POST answers
-	// 302), 4xx and 5xx (already errors) are not matched. Empty: no body
-	// byte is kept and nothing is matched.
+	// the generator asks for no compression). Responses to HEAD and 204
+	// have no body to match; a 3xx, 4xx or 5xx a request does not expect
+	// is already an error (redirect, status_4xx, status_5xx) with or
+	// without Expect, and a status a request expects (Request.ExpectStatus:
+	// a comment POST's 302, whose body is a placeholder) is not matched.
+	// Empty: no body byte is kept and nothing is matched.
 	Expect string
 	// FailOnStderr counts FastCGI responses with FCGI_STDERR output (PHP
 	// notices, warnings, errors) as fcgi_stderr errors (default: counted
@@ -171,6 +180,9 @@ func (o *Options) Validate() error {
 		}
 		if r.Path == "" || r.Path[0] != '/' {
 			return fmt.Errorf("request %d: path %q must start with /", i+1, r.Path)
+		}
+		if r.ExpectStatus != 0 && (r.ExpectStatus < 100 || r.ExpectStatus > 599) {
+			return fmt.Errorf("request %d (%s): expected status %d is not an HTTP status (want 100 to 599, or 0 for any 2xx)", i+1, r.Path, r.ExpectStatus)
 		}
 		if o.Target.Protocol == "fcgi" && r.ScriptFilename == "" && o.Target.DocRoot == "" {
 			return fmt.Errorf("request %d (%s): FastCGI needs a script filename or a document root", i+1, r.Path)

@@ -18,8 +18,13 @@ import (
 //	1 GET  /static.html
 //	1 POST /wp-comments-post.php comment=Hello&author=bench&email=b%40example.com&comment_post_ID=1
 //	    X-Requested-With: bench
+//	    => 302
 //
-// An indented "Name: value" line adds a header to the request above it. A
+// An indented "Name: value" line adds a header to the request above it; an
+// indented "=> STATUS" line is the status the request answers when it works
+// (Request.ExpectStatus: WordPress's comment POST redirects back to the
+// post with a 302), without it any 2xx is, and any other status is an
+// error (a 3xx is a redirect error: the page was not measured). A
 // BODY (the rest of the line, sent as is) defaults to Content-Type
 // application/x-www-form-urlencoded, the form POST a browser sends; give a
 // Content-Type header line to change it. Paths replace the target URL's
@@ -37,6 +42,14 @@ func ParseScenario(r io.Reader) ([]Request, error) {
 		if raw[0] == ' ' || raw[0] == '\t' {
 			if len(out) == 0 {
 				return nil, fmt.Errorf("line %d: header %q before any request", n, line)
+			}
+			if st, ok := strings.CutPrefix(line, "=>"); ok {
+				code, err := strconv.Atoi(strings.TrimSpace(st))
+				if err != nil || code < 100 || code > 599 {
+					return nil, fmt.Errorf("line %d: %q: want => STATUS, an HTTP status from 100 to 599 (=> 302 for a POST that redirects)", n, line)
+				}
+				out[len(out)-1].ExpectStatus = code
+				continue
 			}
 			name, value, ok := strings.Cut(line, ":")
 			if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t") {

@@ -1,7 +1,10 @@
 package load
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -27,14 +30,44 @@ const (
 	ClassFCGIOverloaded = "fcgi_overloaded"
 	ClassFCGIStderr     = "fcgi_stderr"
 	ClassLength         = "length_mismatch"
-	ClassStatus4xx      = "status_4xx"
-	ClassStatus5xx      = "status_5xx"
+	// ClassRedirect is a 3xx answer to a request that does not expect one
+	// (Request.ExpectStatus): the generator does not follow it, so it
+	// timed the redirect, not the page (a site whose home URL is another
+	// host answers every request with a 301 to it).
+	ClassRedirect  = "redirect"
+	ClassStatus4xx = "status_4xx"
+	ClassStatus5xx = "status_5xx"
+	// ClassUnexpectedStatus is a 1xx or 2xx answer to a request that
+	// expects another status (Request.ExpectStatus: a comment POST that
+	// answers 200 instead of its 302 showed an error page).
+	ClassUnexpectedStatus = "unexpected_status"
 	// ClassUnexpectedBody is a 2xx response whose body does not match
 	// Options.Expect: an error page served with status 200.
 	ClassUnexpectedBody = "unexpected_body"
 )
 
 type class uint8
+
+// statusClass classifies a complete response's status for a request that
+// expects expectStatus (0: any 2xx): the status asked for, or a 2xx when
+// none is, is a success (ok true); any other status is the error class
+// returned, whatever its range: a redirect is not the page, an error page
+// is not the page.
+func statusClass(status, expectStatus int) (cl class, ok bool) {
+	switch {
+	case expectStatus != 0 && status == expectStatus:
+		return 0, true
+	case status >= 500:
+		return cStatus5xx, false
+	case status >= 400:
+		return cStatus4xx, false
+	case status >= 300:
+		return cRedirect, false
+	case expectStatus != 0:
+		return cUnexpectedStatus, false
+	}
+	return 0, true
+}
 
 const (
 	cConnectRefused class = iota
@@ -48,15 +81,17 @@ const (
 	cFCGIOverloaded
 	cFCGIStderr
 	cLength
+	cRedirect
 	cStatus4xx
 	cStatus5xx
+	cUnexpectedStatus
 	cUnexpectedBody
 	nClasses
 )
 
 var classNames = [nClasses]string{ClassConnectRefused, ClassConnectTimeout, ClassConnectBacklog, ClassConnectOther,
 	ClassReset, ClassClosed, ClassReadTimeout, ClassProtocol, ClassFCGIOverloaded, ClassFCGIStderr, ClassLength,
-	ClassStatus4xx, ClassStatus5xx, ClassUnexpectedBody}
+	ClassRedirect, ClassStatus4xx, ClassStatus5xx, ClassUnexpectedStatus, ClassUnexpectedBody}
 
 // Latencies are recorded in microseconds between 1 µs and an hour.
 const (
@@ -185,4 +220,46 @@ func fill(b *results.Bench, all []*stats) {
 		}
 		b.Series = append(b.Series, sec)
 	}
+}
+
+// RedirectWarning says how many of b's measured responses were redirects
+// (the redirect error class) and with which statuses, and what to do about
+// it; "" when none was. Bench, tune and compare show it, and stored results
+// keep it.
+func RedirectWarning(b *results.Bench) string {
+	n := b.ErrorsByClass[ClassRedirect]
+	if n == 0 || b.Requests == 0 {
+		return ""
+	}
+	var codes []string
+	for code, c := range b.StatusCodes {
+		if len(code) == 3 && code[0] == '3' && c > 0 {
+			codes = append(codes, fmt.Sprintf("%s×%d", code, c))
+		}
+	}
+	slices.Sort(codes)
+	return fmt.Sprintf("%d of %d measured responses (%.1f%%) were redirects (%s), counted as errors of class %s: redirects are not followed, so they timed the redirect, not the page; "+
+		"load a path that answers 200, make the site answer its page at the address the lab is reached by (a site whose home URL names another host redirects there), or, for a request that redirects when it works, declare its status (a scenario line's \"=> 302\")",
+		n, b.Requests, 100*float64(n)/float64(b.Requests), strings.Join(codes, ", "), ClassRedirect)
+}
+
+// statusClasses are the error classes of a response that answered, but not
+// with the page: a redirect, an error status, a status the request did not
+// expect.
+var statusClasses = []string{ClassRedirect, ClassStatus4xx, ClassStatus5xx, ClassUnexpectedStatus}
+
+// NotThePage counts, over benches, the measured responses that were not the
+// page (statusClasses) and all measured requests: a stored tune whose
+// trials were mostly redirects measured nothing real.
+func NotThePage(benches ...*results.Bench) (n, requests int64) {
+	for _, b := range benches {
+		if b == nil {
+			continue
+		}
+		requests += b.Requests
+		for _, c := range statusClasses {
+			n += b.ErrorsByClass[c]
+		}
+	}
+	return n, requests
 }

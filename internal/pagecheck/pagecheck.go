@@ -28,6 +28,8 @@ type Page struct {
 	Bytes     int64  `json:"bytes"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Title     string `json:"title,omitempty"`
+	// Location is a redirect's target (3xx), cleaned like Title.
+	Location string `json:"location,omitempty"`
 	// Body is the start of the body, for messages (not stored).
 	Body string `json:"-"`
 }
@@ -65,6 +67,9 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 		body = body[:bodyLimit]
 	}
 	p.Title = Title(body)
+	if p.Status >= 300 && p.Status < 400 {
+		p.Location = clean(resp.Header.Get("Location"))
+	}
 	p.Body = string(body[:min(len(body), 2048)])
 	return p, nil
 }
@@ -79,10 +84,15 @@ func Title(body []byte) string {
 	if m == nil {
 		return ""
 	}
-	// The lab's page is the lab's to write: no control character (an
-	// escape sequence driving the terminal it is printed on) gets through.
-	t := strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " ")
-	t = termsafe.Line(t)
+	return clean(html.UnescapeString(string(m[1])))
+}
+
+// clean makes text from the lab's page fit to print: the lab's page is the
+// lab's to write, so no control character (an escape sequence driving the
+// terminal it is printed on) gets through; spaces are collapsed and the
+// text cut at 200 characters.
+func clean(s string) string {
+	t := termsafe.Line(strings.Join(strings.Fields(s), " "))
 	if r := []rune(t); len(r) > 200 {
 		t = string(r[:200]) + "…"
 	}
@@ -109,6 +119,9 @@ func (p Page) String() string {
 	title := "no <title>"
 	if p.Title != "" {
 		title = fmt.Sprintf("title \"%s\"", p.Title)
+	}
+	if p.Location != "" {
+		return fmt.Sprintf("%s answered %d to \"%s\", %s, %s", p.URL, p.Status, p.Location, size, title)
 	}
 	return fmt.Sprintf("%s answered %d, %s, %s", p.URL, p.Status, size, title)
 }

@@ -69,8 +69,10 @@ type Bench struct {
 	// StatusCodes counts responses by status code ("200", "502").
 	StatusCodes map[string]int64 `json:"status_codes,omitempty"`
 	// ErrorsByClass counts failed requests by class: connect_refused,
-	// connect_timeout, reset, read_timeout, status_4xx, status_5xx,
-	// length_mismatch, protocol, fcgi_stderr ...
+	// connect_timeout, reset, read_timeout, redirect (a 3xx not expected),
+	// status_4xx, status_5xx, unexpected_status (a 2xx where a request
+	// expected another status), unexpected_body, length_mismatch,
+	// protocol, fcgi_stderr ...
 	ErrorsByClass map[string]int64 `json:"errors_by_class,omitempty"`
 	// Series has one entry per second of the measured part.
 	Series []Second `json:"series,omitempty"`

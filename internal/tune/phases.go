@@ -48,15 +48,20 @@ func (s *session) drift(ctx context.Context, start knob.Config) (before []float6
 // (reserve trials, the baselines and the curve); stoppedEarly says the
 // budget cut it short.
 func (s *session) search(ctx context.Context, strat search.Strategy, reserve int) (stoppedEarly bool, err error) {
+	searched := 0
 	for {
 		batch := strat.Ask()
 		if len(batch) == 0 {
 			return false, nil
 		}
 		for _, c := range batch {
-			if _, ok := s.stored[len(s.trials)+1]; !ok && !s.budgetLeftFor(1+reserve+s.baselineReserve()+s.curveReserve()) {
+			// The first search trial runs whatever the budget says: the
+			// plan (PlanBudget) made room for it, and a tune without one
+			// would compare the start with itself.
+			if _, ok := s.stored[len(s.trials)+1]; !ok && searched > 0 && !s.budgetLeftFor(1+reserve+s.baselineReserve()+s.curveReserve()) {
 				return true, nil
 			}
+			searched++
 			tr, err := s.trial(ctx, c)
 			if err != nil {
 				return false, err
@@ -96,4 +101,37 @@ curveLoop:
 		s.warn("the time budget left out %d of the %d curve trials (start and recommended at other concurrencies than %d)", cut, len(levels)*len(curve), o.Conns)
 	}
 	return nil
+}
+
+// phaseSearch counts the strategy's trials, whatever phases it names them
+// (pool, knee, race...): every trial that is not drift, holdout or curve.
+const phaseSearch = "search"
+
+// phaseTrials counts the trials run so far by phase: drift, search (the
+// strategy's, see phaseSearch), holdout and curve.
+func (s *session) phaseTrials() map[string]int {
+	n := map[string]int{}
+	for _, tr := range s.trials {
+		switch tr.Phase {
+		case PhaseDrift, PhaseHoldout, PhaseCurve:
+			n[tr.Phase]++
+		default:
+			n[phaseSearch]++
+		}
+	}
+	return n
+}
+
+// phaseSummary says how many trials of each phase ran.
+func (s *session) phaseSummary() string {
+	n := s.phaseTrials()
+	return fmt.Sprintf("%d drift, %d search, %d holdout, %d curve", n[PhaseDrift], n[phaseSearch], n[PhaseHoldout], n[PhaseCurve])
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/stats"
@@ -79,6 +80,14 @@ func (t *Tuner) Run(ctx context.Context, opt Options) (*results.Tune, error) {
 	if err := opt.defaults(t.now()); err != nil {
 		return nil, err
 	}
+	// The phases fitted to the time budget before anything runs; stored
+	// with the options, so a resumed run keeps them.
+	plan, err := opt.BudgetPlan()
+	if err != nil {
+		return nil, err
+	}
+	opt.DriftRuns, opt.HoldoutRounds = plan.Drift, plan.HoldoutRounds
+	opt.HoldoutMaxRounds = max(opt.HoldoutMaxRounds, opt.HoldoutRounds)
 	raw, err := json.Marshal(opt)
 	if err != nil {
 		return nil, err
@@ -258,13 +267,25 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if o.Objective == ObjectiveCapacity {
 		s.total += 2 * capacityStepsPerSearch
 	}
+	if o.TimeBudget > 0 && s.perTrial > 0 {
+		// The progress counts to what the budget affords, not to what the
+		// strategy would ask without one: at least one search trial and
+		// the holdout.
+		afford := len(s.trials) + int((s.left()-s.capReserve)/s.perTrial)
+		s.total = min(s.total, max(afford, len(s.trials)+1+reserve))
+	}
+	if plan, err := o.BudgetPlan(); err == nil && plan.Search >= 0 {
+		s.note("the time budget of %s planned %s, at about %s a trial", o.TimeBudget, plan, plan.PerTrial.Round(time.Second))
+	}
 	stoppedEarly, err := s.search(ctx, strat, reserve)
 	if err != nil {
 		return nil, err
 	}
 	rec := strat.Recommend()
 	if stoppedEarly {
-		s.warn("the time budget ran out after %d search trials; the recommendation is the best found so far", rec.Trials)
+		n := s.phaseTrials()[phaseSearch]
+		s.warn("the time budget ran out after %d search %s (besides %d drift %s); the recommendation is the best found so far",
+			n, plural(n, "trial"), o.DriftRuns, plural(o.DriftRuns, "trial"))
 	}
 	// The knobs the search leaves alone, sized from what the stack
 	// reported in the recommendation's trials, before the holdout
@@ -381,6 +402,15 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	}
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
 	tune.Trials = s.trials
+	s.note("trials run: %s", s.phaseSummary())
+	var benches []*results.Bench
+	for _, tr := range s.trials {
+		benches = append(benches, tr.Bench)
+	}
+	if bad, all := load.NotThePage(benches...); bad > 0 {
+		s.warn("%d of the %d measured requests (%.1f%%) answered a redirect or an error status, not the page (counted as errors: redirect, status_4xx, status_5xx, unexpected_status); a trial above --max-errors was no candidate",
+			bad, all, 100*float64(bad)/float64(all))
+	}
 	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune, s.notes)}
 	if s.t.RenderFiles != nil {
 		for name, text := range s.t.RenderFiles(start, recCfg) {
