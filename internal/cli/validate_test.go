@@ -99,7 +99,7 @@ func TestTuneChecksEverythingFirst(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--workload", "nosuch.scenario", "-o", "out"}, `--workload "nosuch.scenario" is not front, comment, a path`, "Try: --workload front"},
 		{[]string{"tune", "--app", "hello", "--workload", "bad.scenario"}, "--workload bad.scenario: line 2", "WEIGHT METHOD PATH"},
 		{[]string{"tune", "--docroot", filepath.Join(dir, "docroot"), "--workload", "comment"}, "--workload comment", "--app wordpress"},
-		{[]string{"tune", "--app", "hello", "-o", "a-file"}, "-o a-file is a file, not a directory", "Try: -o DIR"},
+		{[]string{"tune", "--app", "hello", "-o", "a-file"}, "-o a-file exists and is not a directory", "Try: -o DIR"},
 		{[]string{"tune", "--app", "hello", "-o", "a-file/sub"}, "-o a-file/sub cannot be created: a-file is not a directory", "Try: -o DIR"},
 		{[]string{"tune", "--app", "hello", "--knobs", "bad.knobs", "-o", "out"}, `--knobs bad.knobs: line 3: knob pm.max_children: value "lots"`, "phptune knobs"},
 		{[]string{"tune", "--app", "hello", "--knobs", "spare.knobs"}, "--knobs spare.knobs: pm.max_spare_servers=3 is greater than pm.max_children=2", "phptune knobs"},
@@ -250,7 +250,7 @@ func TestProfileChecksEverythingFirst(t *testing.T) {
 		{[]string{"profile", "--native=false", "--php=false"}, "nothing to sample", "Leave out"},
 		{[]string{"profile", "--rounds", "0"}, "--rounds 1..20", "Try: --rounds 3"},
 		{[]string{"profile", "-d", "100ms"}, "-d at least 1s", "Try: --rounds 3"},
-		{[]string{"profile", "-o", "a-file"}, "-o a-file is a file, not a directory", "Try: -o DIR"},
+		{[]string{"profile", "-o", "a-file"}, "-o a-file exists and is not a directory", "Try: -o DIR"},
 		{[]string{"profile", "--workload", "bad.scenario"}, "--workload bad.scenario: line 2", "WEIGHT METHOD PATH"},
 	})
 	checkNothingCreated(t, home, dir, slices.Collect(mapsKeys(badInputs))...)
