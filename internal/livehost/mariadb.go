@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/sockq"
 )
 
 // MariaDBServer is a running MariaDB server found in /proc: mariadbd (or
@@ -52,6 +53,10 @@ func MariaDBServers(fs *proc.FS, root string) ([]MariaDBServer, error) {
 			owners[id] = true
 		}
 	}
+	// The kernel's table of listening unix sockets, to attribute each
+	// server its socket (nil when netlink is not available: the option
+	// files are then all there is).
+	listeners, _ := sockq.Unix()
 	var out []MariaDBServer
 	for _, pid := range pids {
 		dir := filepath.Join(fs.Root(), strconv.Itoa(pid))
@@ -67,7 +72,9 @@ func MariaDBServers(fs *proc.FS, root string) ([]MariaDBServer, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, describeMariaDB(pid, uid, args, root))
+		s := describeMariaDB(pid, uid, args, root)
+		s.attributeSocket(listeningUnixPaths(fs, pid, listeners))
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -107,6 +114,23 @@ func describeMariaDB(pid, uid int, args []string, root string) MariaDBServer {
 		s.Socket, s.SocketFrom = filepath.Join(root, DefaultMariaDBSocket), "Debian's default"
 	}
 	return s
+}
+
+// attributeSocket corrects the socket read from the server's command line
+// and option files with the ones it really listens on (paths from the
+// kernel): a system server started without --defaults-file reads the
+// same /etc/mysql/my.cnf phptune reads under --root only when root is
+// "/", so its files name another server's socket.
+func (s *MariaDBServer) attributeSocket(listening []string) {
+	if len(listening) == 0 {
+		return
+	}
+	for _, p := range listening {
+		if p == s.Socket {
+			return
+		}
+	}
+	s.Socket, s.SocketFrom = listening[0], "the socket it listens on (the kernel's table)"
 }
 
 // DefaultCnfFiles are the option files mariadbd reads without

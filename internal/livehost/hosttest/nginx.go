@@ -76,9 +76,15 @@ func (h *Host) Nginx(t testing.TB) *NginxHost {
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(etc, strings.TrimPrefix(path, "/etc/nginx"))
+		rel := strings.TrimPrefix(path, "/etc/nginx")
+		dst := filepath.Join(etc, rel)
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
+		}
+		if machinesOwn(rel) {
+			// The machine's own sites listen where its nginx does
+			// (:80, :443): the copy serves Debian's default site only.
+			return nil
 		}
 		b, err := os.ReadFile(path) // a link's target's content
 		if err != nil {
@@ -108,6 +114,13 @@ func (h *Host) Nginx(t testing.TB) *NginxHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Debian's default site, enabled in the copy even when the machine
+	// disabled it (a server with sites of its own often does).
+	def, err := os.ReadFile(filepath.Join(etc, "sites-available", "default"))
+	if err != nil {
+		t.Skip("no Debian default site to copy:", err)
+	}
+	h.write(t, filepath.Join(etc, "sites-enabled", "default"), def)
 	h.write(t, filepath.Join(n.DocRoot, "index.php"), []byte("<?php echo \"php ok\\n\";\n"))
 	h.write(t, filepath.Join(n.DocRoot, "index.html"), []byte("html ok\n"))
 	h.nginx = n
@@ -116,6 +129,15 @@ func (h *Host) Nginx(t testing.TB) *NginxHost {
 	}
 	t.Cleanup(n.Stop)
 	return n
+}
+
+// machinesOwn says whether a file of /etc/nginx (its path below it) is
+// the machine's own configuration rather than Debian's: every enabled
+// site and every conf.d file (Debian ships conf.d empty and enables only
+// its default site, which the copy enables from sites-available).
+func machinesOwn(rel string) bool {
+	rel = strings.TrimPrefix(rel, "/")
+	return strings.HasPrefix(rel, "sites-enabled/") || strings.HasPrefix(rel, "conf.d/")
 }
 
 // Start starts the master (it daemonizes) and waits until it serves.

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Runs a command on a simulated production server, the machine the tests
+# must also pass on: inside private PID, mount and network namespaces, the
+# distro's nginx listens on :80 with a vhost of its own (site.test, a
+# WordPress-like docroot in /var/www/site) beside the default site,
+# php8.2-fpm runs its Debian pool on /run/php/php8.2-fpm.sock, and MariaDB
+# answers on /run/mysqld/mysqld.sock and 127.0.0.1:3306 with a database of
+# its own — as on a real server. The host sees none of it: /etc/nginx,
+# /var/lib/mysql, /var/www, /run and /etc/hosts are private copies, the
+# network namespace has loopback only, and every process dies with the
+# command (it is the namespace's init's child).
+#
+#   bash test/realserver.sh go test -count=1 -p 1 ./internal/livehost/...
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "test/realserver.sh: run as root (it makes namespaces and starts the distro's servers)" >&2; exit 2; }
+if [ "${PHPTUNE_REALSERVER_INNER:-}" != 1 ]; then
+	exec unshare --pid --fork --mount-proc --mount --net --propagation private \
+		env PHPTUNE_REALSERVER_INNER=1 bash "$0" "$@"
+fi
+for b in nginx php-fpm8.2 mariadbd mariadb; do
+	command -v "$b" >/dev/null || { echo "test/realserver.sh: $b is missing: run make setup first" >&2; exit 2; }
+done
+ip link set lo up
+work=$(mktemp -d /tmp/phptune-realserver.XXXXXX)
+trap 'cd /; umount -l /etc/nginx /var/log/nginx /var/lib/mysql /var/www /etc/hosts /run 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# /run: a private tmpfs with what the servers expect.
+mount -t tmpfs -o mode=0755 tmpfs /run
+mkdir -p /run/mysqld /run/php /run/lock
+chown mysql:mysql /run/mysqld
+
+# The production site: a vhost of the machine's own, on :80.
+cp -a /etc/nginx "$work/nginx"
+cat >"$work/nginx/sites-available/site.test" <<'CONF'
+server {
+	listen 80;
+	listen [::]:80;
+	server_name site.test www.site.test;
+	root /var/www/site;
+	index index.php index.html;
+	access_log /var/log/nginx/site.access.log;
+	location / {
+		try_files $uri $uri/ /index.php?$args;
+	}
+	location ~ \.php$ {
+		include snippets/fastcgi-php.conf;
+		fastcgi_pass unix:/run/php/php8.2-fpm.sock;
+	}
+}
+CONF
+ln -s ../sites-available/site.test "$work/nginx/sites-enabled/site.test"
+mount --bind "$work/nginx" /etc/nginx
+mkdir -p "$work/log-nginx"
+mount --bind "$work/log-nginx" /var/log/nginx
+mkdir -p "$work/www"
+cp -a /var/www/. "$work/www/" 2>/dev/null || true
+mkdir -p "$work/www/site"
+cat >"$work/www/site/index.php" <<'PHP'
+<?php
+$db = new mysqli('localhost', 'site', 'site-secret', 'site');
+$n = $db->query('SELECT COUNT(*) FROM posts')->fetch_row()[0];
+echo "<html><head><title>Production site</title></head><body>$n posts</body></html>\n";
+PHP
+chown -R www-data:www-data "$work/www/site"
+mount --bind "$work/www" /var/www
+cp /etc/hosts "$work/hosts"
+echo "127.0.0.1 site.test www.site.test" >>"$work/hosts"
+mount --bind "$work/hosts" /etc/hosts
+
+# MariaDB with Debian's configuration and a private copy of its datadir.
+mkdir -p "$work/mysql"
+if [ -d /var/lib/mysql/mysql ]; then
+	cp -a /var/lib/mysql/. "$work/mysql/"
+else
+	mariadb-install-db --user=mysql --datadir="$work/mysql" >/dev/null
+fi
+chown -R mysql:mysql "$work/mysql"
+mount --bind "$work/mysql" /var/lib/mysql
+mariadbd --user=mysql >"$work/mariadbd.log" 2>&1 &
+for _ in $(seq 1 100); do
+	mariadb -e 'SELECT 1' >/dev/null 2>&1 && break
+	sleep 0.1
+done
+mariadb -e 'SELECT 1' >/dev/null || { cat "$work/mariadbd.log" >&2; exit 1; }
+mariadb <<'SQL'
+CREATE DATABASE IF NOT EXISTS site;
+CREATE TABLE IF NOT EXISTS site.posts (id INT PRIMARY KEY AUTO_INCREMENT, title TEXT);
+INSERT INTO site.posts (title) VALUES ('hello'), ('world');
+CREATE USER IF NOT EXISTS 'site'@'localhost' IDENTIFIED BY 'site-secret';
+GRANT ALL ON site.* TO 'site'@'localhost';
+SQL
+
+php-fpm8.2 --fpm-config /etc/php/8.2/fpm/php-fpm.conf
+nginx
+for _ in $(seq 1 50); do
+	curl -fsS -H 'Host: site.test' http://127.0.0.1/ 2>/dev/null | grep -q '2 posts' && break
+	sleep 0.1
+done
+curl -fsS -H 'Host: site.test' http://127.0.0.1/ | grep -q '2 posts' || { echo "test/realserver.sh: the production site does not answer" >&2; exit 1; }
+echo "test/realserver.sh: nginx on :80 (default + site.test), php8.2-fpm, MariaDB on /run/mysqld/mysqld.sock and 127.0.0.1:3306" >&2
+
+# The network namespace reaches nothing: Go must build from its cache.
+export GOPROXY=off GOFLAGS="${GOFLAGS:-} -mod=mod"
+"$@"
+
