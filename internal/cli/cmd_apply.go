@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -101,11 +100,10 @@ func (f *hostFlags) resolve() (*liveFPM, error) {
 	if f.root != "/" {
 		// A copy's master reads the copy's conf.d, not the compiled-in one.
 		l.fpm.Env = []string{"PHP_INI_SCAN_DIR=" + iniDir}
-	} else if systemdRuns() {
-		unit := "php" + bin.Version + "-fpm"
-		if exec.Command("systemctl", "is-active", "--quiet", unit).Run() == nil {
-			l.fpm.Systemd = unit
-		}
+	} else if pid, err := l.fpm.Master(); err == nil {
+		// systemctl only for the master a service runs, never for
+		// another master of the same version's unit.
+		l.fpm.Systemd = livehost.FindFPMService(context.Background(), f.root, pid)
 	}
 	return l, nil
 }
@@ -265,8 +263,16 @@ func runApply(env *Env, f *applyFlags) error {
 			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
 		}
 	}
+	var grace *liveapply.Change
 	if len(plan.Changes) > 0 {
+		if grace, err = livehost.GraceChange(live.host, live.pool.Name); err != nil {
+			return usageErr("Set process_control_timeout in php-fpm.conf's [global] section by hand", "%v", err)
+		}
+		live.fpm.Probe = &livehost.ReloadProbe{}
 		plan.Steps = []liveapply.Step{live.fpm.Step()}
+		if f.settle > 0 {
+			plan.Steps = append(plan.Steps, live.fpm.Probe.Step())
+		}
 	}
 	settings := livehost.MariaDBSettings(rec)
 	var db *livehost.MariaDBStep
@@ -309,6 +315,7 @@ func runApply(env *Env, f *applyFlags) error {
 	}
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
+	printGrace(out, grace)
 	np.print(out, f.root)
 	if db != nil {
 		printMariaDBPlan(out, db, settings)
@@ -322,7 +329,7 @@ func runApply(env *Env, f *applyFlags) error {
 		return nil
 	}
 	if !f.yes {
-		ok, err := confirm(env, "Apply it? [y/N] ")
+		ok, err := confirm(env, "apply", "Apply it? [y/N] ")
 		if err != nil {
 			return err
 		}
@@ -340,7 +347,18 @@ func runApply(env *Env, f *applyFlags) error {
 			steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
 			return append(steps, nginxSteps(names, ngx)...)
 		}}
+	if grace != nil {
+		g, err := liveapply.Apply(env.Ctx, livehost.GracePlan(live.fpm, *grace), opt)
+		if err != nil {
+			if errors.Is(err, liveapply.ErrBusy) {
+				return err
+			}
+			return fmt.Errorf("making php-fpm's reloads graceful failed, nothing of the recommendation was applied: %w", err)
+		}
+		fmt.Fprintf(out, "php-fpm's reloads now let requests in flight finish (transaction %s: process_control_timeout = %v in %s).\n", g.ID, livehost.ReloadGrace, grace.Path)
+	}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
+	printProbe(env.Stderr, "apply", live.fpm.Probe)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
 			return err
@@ -449,10 +467,15 @@ func lines(b []byte) []string {
 // stdinIsTerminal says whether apply can ask (a variable for tests).
 var stdinIsTerminal = func() bool { return term.IsTerminal(int(os.Stdin.Fd())) }
 
-// confirm asks on the terminal; without one it refuses.
-func confirm(env *Env, prompt string) (bool, error) {
+// confirm asks on the terminal before command (apply, rollback) changes
+// a live host; without a terminal it refuses.
+func confirm(env *Env, command, prompt string) (bool, error) {
 	if !stdinIsTerminal() {
-		return false, usageErr("Add --yes to apply without asking, or --dry-run to see the plan", "apply asks before changing a live host, and standard input is not a terminal")
+		fix := "Add --yes to " + command + " without asking"
+		if command == "apply" {
+			fix += ", or --dry-run to see the plan"
+		}
+		return false, usageErr(fix, "%s asks before changing a live host, and standard input is not a terminal", command)
 	}
 	fmt.Fprint(env.Stderr, prompt)
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
@@ -513,6 +536,7 @@ func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
 	var nf nginxFlags
 	var db dbFlags
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm and nginx reloaded, MariaDB's values set back",
@@ -522,7 +546,14 @@ the servers the apply changed (php-fpm, nginx) check and reload the restored
 configuration and their health is checked; MariaDB's variables are set back to
 the values the apply recorded. An apply that was cut short (killed) is undone
 the same way, here or by the next phptune apply. Give the same host flags as
-the apply.`,
+the apply. Without --yes rollback names the transaction and asks first (and
+refuses when it cannot ask).
+
+php-fpm's reload lets the requests in flight finish when its master has a
+process_control_timeout (the first apply sets one, in a transaction of its own
+that the recommendation's rollback leaves: a second rollback undoes it, and
+its reload is then the last graceful one); requests are sent to the pool
+during the reload and the failures counted and printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.root == "/" && os.Geteuid() != 0 {
@@ -538,7 +569,28 @@ the apply.`,
 					steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
 					return append(steps, nginxStepsOf(names, func() (*livehost.Nginx, error) { return nf.master(f.root) })...)
 				}}
+			next, err := liveapply.Next(opt)
+			if err != nil {
+				return err
+			}
+			if next == nil {
+				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "Rolls back transaction %s (%s, %s): %s\n", next.ID, next.State, next.Created.Format(time.RFC3339), savedPaths(next))
+			if !yes {
+				ok, err := confirm(env, "rollback", "Roll it back? [y/N] ")
+				if err != nil {
+					return err
+				}
+				if !ok {
+					fmt.Fprintln(env.Stdout, "Nothing changed.")
+					return nil
+				}
+			}
+			live.fpm.Probe = &livehost.ReloadProbe{}
 			j, err := liveapply.Rollback(env.Ctx, opt)
+			printProbe(env.Stderr, "rollback", live.fpm.Probe)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
 				return nil
@@ -553,5 +605,18 @@ the apply.`,
 	f.add(cmd)
 	nf.add(cmd)
 	db.add(cmd, false)
+	cmd.Flags().BoolVar(&yes, "yes", false, "roll back without asking")
 	return cmd
+}
+
+// savedPaths lists the files a transaction wrote, for the question.
+func savedPaths(j *liveapply.Journal) string {
+	var paths []string
+	for _, f := range j.Files {
+		paths = append(paths, f.Path)
+	}
+	if len(paths) == 0 {
+		return "no files"
+	}
+	return strings.Join(paths, ", ")
 }
