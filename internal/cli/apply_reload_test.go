@@ -140,3 +140,32 @@ func rollbackGrace(t *testing.T, h *hosttest.Host, host []string) {
 		t.Errorf("the second rollback left %s", grace)
 	}
 }
+
+// TestApplyWatchesOnlyThePoolsServer: apply to a php-fpm copy that the
+// running nginx (another copy's, named with --nginx-config) does not pass
+// to reads no log of that nginx for the error rate: it says so and reads
+// the pool's status page.
+func TestApplyWatchesOnlyThePoolsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts php-fpm and nginx")
+	}
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	served := hosttest.Debian(t)
+	n := served.Nginx(t)
+	alone := hosttest.Debian(t)
+	knobs := filepath.Join(t.TempDir(), "recommended.knobs")
+	os.WriteFile(knobs, []byte("pm.max_children=6\n"), 0o644)
+	out, errs, code := runCLI(t, "apply", "--knobs", knobs, "--yes", "--settle", "1s", "--root", alone.Root, "--nginx-config", n.Conf)
+	if code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "no running nginx passes to pool www (unix:"+alone.Socket+")") || !strings.Contains(errs, "pool www's status page") {
+		t.Errorf("apply did not say no nginx passes to the pool:\n%s", errs)
+	}
+	if strings.Contains(errs, n.Access) {
+		t.Errorf("apply read the logs of an nginx that does not serve the pool:\n%s", errs)
+	}
+	if out, errs, code := runCLI(t, "rollback", "--yes", "--root", alone.Root, "--nginx-config", n.Conf); code != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", code, out, errs)
+	}
+}

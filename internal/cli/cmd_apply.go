@@ -151,8 +151,17 @@ The whole change is one transaction. The previous state of every file it
 writes is saved under phptune's home first; then the files are written
 atomically (temporary file, fsync, rename), only into directories no other
 user can write; php-fpm -t checks the whole configuration; php-fpm reloads
-gracefully (systemctl when systemd runs it, otherwise SIGUSR2 to the master
-found in /proc by its title, owned by root: no pid file is trusted); nginx
+(systemctl only when the master is the main process of the systemd service
+its cgroup names, otherwise SIGUSR2 to the master found in /proc by its
+title, owned by root: no pid file is trusted), letting the requests in
+flight finish for up to its process_control_timeout. Debian's php-fpm.conf
+leaves that at 0, with which a reload kills them (502s): the first apply on
+such a master sets process_control_timeout = 10s in zz-phptune-reload.conf
+beside the pool's drop-in, in a transaction of its own reloaded at a moment
+the pool is idle (that one reload is abrupt if none comes within 10 s);
+phptune rollback of the recommendation leaves it, a second rollback removes
+it. Requests go to the pool during every php-fpm reload and the failures are
+counted and printed; with --settle above 0 any failure rolls back. nginx
 likewise (nginx -t -c CONF, then systemctl reload nginx or SIGHUP to its master
 found the same way, done once new workers run and the old ones stopped
 accepting); the health check waits for the reloaded master
@@ -175,9 +184,11 @@ shows the socket is its process's. It is never restarted: a variable that is
 not dynamic takes effect at its next restart, unless --restart-db is given
 and systemd runs it (systemctl restart).
 
---settle (5s) is also an error-rate check: the 5xx lines in nginx's access logs
-over the settle window after the reload against as long before the apply (or,
-without a log, the pool's status page: max children reached and slow requests
+--settle (5s) is also an error-rate check: the 5xx lines in the access logs of
+the nginx servers whose fastcgi_pass sends to the pool (never another server's;
+a pool no running nginx passes to is said so) over the settle window after the
+reload against as long before the apply (or, without such a log, the pool's
+status page: max children reached and slow requests
 per accepted connection, measured over as long before the change); a rate worse
 after (at least 3 errors, over 1 point and twice the rate before) rolls back,
 the numbers in the reason.
@@ -218,7 +229,7 @@ your files, kept beside the transaction for cd ROOT && patch -p0.
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
 	fl.BoolVar(&f.yes, "yes", false, "apply without asking")
-	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in nginx's access logs, else the pool's status page) must not be worse than over as long before")
+	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in the access logs of the nginx servers passing to the pool, else the pool's status page) must not be worse than over as long before, and no request sent during php-fpm's reload may fail")
 	fl.StringVar(&f.checkURL, "check-url", "", "an http:// URL on loopback that must answer after the reload with the status it had before")
 	return cmd
 }
