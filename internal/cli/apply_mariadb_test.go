@@ -80,7 +80,7 @@ func TestApplyMariaDB(t *testing.T) {
 		t.Errorf("after apply the pool is %s with %d workers", pm, n)
 	}
 
-	out, errs, code = runCLI(t, "rollback", "--root", h.Root)
+	out, errs, code = runCLI(t, "rollback", "--yes", "--root", h.Root)
 	if code != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", code, out, errs)
 	}
@@ -90,6 +90,7 @@ func TestApplyMariaDB(t *testing.T) {
 	if err := m.Unchanged(); err != nil {
 		t.Error(err)
 	}
+	rollbackGrace(t, h, []string{"--root", h.Root})
 	if err := h.Unchanged(); err != nil {
 		t.Error(err)
 	}

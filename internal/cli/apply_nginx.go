@@ -184,13 +184,18 @@ func (f *nginxFlags) resolveForApply(ctx context.Context, root string, w io.Writ
 	return ngx, err
 }
 
-// accessLogs are the access logs nginx writes (absolute; none when the
-// apply turns them off).
-func (p *nginxPart) accessLogs() []string {
-	if p.live == nil || p.changes != nil && strings.Contains(strings.Join(p.changes.DropKnobs, " "), "nginx.access_log=off") {
-		return nil
+// poolLogs are the access logs of the nginx servers that pass to the
+// pool listening on listen (absolute; none when the apply turns them off),
+// and whether any server of this nginx passes to it.
+func (p *nginxPart) poolLogs(listen string) (logs []string, passes bool) {
+	if p.live == nil {
+		return nil, false
 	}
-	return p.live.conf.AccessLogs(p.live.ng.Prefix)
+	logs, passes = p.live.conf.PoolAccessLogs(listen, p.live.ng.Prefix)
+	if p.changes != nil && strings.Contains(strings.Join(p.changes.DropKnobs, " "), "nginx.access_log=off") {
+		logs = nil
+	}
+	return logs, passes
 }
 
 // print writes the drop-in's diff (printPlan prints plan's changes), the

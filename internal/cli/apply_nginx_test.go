@@ -77,7 +77,7 @@ func TestApplyNginxHostCopy(t *testing.T) {
 	if fileSize(n.Access) != size {
 		t.Errorf("access_log off, yet the access log grew")
 	}
-	out, errs, code = runCLI(t, append([]string{"rollback"}, host...)...)
+	out, errs, code = runCLI(t, append([]string{"rollback", "--yes"}, host...)...)
 	if code != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", code, out, errs)
 	}
@@ -87,6 +87,7 @@ func TestApplyNginxHostCopy(t *testing.T) {
 	if code, _, err := n.Get("/index.php"); err != nil || code != 200 {
 		t.Fatalf("after rollback: %d %v", code, err)
 	}
+	rollbackGrace(t, h, host)
 	// nginx logs a request after its response is sent: wait for it.
 	for i := 0; i < 50 && fileSize(n.Access) <= size; i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -111,7 +112,7 @@ func TestApplyNginxHostCopy(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "reloaded nginx") || strings.Contains(errs, "php-fpm") {
 		t.Fatalf("nginx only: exit %d\n%s%s", code, out, errs)
 	}
-	out, errs, code = runCLI(t, append([]string{"rollback"}, host...)...)
+	out, errs, code = runCLI(t, append([]string{"rollback", "--yes"}, host...)...)
 	if code != 0 || !strings.Contains(errs, "reloaded nginx with the restored configuration") || strings.Contains(errs, "php-fpm") {
 		t.Fatalf("rollback of nginx only: exit %d\n%s%s", code, out, errs)
 	}

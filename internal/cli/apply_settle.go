@@ -10,7 +10,8 @@ import (
 )
 
 // addErrorRate adds the settle window's error-rate comparison to plan
-// (after every server's step): the 5xx rate in nginx's access logs over
+// (after every server's step): the 5xx rate in the access logs of the
+// nginx servers that pass to the pool (never another server's) over
 // the settle window after the reloads against as long before the apply,
 // or, without a log to read, the pool's status page over the same
 // lengths (measured now, before anything changes). A rate worse after
@@ -19,9 +20,12 @@ func addErrorRate(env *Env, plan *liveapply.Plan, np *nginxPart, live *liveFPM, 
 	if settle <= 0 {
 		return nil
 	}
-	logs := np.accessLogs()
+	logs, passes := np.poolLogs(live.pool.Listen)
+	if !passes {
+		fmt.Fprintf(env.Stderr, "apply: no running nginx passes to pool %s (%s): no web server's access log is the pool's, none is read\n", live.pool.Name, live.pool.Listen)
+	}
 	if len(logs) == 0 && live.pool.StatusPath != "" {
-		fmt.Fprintf(env.Stderr, "apply: no nginx access log to read: measuring pool %s's status page for %v before the change\n", live.pool.Name, settle)
+		fmt.Fprintf(env.Stderr, "apply: no access log of pool %s to read: measuring its status page for %v before the change\n", live.pool.Name, settle)
 	}
 	er, err := livehost.NewErrorRate(env.Ctx, logs, &live.fpm, settle)
 	if err != nil {

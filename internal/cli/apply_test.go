@@ -86,10 +86,16 @@ func TestApplyToHostCopy(t *testing.T) {
 		}
 	}
 
-	out, errs, code = runCLI(t, append([]string{"rollback"}, host...)...)
+	// rollback asks like apply: without a terminal it refuses.
+	checkUsageErrors(t, []usageCase{{append([]string{"rollback"}, host...), "rollback asks before changing a live host", "Add --yes to rollback without asking"}})
+	out, errs, code = runCLI(t, append([]string{"rollback", "--yes"}, host...)...)
 	if code != 0 || !strings.Contains(out, "Rolled back transaction") {
 		t.Fatalf("rollback: exit %d\n%s%s", code, out, errs)
 	}
+	if !strings.Contains(errs, "rollback: during php-fpm's reload, 0 of ") {
+		t.Errorf("rollback did not report its reload probe:\n%s", errs)
+	}
+	rollbackGrace(t, h, host)
 	if err := h.Unchanged(); err != nil {
 		t.Error(err)
 	}

@@ -60,8 +60,10 @@ from its command line, its option files or --mariadb-socket), is read as root
 by unix_socket authentication, after SO_PEERCRED shows the socket's listener is
 that server: its counters since it started (uptime under a day: too short to
 trust), max used connections against max_connections and the pools' total
-pm.max_children, the buffer pool against its InnoDB data and its hit rate,
-temporary tables on disk, slow queries, the query cache. It shares the one
+pm.max_children, the buffer pool against its InnoDB data (InnoDB's persistent
+index statistics) and its hit rate, temporary tables on disk, slow queries, the
+query cache. It makes no temporary table on disk: the counters first, the
+variables as @@GLOBAL.name, no information_schema query. It shares the one
 memory budget with the pools: a raised buffer pool comes out of it.
 
 It finds the web server in front: the running nginx master (its -c, or

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -104,11 +103,10 @@ func (f *hostFlags) resolve() (*liveFPM, error) {
 	if f.root != "/" {
 		// A copy's master reads the copy's conf.d, not the compiled-in one.
 		l.fpm.Env = []string{"PHP_INI_SCAN_DIR=" + iniDir}
-	} else if systemdRuns() {
-		unit := "php" + bin.Version + "-fpm"
-		if exec.Command("systemctl", "is-active", "--quiet", unit).Run() == nil {
-			l.fpm.Systemd = unit
-		}
+	} else if pid, err := l.fpm.Master(); err == nil {
+		// systemctl only for the master a service runs, never for
+		// another master of the same version's unit.
+		l.fpm.Systemd = livehost.FindFPMService(context.Background(), f.root, pid)
 	}
 	return l, nil
 }
@@ -162,8 +160,17 @@ The whole change is one transaction. The previous state of every file it
 writes is saved under phptune's home first; then the files are written
 atomically (temporary file, fsync, rename), only into directories no other
 user can write; php-fpm -t checks the whole configuration; php-fpm reloads
-gracefully (systemctl when systemd runs it, otherwise SIGUSR2 to the master
-found in /proc by its title, owned by root: no pid file is trusted); nginx
+(systemctl only when the master is the main process of the systemd service
+its cgroup names, otherwise SIGUSR2 to the master found in /proc by its
+title, owned by root: no pid file is trusted), letting the requests in
+flight finish for up to its process_control_timeout. Debian's php-fpm.conf
+leaves that at 0, with which a reload kills them (502s): the first apply on
+such a master sets process_control_timeout = 10s in zz-phptune-reload.conf
+beside the pool's drop-in, in a transaction of its own reloaded at a moment
+the pool is idle (that one reload is abrupt if none comes within 10 s);
+phptune rollback of the recommendation leaves it, a second rollback removes
+it. Requests go to the pool during every php-fpm reload and the failures are
+counted and printed; with --settle above 0 any failure rolls back. nginx
 likewise (nginx -t -c CONF, then systemctl reload nginx or SIGHUP to its master
 found the same way, done once new workers run and the old ones stopped
 accepting); the health check waits for the reloaded master
@@ -186,9 +193,11 @@ shows the socket is its process's. It is never restarted: a variable that is
 not dynamic takes effect at its next restart, unless --restart-db is given
 and systemd runs it (systemctl restart).
 
---settle (5s) is also an error-rate check: the 5xx lines in nginx's access logs
-over the settle window after the reload against as long before the apply (or,
-without a log, the pool's status page: max children reached and slow requests
+--settle (5s) is also an error-rate check: the 5xx lines in the access logs of
+the nginx servers whose fastcgi_pass sends to the pool (never another server's;
+a pool no running nginx passes to is said so) over the settle window after the
+reload against as long before the apply (or, without such a log, the pool's
+status page: max children reached and slow requests
 per accepted connection, measured over as long before the change); a rate worse
 after (at least 3 errors, over 1 point and twice the rate before) rolls back,
 the numbers in the reason.
@@ -229,7 +238,7 @@ your files, kept beside the transaction for cd ROOT && patch -p0.
 	fl.StringVar(&f.knobs, "knobs", "", "the recommendation: a knob file (KNOB=VALUE lines, as recommended.knobs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff of every file and the plan; change nothing")
 	fl.BoolVar(&f.yes, "yes", false, "apply without asking")
-	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in nginx's access logs, else the pool's status page) must not be worse than over as long before")
+	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in the access logs of the nginx servers passing to the pool, else the pool's status page) must not be worse than over as long before, and no request sent during php-fpm's reload may fail")
 	fl.StringVar(&f.checkURL, "check-url", "", "an http:// URL on loopback that must answer after the reload with the status it had before")
 	return cmd
 }
@@ -276,8 +285,16 @@ func runApply(env *Env, f *applyFlags) error {
 			plan.Changes = append(plan.Changes, liveapply.Change{Path: c.path, Content: c.b})
 		}
 	}
+	var grace *liveapply.Change
 	if len(plan.Changes) > 0 {
+		if grace, err = livehost.GraceChange(live.host, live.pool.Name); err != nil {
+			return usageErr("Set process_control_timeout in php-fpm.conf's [global] section by hand", "%v", err)
+		}
+		live.fpm.Probe = &livehost.ReloadProbe{}
 		plan.Steps = []liveapply.Step{live.fpm.Step()}
+		if f.settle > 0 {
+			plan.Steps = append(plan.Steps, live.fpm.Probe.Step())
+		}
 	}
 	settings := livehost.MariaDBSettings(rec)
 	var db *livehost.MariaDBStep
@@ -320,6 +337,7 @@ func runApply(env *Env, f *applyFlags) error {
 	}
 	plan.Settle = f.settle
 	printPlan(out, live, drop, plan, f)
+	printGrace(out, grace)
 	np.print(out, f.root)
 	if db != nil {
 		printMariaDBPlan(out, db, settings)
@@ -333,7 +351,7 @@ func runApply(env *Env, f *applyFlags) error {
 		return nil
 	}
 	if !f.yes {
-		ok, err := confirm(env, "Apply it? [y/N] ")
+		ok, err := confirm(env, "apply", "Apply it? [y/N] ")
 		if err != nil {
 			return err
 		}
@@ -353,7 +371,18 @@ func runApply(env *Env, f *applyFlags) error {
 			steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(context.Background(), f.root, f.db) })
 			return append(steps, nginxSteps(names, ngx)...)
 		}}
+	if grace != nil {
+		g, err := liveapply.Apply(env.Ctx, livehost.GracePlan(live.fpm, *grace), opt)
+		if err != nil {
+			if errors.Is(err, liveapply.ErrBusy) {
+				return err
+			}
+			return fmt.Errorf("making php-fpm's reloads graceful failed, nothing of the recommendation was applied: %w", err)
+		}
+		fmt.Fprintf(out, "php-fpm's reloads now let requests in flight finish (transaction %s: process_control_timeout = %v in %s).\n", g.ID, livehost.ReloadGrace, grace.Path)
+	}
 	j, err := liveapply.Apply(env.Ctx, plan, opt)
+	printProbe(env.Stderr, "apply", live.fpm.Probe)
 	if err != nil {
 		if errors.Is(err, liveapply.ErrBusy) {
 			return err
@@ -465,10 +494,15 @@ func lines(b []byte) []string {
 // stdinIsTerminal says whether apply can ask (a variable for tests).
 var stdinIsTerminal = func() bool { return term.IsTerminal(int(os.Stdin.Fd())) }
 
-// confirm asks on the terminal; without one it refuses.
-func confirm(env *Env, prompt string) (bool, error) {
+// confirm asks on the terminal before command (apply, rollback) changes
+// a live host; without a terminal it refuses.
+func confirm(env *Env, command, prompt string) (bool, error) {
 	if !stdinIsTerminal() {
-		return false, usageErr("Add --yes to apply without asking, or --dry-run to see the plan", "apply asks before changing a live host, and standard input is not a terminal")
+		fix := "Add --yes to " + command + " without asking"
+		if command == "apply" {
+			fix += ", or --dry-run to see the plan"
+		}
+		return false, usageErr(fix, "%s asks before changing a live host, and standard input is not a terminal", command)
 	}
 	fmt.Fprint(env.Stderr, prompt)
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
@@ -529,6 +563,7 @@ func newRollbackCmd(env *Env) *cobra.Command {
 	f := &hostFlags{}
 	var nf nginxFlags
 	var db dbFlags
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo the last phptune apply (or one cut short): its files put back, php-fpm and nginx reloaded, MariaDB's values set back",
@@ -538,7 +573,14 @@ the servers the apply changed (php-fpm, nginx) check and reload the restored
 configuration and their health is checked; MariaDB's variables are set back to
 the values the apply recorded. An apply that was cut short (killed) is undone
 the same way, here or by the next phptune apply. Give the same host flags as
-the apply.`,
+the apply. Without --yes rollback names the transaction and asks first (and
+refuses when it cannot ask).
+
+php-fpm's reload lets the requests in flight finish when its master has a
+process_control_timeout (the first apply sets one, in a transaction of its own
+that the recommendation's rollback leaves: a second rollback undoes it, and
+its reload is then the last graceful one); requests are sent to the pool
+during the reload and the failures counted and printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.root == "/" && os.Geteuid() != 0 {
@@ -556,7 +598,28 @@ the apply.`,
 					steps := stepsFor(env, names, live.fpm.Step, func() (*livehost.MariaDBStep, error) { return rollbackMariaDB(env.Ctx, f.root, db) })
 					return append(steps, nginxStepsOf(names, func() (*livehost.Nginx, error) { return nf.master(f.root) })...)
 				}}
+			next, err := liveapply.Next(opt)
+			if err != nil {
+				return err
+			}
+			if next == nil {
+				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "Rolls back transaction %s (%s, %s): %s\n", next.ID, next.State, next.Created.Format(time.RFC3339), savedPaths(next))
+			if !yes {
+				ok, err := confirm(env, "rollback", "Roll it back? [y/N] ")
+				if err != nil {
+					return err
+				}
+				if !ok {
+					fmt.Fprintln(env.Stdout, "Nothing changed.")
+					return nil
+				}
+			}
+			live.fpm.Probe = &livehost.ReloadProbe{}
 			j, err := liveapply.Rollback(env.Ctx, opt)
+			printProbe(env.Stderr, "rollback", live.fpm.Probe)
 			if j == nil && err == nil {
 				fmt.Fprintln(env.Stdout, "Nothing to roll back.")
 				return nil
@@ -571,5 +634,18 @@ the apply.`,
 	f.add(cmd)
 	nf.add(cmd)
 	db.add(cmd, false)
+	cmd.Flags().BoolVar(&yes, "yes", false, "roll back without asking")
 	return cmd
+}
+
+// savedPaths lists the files a transaction wrote, for the question.
+func savedPaths(j *liveapply.Journal) string {
+	var paths []string
+	for _, f := range j.Files {
+		paths = append(paths, f.Path)
+	}
+	if len(paths) == 0 {
+		return "no files"
+	}
+	return strings.Join(paths, ", ")
 }

@@ -214,6 +214,22 @@ func History(opt Options) ([]*Journal, error) {
 	return store{opt.Home}.list()
 }
 
+// Next is the transaction Rollback would undo now: the newest not rolled
+// back (nil when there is none). It takes no lock: what it returns is
+// for asking, and Rollback reads the journals again.
+func Next(opt Options) (*Journal, error) {
+	js, err := History(opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range js {
+		if j.State != RolledBack {
+			return j, nil
+		}
+	}
+	return nil, nil
+}
+
 func open(opt Options) (store, func(), error) {
 	if opt.Home == "" {
 		return store{}, nil, errors.New("liveapply: no apply home")

@@ -18,6 +18,9 @@ type FPMHost struct {
 	// Includes are the include globs, absolute.
 	Includes []string
 	Pools    []Pool
+	// Global holds every key of the [global] sections as written, the
+	// last value of each ("process_control_timeout").
+	Global map[string]string
 }
 
 // Pool is one [pool] section as configured (the last value of each key
@@ -74,7 +77,7 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 		}
 		return filepath.Join(def, p)
 	}
-	h := &FPMHost{Conf: conf}
+	h := &FPMHost{Conf: conf, Global: map[string]string{}}
 	pools := map[string]*Pool{}
 	var order []string
 	var read func(path string, depth int) error
@@ -112,6 +115,9 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 			}
 			if section != "global" && section != "" && key != "include" {
 				pools[section].Settings[key] = value
+			}
+			if (section == "global" || section == "") && key != "include" {
+				h.Global[key] = value
 			}
 			switch {
 			case key == "include":

@@ -45,6 +45,15 @@ type FPM struct {
 	Env []string
 	// Timeout bounds each wait (default 15 s).
 	Timeout time.Duration
+	// WaitIdle, when above 0, makes Reload wait, at most this long, for a
+	// moment the pool serves no request (its status page shows only its
+	// own request active and an empty queue) before it signals: the
+	// reload of a master without process_control_timeout (see
+	// GraceChange).
+	WaitIdle time.Duration
+	// Probe, when set, sends requests to the pool while Reload runs and
+	// counts those that fail.
+	Probe *ReloadProbe
 }
 
 // Step returns f as a transaction step named "php-fpm".
@@ -84,7 +93,12 @@ func (f FPM) Check(ctx context.Context) error {
 // php-fpm -t passed but the master could not use, e.g. a port in use) is
 // started again, so that a rollback's reload brings the old one back.
 func (f FPM) Reload(ctx context.Context) error {
+	if f.Probe != nil {
+		stop := f.Probe.start(ctx, f)
+		defer stop()
+	}
 	if f.Systemd != "" {
+		f.waitIdle(ctx)
 		out, err := exec.CommandContext(ctx, "systemctl", "reload-or-restart", f.Systemd).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("systemctl reload-or-restart %s: %s (%v)", f.Systemd, lastLines(out, 3), err)
@@ -112,6 +126,13 @@ func (f FPM) Reload(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if f.WaitIdle > 0 {
+		f.waitIdle(ctx)
+		// The wait took time: the master signalled is the one found now.
+		if again, err := f.Master(); err != nil || again != pid {
+			return fmt.Errorf("php-fpm's master %d changed while phptune waited for the pool to be idle (%v); run phptune again", pid, err)
 		}
 	}
 	if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
@@ -237,10 +258,37 @@ func (f FPM) probe(ctx context.Context) error {
 	return err
 }
 
+// probeOnce is one request of a ReloadProbe: the status page (or a
+// connection) within ctx's deadline, however long the pool queues it.
+func (f FPM) probeOnce(ctx context.Context) error {
+	if f.StatusPath == "" {
+		network, addr := f.addr()
+		c, err := peercred.Dial(ctx, network, addr, 0)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	body, err := f.statusWithin(ctx, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fpmstatus.Parse(body)
+	return err
+}
+
 // status reads the pool's status page as JSON over FastCGI.
 func (f FPM) status(ctx context.Context) ([]byte, error) {
+	return f.statusWithin(ctx, 2*time.Second)
+}
+
+// statusWithin is status within d (0: within ctx's own deadline).
+func (f FPM) statusWithin(ctx context.Context, d time.Duration) ([]byte, error) {
 	network, addr := f.addr()
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if d > 0 {
+		pctx, cancel = context.WithTimeout(ctx, d)
+	}
 	defer cancel()
 	// The master (root) created the socket: its listener's uid is 0.
 	return observe.FPMFetcher(network, addr, f.StatusPath, 0)(pctx, "json")

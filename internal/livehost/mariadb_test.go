@@ -2,6 +2,7 @@ package livehost
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,49 @@ func TestMariaDBRefusesPlantedSocket(t *testing.T) {
 	db := ReadMariaDB(context.Background(), fs, s)
 	if !strings.Contains(db.Error, "refusing to talk to") || !strings.Contains(db.Error, "not MariaDB's server") {
 		t.Errorf("planted socket: %q", db.Error)
+	}
+}
+
+// TestReadMariaDBLeavesCountersAlone: advise's reading of MariaDB, done 5
+// times, adds no temporary table on disk to the server's counters (a sum
+// over information_schema.tables added 19 on disk and about 110 in all,
+// each time) and one in memory each: SHOW GLOBAL STATUS's own, which the
+// server counts after the statement, so the counters each read reports are
+// the server's before it read.
+func TestReadMariaDBLeavesCountersAlone(t *testing.T) {
+	m := hosttest.DebianMariaDB(t, "")
+	if _, err := m.Query("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, s TEXT) ENGINE=InnoDB; INSERT INTO shop.t VALUES (1, REPEAT('x', 20000))"); err != nil {
+		t.Fatal(err)
+	}
+	s := findCopy(t, m)
+	fs, _ := proc.Default()
+	// The test reads as advise does: SHOW GLOBAL STATUS, counted once
+	// it is over.
+	counters := func() (disk, all int64) {
+		out, err := m.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Created_tmp_tables', 'Created_tmp_disk_tables')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Sscanf(out, "Created_tmp_disk_tables %d\nCreated_tmp_tables %d", &disk, &all); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		return disk, all
+	}
+	disk, all := counters()
+	for i := int64(0); i < 5; i++ {
+		db := ReadMariaDB(context.Background(), fs, s)
+		if db.Error != "" || db.DataError != "" {
+			t.Fatalf("read %d: %s %s", i, db.Error, db.DataError)
+		}
+		// all+1: the test's own SHOW, then one per read before this one.
+		if d, a := db.Status["Created_tmp_disk_tables"], db.Status["Created_tmp_tables"]; d != disk || a != all+1+i {
+			t.Errorf("read %d reports %d on disk, %d in all; want %d, %d", i, d, a, disk, all+1+i)
+		}
+		if db.Vars["max_connections"] != "151" || db.DataIndexB < 16<<10 {
+			t.Errorf("read %d: variables %v, data %d bytes", i, db.Vars, db.DataIndexB)
+		}
+	}
+	if d, a := counters(); d != disk || a != all+6 {
+		t.Errorf("5 reads took the server's temporary tables from %d on disk, %d in all, to %d, %d (want %d, %d)", disk, all, d, a, disk, all+6)
 	}
 }

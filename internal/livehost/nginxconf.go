@@ -389,6 +389,48 @@ func (c *NginxConf) AccessLogs(prefix string) []string {
 	for _, s := range c.Servers {
 		ds = append(ds, s.AccessLogs...)
 	}
+	return logPaths(ds, prefix)
+}
+
+// PoolAccessLogs are the access logs of the servers that pass requests to
+// the php-fpm pool listening on listen ("unix:/path" or "tcp:HOST:PORT"):
+// a server's own access_log, else the http level's (paths as AccessLogs
+// gives them). passes says whether any server passes to it: without one,
+// nginx's logs say nothing of the pool.
+func (c *NginxConf) PoolAccessLogs(listen, prefix string) (logs []string, passes bool) {
+	if prefix == "" {
+		prefix = "/usr/share/nginx"
+	}
+	var ds []NginxDirective
+	for _, s := range c.Servers {
+		if !passesTo(s, listen) {
+			continue
+		}
+		passes = true
+		if len(s.AccessLogs) > 0 {
+			ds = append(ds, s.AccessLogs...)
+		} else {
+			ds = append(ds, c.HTTPDirectives("access_log")...)
+		}
+	}
+	return logPaths(ds, prefix), passes
+}
+
+// passesTo says whether a fastcgi_pass of server s sends to listen.
+func passesTo(s NginxServer, listen string) bool {
+	for _, p := range s.FastCGI {
+		for _, a := range p.Addrs {
+			if a == listen {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// logPaths are the paths of access_log directives ds: not off, syslog or
+// a path with variables; relative ones resolved against prefix; each once.
+func logPaths(ds []NginxDirective, prefix string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range ds {

@@ -158,3 +158,35 @@ func FuzzParseNginxDump(f *testing.F) {
 		check(c.Root)
 	})
 }
+
+// TestPoolAccessLogs: only the servers passing to a pool count, each
+// with its own access_log or else the http level's.
+func TestPoolAccessLogs(t *testing.T) {
+	dump := "# configuration file /etc/nginx/nginx.conf:\n" +
+		"http {\n access_log /var/log/nginx/access.log;\n" +
+		" upstream shop { server unix:/run/php/shop.sock; }\n" +
+		" server { listen 80; location ~ \\.php$ { fastcgi_pass unix:/run/php/php8.2-fpm.sock; } }\n" +
+		" server { listen 81; access_log /var/log/nginx/shop.log; location / { fastcgi_pass shop; } }\n" +
+		" server { listen 82; access_log logs/other.log; location / { fastcgi_pass 127.0.0.1:9000; } }\n" +
+		"}\n"
+	c, err := ParseNginxDump([]byte(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		listen string
+		logs   string
+		passes bool
+	}{
+		{"unix:/run/php/php8.2-fpm.sock", "/var/log/nginx/access.log", true},
+		{"unix:/run/php/shop.sock", "/var/log/nginx/shop.log", true},
+		{"tcp:127.0.0.1:9000", "/usr/share/nginx/logs/other.log", true},
+		{"unix:/srv/copy/run/php/php8.2-fpm.sock", "", false},
+	}
+	for _, k := range cases {
+		logs, passes := c.PoolAccessLogs(k.listen, "")
+		if strings.Join(logs, " ") != k.logs || passes != k.passes {
+			t.Errorf("%s: logs %v passes %v; want %q %v", k.listen, logs, passes, k.logs, k.passes)
+		}
+	}
+}
