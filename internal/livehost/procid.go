@@ -43,6 +43,9 @@ func processAccount(fs *proc.FS, pid int, names []string, accept func(uid int) b
 	if !accept(uid) {
 		return 0, fmt.Errorf("process %d runs as uid %d", pid, uid)
 	}
+	if err := sameMountNamespace(fs, pid); err != nil {
+		return 0, err
+	}
 	exe := filepath.Join(dir, "exe")
 	st, err := os.Stat(exe)
 	if err != nil && errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
@@ -100,3 +103,27 @@ func statusUIDs(status []byte) ([4]int, error) {
 // rootOrMe accepts root, and this process's own user (tests run without
 // root start their servers as themselves).
 func rootOrMe(uid int) bool { return uid == 0 || uid == os.Geteuid() }
+
+// sameMountNamespace refuses a process whose mount namespace is not
+// this process's (a container's, a sealed lab's): the paths in its
+// command line and configuration name files of another tree, so it is
+// not this host's server to read or change. A process whose namespace
+// cannot be read without root (advise run as a pool's user) is judged by
+// the rest of processAccount.
+func sameMountNamespace(fs *proc.FS, pid int) error {
+	mine, err := os.Readlink(filepath.Join(fs.Root(), "self", "ns", "mnt"))
+	if err != nil {
+		return nil
+	}
+	theirs, err := os.Readlink(filepath.Join(fs.Root(), strconv.Itoa(pid), "ns", "mnt"))
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
+			return nil
+		}
+		return fmt.Errorf("process %d: its mount namespace: %v", pid, err)
+	}
+	if theirs != mine {
+		return fmt.Errorf("process %d runs in another mount namespace (%s, this process's is %s): a container's or a sealed lab's, not this host's", pid, theirs, mine)
+	}
+	return nil
+}

@@ -1,6 +1,16 @@
 package livehost
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/proc"
+)
 
 func TestStatusUIDs(t *testing.T) {
 	for _, tt := range []struct {
@@ -36,4 +46,42 @@ func FuzzStatusUIDs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSameMountNamespace: a server in another mount namespace (a
+// container's, a sealed lab's) is not this host's; a plain child is.
+func TestSameMountNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a mount namespace needs root")
+	}
+	fs, err := proc.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv  []string
+		other bool
+	}{
+		{[]string{"sleep", "5"}, false},
+		{[]string{"unshare", "--mount", "--propagation", "private", "sleep", "5"}, true},
+	} {
+		cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+		if err := cmd.Start(); err != nil {
+			t.Skip(err)
+		}
+		// unshare execs sleep once the namespace exists.
+		var err error
+		for i := 0; i < 100; i++ {
+			if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "comm")); strings.TrimSpace(string(b)) == "sleep" {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		err = sameMountNamespace(fs, cmd.Process.Pid)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if (err != nil) != tc.other {
+			t.Errorf("%v: %v", tc.argv, err)
+		}
+	}
 }
