@@ -241,26 +241,15 @@ func (f FPM) Healthy(ctx context.Context) error {
 	return f.probe(ctx)
 }
 
-func (f FPM) probe(ctx context.Context) error {
-	if f.StatusPath == "" {
-		network, addr := f.addr()
-		c, err := peercred.Dial(ctx, network, addr, 0)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	}
-	body, err := f.status(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = fpmstatus.Parse(body)
-	return err
-}
+func (f FPM) probe(ctx context.Context) error { return f.probeWithin(ctx, 2*time.Second) }
 
 // probeOnce is one request of a ReloadProbe: the status page (or a
 // connection) within ctx's deadline, however long the pool queues it.
-func (f FPM) probeOnce(ctx context.Context) error {
+func (f FPM) probeOnce(ctx context.Context) error { return f.probeWithin(ctx, 0) }
+
+// probeWithin reads the pool's status page within d (0: within ctx's own
+// deadline), or only connects to a pool without one.
+func (f FPM) probeWithin(ctx context.Context, d time.Duration) error {
 	if f.StatusPath == "" {
 		network, addr := f.addr()
 		c, err := peercred.Dial(ctx, network, addr, 0)
@@ -269,7 +258,7 @@ func (f FPM) probeOnce(ctx context.Context) error {
 		}
 		return c.Close()
 	}
-	body, err := f.statusWithin(ctx, 0)
+	body, err := f.statusWithin(ctx, d)
 	if err != nil {
 		return err
 	}
