@@ -17,7 +17,7 @@ import (
 // waiting for the last answers. resetOverhead is added when the workload
 // writes and the database is restored before every trial.
 const (
-	trialOverhead = 5 * time.Second
+	trialOverhead = 2 * time.Second
 	resetOverhead = 5 * time.Second
 )
 
@@ -104,13 +104,17 @@ func PlanBudget(budget, perTrial time.Duration, driftRuns, holdoutRounds int) (P
 	return p, nil
 }
 
-// BudgetPlan is PlanBudget for a tune's options, their defaults filled in:
-// the CLI calls it to refuse a budget too small before it starts a lab.
+// BudgetPlan is PlanBudget for a tune's options as given (the CLI calls
+// it to refuse a budget too small before it starts a lab): their defaults
+// filled in as Run fills them.
 func (o Options) BudgetPlan() (Plan, error) {
 	if o.Duration <= 0 {
 		o.Duration = 10 * time.Second
 	}
-	if o.Warmup == 0 {
+	switch {
+	case o.Warmup < 0: // none
+		o.Warmup = 0
+	case o.Warmup == 0:
 		o.Warmup = 3 * time.Second
 	}
 	if o.DriftRuns <= 0 {
@@ -119,5 +123,11 @@ func (o Options) BudgetPlan() (Plan, error) {
 	if o.HoldoutRounds <= 0 {
 		o.HoldoutRounds = 4
 	}
-	return PlanBudget(o.TimeBudget, EstimatePerTrial(o.Duration, max(o.Warmup, 0), o.ResetBetween), o.DriftRuns, max(o.HoldoutRounds, minHoldoutRounds))
+	return o.plan()
+}
+
+// plan is PlanBudget for options whose defaults are filled in (a Warmup of
+// 0 is none).
+func (o Options) plan() (Plan, error) {
+	return PlanBudget(o.TimeBudget, EstimatePerTrial(o.Duration, o.Warmup, o.ResetBetween), o.DriftRuns, max(o.HoldoutRounds, minHoldoutRounds))
 }

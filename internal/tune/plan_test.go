@@ -55,11 +55,11 @@ func TestPlanBudget(t *testing.T) {
 
 func TestBudgetPlanDefaults(t *testing.T) {
 	p, err := Options{TimeBudget: 2 * time.Minute}.BudgetPlan()
-	if err != nil || p.PerTrial != 18*time.Second || p.Search < 1 {
+	if err != nil || p.PerTrial != 15*time.Second || p.Search < 1 {
 		t.Fatalf("%+v %v", p, err)
 	}
 	if _, err := (Options{TimeBudget: time.Minute}).BudgetPlan(); err == nil {
-		t.Fatal("a 1-minute budget for 18 s trials was accepted")
+		t.Fatal("a 1-minute budget for 15 s trials was accepted")
 	}
 	if p, err := (Options{TimeBudget: time.Minute, Duration: 2 * time.Second, Warmup: -1}).BudgetPlan(); err != nil || p.Search < 1 {
 		t.Fatalf("short trials in a minute: %+v %v", p, err)
@@ -79,12 +79,16 @@ func TestShortBudgetSearches(t *testing.T) {
 	for _, tr := range tn.Trials {
 		phases[tr.Phase]++
 	}
-	search := len(tn.Trials) - phases[PhaseDrift] - phases[PhaseHoldout] - phases[PhaseCurve]
-	if search < 1 || phases[PhaseDrift] != 1 || phases[PhaseHoldout] < 4 {
-		t.Fatalf("trials by phase %v: want 1 drift, at least 1 search and 4 holdout", phases)
+	plan, err := Options{TimeBudget: 2 * time.Minute}.BudgetPlan()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ev := tn.Files["evidence.txt"]; !strings.Contains(ev, fmt.Sprintf("trials run: 1 drift, %d search, %d holdout", search, phases[PhaseHoldout])) ||
-		!strings.Contains(ev, "planned 1 drift, at least 1 search and 4 holdout trials") {
+	search := len(tn.Trials) - phases[PhaseDrift] - phases[PhaseHoldout] - phases[PhaseCurve]
+	if search < 1 || phases[PhaseDrift] != plan.Drift || phases[PhaseHoldout] < 2*plan.HoldoutRounds {
+		t.Fatalf("trials by phase %v: want the plan's %s", phases, plan)
+	}
+	if ev := tn.Files["evidence.txt"]; !strings.Contains(ev, fmt.Sprintf("trials run: %d drift, %d search, %d holdout", plan.Drift, search, phases[PhaseHoldout])) ||
+		!strings.Contains(ev, "planned "+plan.String()) {
 		t.Errorf("evidence does not say what ran:\n%s", ev)
 	}
 	for _, w := range tn.Warnings {

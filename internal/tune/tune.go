@@ -82,7 +82,7 @@ func (t *Tuner) Run(ctx context.Context, opt Options) (*results.Tune, error) {
 	}
 	// The phases fitted to the time budget before anything runs; stored
 	// with the options, so a resumed run keeps them.
-	plan, err := opt.BudgetPlan()
+	plan, err := opt.plan()
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		afford := len(s.trials) + int((s.left()-s.capReserve)/s.perTrial)
 		s.total = min(s.total, max(afford, len(s.trials)+1+reserve))
 	}
-	if plan, err := o.BudgetPlan(); err == nil && plan.Search >= 0 {
+	if plan, err := o.plan(); err == nil && plan.Search >= 0 {
 		s.note("the time budget of %s planned %s, at about %s a trial", o.TimeBudget, plan, plan.PerTrial.Round(time.Second))
 	}
 	stoppedEarly, err := s.search(ctx, strat, reserve)
