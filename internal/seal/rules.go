@@ -70,12 +70,13 @@ func ownSet(b *strings.Builder, name, typ string, elems []string) {
 // refused) instead of failing in connect() before any packet exists.
 const routes = "link set lo up\nroute add default dev lo\nroute add ::/0 dev lo\n"
 
-// hostsFile is the seal's /etc/hosts: localhost and names on the loopback
-// addresses.
+// hostsFile is the seal's /etc/hosts: localhost on both loopback
+// addresses, and names on 127.0.0.1 only, where the lab's web server
+// listens (a name on ::1 too would send clients there first, to a port
+// nothing of the lab listens on).
 func hostsFile(names []string) string {
 	v4 := append([]string{"localhost"}, names...)
-	v6 := append([]string{"localhost", "ip6-localhost", "ip6-loopback"}, names...)
 	return "# Written by phptune: a sealed lab's hosts; its site's names are the lab.\n" +
 		"127.0.0.1\t" + strings.Join(v4, " ") + "\n" +
-		"::1\t" + strings.Join(v6, " ") + "\n"
+		"::1\tlocalhost ip6-localhost ip6-loopback\n"
 }

@@ -15,7 +15,7 @@ type Spec struct {
 	// are replaced inside, so that what the lab keeps in it (a unix socket
 	// its web server listens on) is the same file on both sides.
 	Dir string
-	// Hosts are names that resolve to 127.0.0.1 and ::1 inside, beside
+	// Hosts are names that resolve to 127.0.0.1 inside, beside
 	// localhost: the site's own names, so its calls to itself (WP-cron,
 	// REST) reach the lab's web server.
 	Hosts []string
