@@ -219,10 +219,12 @@ func (s *Seal) Command(uid, gid int, bin string, args ...string) *exec.Cmd {
 // CommandIn prepares bin to run inside the seal as uid and gid with no
 // supplementary groups and no way to gain privileges (no set-uid program
 // works inside), in dir as the mount namespace sees it (a docroot is its
-// overlay there). It runs nsenter, which enters the namespaces and execs
-// setpriv, which execs bin: the process cmd starts is bin itself, so its
-// pid, the SysProcAttr the caller sets (Setsid, a cgroup fd) and its
-// environment (cmd.Env) are bin's. cmd.Dir is "/" and must stay so:
+// overlay there), confined by Landlock (see confine.go). It runs nsenter,
+// which enters the namespaces and execs this very binary (passed as
+// cmd.ExtraFiles[0]: a caller adds its files after it), which confines
+// itself and execs setpriv, which execs bin: the process cmd starts is
+// bin itself, so its pid, the SysProcAttr the caller sets (Setsid, a
+// cgroup fd) and its environment (cmd.Env) are bin's. cmd.Dir is "/" and must stay so:
 // entering a mount namespace resets the working directory, and a
 // directory opened outside would be the real docroot, not its overlay.
 // Root (uid or gid 0) is refused: cmd.Start returns the error.
@@ -237,8 +239,14 @@ func (s *Seal) CommandIn(dir string, uid, gid int, bin string, args ...string) *
 		cmd.Err = err
 		return cmd
 	}
+	exe, err := selfFile()
+	if err != nil {
+		cmd.Err = err
+		return cmd
+	}
+	cmd.ExtraFiles = []*os.File{exe}
 	cmd.Args = append([]string{cmd.Path, "--net=" + s.netFile(), "--mount=" + s.mntFile(), "--wdns=" + dir, "--",
-		tool("setpriv"), "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--no-new-privs", "--", bin}, args...)
+		selfPath(), confineFlag, "--", tool("setpriv"), "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--no-new-privs", "--", bin}, args...)
 	return cmd
 }
 

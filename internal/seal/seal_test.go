@@ -642,3 +642,44 @@ func TestBinds(t *testing.T) {
 		t.Errorf("the bound file changed: %q", data)
 	}
 }
+
+// TestSameAccountHostProcess: a process of the lab's account running on
+// the host (as production's nginx workers run as www-data beside a lab of
+// www-data) is no way out: inside, its /proc/PID/root (which would show
+// the host's /run) and cwd cannot be read, and, where Landlock scopes
+// signals (ABI 6, Linux 6.12), it cannot be signalled.
+func TestSameAccountHostProcess(t *testing.T) {
+	needRoot(t)
+	uid, gid := account(t)
+	dir := base(t)
+	secretDir := filepath.Join("/run", fmt.Sprintf("phptune-test-%d", os.Getpid()))
+	if err := os.Mkdir(secretDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(secretDir)
+	if err := os.WriteFile(filepath.Join(secretDir, "f"), []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command("/usr/bin/sleep", "60")
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { host.Process.Kill(); host.Wait() }()
+	s := create(t, Spec{Dir: filepath.Join(dir, "seal")})
+	pid := strconv.Itoa(host.Process.Pid)
+	script := fmt.Sprintf(`cat /proc/%[1]s/root%[2]s/f 2>/dev/null && echo "read root"
+ls /proc/%[1]s/cwd/ >/dev/null 2>&1 && echo "read cwd"
+kill -0 %[1]s 2>/dev/null && echo "signalled"
+true`, pid, secretDir)
+	out, err := inside(t, s, uid, gid, "/usr/bin/bash", "-c", script)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(out, "read") {
+		t.Errorf("inside, a host process of the same account let the seal reach the host's files:\n%s", out)
+	}
+	if landlockABI() >= 6 && strings.Contains(out, "signalled") {
+		t.Errorf("inside, a host process of the same account could be signalled:\n%s", out)
+	}
+}
