@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -24,32 +23,16 @@ import (
 // outside it. The confinement is done by the binary that imports this
 // package (phptune, or a test binary): Command runs it, passed as an open
 // file, with confineFlag; its init confines the process and execs the rest
-// of its arguments. Each Command makes its own domain: a process of one
+// of its arguments (see selfexec.go). Each Command makes its own domain: a process of one
 // cannot signal one started by another Command (a server's own children
 // share its domain), so the lab signals its servers from outside, as root.
-
-// confineFlag, as the first argument, makes a binary that imports this
-// package confine itself and exec the arguments after "--".
-const confineFlag = "--phptune-seal-confine"
-
-// selfFD is the file descriptor the confining binary has in the child:
-// cmd.ExtraFiles[0].
-const selfFD = 3
-
-func init() {
-	if len(os.Args) > 3 && os.Args[1] == confineFlag && os.Args[2] == "--" {
-		confineAndExec(os.Args[3:])
-	}
-}
 
 // confineAndExec confines this process and execs args; it never returns.
 // Any failure ends the process with status 126 before args run: a process
 // that could not be confined never starts.
 func confineAndExec(args []string) {
 	runtime.LockOSThread() // Landlock confines the calling thread; it execs
-	if os.Args[0] == selfPath() {
-		unix.CloseOnExec(selfFD)
-	}
+	closeSelf()
 	if err := confine(); err != nil {
 		fmt.Fprintf(os.Stderr, "phptune: confining %s inside the seal: %v\n", args[0], err)
 		os.Exit(126)
@@ -98,28 +81,4 @@ func confine() error {
 		return fmt.Errorf("landlock_restrict_self: %v", errno)
 	}
 	return nil
-}
-
-// selfPath is how a child names the confining binary it was given.
-func selfPath() string { return fmt.Sprintf("/proc/self/fd/%d", selfFD) }
-
-var self struct {
-	once sync.Once
-	f    *os.File
-	err  error
-}
-
-// selfFile is this process's own executable, opened once and kept open
-// for every Command to pass to its child: inside the seal its path may be
-// hidden (a test binary under /tmp) or replaced, the open file is not.
-func selfFile() (*os.File, error) {
-	self.once.Do(func() {
-		f, err := os.Open("/proc/self/exe")
-		if err != nil {
-			self.err = fmt.Errorf("opening phptune's own executable to confine the seal's processes: %v", err)
-			return
-		}
-		self.f = f
-	})
-	return self.f, self.err
 }

@@ -24,7 +24,7 @@ func (s *Seal) Destroy() error {
 	if err := s.killAll(5 * time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	for _, f := range []string{s.netFile(), s.mntFile(), s.nsDir()} {
+	for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile(), s.nsDir()} {
 		if err := unmount(f); err != nil {
 			errs = append(errs, err)
 		}

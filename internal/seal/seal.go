@@ -26,6 +26,7 @@ type Seal struct {
 func (s *Seal) nsDir() string      { return filepath.Join(s.Dir, "ns") }
 func (s *Seal) netFile() string    { return filepath.Join(s.Dir, "ns", "net") }
 func (s *Seal) mntFile() string    { return filepath.Join(s.Dir, "ns", "mnt") }
+func (s *Seal) ipcFile() string    { return filepath.Join(s.Dir, "ns", "ipc") }
 func (s *Seal) hostsPath() string  { return filepath.Join(s.Dir, "hosts") }
 func (s *Seal) overlayDir() string { return filepath.Join(s.Dir, "overlay") }
 
@@ -86,14 +87,14 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 	if err := unix.Mount("", ns, "", unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making %s a private mount: %v", ns, err)
 	}
-	for _, f := range []string{s.netFile(), s.mntFile()} {
+	for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile()} {
 		fd, err := unix.Open(f, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
 			return fmt.Errorf("creating %s: %v", f, err)
 		}
 		unix.Close(fd)
 	}
-	if err := run(ctx, strings.NewReader(routes), "unshare", "--net="+s.netFile(), "--mount="+s.mntFile(),
+	if err := run(ctx, strings.NewReader(routes), "unshare", "--net="+s.netFile(), "--mount="+s.mntFile(), "--ipc="+s.ipcFile(),
 		"--propagation", "private", "--", tool("ip"), "-batch", "-"); err != nil {
 		return fmt.Errorf("making the namespaces: %v", err)
 	}
@@ -109,14 +110,17 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 	return s.mountInside(ctx, spec)
 }
 
-// mountInside makes the mount namespace's view: fresh /run and /tmp, the
-// hidden directories, the binds, the hosts file and the docroot's overlay.
+// mountInside makes the mount namespace's view: the host's mounts
+// read-only, fresh /run, /tmp and /dev/shm, the hidden directories, the
+// binds, the hosts file and the docroot's overlay.
 func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
-	if err := s.mount(ctx, "-t", "tmpfs", "-o", "mode=0755,nosuid,nodev", "tmpfs", "/run"); err != nil {
+	if err := s.readOnly(ctx); err != nil {
 		return err
 	}
-	if err := s.mount(ctx, "-t", "tmpfs", "-o", "mode=1777,nosuid,nodev", "tmpfs", "/tmp"); err != nil {
-		return err
+	for _, d := range covered {
+		if err := s.mount(ctx, "-t", "tmpfs", "-o", coveredMode[d]+",nosuid,nodev", "tmpfs", d); err != nil {
+			return err
+		}
 	}
 	for _, h := range spec.Hide {
 		if err := s.mount(ctx, "-t", "tmpfs", "-o", "ro,mode=0755,nosuid,nodev,size=4k", "tmpfs", h); err != nil {
@@ -136,6 +140,24 @@ func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 	}
 	if spec.Docroot != "" {
 		return s.overlay(ctx, spec.Docroot)
+	}
+	return nil
+}
+
+// readOnly makes every mount of the host read-only in the mount namespace
+// (readonly.go), run by this binary inside it.
+func (s *Seal) readOnly(ctx context.Context) error {
+	exe, err := selfFile()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, stepLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tool("nsenter"), "--mount="+s.mntFile(), "--", selfPath(), readOnlyFlag)
+	cmd.Env = []string{"PATH=" + toolPath}
+	cmd.ExtraFiles = []*os.File{exe}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -166,11 +188,14 @@ func (s *Seal) bind(ctx context.Context, b Bind) error {
 			}
 		}
 	}
-	args := []string{"--bind"}
 	if b.ReadOnly {
-		args = append(args, "-o", "ro")
+		return s.mount(ctx, "--bind", "-o", "ro", b.Source, b.Target)
 	}
-	return s.mount(ctx, append(args, b.Source, b.Target)...)
+	// A bind mount keeps its source mount's flags, read-only here.
+	if err := s.mount(ctx, "--bind", b.Source, b.Target); err != nil {
+		return err
+	}
+	return s.mount(ctx, "-o", "remount,bind,rw", b.Target)
 }
 
 // overlay mounts docroot inside at its own path: the real directory as the
@@ -205,6 +230,11 @@ func (s *Seal) overlay(ctx context.Context, docroot string) error {
 	}
 	if err := os.Chmod(upper, st.Mode().Perm()|st.Mode()&(os.ModeSetgid|os.ModeSticky)); err != nil {
 		return fmt.Errorf("giving %s the docroot's mode: %v", upper, err)
+	}
+	// The layers live on the host's file system, read-only inside: a
+	// writable mount of their directory of their own holds them.
+	if err := s.bind(ctx, Bind{Source: s.overlayDir(), Target: s.overlayDir()}); err != nil {
+		return err
 	}
 	opts := "nosuid,nodev,lowerdir=" + docroot + ",upperdir=" + upper + ",workdir=" + work
 	return s.mount(ctx, "-t", "overlay", "-o", opts, "overlay", docroot)
@@ -245,7 +275,7 @@ func (s *Seal) CommandIn(dir string, uid, gid int, bin string, args ...string) *
 		return cmd
 	}
 	cmd.ExtraFiles = []*os.File{exe}
-	cmd.Args = append([]string{cmd.Path, "--net=" + s.netFile(), "--mount=" + s.mntFile(), "--wdns=" + dir, "--",
+	cmd.Args = append([]string{cmd.Path, "--net=" + s.netFile(), "--mount=" + s.mntFile(), "--ipc=" + s.ipcFile(), "--wdns=" + dir, "--",
 		selfPath(), confineFlag, "--", tool("setpriv"), "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--no-new-privs", "--", bin}, args...)
 	return cmd
 }

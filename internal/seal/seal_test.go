@@ -463,8 +463,13 @@ func sealedSite(t testing.TB) (s *Seal, sock, root string, cmd *exec.Cmd) {
 		t.Fatal(err)
 	}
 	sock = filepath.Join(sockDir, "www.sock")
+	prefix := filepath.Join(dir, "nginx")
+	if err := os.Mkdir(prefix, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	s = create(t, Spec{Dir: filepath.Join(dir, "seal"), Hosts: []string{"site.test"}, Docroot: root,
-		Own: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:80")}})
+		Own:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:80")},
+		Binds: []Bind{{Source: sockDir, Target: sockDir}, {Source: prefix, Target: prefix}}})
 	cmd = nginx(t, s, dir, uid, gid, root, "127.0.0.1:80", "unix:"+sock)
 	return s, sock, root, cmd
 }
@@ -681,5 +686,50 @@ true`, pid, secretDir)
 	}
 	if landlockABI() >= 6 && strings.Contains(out, "signalled") {
 		t.Errorf("inside, a host process of the same account could be signalled:\n%s", out)
+	}
+}
+
+// TestHostReadOnly: inside, the host's file system is read-only even where
+// the lab's account may write on the host; what the seal binds writable
+// is writable, /dev/null works, and /dev/shm is the seal's own.
+func TestHostReadOnly(t *testing.T) {
+	needRoot(t)
+	uid, gid := account(t)
+	dir := base(t)
+	mine := filepath.Join(dir, "mine")
+	shared := filepath.Join(dir, "shared")
+	for _, d := range []string{mine, shared} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shm := filepath.Join("/dev/shm", fmt.Sprintf("phptune-test-%d", os.Getpid()))
+	if err := os.WriteFile(shm, []byte("host"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(shm)
+	os.Chmod(shm, 0o666)
+	s := create(t, Spec{Dir: filepath.Join(dir, "seal"), Binds: []Bind{{Source: shared, Target: shared}}})
+	script := fmt.Sprintf(`{ echo x > %[1]s/f; } 2>/dev/null && echo "wrote the host"
+echo x > %[2]s/f && echo "wrote the bind"
+echo x > /dev/null && echo "wrote /dev/null"
+cat %[3]s 2>/dev/null && echo " read the host's shm"
+echo x > /dev/shm/f && echo "wrote shm"
+true`, mine, shared, shm)
+	out, err := inside(t, s, uid, gid, "/usr/bin/bash", "-c", script)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := "wrote the bind\nwrote /dev/null\nwrote shm\n"; out != want {
+		t.Errorf("inside: %q, want %q", out, want)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "f")); err == nil {
+		t.Error("a process inside wrote into the host's file system")
+	}
+	if data, err := os.ReadFile(filepath.Join(shared, "f")); err != nil || string(data) != "x\n" {
+		t.Errorf("the writable bind holds %q, %v", data, err)
 	}
 }

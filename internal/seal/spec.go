@@ -11,15 +11,21 @@ import (
 type Spec struct {
 	// Dir is the seal's directory: created root-owned, mode 0711, if it
 	// does not exist; it holds the namespace files, the private hosts file
-	// and the overlay's layers. It must not be under /run or /tmp, which
-	// are replaced inside, so that what the lab keeps in it (a unix socket
-	// its web server listens on) is the same file on both sides.
+	// and the overlay's layers. It must not be under /run, /tmp or
+	// /dev/shm, which are replaced inside, so that what the lab keeps
+	// beside it (a unix socket its web server listens on) is the same file
+	// on both sides.
 	Dir string
 	// Hosts are names that resolve to 127.0.0.1 inside, beside
 	// localhost: the site's own names, so its calls to itself (WP-cron,
 	// REST) reach the lab's web server.
 	Hosts []string
-	// Binds are mounted inside after /run and /tmp are replaced.
+	// Binds are mounted inside after the host's mounts are made
+	// read-only and /run, /tmp and /dev/shm replaced: they are the only
+	// places of the host's file system a lab can write to (its data
+	// directory, logs and sockets: bind each at its own path) or reach
+	// at another path (the lab's MariaDB socket directory at
+	// /run/mysqld).
 	Binds []Bind
 	// Hide are further directories covered inside with an empty,
 	// read-only tmpfs (a host whose sockets live elsewhere than /run).
@@ -33,16 +39,22 @@ type Spec struct {
 	Own []netip.AddrPort
 }
 
-// Bind mounts Source (a file or directory of the host) at Target inside.
-// A target under /run or /tmp is created in the fresh tmpfs; any other
+// Bind mounts Source (a file or directory of the host) at Target inside,
+// writable unless ReadOnly (and as far as its permissions let). A target
+// under /run, /tmp or /dev/shm is created in the fresh tmpfs; any other
 // target must exist.
 type Bind struct {
 	Source, Target string
 	ReadOnly       bool
 }
 
-// covered are the directories replaced by a fresh tmpfs inside.
-var covered = []string{"/run", "/tmp"}
+// covered are the directories replaced by a fresh, writable tmpfs
+// inside: where the host keeps its sockets (/run, /tmp) and its POSIX
+// shared memory (/dev/shm).
+var covered = []string{"/run", "/tmp", "/dev/shm"}
+
+// coveredMode is each covered directory's mode.
+var coveredMode = map[string]string{"/run": "mode=0755", "/tmp": "mode=1777", "/dev/shm": "mode=1777"}
 
 // check validates a spec without touching the file system: absolute, clean
 // paths without characters mount options would split on, a docroot and a
@@ -52,14 +64,14 @@ func (s Spec) check() error {
 		return err
 	}
 	if under(s.Dir, covered...) {
-		return fmt.Errorf("the seal's directory %s is under /run or /tmp, which the seal replaces inside; put it elsewhere (a lab's directory under /var/lib/phptune)", s.Dir)
+		return fmt.Errorf("the seal's directory %s is under /run, /tmp or /dev/shm, which the seal replaces inside; put it elsewhere (a lab's directory under /var/lib/phptune)", s.Dir)
 	}
 	if s.Docroot != "" {
 		if err := checkPath("the docroot", s.Docroot); err != nil {
 			return err
 		}
 		if s.Docroot == "/" || under(s.Docroot, covered...) || under(s.Docroot, s.Dir) || under(s.Dir, s.Docroot) {
-			return fmt.Errorf("the docroot %s cannot be sealed: it must not be /, under /run or /tmp, nor hold or be inside the seal's directory %s; name the site's own directory", s.Docroot, s.Dir)
+			return fmt.Errorf("the docroot %s cannot be sealed: it must not be /, under /run, /tmp or /dev/shm, nor hold or be inside the seal's directory %s; name the site's own directory", s.Docroot, s.Dir)
 		}
 	}
 	for _, b := range s.Binds {
@@ -70,7 +82,7 @@ func (s Spec) check() error {
 			return err
 		}
 		if under(b.Source, covered...) {
-			return fmt.Errorf("the bind mount source %s is under /run or /tmp, which the seal replaces before it binds; keep what the lab shares in its own directory", b.Source)
+			return fmt.Errorf("the bind mount source %s is under /run, /tmp or /dev/shm, which the seal replaces before it binds; keep what the lab shares in its own directory", b.Source)
 		}
 		if b.Target == "/" {
 			return fmt.Errorf("a bind mount onto / would replace the whole file system; name a directory or file to cover")
