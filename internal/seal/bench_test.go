@@ -77,3 +77,22 @@ func BenchmarkRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateDestroy is the cost of making a seal with a docroot
+// overlay, a bind and a host name, and of destroying it.
+func BenchmarkCreateDestroy(b *testing.B) {
+	needRoot(b)
+	uid, gid := account(b)
+	dir := base(b)
+	root := docroot(b, dir, uid, gid)
+	for b.Loop() {
+		s, err := Create(context.Background(), Spec{Dir: filepath.Join(dir, "seal"), Hosts: []string{"site.test"}, Docroot: root,
+			Binds: []Bind{{Source: root, Target: "/run/mysqld"}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Destroy(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -111,8 +111,9 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 }
 
 // mountInside makes the mount namespace's view: the host's mounts
-// read-only, fresh /run, /tmp and /dev/shm, the hidden directories, the
-// binds, the hosts file and the docroot's overlay.
+// read-only, fresh /run, /tmp and /dev/shm, a /proc that hides other
+// accounts' processes, the hidden directories, the binds, the hosts file
+// and the docroot's overlay.
 func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 	if err := s.readOnly(ctx); err != nil {
 		return err
@@ -121,6 +122,13 @@ func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 		if err := s.mount(ctx, "-t", "tmpfs", "-o", coveredMode[d]+",nosuid,nodev", "tmpfs", d); err != nil {
 			return err
 		}
+	}
+	// The seal has no pid namespace (a lab's pids, in its pid files and
+	// php-fpm's status, stay the host's): its /proc shows a lab process
+	// only the processes of its own account, and Landlock keeps it out
+	// of those outside the seal.
+	if err := s.mount(ctx, "-t", "proc", "-o", "nosuid,nodev,noexec,hidepid=invisible", "proc", "/proc"); err != nil {
+		return err
 	}
 	for _, h := range spec.Hide {
 		if err := s.mount(ctx, "-t", "tmpfs", "-o", "ro,mode=0755,nosuid,nodev,size=4k", "tmpfs", h); err != nil {

@@ -652,7 +652,8 @@ func TestBinds(t *testing.T) {
 // the host (as production's nginx workers run as www-data beside a lab of
 // www-data) is no way out: inside, its /proc/PID/root (which would show
 // the host's /run) and cwd cannot be read, and, where Landlock scopes
-// signals (ABI 6, Linux 6.12), it cannot be signalled.
+// signals (ABI 6, Linux 6.12), it cannot be signalled; /proc does not
+// show other accounts' processes (init).
 func TestSameAccountHostProcess(t *testing.T) {
 	needRoot(t)
 	uid, gid := account(t)
@@ -676,10 +677,14 @@ func TestSameAccountHostProcess(t *testing.T) {
 	script := fmt.Sprintf(`cat /proc/%[1]s/root%[2]s/f 2>/dev/null && echo "read root"
 ls /proc/%[1]s/cwd/ >/dev/null 2>&1 && echo "read cwd"
 kill -0 %[1]s 2>/dev/null && echo "signalled"
+test -e /proc/1 && echo "sees init"
 true`, pid, secretDir)
 	out, err := inside(t, s, uid, gid, "/usr/bin/bash", "-c", script)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(out, "sees init") {
+		t.Errorf("inside, /proc shows root's processes:\n%s", out)
 	}
 	if strings.Contains(out, "read") {
 		t.Errorf("inside, a host process of the same account let the seal reach the host's files:\n%s", out)
