@@ -54,6 +54,9 @@ func Create(ctx context.Context, spec Spec) (*Seal, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("sealing a lab needs root (namespaces and mounts); run phptune as root")
 	}
+	if landlockABI() < 1 {
+		return nil, errNoLandlock
+	}
 	if err := rootOwnedParents(spec.Dir); err != nil {
 		return nil, err
 	}
