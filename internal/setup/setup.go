@@ -25,7 +25,17 @@ var Packages = [][]string{
 	Apache,
 	WebServers,
 	Profilers,
+	Seal,
 }
+
+// Seal is what a sealed site lab (internal/seal) runs besides util-linux's
+// unshare, nsenter and setpriv: ip (iproute2) to bring its network
+// namespace's loopback up and route everything to it, and nft (nftables)
+// to count and refuse the connections that try to leave. Debian ships
+// nftables.service disabled; the package is installed with service
+// starts denied all the same, and the host's own ruleset is never touched
+// (the seal loads its rules inside its namespace only).
+var Seal = []string{"nftables", "iproute2"}
 
 // Profilers are what phptune profile samples with: perf (Debian's
 // linux-perf) for native stacks, libc's detached symbols (libc6-dbg: the
@@ -100,10 +110,10 @@ func DenyServiceStarts() (restore func(), note string, err error) {
 }
 
 // quiet reports whether group is installed with service starts denied:
-// Apache's, or the other web servers'.
+// Apache's, the other web servers', the profilers' or the seal's.
 func quiet(group []string) bool {
 	for _, p := range group {
-		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Profilers, p) {
+		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Profilers, p) || slices.Contains(Seal, p) {
 			return true
 		}
 	}

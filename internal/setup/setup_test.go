@@ -70,6 +70,8 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 		{[]string{"h2o"}, true},
 		{Profilers, true},
 		{[]string{"php-excimer"}, true},
+		{Seal, true},
+		{[]string{"nftables"}, true},
 		{Packages[0], false},
 		{TestTools, false},
 	} {

@@ -1,0 +1,358 @@
+package seal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Seal is a made seal: its directory and the namespace files in it.
+type Seal struct {
+	Dir string
+}
+
+// Layout of a seal's directory.
+func (s *Seal) nsDir() string      { return filepath.Join(s.Dir, "ns") }
+func (s *Seal) netFile() string    { return filepath.Join(s.Dir, "ns", "net") }
+func (s *Seal) mntFile() string    { return filepath.Join(s.Dir, "ns", "mnt") }
+func (s *Seal) ipcFile() string    { return filepath.Join(s.Dir, "ns", "ipc") }
+func (s *Seal) hostsPath() string  { return filepath.Join(s.Dir, "hosts") }
+func (s *Seal) overlayDir() string { return filepath.Join(s.Dir, "overlay") }
+
+// UpperDir is where the docroot's writes land: the overlay's upper layer.
+func (s *Seal) UpperDir() string { return filepath.Join(s.Dir, "overlay", "upper") }
+
+// Open is the seal made at dir earlier (by another phptune process), to
+// run commands in, read its attempts or destroy it.
+func Open(dir string) (*Seal, error) {
+	if err := checkPath("the seal's directory", dir); err != nil {
+		return nil, err
+	}
+	return &Seal{Dir: dir}, nil
+}
+
+// stepLimit bounds each helper Create and Attempts run.
+const stepLimit = 30 * time.Second
+
+// Create makes the seal spec describes. It runs as root. A failure
+// destroys what was made so far.
+func Create(ctx context.Context, spec Spec) (*Seal, error) {
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("sealing a lab needs root (namespaces and mounts); run phptune as root")
+	}
+	if landlockABI() < 1 {
+		return nil, errNoLandlock
+	}
+	if err := rootOwnedParents(spec.Dir); err != nil {
+		return nil, err
+	}
+	if err := ensureRootDir(spec.Dir, 0o711); err != nil {
+		return nil, err
+	}
+	s := &Seal{Dir: spec.Dir}
+	if err := os.Mkdir(s.nsDir(), 0o700); err != nil {
+		if os.IsExist(err) {
+			return nil, fmt.Errorf("a seal already exists in %s; destroy it first (phptune lab down)", spec.Dir)
+		}
+		return nil, fmt.Errorf("creating %s: %v", s.nsDir(), err)
+	}
+	if err := s.make(ctx, spec); err != nil {
+		if derr := s.Destroy(); derr != nil {
+			err = fmt.Errorf("%v (and undoing it: %v)", err, derr)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Seal) make(ctx context.Context, spec Spec) error {
+	// A mount namespace can be bound only to a file on a private mount:
+	// on a shared one the binding would propagate into the namespace it
+	// names.
+	ns := s.nsDir()
+	if err := unix.Mount(ns, ns, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind-mounting %s onto itself: %v", ns, err)
+	}
+	if err := unix.Mount("", ns, "", unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making %s a private mount: %v", ns, err)
+	}
+	for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile()} {
+		fd, err := unix.Open(f, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return fmt.Errorf("creating %s: %v", f, err)
+		}
+		unix.Close(fd)
+	}
+	if err := run(ctx, strings.NewReader(routes), "unshare", "--net="+s.netFile(), "--mount="+s.mntFile(), "--ipc="+s.ipcFile(),
+		"--propagation", "private", "--", tool("ip"), "-batch", "-"); err != nil {
+		return fmt.Errorf("making the namespaces: %v", err)
+	}
+	// The lab's servers run as its account and listen where the site's
+	// configuration says, 127.0.0.1:80 or :3306: inside the namespace no
+	// port is privileged (ports there reach nothing of the host).
+	if err := s.inNet(ctx, nil, "sysctl", "-q", "-w", "net.ipv4.ip_unprivileged_port_start=0"); err != nil {
+		return fmt.Errorf("opening the namespace's low ports to the lab: %v", err)
+	}
+	if err := s.inNet(ctx, strings.NewReader(ruleset(spec.Own)), "nft", "-f", "-"); err != nil {
+		return fmt.Errorf("loading the seal's nftables rules: %v (Debian's nftables package: apt-get install nftables)", err)
+	}
+	return s.mountInside(ctx, spec)
+}
+
+// mountInside makes the mount namespace's view: the host's mounts
+// read-only, fresh /run, /tmp and /dev/shm, a /proc that hides other
+// accounts' processes, the hidden directories, the binds, the hosts file
+// and the docroot's overlay.
+func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
+	if err := s.readOnly(ctx); err != nil {
+		return err
+	}
+	for _, d := range covered {
+		if err := s.mount(ctx, "-t", "tmpfs", "-o", coveredMode[d]+",nosuid,nodev", "tmpfs", d); err != nil {
+			return err
+		}
+	}
+	// The seal has no pid namespace (a lab's pids, in its pid files and
+	// php-fpm's status, stay the host's): its /proc shows a lab process
+	// only the processes of its own account, and Landlock keeps it out
+	// of those outside the seal.
+	if err := s.mount(ctx, "-t", "proc", "-o", "nosuid,nodev,noexec,hidepid=invisible", "proc", "/proc"); err != nil {
+		return err
+	}
+	for _, h := range spec.Hide {
+		if err := s.mount(ctx, "-t", "tmpfs", "-o", "ro,mode=0755,nosuid,nodev,size=4k", "tmpfs", h); err != nil {
+			return err
+		}
+	}
+	if err := writeRootFile(s.hostsPath(), hostsFile(spec.Hosts)); err != nil {
+		return err
+	}
+	if err := s.mount(ctx, "--bind", "-o", "ro", s.hostsPath(), "/etc/hosts"); err != nil {
+		return err
+	}
+	for _, b := range spec.Binds {
+		if err := s.bind(ctx, b); err != nil {
+			return err
+		}
+	}
+	if spec.Docroot != "" {
+		return s.overlay(ctx, spec.Docroot)
+	}
+	return nil
+}
+
+// readOnly makes every mount of the host read-only in the mount namespace
+// (readonly.go), run by this binary inside it.
+func (s *Seal) readOnly(ctx context.Context) error {
+	exe, err := selfFile()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, stepLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tool("nsenter"), "--mount="+s.mntFile(), "--", selfPath(), readOnlyFlag)
+	cmd.Env = []string{"PATH=" + toolPath}
+	cmd.ExtraFiles = []*os.File{exe}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// bind mounts b inside; a target in a fresh tmpfs is made first.
+func (s *Seal) bind(ctx context.Context, b Bind) error {
+	if err := rootOwnedParents(b.Source); err != nil {
+		return err
+	}
+	st, err := os.Lstat(b.Source)
+	if err != nil {
+		return fmt.Errorf("the bind mount source %s: %v; create it before sealing", b.Source, err)
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("the bind mount source %s is a symbolic link; name what it points to", b.Source)
+	}
+	if under(b.Target, covered...) {
+		dir := b.Target
+		if !st.IsDir() {
+			dir = filepath.Dir(b.Target)
+		}
+		if err := s.inMount(ctx, nil, "mkdir", "-p", dir); err != nil {
+			return fmt.Errorf("making the mount point %s inside: %v", dir, err)
+		}
+		if !st.IsDir() {
+			if err := s.inMount(ctx, nil, "touch", b.Target); err != nil {
+				return fmt.Errorf("making the mount point %s inside: %v", b.Target, err)
+			}
+		}
+	}
+	if b.ReadOnly {
+		return s.mount(ctx, "--bind", "-o", "ro", b.Source, b.Target)
+	}
+	// A bind mount keeps its source mount's flags, read-only here.
+	if err := s.mount(ctx, "--bind", b.Source, b.Target); err != nil {
+		return err
+	}
+	return s.mount(ctx, "-o", "remount,bind,rw", b.Target)
+}
+
+// overlay mounts docroot inside at its own path: the real directory as the
+// read-only lower layer, Dir/overlay/upper (owned and moded as the docroot
+// is, for the merged directory shows the upper layer's attributes) as the
+// upper one, and a root-only work directory. Dir/overlay is root's, mode
+// 0700: the lab reaches the layers only through the mount.
+func (s *Seal) overlay(ctx context.Context, docroot string) error {
+	if err := rootOwnedParents(docroot); err != nil {
+		return err
+	}
+	st, err := os.Lstat(docroot)
+	if err != nil {
+		return fmt.Errorf("the docroot %s: %v", docroot, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("the docroot %s is not a directory (a symbolic link or a file); name the site's directory itself", docroot)
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	if err := os.Mkdir(s.overlayDir(), 0o700); err != nil {
+		return fmt.Errorf("creating %s: %v", s.overlayDir(), err)
+	}
+	upper, work := s.UpperDir(), filepath.Join(s.overlayDir(), "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %v", work, err)
+	}
+	if err := os.Mkdir(upper, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %v", upper, err)
+	}
+	if err := os.Chown(upper, int(sys.Uid), int(sys.Gid)); err != nil {
+		return fmt.Errorf("giving %s the docroot's owner: %v", upper, err)
+	}
+	if err := os.Chmod(upper, st.Mode().Perm()|st.Mode()&(os.ModeSetgid|os.ModeSticky)); err != nil {
+		return fmt.Errorf("giving %s the docroot's mode: %v", upper, err)
+	}
+	// The layers live on the host's file system, read-only inside: a
+	// writable mount of their directory of their own holds them.
+	if err := s.bind(ctx, Bind{Source: s.overlayDir(), Target: s.overlayDir()}); err != nil {
+		return err
+	}
+	opts := "nosuid,nodev,lowerdir=" + docroot + ",upperdir=" + upper + ",workdir=" + work
+	return s.mount(ctx, "-t", "overlay", "-o", opts, "overlay", docroot)
+}
+
+// Command prepares bin to run inside the seal as uid and gid, in /; see
+// CommandIn.
+func (s *Seal) Command(uid, gid int, bin string, args ...string) *exec.Cmd {
+	return s.CommandIn("/", uid, gid, bin, args...)
+}
+
+// CommandIn prepares bin to run inside the seal as uid and gid with no
+// supplementary groups and no way to gain privileges (no set-uid program
+// works inside), in dir as the mount namespace sees it (a docroot is its
+// overlay there), confined by Landlock (see confine.go). It runs nsenter,
+// which enters the namespaces and execs this very binary (passed as
+// cmd.ExtraFiles[0]: a caller adds its files after it), which confines
+// itself and execs setpriv, which execs bin: the process cmd starts is
+// bin itself, so its pid, the SysProcAttr the caller sets (Setsid, a
+// cgroup fd) and its environment (cmd.Env) are bin's. cmd.Dir is "/" and must stay so:
+// entering a mount namespace resets the working directory, and a
+// directory opened outside would be the real docroot, not its overlay.
+// Root (uid or gid 0) is refused: cmd.Start returns the error.
+func (s *Seal) CommandIn(dir string, uid, gid int, bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(tool("nsenter"))
+	cmd.Dir = "/"
+	if uid <= 0 || gid <= 0 {
+		cmd.Err = fmt.Errorf("running %s as uid %d, gid %d inside the seal: root never runs inside a sealed lab; run it as the lab's account", bin, uid, gid)
+		return cmd
+	}
+	if err := checkPath("the working directory", dir); err != nil {
+		cmd.Err = err
+		return cmd
+	}
+	exe, err := selfFile()
+	if err != nil {
+		cmd.Err = err
+		return cmd
+	}
+	cmd.ExtraFiles = []*os.File{exe}
+	cmd.Args = append([]string{cmd.Path, "--net=" + s.netFile(), "--mount=" + s.mntFile(), "--ipc=" + s.ipcFile(), "--wdns=" + dir, "--",
+		selfPath(), confineFlag, "--", tool("setpriv"), "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--no-new-privs", "--", bin}, args...)
+	return cmd
+}
+
+// Attempts are the connections processes in the seal tried to open
+// anywhere but the lab's own listeners, by destination, most first.
+func (s *Seal) Attempts(ctx context.Context) ([]Attempt, error) {
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(ctx, stepLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tool("nsenter"), "--net="+s.netFile(), "--", tool("nft"), "-j", "list", "table", "inet", table)
+	cmd.Env = []string{"PATH=" + toolPath}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("reading the seal's counters in %s: %v: %s", s.Dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return parseAttempts(out.Bytes())
+}
+
+// mount runs mount(8) inside the mount namespace.
+func (s *Seal) mount(ctx context.Context, args ...string) error {
+	if err := s.inMount(ctx, nil, "mount", args...); err != nil {
+		return fmt.Errorf("mounting inside the seal (mount %s): %v", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// inMount runs a tool as root in the mount namespace (before any lab
+// process exists there).
+func (s *Seal) inMount(ctx context.Context, stdin io.Reader, name string, args ...string) error {
+	return run(ctx, stdin, "nsenter", append([]string{"--mount=" + s.mntFile(), "--", tool(name)}, args...)...)
+}
+
+// inNet runs a tool as root in the network namespace.
+func (s *Seal) inNet(ctx context.Context, stdin io.Reader, name string, args ...string) error {
+	return run(ctx, stdin, "nsenter", append([]string{"--net=" + s.netFile(), "--", tool(name)}, args...)...)
+}
+
+// toolPath is where the seal's tools are looked up: the system's
+// directories only, never the caller's PATH.
+const toolPath = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+// tool is the full path of a system tool, or its name when it is in none
+// of toolPath's directories (the command then fails naming it).
+func tool(name string) string {
+	for _, d := range filepath.SplitList(toolPath) {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return name
+}
+
+// run runs a tool as root with a fixed PATH and returns its output in the
+// error when it fails.
+func run(ctx context.Context, stdin io.Reader, name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, stepLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tool(name), args...)
+	cmd.Env = []string{"PATH=" + toolPath}
+	cmd.Stdin = stdin
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

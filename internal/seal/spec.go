@@ -1,0 +1,150 @@
+package seal
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+)
+
+// Spec is what a seal is made of. Every path is absolute and clean.
+type Spec struct {
+	// Dir is the seal's directory: created root-owned, mode 0711, if it
+	// does not exist; it holds the namespace files, the private hosts file
+	// and the overlay's layers. It must not be under /run, /tmp or
+	// /dev/shm, which are replaced inside, so that what the lab keeps
+	// beside it (a unix socket its web server listens on) is the same file
+	// on both sides.
+	Dir string
+	// Hosts are names that resolve to 127.0.0.1 inside, beside
+	// localhost: the site's own names, so its calls to itself (WP-cron,
+	// REST) reach the lab's web server.
+	Hosts []string
+	// Binds are mounted inside after the host's mounts are made
+	// read-only and /run, /tmp and /dev/shm replaced: they are the only
+	// places of the host's file system a lab can write to (its data
+	// directory, logs and sockets: bind each at its own path) or reach
+	// at another path (the lab's MariaDB socket directory at
+	// /run/mysqld).
+	Binds []Bind
+	// Hide are further directories covered inside with an empty,
+	// read-only tmpfs (a host whose sockets live elsewhere than /run).
+	Hide []string
+	// Docroot, when set, is a directory mounted inside at its own path as
+	// an overlay: itself as the read-only lower layer, Dir/overlay/upper
+	// as the upper one.
+	Docroot string
+	// Own are the lab's own loopback listeners: connections to them are
+	// not counted as attempts to leave.
+	Own []netip.AddrPort
+}
+
+// Bind mounts Source (a file or directory of the host) at Target inside,
+// writable unless ReadOnly (and as far as its permissions let). A target
+// under /run, /tmp or /dev/shm is created in the fresh tmpfs; any other
+// target must exist.
+type Bind struct {
+	Source, Target string
+	ReadOnly       bool
+}
+
+// covered are the directories replaced by a fresh, writable tmpfs
+// inside: where the host keeps its sockets (/run, /tmp) and its POSIX
+// shared memory (/dev/shm).
+var covered = []string{"/run", "/tmp", "/dev/shm"}
+
+// coveredMode is each covered directory's mode.
+var coveredMode = map[string]string{"/run": "mode=0755", "/tmp": "mode=1777", "/dev/shm": "mode=1777"}
+
+// check validates a spec without touching the file system: absolute, clean
+// paths without characters mount options would split on, a docroot and a
+// directory outside /run and /tmp, host names that are names.
+func (s Spec) check() error {
+	if err := checkPath("the seal's directory", s.Dir); err != nil {
+		return err
+	}
+	if under(s.Dir, covered...) {
+		return fmt.Errorf("the seal's directory %s is under /run, /tmp or /dev/shm, which the seal replaces inside; put it elsewhere (a lab's directory under /var/lib/phptune)", s.Dir)
+	}
+	if s.Docroot != "" {
+		if err := checkPath("the docroot", s.Docroot); err != nil {
+			return err
+		}
+		if s.Docroot == "/" || under(s.Docroot, covered...) || under(s.Docroot, s.Dir) || under(s.Dir, s.Docroot) {
+			return fmt.Errorf("the docroot %s cannot be sealed: it must not be /, under /run, /tmp or /dev/shm, nor hold or be inside the seal's directory %s; name the site's own directory", s.Docroot, s.Dir)
+		}
+	}
+	for _, b := range s.Binds {
+		if err := checkPath("a bind mount's source", b.Source); err != nil {
+			return err
+		}
+		if err := checkPath("a bind mount's target", b.Target); err != nil {
+			return err
+		}
+		if under(b.Source, covered...) {
+			return fmt.Errorf("the bind mount source %s is under /run, /tmp or /dev/shm, which the seal replaces before it binds; keep what the lab shares in its own directory", b.Source)
+		}
+		if b.Target == "/" {
+			return fmt.Errorf("a bind mount onto / would replace the whole file system; name a directory or file to cover")
+		}
+	}
+	for _, h := range s.Hide {
+		if err := checkPath("a hidden directory", h); err != nil {
+			return err
+		}
+		if h == "/" {
+			return fmt.Errorf("hiding / would hide the whole file system; name the directory that holds the host's sockets")
+		}
+	}
+	for _, h := range s.Hosts {
+		if !hostName(h) {
+			return fmt.Errorf("%q is not a host name (letters, digits, '-' and '.'); pass the site's name as its server_name has it", h)
+		}
+	}
+	for _, a := range s.Own {
+		if !a.IsValid() || !a.Addr().IsLoopback() {
+			return fmt.Errorf("%v is not a loopback address and port; the lab's own listeners are on 127.0.0.1 or ::1", a)
+		}
+	}
+	return nil
+}
+
+// checkPath refuses a relative or unclean path, and one holding a comma,
+// colon, backslash, space or control character (mount options and the
+// overlay's layer list would split on them).
+func checkPath(what, p string) error {
+	if p == "" || !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("%s %q is not an absolute, clean path (no .., no trailing /); pass the full path", what, p)
+	}
+	for _, r := range p {
+		if r <= ' ' || r == 0x7f || r == ',' || r == ':' || r == '\\' {
+			return fmt.Errorf("%s %q holds %q, which mount options cannot carry; use a path without it", what, p, r)
+		}
+	}
+	return nil
+}
+
+// under reports whether p is one of dirs or inside one of them.
+func under(p string, dirs ...string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// hostName reports whether h is a DNS name: labels of letters, digits and
+// '-', separated by dots.
+func hostName(h string) bool {
+	if h == "" || len(h) > 253 || strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") || strings.Contains(h, "..") {
+		return false
+	}
+	for _, r := range h {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package seal
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestSpecCheck(t *testing.T) {
+	ok := Spec{Dir: "/var/lib/phptune/labs/a/seal"}
+	cases := []struct {
+		name string
+		spec Spec
+		want string // "" when valid, else a part of the error
+	}{
+		{"minimal", ok, ""},
+		{"full", Spec{Dir: ok.Dir, Hosts: []string{"site.test", "www.site.test"}, Docroot: "/var/www/site",
+			Binds: []Bind{{Source: "/var/lib/phptune/labs/a/mysqld", Target: "/run/mysqld"}},
+			Hide:  []string{"/var/run/redis"},
+			Own:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:80"), netip.MustParseAddrPort("[::1]:3306")}}, ""},
+		{"relative dir", Spec{Dir: "labs/a"}, "not an absolute, clean path"},
+		{"dir with ..", Spec{Dir: "/var/lib/../tmp/x"}, "not an absolute, clean path"},
+		{"dir under /tmp", Spec{Dir: "/tmp/lab"}, "under /run, /tmp or /dev/shm"},
+		{"dir in /dev/shm", Spec{Dir: "/dev/shm/lab"}, "under /run, /tmp or /dev/shm"},
+		{"dir is /run", Spec{Dir: "/run"}, "under /run, /tmp or /dev/shm"},
+		{"dir beside /tmp", Spec{Dir: "/tmpx/lab"}, ""},
+		{"comma in docroot", Spec{Dir: ok.Dir, Docroot: "/var/www/a,upperdir=/etc"}, "mount options cannot carry"},
+		{"colon in dir", Spec{Dir: "/var/lib/a:b"}, "mount options cannot carry"},
+		{"space", Spec{Dir: "/var/lib/a b"}, "mount options cannot carry"},
+		{"docroot /", Spec{Dir: ok.Dir, Docroot: "/"}, "cannot be sealed"},
+		{"docroot in /tmp", Spec{Dir: ok.Dir, Docroot: "/tmp/site"}, "cannot be sealed"},
+		{"docroot holds the dir", Spec{Dir: "/var/www/site/seal", Docroot: "/var/www/site"}, "cannot be sealed"},
+		{"docroot inside the dir", Spec{Dir: ok.Dir, Docroot: ok.Dir + "/site"}, "cannot be sealed"},
+		{"bind source in /run", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/run/mysqld", Target: "/run/mysqld"}}}, "under /run, /tmp or /dev/shm"},
+		{"bind onto /", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/srv", Target: "/"}}}, "whole file system"},
+		{"bind relative", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "srv", Target: "/run/x"}}}, "not an absolute"},
+		{"hide /", Spec{Dir: ok.Dir, Hide: []string{"/"}}, "whole file system"},
+		{"host with space", Spec{Dir: ok.Dir, Hosts: []string{"site.test evil"}}, "not a host name"},
+		{"host with newline", Spec{Dir: ok.Dir, Hosts: []string{"a\n10.0.0.1 b"}}, "not a host name"},
+		{"host empty label", Spec{Dir: ok.Dir, Hosts: []string{"a..b"}}, "not a host name"},
+		{"own not loopback", Spec{Dir: ok.Dir, Own: []netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:80")}}, "not a loopback"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.spec.check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("check() = %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("check() = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRuleset(t *testing.T) {
+	r := ruleset([]netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:80"), netip.MustParseAddrPort("[::1]:3306"), netip.MustParseAddrPort("[::ffff:127.0.0.1]:443")})
+	for _, want := range []string{
+		"set own4 { type ipv4_addr . inet_service; elements = { 127.0.0.1 . 80, 127.0.0.1 . 443 }; }",
+		"set own6 { type ipv6_addr . inet_service; elements = { ::1 . 3306 }; }",
+		"ct state established,related accept",
+		"update @out4 { ip daddr . meta l4proto . th dport }",
+		"ip daddr != 127.0.0.0/8 meta l4proto tcp reject with tcp reset",
+	} {
+		if !strings.Contains(r, want) {
+			t.Errorf("ruleset lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Index(r, "@own4 accept") > strings.Index(r, "update @out4") {
+		t.Error("the lab's own listeners must pass before the counting rule")
+	}
+	if r := ruleset(nil); !strings.Contains(r, "set own4 { type ipv4_addr . inet_service; }") {
+		t.Errorf("an empty own set is declared without elements:\n%s", r)
+	}
+}
+
+func TestHostsFile(t *testing.T) {
+	got := hostsFile([]string{"site.test", "www.site.test"})
+	for _, want := range []string{"127.0.0.1\tlocalhost site.test www.site.test\n", "::1\tlocalhost ip6-localhost ip6-loopback\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("hosts file lacks %q:\n%s", want, got)
+		}
+	}
+}
