@@ -45,7 +45,12 @@ different sites, is refused with the candidates named.
 (its own network and mount namespaces): this command shows what it will copy.`,
 		Example: `  phptune site site.test
   phptune site /var/www/site --json`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("Try: phptune site site.test, or phptune site /var/www/site", "phptune site takes one NAME (a server name) or DIR (a document root), not %d arguments", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !filepath.IsAbs(h.Root) {
 				return usageErr("Try: --root / (this host) or --root /srv/host-copy", "--root %q: give an absolute directory", h.Root)
