@@ -114,6 +114,7 @@ func TestDiscoverSite(t *testing.T) {
 
 	var text strings.Builder
 	WriteText(&text, s)
+	t.Logf("phptune site site.test:\n%s", text.String())
 	js, _ := json.Marshal(s)
 	for _, out := range []string{text.String(), string(js)} {
 		if strings.Contains(out, password) || strings.Contains(out, "hidden") {
@@ -158,5 +159,34 @@ func TestAppFileLinkNotFollowed(t *testing.T) {
 	}
 	if !strings.Contains(s.AppError, "wp-config.php") {
 		t.Errorf("the refusal does not name the file: %s", s.AppError)
+	}
+}
+
+// TestDocRootLinkOfAnotherAccount: a document root reached through a
+// link in a directory another account can write is not followed; one
+// through a link in a directory of root's alone is.
+func TestDocRootLinkOfAnotherAccount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the trusted directory is root's")
+	}
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	real := filepath.Join(base, "release-1")
+	os.MkdirAll(real, 0o755)
+	os.WriteFile(filepath.Join(real, "index.php"), []byte("<?php"), 0o644)
+	if err := os.Symlink(real, filepath.Join(base, "current")); err != nil {
+		t.Fatal(err)
+	}
+	if d := readDocRoot(filepath.Join(base, "current")); d.Error != "" || d.Real != real || d.Files != 1 {
+		t.Errorf("root's own deployment link: %+v", d)
+	}
+	open := filepath.Join(base, "shared")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	if err := os.Symlink(real, filepath.Join(open, "site")); err != nil {
+		t.Fatal(err)
+	}
+	if d := readDocRoot(filepath.Join(open, "site")); !strings.Contains(d.Error, "another account can write: not followed") {
+		t.Errorf("a link in a world-writable directory was followed: %+v", d)
 	}
 }

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,10 @@ const maxWalk = 2_000_000
 // their bytes (links are counted, never followed).
 func readDocRoot(path string) DocRoot {
 	d := DocRoot{Path: path}
+	if err := trustedLinks(path); err != nil {
+		d.Error = err.Error()
+		return d
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		d.Error = err.Error()
@@ -54,6 +59,42 @@ func readDocRoot(path string) DocRoot {
 		return nil
 	})
 	return d
+}
+
+// trustedLinks refuses a path that leads through a link another account
+// could have made or changed: a link is followed only when the directory
+// holding it is root's and no one else can write it (a deployment's
+// "current" link in root's /var/www is; a link the site's account
+// planted in its own docroot is not).
+func trustedLinks(path string) error {
+	cur := "/"
+	for _, part := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+		if part == "" {
+			continue
+		}
+		next := filepath.Join(cur, part)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return err
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			dir, err := os.Stat(cur)
+			if err != nil {
+				return err
+			}
+			sys, ok := dir.Sys().(*syscall.Stat_t)
+			if !ok || sys.Uid != 0 || dir.Mode().Perm()&0o022 != 0 {
+				return fmt.Errorf("%s is a link in %s, which another account can write: not followed (give the real directory)", next, cur)
+			}
+			target, err := filepath.EvalSymlinks(next)
+			if err != nil {
+				return err
+			}
+			return trustedLinks(filepath.Join(target, strings.TrimPrefix(path, next)))
+		}
+		cur = next
+	}
+	return nil
 }
 
 // dir is the document root to read files beneath.
