@@ -1,0 +1,76 @@
+package site
+
+import (
+	"strings"
+	"testing"
+)
+
+// The readers read files the site's account can write: whatever they
+// hold, they return (or refuse) without panicking, and a password never
+// leaks into the settings kept.
+
+func FuzzParseWPConfig(f *testing.F) {
+	f.Add(`<?php define('DB_NAME','x'); define("DB_PASSWORD", "a\x41\u{1F600}\101$b"); $table_prefix = 'wp_';`)
+	f.Add(`<?php define('DB_NAME', getenv('X')) ?> html <?= define('DB_HOST', '[::1]:1:/s');`)
+	f.Add("<?php /* unterminated")
+	f.Add(`<?php define('DB_NAME','x'); define('AUTH_KEY','k');`)
+	f.Fuzz(func(t *testing.T, src string) {
+		a, err := ParseWPConfig("wp-config.php", []byte(src))
+		if err != nil {
+			return
+		}
+		for k := range a.Settings {
+			if secretName(k) {
+				t.Fatalf("secret %s kept", k)
+			}
+		}
+	})
+}
+
+func FuzzParseDotEnv(f *testing.F) {
+	f.Add("DB_CONNECTION=mysql\nDB_PASSWORD=\"a\\\"b\"\nREDIS_HOST=/s\n")
+	f.Add("export DB_DATABASE='x\nDB_HOST=${A}")
+	f.Fuzz(func(t *testing.T, src string) {
+		a, err := ParseDotEnv(".env", []byte(src))
+		if err != nil {
+			return
+		}
+		if _, ok := a.Settings["DB_PASSWORD"]; ok {
+			t.Fatal("DB_PASSWORD kept as a setting")
+		}
+	})
+}
+
+func FuzzParseDrupalSettings(f *testing.F) {
+	f.Add(`<?php $databases['default']['default'] = ['database' => 'd', 'host' => 'localhost', 'x' => [1, [2]]];`)
+	f.Add(`<?php $databases['default']['default'] = array(`)
+	f.Add(`<?php $settings['redis.connection']['host'] = "$x";`)
+	f.Fuzz(func(t *testing.T, src string) {
+		ParseDrupalSettings("settings.php", []byte(src))
+	})
+}
+
+func FuzzParseINI(f *testing.F) {
+	f.Add("opcache.enable=1\n; c\n[PHP]\nmemory_limit = \"256M\" ; x\nx=\"unterminated\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, e := range parseINI([]byte(src)) {
+			if e.Key == "" || strings.ContainsAny(e.Key, " \t\"") {
+				t.Fatalf("bad key %q", e.Key)
+			}
+		}
+	})
+}
+
+func FuzzMatchName(f *testing.F) {
+	f.Add("*.example.com", "a.example.com")
+	f.Add("~^(?<sub>.+)\\.example\\.com$", "x.example.com")
+	f.Add("www.example.*", "www.example.org")
+	f.Fuzz(func(t *testing.T, pattern, host string) {
+		vs := []Vhost{{Names: []string{pattern}}, {Names: []string{"_"}}}
+		for _, i := range MatchName(vs, host) {
+			if i != 0 {
+				t.Fatalf("%q matched the catch-all name", host)
+			}
+		}
+	})
+}

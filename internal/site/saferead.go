@@ -1,0 +1,93 @@
+package site
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxAppConf bounds an application configuration file read.
+const maxAppConf = 1 << 20
+
+// openDir opens a directory for reads beneath it. The directory itself
+// is the one the web server's configuration names (a deployment's
+// "current" link is followed, as nginx follows it).
+func openDir(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return fd, nil
+}
+
+// readBeneath reads the regular file rel below the directory dir
+// without following any link on the way (the lab's account can write
+// the docroot: a link there could point at any of root's files) and
+// without leaving dir, at most limit bytes.
+func readBeneath(dir, rel string, limit int) ([]byte, error) {
+	dfd, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	path := filepath.Join(dir, rel)
+	fd, err := unix.Openat2(dfd, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > int64(limit) {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file phptune reads", path, limit)
+	}
+	b := make([]byte, limit+1)
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file phptune reads", path, limit)
+	}
+	return b[:n], nil
+}
+
+// existsBeneath reports whether rel exists below dir (as a regular file
+// or directory, no link followed).
+func existsBeneath(dir, rel string) bool {
+	dfd, err := openDir(dir)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat2(dfd, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	return err == nil && (st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR)
+}
+
+// errNotFound is whether err is a file that does not exist.
+func errNotFound(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -1,0 +1,188 @@
+package site
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// WriteText writes what a lab of s would copy, for a person. The
+// application's password is never written (Secret); the caller escapes
+// control characters (the host wrote most of this text).
+func WriteText(w io.Writer, s *Site) {
+	v := s.Vhost
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("vhost       %s server at %s", v.Server, v.At())
+	p("names       %s", strings.Join(v.Names, " "))
+	scheme := "http"
+	if s.HTTPS {
+		scheme = "https (PHP sees HTTPS=on)"
+	}
+	host := s.Host
+	if host == "" {
+		host = "(none: give --host)"
+	}
+	p("host        %s, port %d, %s", host, s.Port, scheme)
+	var ls []string
+	for _, l := range v.Listens {
+		ls = append(ls, l.Addr+flag(l.TLS, " ssl")+flag(l.DefaultServer, " default_server"))
+	}
+	p("listens     %s", strings.Join(ls, ", "))
+	for _, a := range s.Also {
+		p("also        %s (%s; %s)", a.At(), strings.Join(a.Names, " "), describeOther(a))
+	}
+	switch {
+	case s.DocRoot.Path == "":
+		p("docroot     not read")
+	case s.DocRoot.Error != "":
+		p("docroot     %s: %s", s.DocRoot.Path, s.DocRoot.Error)
+	default:
+		d := s.DocRoot
+		real := ""
+		if d.Real != "" {
+			real = " -> " + d.Real
+		}
+		more := ""
+		if d.Partial {
+			more = " (counting stopped)"
+		}
+		p("docroot     %s%s (root at %s): %d files, %s%s, owned by %s", d.Path, real, v.RootAt, d.Files, size(d.Bytes), more, d.Owner)
+	}
+	if s.Pool == nil {
+		p("pool        none: %s", s.PoolError)
+	} else {
+		pl := s.Pool
+		p("pool        %s of php-fpm master %d (%s), %s", pl.Name, pl.MasterPID, pl.MasterConf, pl.File)
+		p("  listen    %s (tied by %s)", pl.Listen, pl.Verified)
+		p("  account   user %s, group %s", orNone(pl.User), orNone(pl.Group))
+		p("  pm        %s", keyValues(pl.PM))
+		if len(pl.Overrides) > 0 {
+			p("  overrides %s", keyValues(pl.Overrides))
+		}
+		if len(pl.Env) > 0 {
+			p("  env       %s (values not shown)", strings.Join(pl.Env, ", "))
+		}
+	}
+	if c := s.PHP; c != nil {
+		p("php         %s (PHP %s)", c.Binary, c.Version)
+		p("  php.ini   %s", c.Ini)
+		p("  conf.d    %s: %d files", strings.Join(c.ScanDirs, ":"), len(c.IniFiles))
+		var keys []string
+		for k := range c.Settings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			st := c.Settings[k]
+			p("  %-28s %s (%s)", k, st.Value, st.From)
+		}
+		if !hasPrefixKey(c.Settings, "opcache.") {
+			p("  opcache   no opcache.* setting: PHP's defaults")
+		}
+		for _, e := range c.Errors {
+			p("  not read  %s", e)
+		}
+	}
+	if s.App == nil {
+		p("app         %s", s.AppError)
+	} else {
+		a := s.App
+		p("app         %s (%s)", a.Kind, a.File)
+		pw := "none"
+		if a.DB.Password.Set() {
+			pw = a.DB.Password.String()
+		}
+		p("  database  %s, user %s, password %s, host %s", orNone(a.DB.Name), orNone(a.DB.User), pw, orNone(a.DB.Host))
+		if a.TablePrefix != "" {
+			p("  prefix    %s", a.TablePrefix)
+		}
+		for _, n := range a.NotLiteral {
+			p("  not literal: %s is set by code; the lab cannot know its value", n)
+		}
+		if len(a.Caches) == 0 {
+			p("  caches    none named")
+		}
+		for _, c := range a.Caches {
+			addr := c.Addr
+			if addr == "" {
+				addr = "(default address)"
+			}
+			p("  cache     %s at %s (%s)", c.Kind, addr, c.Setting)
+		}
+	}
+	if d := s.DB; d != nil {
+		p("db          reaches %s", d.Endpoint)
+		if d.Error != "" {
+			p("  server    %s", d.Error)
+		} else {
+			p("  server    MariaDB pid %d, socket %s, datadir %s (found by %s)", d.ServerPID, d.Socket, d.DataDir, d.How)
+			if d.SizeNote != "" {
+				p("  size      %s", d.SizeNote)
+			} else {
+				p("  size      %s on disk in %d tables (its directory; data in a shared ibdata1 is not counted)", size(d.SizeBytes), d.Tables)
+			}
+		}
+	}
+	for _, n := range s.Notes {
+		p("note        %s", n)
+	}
+}
+
+func describeOther(v Vhost) string {
+	switch {
+	case v.Return != "":
+		return "return " + v.Return
+	case len(v.FastCGI) > 0:
+		return "passes PHP to " + strings.Join(v.FastCGI, ", ")
+	}
+	return "root " + orNone(v.Root)
+}
+
+func flag(b bool, s string) string {
+	if b {
+		return s
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func keyValues(m map[string]string) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, k+" = "+m[k])
+	}
+	return strings.Join(out, ", ")
+}
+
+func hasPrefixKey(m map[string]Setting, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func size(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
