@@ -7,14 +7,15 @@
 # answers on /run/mysqld/mysqld.sock and 127.0.0.1:3306 with a database of
 # its own — as on a real server. The host sees none of it: /etc/nginx,
 # /var/lib/mysql, /var/www, /run and /etc/hosts are private copies, the
-# network namespace has loopback only, and every process dies with the
-# command (it is the namespace's init's child).
+# network namespace has loopback only, and the servers are stopped when the
+# command ends. The processes share the host's PID namespace, as a real
+# server's do: the tests' observers see the whole machine.
 #
 #   bash test/realserver.sh go test -count=1 -p 1 ./internal/livehost/...
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "test/realserver.sh: run as root (it makes namespaces and starts the distro's servers)" >&2; exit 2; }
 if [ "${PHPTUNE_REALSERVER_INNER:-}" != 1 ]; then
-	exec unshare --pid --fork --mount-proc --mount --net --propagation private \
+	exec unshare --mount --net --propagation private \
 		env PHPTUNE_REALSERVER_INNER=1 bash "$0" "$@"
 fi
 for b in nginx php-fpm8.2 mariadbd mariadb; do
@@ -22,7 +23,14 @@ for b in nginx php-fpm8.2 mariadbd mariadb; do
 done
 ip link set lo up
 work=$(mktemp -d /tmp/phptune-realserver.XXXXXX)
-trap 'cd /; umount -l /etc/nginx /var/log/nginx /var/lib/mysql /var/www /etc/hosts /run 2>/dev/null || true; rm -rf "$work"' EXIT
+stop_servers() {
+	local f
+	for f in /run/nginx.pid /run/php/php8.2-fpm.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+	done
+	[ -n "${mariadbd_pid:-}" ] && kill "$mariadbd_pid" 2>/dev/null && wait "$mariadbd_pid" 2>/dev/null || true
+}
+trap 'stop_servers; cd /; umount -l /etc/nginx /var/log/nginx /var/lib/mysql /var/www /etc/hosts /run 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # /run: a private tmpfs with what the servers expect.
 mount -t tmpfs -o mode=0755 tmpfs /run
@@ -77,6 +85,7 @@ fi
 chown -R mysql:mysql "$work/mysql"
 mount --bind "$work/mysql" /var/lib/mysql
 mariadbd --user=mysql >"$work/mariadbd.log" 2>&1 &
+mariadbd_pid=$!
 for _ in $(seq 1 100); do
 	mariadb -e 'SELECT 1' >/dev/null 2>&1 && break
 	sleep 0.1
