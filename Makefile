@@ -54,9 +54,11 @@ fuzz:
 	    echo "== $$p $$f"; $(GO) test ./$$p -run=NONE -fuzz=^$$f$$ -fuzztime=$(FUZZTIME) || exit 1; done; done
 
 # Rewrites every golden file (package goldentest's -update) from what the
-# code prints now: review git diff after. -short: no server is started.
+# code prints now: review git diff after. -short starts no server; the
+# golden apply --dry-run plan then runs on its own (php-fpm, as root).
 golden:
 	$(GO) test -short -count=1 $$(grep -rl --include='*_test.go' 'internal/goldentest"' internal | xargs -n1 dirname | sort -u | sed 's|^|./|') -update
+	$(GO) test -count=1 ./internal/cli -run '^TestGoldenApplyDryRun$$' -update
 
 bench: build
 	bash bench/loadgen.sh
