@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/results"
 )
 
 // The text the commands print that a golden CLI case cannot reach
-// without starting servers: bench's summary of a run (printBench) and
-// compare's table (printCompare, printBuilds), from stored results. Rewrite
-// with go test ./internal/cli -run '^TestGolden' -update.
+// without starting servers or reading a live host: bench's summary of a
+// run (printBench), compare's table (printCompare, printBuilds) and
+// advise's text (printAdvice), from stored results. Rewrite with
+// go test ./internal/cli -run '^TestGolden' -update.
 
 // loadJSON reads a testdata file into v.
 func loadJSON(t *testing.T, path string, v any) {
@@ -58,4 +60,17 @@ func TestGoldenPrintCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	goldentest.Check(t, filepath.Join("testdata", "reporters", "compare.json.golden"), js.Bytes())
+}
+
+// TestGoldenPrintAdvice prints the advice of a canned host (report's
+// fixture as JSON: two pools, one too large for the memory, opcache full,
+// MariaDB, nginx in front, a stored tune beside it) as phptune advise
+// prints it. advise itself reads live processes in /proc: it has no
+// golden CLI case.
+func TestGoldenPrintAdvice(t *testing.T) {
+	var a advise.Advice
+	loadJSON(t, filepath.Join("testdata", "reporters", "advice.json"), &a)
+	var out bytes.Buffer
+	printAdvice(&Env{Stdout: &out, Stderr: &out}, a)
+	goldentest.Check(t, filepath.Join("testdata", "reporters", "advice.text"), out.Bytes())
 }
