@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # The pure core (no I/O) runs again under the race detector.
 CORE_PKGS := $(foreach d,knob results stats search tune recommend capacity servers advise profile flamegraph,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
 
-.PHONY: all build setup demo test test-short test-build vet fuzz bench bench-tune bench-build clean
+.PHONY: all build setup demo test test-short test-realserver test-build vet fuzz golden bench bench-tune bench-build clean
 
 all: build
 
@@ -33,6 +33,13 @@ test: setup vet
 	$(GO) test -race -count=1 $(CORE_PKGS)
 	$(GO) test -count=1 -timeout 40m -p 1 ./...
 
+# The packages that read or change a live host, again on a simulated
+# production server (nginx on :80 with a vhost of its own, php-fpm, MariaDB
+# on the default socket) in private namespaces: test/realserver.sh.
+REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/lab/... ./internal/cli/...
+test-realserver: setup
+	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 $(REALSERVER_PKGS)
+
 # The unit tests alone: no server is started (-short skips every test that
 # would start nginx, php-fpm, MariaDB or a lab). Minutes, not tens of them.
 test-short: vet
@@ -45,11 +52,20 @@ test-build: build
 	$(BIN) build deps
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/phpbuild/
 
-# Short fuzzing of every parser (not part of make test).
+# Short fuzzing of every parser, FUZZTIME each (not part of make test;
+# .ci/run's fast tier runs it with FUZZTIME=3s).
+FUZZTIME ?= 20s
 fuzz:
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' internal | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -h '^func Fuzz' $$p/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
-	    echo "== $$p $$f"; $(GO) test ./$$p -run=NONE -fuzz=^$$f$$ -fuzztime=20s || exit 1; done; done
+	    echo "== $$p $$f"; $(GO) test ./$$p -run=NONE -fuzz=^$$f$$ -fuzztime=$(FUZZTIME) || exit 1; done; done
+
+# Rewrites every golden file (package goldentest's -update) from what the
+# code prints now: review git diff after. -short starts no server; the
+# golden apply --dry-run plan then runs on its own (php-fpm, as root).
+golden:
+	$(GO) test -short -count=1 $$(grep -rl --include='*_test.go' 'internal/goldentest"' internal | xargs -n1 dirname | sort -u | sed 's|^|./|') -update
+	$(GO) test -count=1 ./internal/cli -run '^TestGoldenApplyDryRun$$' -update
 
 bench: build
 	bash bench/loadgen.sh

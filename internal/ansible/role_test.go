@@ -1,17 +1,14 @@
 package ansible
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func recommendation(t *testing.T, assignments ...string) knob.Config {
 	t.Helper()
@@ -48,18 +45,7 @@ func TestRoleGolden(t *testing.T) {
 		all.Write(files[n])
 	}
 	golden := filepath.Join("testdata", "role.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(all.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if all.String() != string(want) {
-		t.Errorf("the role differs from %s (go test ./internal/ansible -update to accept):\n%s", golden, all.String())
-	}
+	goldentest.CheckString(t, golden, all.String())
 	if !strings.Contains(string(files["README.md"]), "nginx.worker_connections=2048") {
 		t.Error("the README does not list the nginx setting the role leaves to the user")
 	}

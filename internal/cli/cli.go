@@ -84,7 +84,25 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 130 interrupted.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Msg: err.Error(), Hint: "Try: " + c.CommandPath() + " --help"}
 	})
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes a wrong number of arguments a usage error (exit 2) that
+// points at the command's help, as a bad flag is, for c and every command
+// under it.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &UsageError{Msg: err.Error(), Hint: "Try: " + cmd.CommandPath() + " --help"}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // Run executes phptune with args (without the program name) and returns the

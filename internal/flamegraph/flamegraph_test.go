@@ -2,13 +2,11 @@ package flamegraph
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/phptune/phptune/internal/goldentest"
+)
 
 func samplePage() Page {
 	return Page{
@@ -39,18 +37,7 @@ func TestRenderGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := "testdata/page.html.golden"
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Fatalf("page differs from %s (go test ./internal/flamegraph -update to accept):\n%s", golden, b.String())
-	}
+	goldentest.Check(t, golden, b.Bytes())
 	if strings.Contains(b.String(), "<script>window.pwned") {
 		t.Fatal("a frame or cell name was written as markup")
 	}

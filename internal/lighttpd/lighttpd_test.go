@@ -1,7 +1,6 @@
 package lighttpd
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,10 +8,9 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/confcheck"
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func site(dir string) Site {
 	return Site{
@@ -60,18 +58,7 @@ func TestRenderGolden(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := Render(c.cfg, c.site)
 			path := filepath.Join("testdata", c.name+".conf")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Render differs from %s (go test ./internal/lighttpd -update rewrites it):\n%s", path, got)
-			}
+			goldentest.CheckString(t, path, got)
 		})
 	}
 }

@@ -21,9 +21,13 @@ import (
 
 const nginxBin = "/usr/sbin/nginx"
 
-// findFPM returns the installed php-fpm (any version), or skips.
+// findFPM returns the installed php-fpm (any version), or skips: with
+// -short, or when none is installed.
 func findFPM(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	b, err := phpfpm.Find()
 	if err != nil {
 		t.Skipf("php-fpm is not installed: %v", err)
@@ -178,6 +182,9 @@ var stubRequestsRE = regexp.MustCompile(`\n\s*(\d+)\s+(\d+)\s+(\d+)\s*\n`)
 // startNginx runs nginx with a static file and stub_status on a free port.
 func startNginx(t *testing.T, workerConns int) (string, func() int64) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts nginx; skipped with -short")
+	}
 	if _, err := os.Stat(nginxBin); err != nil {
 		t.Skip("nginx is not installed (apt-get install nginx)")
 	}

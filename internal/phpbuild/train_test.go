@@ -40,6 +40,9 @@ func TestWaitSocketProcessExits(t *testing.T) {
 // left: a PGO build trained on start-up code alone (gcov-dump: runs=1).
 // Runs the distro's php-fpm (the signals are the same).
 func TestTrainingWorkersExitGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	fpm, err := exec.LookPath("php-fpm8.2")
 	if err != nil {
 		if fpm, err = exec.LookPath("/usr/sbin/php-fpm8.2"); err != nil {

@@ -295,6 +295,9 @@ func parseINI(conf string) ([]iniLine, error) {
 // accepts the file, and the started master listens on exactly the socket
 // path and writes exactly the pid file given.
 func TestFPMAcceptsQuotedPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	bin, err := Find()
 	if err != nil {
 		t.Skip(err)

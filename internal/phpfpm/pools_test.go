@@ -47,6 +47,9 @@ func TestRenderPools(t *testing.T) {
 // TestFPMRunsPools starts the real php-fpm with three pools: each listens
 // on its own socket with its share of the workers.
 func TestFPMRunsPools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts php-fpm; skipped with -short")
+	}
 	bin, err := Find()
 	if err != nil {
 		t.Skip(err)

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,10 +8,9 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/apache"
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // apacheCases are recommendations for the Apache servers, each from its
 // server's defaults, as a tune of that server starts.
@@ -56,34 +54,7 @@ func TestApacheFilesGolden(t *testing.T) {
 // checkGolden compares files with testdata/name/ (rewritten with -update).
 func checkGolden(t *testing.T, name string, files map[string]string) {
 	t.Helper()
-	dir := filepath.Join("testdata", name)
-	if *update {
-		_ = os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/recommend -update to create it)", err)
-	}
-	if len(entries) != len(files) {
-		t.Errorf("%d files rendered, %d golden", len(files), len(entries))
-	}
-	for _, e := range entries {
-		want, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if files[e.Name()] != string(want) {
-			t.Errorf("%s differs from %s (go test ./internal/recommend -update rewrites it):\n%s", e.Name(), dir, files[e.Name()])
-		}
-	}
+	goldentest.CheckDir(t, filepath.Join("testdata", name), files)
 }
 
 // TestApacheDropInAccepted runs `apache2 -t` on a minimal server that

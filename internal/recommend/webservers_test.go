@@ -54,34 +54,7 @@ func TestWebFilesGolden(t *testing.T) {
 			if _, ok := files[PoolFile]; !ok {
 				t.Errorf("%s runs php-fpm: no pool fragment", c.rec.Server())
 			}
-			dir := filepath.Join("testdata", c.name)
-			if *update {
-				_ = os.RemoveAll(dir)
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				for name, text := range files {
-					if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/recommend -update to create it)", err)
-			}
-			if len(entries) != len(files) {
-				t.Errorf("%d files rendered, %d golden", len(files), len(entries))
-			}
-			for _, e := range entries {
-				want, err := os.ReadFile(filepath.Join(dir, e.Name()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if files[e.Name()] != string(want) {
-					t.Errorf("%s differs from %s (go test ./internal/recommend -update rewrites it):\n%s", e.Name(), dir, files[e.Name()])
-				}
-			}
+			checkGolden(t, c.name, files)
 		})
 	}
 }

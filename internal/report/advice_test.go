@@ -2,11 +2,11 @@ package report
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/advise"
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -68,16 +68,5 @@ func TestAdviceHTMLGolden(t *testing.T) {
 		}
 	}
 	golden := "testdata/advice.html.golden"
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Fatalf("page differs from %s (go test ./internal/report -run TestAdviceHTMLGolden -update to accept):\n%s", golden, page)
-	}
+	goldentest.Check(t, golden, b.Bytes())
 }

@@ -3,18 +3,16 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func loadTune(t *testing.T) *results.Tune {
 	t.Helper()
@@ -84,18 +82,7 @@ func TestGolden(t *testing.T) {
 			t.Run(name+"."+format, func(t *testing.T) {
 				got := render(t, format, r)
 				golden := filepath.Join("testdata", name+"."+format+".golden")
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (create it with: go test ./internal/report -run Golden -update)", err)
-				}
-				if got != string(want) {
-					t.Errorf("%s differs from %s; if intended, run go test ./internal/report -run Golden -update\n--- got (first 2000 bytes)\n%.2000s", name+"."+format, golden, got)
-				}
+				goldentest.CheckString(t, golden, got)
 			})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -34,18 +35,7 @@ func loadJSON[T any](t *testing.T, name string) *T {
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (create it with: go test ./internal/report -run ServerErrors -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs; if intended, run go test ./internal/report -run ServerErrors -update\n--- got\n%s", golden, got)
-	}
+	goldentest.CheckString(t, golden, got)
 }
 
 // section cuts the server errors' part out of a page.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -55,18 +56,7 @@ func TestServersGolden(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			got := renderServers(t, format, r)
 			golden := filepath.Join("testdata", "servers."+format+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (create it with: go test ./internal/report -run ServersGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("servers.%s differs from %s; if intended, run go test ./internal/report -run ServersGolden -update\n--- got (first 2000 bytes)\n%.2000s", format, golden, got)
-			}
+			goldentest.CheckString(t, golden, got)
 		})
 	}
 }

@@ -3,16 +3,13 @@ package unit
 import (
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestRenderGolden(t *testing.T) {
 	site := Site{Listen: "127.0.0.1:8080", DocRoot: "/var/lib/phptune/labs/demo/www"}
@@ -46,18 +43,7 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("not JSON: %v", err)
 			}
 			path := filepath.Join("testdata", c.name+".json")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Render differs from %s (go test ./internal/unit -update rewrites it):\n%s", path, got)
-			}
+			goldentest.CheckString(t, path, got)
 		})
 	}
 }
