@@ -18,6 +18,10 @@ import (
 type Account struct {
 	Name     string
 	UID, GID uint32
+	// Start starts a prepared command, for a caller that puts it in the
+	// lab's cgroup and records its pid (the lab's startCapped); nil is
+	// cmd.Start.
+	Start func(cmd *exec.Cmd) error
 }
 
 // LookupAccount returns the account called name.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -144,6 +145,8 @@ func TestDumpAndLoad(t *testing.T) {
 	prod := hosttest.DebianMariaDB(t, "")
 	lab, labRoot := labServer(t)
 	acct := testAccount(t)
+	var started atomic.Int32 // the caller's way of starting (the lab's cgroup) is used
+	acct.Start = func(c *exec.Cmd) error { started.Add(1); return c.Start() }
 	for _, q := range fixture {
 		if _, err := prod.Query(q); err != nil {
 			t.Fatal(err)
@@ -271,6 +274,9 @@ func TestDumpAndLoad(t *testing.T) {
 		t.Errorf("a shell command in the dump ran (load: %v)", err)
 	}
 
+	if n := started.Load(); n != 5 {
+		t.Errorf("Account.Start ran %d programs, want 5 (dump, grants, three loads)", n)
+	}
 	if found := filesHolding(t, appPassword, start, os.TempDir(), prod.Root, lab.Root); found != "" {
 		t.Errorf("the password was left in %s", found)
 	}

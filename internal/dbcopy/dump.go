@@ -78,7 +78,7 @@ func Dump(ctx context.Context, src Source, w io.Writer, progress func(done, tota
 	var errs tail
 	pw := &progressWriter{w: w, total: src.SizeBytes, report: progress}
 	cmd.Stdout, cmd.Stderr = pw, &errs
-	err = run(ctx, cmd)
+	err = run(ctx, src.RunAs.Start, cmd)
 	pw.flush()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -143,7 +143,7 @@ func Load(ctx context.Context, dst Target, r io.Reader) error {
 	var errs tail
 	cmd.Stdin = io.MultiReader(strings.NewReader(setup), dump, strings.NewReader("\n"+dst.GrantSQL()))
 	cmd.Stdout, cmd.Stderr = &errs, &errs
-	if err := run(ctx, cmd); err != nil {
+	if err := run(ctx, dst.RunAs.Start, cmd); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("loading the dump into %s: %w", dst.DB, ctx.Err())
 		}
@@ -172,7 +172,7 @@ func ReadGrants(ctx context.Context, src Source) ([]Grant, []string, error) {
 	var out bytes.Buffer
 	var errs tail
 	cmd.Stdout, cmd.Stderr = &out, &errs
-	if err := run(ctx, cmd); err != nil {
+	if err := run(ctx, src.RunAs.Start, cmd); err != nil {
 		return nil, nil, fmt.Errorf("reading the grants of %s: %v: %s", src.Conn.User, err, errs.String(src.Conn.Password))
 	}
 	var gs []Grant

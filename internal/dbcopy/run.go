@@ -8,10 +8,14 @@ import (
 	"syscall"
 )
 
-// run starts cmd, hands it the option pipe, and waits for it; when ctx
-// ends first, its whole process group is killed.
-func run(ctx context.Context, cmd *exec.Cmd) error {
-	if err := cmd.Start(); err != nil {
+// run starts cmd (with start, or cmd.Start), hands it the option pipe,
+// and waits for it; when ctx ends first, its whole process group is
+// killed.
+func run(ctx context.Context, start func(*exec.Cmd) error, cmd *exec.Cmd) error {
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
 		closeExtra(cmd)
 		return err
 	}

@@ -103,7 +103,7 @@ func TestOptionPipe(t *testing.T) {
 		}
 		var out, errs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errs
-		if err := run(context.Background(), cmd); err != nil {
+		if err := run(context.Background(), nil, cmd); err != nil {
 			t.Fatalf("%v: %s", err, errs.String())
 		}
 		got := out.String()
