@@ -186,11 +186,7 @@ func TestSiteLabSealed(t *testing.T) {
 	filled := false
 	fill := func(ctx context.Context, db SiteDB) error {
 		filled = true
-		sql := "CREATE DATABASE sitedb; CREATE TABLE sitedb.marker (v VARCHAR(32)); INSERT INTO sitedb.marker VALUES ('lab-copy');" +
-			"CREATE TABLE sitedb.hits (id INT AUTO_INCREMENT PRIMARY KEY);" +
-			"CREATE USER 'siteuser'@'localhost' IDENTIFIED BY 'sitepw'; CREATE USER 'siteuser'@'127.0.0.1' IDENTIFIED BY 'sitepw';" +
-			"GRANT ALL ON sitedb.* TO 'siteuser'@'localhost'; GRANT ALL ON sitedb.* TO 'siteuser'@'127.0.0.1';"
-		return db.Load(ctx, strings.NewReader(sql))
+		return fillSiteDB(ctx, db)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -278,6 +274,65 @@ func TestSiteLabSealed(t *testing.T) {
 	}
 	if got := prodCounts(); got != before {
 		t.Errorf("production's database changed: before %q, after %q", before, got)
+	}
+}
+
+// fillSiteDB is the test's FillDatabase (package dbcopy's place): the
+// site's database with the lab's marker, and its account as the site's
+// configuration names it, over the socket and TCP.
+func fillSiteDB(ctx context.Context, db SiteDB) error {
+	sql := "CREATE DATABASE sitedb; CREATE TABLE sitedb.marker (v VARCHAR(32)); INSERT INTO sitedb.marker VALUES ('lab-copy');" +
+		"CREATE TABLE sitedb.hits (id INT AUTO_INCREMENT PRIMARY KEY);" +
+		"CREATE USER 'siteuser'@'localhost' IDENTIFIED BY 'sitepw'; CREATE USER 'siteuser'@'127.0.0.1' IDENTIFIED BY 'sitepw';" +
+		"GRANT ALL ON sitedb.* TO 'siteuser'@'localhost'; GRANT ALL ON sitedb.* TO 'siteuser'@'127.0.0.1';"
+	return db.Load(ctx, strings.NewReader(sql))
+}
+
+// TestSiteLabFromDiscovery: the site as site.Discover finds it on a host
+// copy (Debian's nginx and php-fpm started for real, a vhost site.test
+// whose docroot www-data owns) comes up sealed as the pool's account and
+// serves its own page; the host copy's files are unchanged.
+func TestSiteLabFromDiscovery(t *testing.T) {
+	testHome(t)
+	if err := seal.Available(); err != nil {
+		t.Skip(err)
+	}
+	h := hosttest.Debian(t)
+	ng := h.Nginx(t)
+	_, docroot := siteFixture(t, 1)
+	vhost := "server {\n\tlisten 127.0.0.1:" + strconv.Itoa(ng.Port+1) + ";\n\tserver_name site.test www.site.test;\n\troot " + docroot + ";\n\tindex index.php;\n" +
+		"\tlocation ~ \\.php$ {\n\t\tinclude snippets/fastcgi-php.conf;\n\t\tfastcgi_pass unix:" + h.Socket + ";\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(h.Root, "etc", "nginx", "sites-enabled", "site.test"), []byte(vhost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := site.Discover(ctx, site.Host{Root: h.Root}, "site.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool == nil || s.Pool.User != "www-data" || s.DocRoot.Path != docroot {
+		t.Fatalf("discovered pool %+v (%s), docroot %q; want www-data's pool and %s", s.Pool, s.PoolError, s.DocRoot.Path, docroot)
+	}
+	sums := treeSums(t, docroot)
+	l, err := Up(ctx, Options{Name: "found", Site: s, FillDatabase: fillSiteDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.User != "www-data" || l.Host != "site.test" {
+		t.Errorf("lab runs as %q with Host %q; want the pool's www-data and site.test", l.User, l.Host)
+	}
+	if p := l.FrontPage; p == nil || p.Status != 200 || p.Title != "Site Test" {
+		t.Errorf("front page %+v, want 200 with the title Site Test", l.FrontPage)
+	}
+	if err := Down("found"); err != nil {
+		t.Fatal(err)
+	}
+	if got := treeSums(t, docroot); !equalSums(got, sums) {
+		t.Errorf("the real docroot changed: %v", got)
+	}
+	if err := h.Unchanged(); err != nil {
+		t.Errorf("the host copy changed: %v", err)
 	}
 }
 
