@@ -29,7 +29,16 @@ func newLabCmd(env *Env) *cobra.Command {
 		Long: `A lab is nginx + php-fpm (+ MariaDB) + an app, started from the distro's
 packages with configuration rendered into a private directory (` + lab.Root() + `),
 on a free loopback port. Nothing under /etc is written and no system service
-is touched. Processes run as an unprivileged user.`,
+is touched. Processes run as an unprivileged user.
+
+lab up --site NAME|DIR serves a site of this host (found as phptune site
+finds it) sealed: every process of the lab in a private network namespace
+with loopback only and a private mount namespace, nginx with the site's names
+on 127.0.0.1:80 and on a unix socket in the lab directory (the host's only
+way in: curl --unix-socket, or phptune lab forward), the lab's own MariaDB
+on 127.0.0.1:3306 and /run/mysqld/mysqld.sock inside, the docroot as an
+overlay whose writes stay in the lab. Connections that try to leave are
+refused and counted (lab up and lab status show them).`,
 	}
 	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env), newLabForwardCmd(env))
 	return cmd
