@@ -21,7 +21,7 @@ import (
 // before anything starts.
 func discoverSite(ctx context.Context, query string) (*site.Site, error) {
 	if err := lab.CheckSealing(); err != nil {
-		return nil, usageErr("Run phptune as root on a kernel with Landlock, or use --docroot DIR for a directory without a database", "%v", err)
+		return nil, usageErr("", "%v", err)
 	}
 	if strings.HasPrefix(query, ".") && strings.Contains(query, "/") {
 		if abs, err := filepath.Abs(query); err == nil {
@@ -35,7 +35,9 @@ func discoverSite(ctx context.Context, query string) (*site.Site, error) {
 		return nil, usageErr("See what this host serves: phptune site NAME", "--site: %s", termsafe.Text(err.Error()))
 	}
 	if err != nil {
-		return nil, err
+		// Nothing has started: what the host could not tell is an
+		// input problem too (exit 2).
+		return nil, usageErr("Check what this host serves with: phptune site "+query+" (it takes --nginx-config and --root; lab up --site reads the running nginx of this host)", "--site: %s", termsafe.Text(err.Error()))
 	}
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -340,4 +341,47 @@ func (l *Lab) dbTCP() string {
 		return ""
 	}
 	return siteDBAddr.String()
+}
+
+// signalScopeABI is the first Landlock ABI that stops a sealed process
+// from signalling processes outside its domain.
+const signalScopeABI = 6
+
+// checkSameAccount refuses a sealed lab whose account already runs
+// processes of the host (pids) on a kernel whose Landlock cannot stop the
+// lab from signalling them (abi below signalScopeABI): production's
+// www-data workers could be killed by the lab's code.
+func checkSameAccount(abi int, account string, pids []int) error {
+	if abi >= signalScopeABI || len(pids) == 0 {
+		return nil
+	}
+	shown := pids
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return fmt.Errorf("--site: the account %s runs processes of this host (pids %v) and this kernel's Landlock (ABI %d) cannot stop the lab's code from signalling them (Linux 6.12 or later can); run the lab as an account that runs nothing here: --user ACCOUNT (one that can read the site's files)", account, shown, abi)
+}
+
+// accountPIDs are the pids of the processes running as uid, outside
+// phptune's own labs' recorded processes (none exist yet for a new lab).
+func accountPIDs(uid uint32) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		if s, ok := st.Sys().(*syscall.Stat_t); ok && s.Uid == uid {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

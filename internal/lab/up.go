@@ -15,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
 	"github.com/phptune/phptune/internal/wordpress"
 )
@@ -145,6 +146,11 @@ func planUp(opt Options) (*plan, error) {
 	}
 	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
 		return nil, err
+	}
+	if opt.Site != nil {
+		if err := checkSameAccount(seal.LandlockABI(), p.acct.Name, accountPIDs(p.acct.UID)); err != nil {
+			return nil, err
+		}
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err

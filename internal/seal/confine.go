@@ -95,3 +95,8 @@ func Available() error {
 	}
 	return nil
 }
+
+// LandlockABI is the kernel's Landlock ABI version (0: none). From 6
+// (Linux 6.12) a sealed process cannot signal processes outside its
+// domain; before, only /proc access to them is cut.
+func LandlockABI() int { return landlockABI() }
