@@ -516,6 +516,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 				// nginx's try_files would arrange.
 				f.scriptFilename = l.ScriptFilename
 			}
+		} else if l.Sealed() {
+			// A sealed site lab: through its web server's unix socket,
+			// with the site's own Host (its name on this host is
+			// production's).
+			o.Target = load.Target{Protocol: "http", Network: "unix", Address: l.HTTPSocket, Host: l.Host,
+				Display: l.SiteURL() + reqPath + " (lab " + l.Name + ", sealed)", CheckPeer: true, PeerUID: l.PeerUID()}
 		} else {
 			u, err := url.Parse(l.URL)
 			if err != nil || u.Host == "" {

@@ -29,9 +29,18 @@ func newLabCmd(env *Env) *cobra.Command {
 		Long: `A lab is nginx + php-fpm (+ MariaDB) + an app, started from the distro's
 packages with configuration rendered into a private directory (` + lab.Root() + `),
 on a free loopback port. Nothing under /etc is written and no system service
-is touched. Processes run as an unprivileged user.`,
+is touched. Processes run as an unprivileged user.
+
+lab up --site NAME|DIR serves a site of this host (found as phptune site
+finds it) sealed: every process of the lab in a private network namespace
+with loopback only and a private mount namespace, nginx with the site's names
+on 127.0.0.1:80 and on a unix socket in the lab directory (the host's only
+way in: curl --unix-socket, or phptune lab forward), the lab's own MariaDB
+on 127.0.0.1:3306 and /run/mysqld/mysqld.sock inside, the docroot as an
+overlay whose writes stay in the lab. Connections that try to leave are
+refused and counted (lab up and lab status show them).`,
 	}
-	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env))
+	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env), newLabForwardCmd(env))
 	return cmd
 }
 
@@ -90,12 +99,13 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 
 func newLabUpCmd(env *Env) *cobra.Command {
 	var opt lab.Options
-	var knobsFile, memoryMax, server string
+	var knobsFile, memoryMax, server, siteQuery string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a lab and leave it running",
-		Example: `  phptune lab up --app wordpress
+		Example: `  phptune lab up --site site.test
+  phptune lab up --app wordpress
   phptune lab up --name big --app io --set pm=static --set pm.max_children=48
   phptune lab up --docroot ./public --knobs recommended.knobs
   phptune lab up --app wordpress --server apache-prefork-modphp --set apache.max_request_workers=10`,
@@ -106,7 +116,20 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if err := lab.CheckName(opt.Name); err != nil {
 				return usageErr("Try: --name mylab", "--name: %v", err)
 			}
-			if opt.DocRoot != "" {
+			if siteQuery != "" {
+				if opt.DocRoot != "" || c.Flags().Changed("app") {
+					return usageErr("Try: --site NAME alone, or --docroot DIR for a directory", "--site serves the site's own docroot: leave --docroot and --app out")
+				}
+				if opt.Port != 0 {
+					return usageErr("Leave --port out", "--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host")
+				}
+				s, err := discoverSite(env.Ctx, siteQuery)
+				if err != nil {
+					return err
+				}
+				opt.Site, opt.App = s, lab.SiteApp
+				printSiteFound(env.Stderr, s)
+			} else if opt.DocRoot != "" {
 				if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
 					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
 				}
@@ -116,7 +139,11 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
 				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
 			}
-			if err := lab.CheckUser(opt.User, opt.DocRoot); err != nil {
+			userDocroot := opt.DocRoot
+			if opt.Site != nil {
+				userDocroot = opt.Site.DocRoot.Path
+			}
+			if err := lab.CheckUser(opt.User, userDocroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if err := labLimits(&opt, memoryMax); err != nil {
@@ -141,6 +168,8 @@ func newLabUpCmd(env *Env) *cobra.Command {
 				return printJSON(env, l)
 			}
 			printLab(env, l)
+			printSealed(env.Ctx, env.Stdout, l)
+			warnFrontPage(env.Stderr, l)
 			if l.FrontPage != nil {
 				if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
 					fmt.Fprintf(env.Stderr, "warning: the front page's title reads like an error or setup page (%q): check the app before measuring it\n", word)
@@ -154,13 +183,14 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringVar(&opt.Name, "name", "lab", "lab name (letters, digits, dashes)")
 	f.StringVar(&opt.App, "app", "hello", "built-in app: "+appNames())
 	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
+	f.StringVar(&siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
 	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	f.StringVar(&server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
 	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
-	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns; "+userFlagRule)
+	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns (with --site: the site pool's account unless given); "+userFlagRule)
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
 }
@@ -349,6 +379,12 @@ func newLabStatusCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Lab.Name, h.Lab.App, h.Status, h.Lab.URL, h.Lab.FPMListen)
 			}
 			tw.Flush()
+			for _, h := range hs {
+				if h.Lab.Sealed() {
+					fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
+					printAttempts(env.Ctx, env.Stdout, h.Lab)
+				}
+			}
 			if secrets {
 				for _, h := range hs {
 					if s, err := h.Lab.ReadSecrets(); err == nil && (s.DBPassword != "" || s.MariaDBRootPassword != "") {

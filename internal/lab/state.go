@@ -91,6 +91,17 @@ type Lab struct {
 	// BootID is the kernel's boot id when the lab started: after a reboot no
 	// recorded pid is trusted.
 	BootID string `json:"boot_id"`
+	// Seal, for a site lab (sealed.go), is its seal's directory; URL is
+	// then "unix:" + HTTPSocket, the unix socket its web server also
+	// listens on (the host's only way in), and Host the Host header its
+	// requests carry. SiteNames resolve to the lab inside; SitePort and
+	// SiteHTTPS are what PHP sees (SERVER_PORT, HTTPS).
+	Seal       string   `json:"seal,omitempty"`
+	HTTPSocket string   `json:"http_socket,omitempty"`
+	Host       string   `json:"host,omitempty"`
+	SiteNames  []string `json:"site_names,omitempty"`
+	SitePort   int      `json:"site_port,omitempty"`
+	SiteHTTPS  bool     `json:"site_https,omitempty"`
 }
 
 // ErrNoLab is returned by Open for a name that has no lab.

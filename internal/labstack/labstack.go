@@ -360,6 +360,11 @@ func (s *Stack) CheckPage(ctx context.Context) (pagecheck.Page, error) {
 
 // CheckPage is Stack.CheckPage for a lab and workload.
 func CheckPage(ctx context.Context, l *lab.Lab, w Workload) (pagecheck.Page, error) {
+	if l.Sealed() {
+		// Through the sealed lab's socket with the site's Host: its
+		// name on this host is production's.
+		return l.FetchPage(ctx, w.PagePath())
+	}
 	return pagecheck.Fetch(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath())
 }
 

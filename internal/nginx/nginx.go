@@ -7,6 +7,7 @@ package nginx
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
@@ -47,6 +48,19 @@ type Site struct {
 	FPMStatusPath   string // proxied to php-fpm, loopback only
 	FPMPingPath     string
 	StubStatusPath  string
+	// Names, when set, are the server_name of a site lab (the live
+	// vhost's names): requests then pass their own Host header to PHP as
+	// production's nginx does (no HTTP_HOST override), and SERVER_PORT is
+	// SitePort, not the lab's listening port.
+	Names []string
+	// UnixListen, when set, is a unix socket path the server also
+	// listens on: how the host reaches a sealed lab.
+	UnixListen string
+	// SitePort is the port PHP sees as SERVER_PORT in a site lab (80, or
+	// 443 for a site served over TLS); HTTPS passes HTTPS=on without the
+	// lab terminating TLS.
+	SitePort int
+	HTTPS    bool
 }
 
 // Check reports the first path or address of s that nginx.conf cannot
@@ -145,19 +159,35 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		reuse = " reuseport"
 	}
 	w("        listen %s backlog=%s%s;", s.Listen, cfg["nginx.listen_backlog"], reuse)
-	w("        server_name localhost;")
+	if s.UnixListen != "" {
+		sock := q("listen", s.UnixListen, lit)
+		if sock != "" {
+			sock = `"unix:` + sock[1:]
+		}
+		w("        listen %s backlog=%s;", sock, cfg["nginx.listen_backlog"])
+	}
+	names := "localhost"
+	if len(s.Names) > 0 {
+		for _, n := range s.Names {
+			if err := checkAddress(n); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("nginx server_name: %w", err)
+			}
+		}
+		names = strings.Join(s.Names, " ")
+	}
+	w("        server_name %s;", names)
 	w("        root %s;", q("root (the document root)", s.DocRoot, vars))
 	w("        index index.php index.html;")
 	if s.StubStatusPath != "" {
-		w("        location = %s { stub_status; allow 127.0.0.1; deny all; }", q("location", s.StubStatusPath, lit))
+		w("        location = %s { stub_status; %sdeny all; }", q("location", s.StubStatusPath, lit), allowLocal(s))
 	}
 	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
 		if p == "" {
 			continue
 		}
 		w("        location = %s {", q("location", p, lit))
-		w("            allow 127.0.0.1; deny all;")
-		writeFastCGI(w, pass, q("fastcgi_param", p, vars))
+		w("            %sdeny all;", allowLocal(s))
+		writeFastCGI(w, pass, q("fastcgi_param", p, vars), s)
 		w("        }")
 	}
 	if s.FrontController != "" {
@@ -170,7 +200,7 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	}
 	w("        location ~ \\.php$ {")
 	w("            try_files $uri =404;")
-	writeFastCGI(w, phpPass, "")
+	writeFastCGI(w, phpPass, "", s)
 	if keepConn {
 		w("            fastcgi_keep_conn on;")
 	}
@@ -181,6 +211,16 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		return "", firstErr
 	}
 	return b.String(), nil
+}
+
+// allowLocal is the allow directives of the status pages: loopback, and
+// the unix socket when the server listens on one (a sealed lab's way in
+// from the host).
+func allowLocal(s Site) string {
+	if s.UnixListen != "" {
+		return "allow 127.0.0.1; allow unix:; "
+	}
+	return "allow 127.0.0.1; "
 }
 
 // fastCGIPass returns php-fpm's address for fastcgi_pass: a unix socket
@@ -224,7 +264,10 @@ func checkAddress(addr string) error {
 // HTTP_HOST carries the port: with Debian's "$host" an app on a non-80 port
 // (WordPress) sees a host without the port and redirects to itself forever.
 // script, when set, is a quoted path that is SCRIPT_FILENAME and SCRIPT_NAME.
-func writeFastCGI(w func(string, ...any), pass, script string) {
+// A site lab (s.Names set) passes what production's nginx passes instead:
+// the request's own Host header (no HTTP_HOST override), SERVER_PORT the
+// site's port, and HTTPS=on for a site served over TLS.
+func writeFastCGI(w func(string, ...any), pass, script string, s Site) {
 	params := [][2]string{
 		{"QUERY_STRING", "$query_string"},
 		{"REQUEST_METHOD", "$request_method"},
@@ -244,6 +287,17 @@ func writeFastCGI(w func(string, ...any), pass, script string) {
 		{"SERVER_NAME", "$server_name"},
 		{"REDIRECT_STATUS", "200"},
 		{"HTTP_HOST", "$host:$server_port"},
+	}
+	if len(s.Names) > 0 {
+		params = params[:len(params)-1]
+		for i := range params {
+			if params[i][0] == "SERVER_PORT" {
+				params[i][1] = strconv.Itoa(s.SitePort)
+			}
+		}
+		if s.HTTPS {
+			params = append(params, [2]string{"HTTPS", "on"})
+		}
 	}
 	if script != "" {
 		params = append(params, [2]string{"SCRIPT_FILENAME", script}, [2]string{"SCRIPT_NAME", script})

@@ -354,3 +354,48 @@ func TestNginxRejectsRefusal(t *testing.T) {
 		t.Fatalf("nginx -t on a refusal: %v\n%s", err, out)
 	}
 }
+
+// TestRenderSite: a site lab's server answers to the site's names, also on
+// a unix socket (status pages allowed from it), and passes PHP what
+// production's nginx passes: the request's own Host (no HTTP_HOST with
+// the lab's port), SERVER_PORT the site's, HTTPS=on for a TLS site.
+func TestRenderSite(t *testing.T) {
+	base := Site{Prefix: "/l/", PidFile: "/l/run/nginx.pid", ErrorLog: "/l/log/e.log", AccessLog: "/l/log/a.log", TempDir: "/l/tmp",
+		Listen: "127.0.0.1:80", DocRoot: "/var/www/site", FastCGI: "unix:/l/fpm/php-fpm.sock",
+		FrontController: "/index.php", StubStatusPath: "/nginx-status", FPMStatusPath: "/fpm-status"}
+	tests := []struct {
+		name      string
+		edit      func(*Site)
+		want, not []string
+	}{
+		{"plain lab", func(*Site) {}, []string{"server_name localhost;", "fastcgi_param HTTP_HOST $host:$server_port;", "fastcgi_param SERVER_PORT $server_port;"}, []string{"unix:;", "HTTPS on"}},
+		{"site over http", func(s *Site) {
+			s.Names, s.SitePort, s.UnixListen = []string{"site.test", "www.site.test"}, 80, "/l/run/http.sock"
+		}, []string{"server_name site.test www.site.test;", `listen "unix:/l/run/http.sock" backlog=`, "fastcgi_param SERVER_PORT 80;", "allow 127.0.0.1; allow unix:; deny all;"}, []string{"HTTP_HOST", "HTTPS on"}},
+		{"site over tls", func(s *Site) {
+			s.Names, s.SitePort, s.HTTPS, s.UnixListen = []string{"site.test"}, 443, true, "/l/run/http.sock"
+		}, []string{"fastcgi_param SERVER_PORT 443;", "fastcgi_param HTTPS on;"}, []string{"HTTP_HOST", "listen 443"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.edit(&s)
+			out := Render(knob.Defaults(), s)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(out, n) {
+					t.Errorf("has %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+	bad := base
+	bad.Names = []string{"site.test;evil"}
+	if err := bad.Check(); err == nil {
+		t.Error("a server name with ';' was accepted")
+	}
+}

@@ -40,6 +40,13 @@ const bodyLimit = 4 << 20
 // Fetch GETs url once (redirects are not followed: a redirect is what the
 // generator would measure too).
 func Fetch(ctx context.Context, url string) (Page, error) {
+	return FetchVia(ctx, nil, url, "")
+}
+
+// FetchVia is Fetch through tr (nil: the default transport) with host, when
+// set, as the request's Host header: a sealed lab's page, asked through
+// its unix socket with the site's own name.
+func FetchVia(ctx context.Context, tr http.RoundTripper, url, host string) (Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
@@ -51,7 +58,10 @@ func Fetch(ctx context.Context, url string) (Page, error) {
 	// mod_php) for KeepAliveTimeout, which the measurement that follows
 	// the check would lose (a 1-child pool served nothing for 5 s).
 	req.Close = true
-	client := noredirect.Client(nil)
+	if host != "" {
+		req.Host = host
+	}
+	client := noredirect.Client(tr)
 	resp, err := client.Do(req)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetching %s: %v", url, err)

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/seal"
+	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/termsafe"
+)
+
+// discoverSite is --site NAME|DIR: the site as the live host serves it,
+// or a usage error (exit 2) when it cannot be sealed or is not found,
+// before anything starts.
+func discoverSite(ctx context.Context, query string) (*site.Site, error) {
+	if err := lab.CheckSealing(); err != nil {
+		return nil, usageErr("", "%v", err)
+	}
+	if strings.HasPrefix(query, ".") && strings.Contains(query, "/") {
+		if abs, err := filepath.Abs(query); err == nil {
+			query = abs
+		}
+	}
+	s, err := site.Discover(ctx, site.Host{Root: "/"}, query)
+	var nm *site.NoMatchError
+	var am *site.AmbiguousError
+	if errors.As(err, &nm) || errors.As(err, &am) {
+		return nil, usageErr("See what this host serves: phptune site NAME", "--site: %s", termsafe.Text(err.Error()))
+	}
+	if err != nil {
+		// Nothing has started: what the host could not tell is an
+		// input problem too (exit 2).
+		return nil, usageErr("Check what this host serves with: phptune site "+query+" (it takes --nginx-config and --root; lab up --site reads the running nginx of this host)", "--site: %s", termsafe.Text(err.Error()))
+	}
+	return s, nil
+}
+
+// printSiteFound says what --site found, before the lab starts.
+func printSiteFound(w io.Writer, s *site.Site) {
+	fmt.Fprintf(w, "lab: site %s: vhost %s:%d (%s), docroot %s", termsafe.Text(s.Query), termsafe.Text(s.Vhost.File), s.Vhost.Line,
+		termsafe.Text(strings.Join(s.Vhost.Names, " ")), termsafe.Text(s.DocRoot.Path))
+	if s.Pool != nil {
+		fmt.Fprintf(w, ", pool %s (account %s)", termsafe.Text(s.Pool.Name), termsafe.Text(s.Pool.User))
+	}
+	fmt.Fprintln(w)
+	if s.DB != nil {
+		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB there, empty until a copy is loaded\n", termsafe.Text(s.DB.Endpoint.String()))
+	}
+}
+
+// printSealed is the part of a site lab's summary that says how to reach
+// it and what it tried to reach.
+func printSealed(ctx context.Context, w io.Writer, l *lab.Lab) {
+	if !l.Sealed() {
+		return
+	}
+	fmt.Fprintf(w, "sealed:     yes: loopback-only network, read-only host, docroot overlay (writes land in %s)\n", filepath.Join(l.Seal, "overlay", "upper"))
+	fmt.Fprintf(w, "site:       %s (names %s inside resolve to the lab)\n", l.SiteURL(), strings.Join(l.SiteNames, " "))
+	fmt.Fprintf(w, "open it:    curl --unix-socket %s -H 'Host: %s' http://%s/\n", l.HTTPSocket, l.Host, l.Host)
+	fmt.Fprintf(w, "            or from a browser: phptune lab forward %s (a loopback URL into the lab while it runs)\n", l.Name)
+	printAttempts(ctx, w, l)
+}
+
+// printAttempts shows the connections the sealed lab tried to open
+// outside (all refused), by destination.
+func printAttempts(ctx context.Context, w io.Writer, l *lab.Lab) {
+	as, err := l.Attempts(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "blocked:    could not read the seal's counters: %v\n", err)
+	case len(as) == 0:
+		fmt.Fprintf(w, "blocked:    nothing tried to leave the lab\n")
+	default:
+		for i, a := range as {
+			label := "blocked:   "
+			if i > 0 {
+				label = "           "
+			}
+			fmt.Fprintf(w, "%s the lab tried to reach %s %s %d time%s (refused)\n", label, a.Proto, a.Dest, a.Count, plural(a.Count))
+		}
+	}
+}
+
+func plural(n uint64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// warnFrontPage says loudly when a site lab's front page is not a 2xx:
+// a redirect or an error page is not the site's page.
+func warnFrontPage(w io.Writer, l *lab.Lab) {
+	p := l.FrontPage
+	if !l.Sealed() || p == nil || (p.Status >= 200 && p.Status < 300) {
+		return
+	}
+	msg := fmt.Sprintf("WARNING: the site's front page answered %d, not the site's page", p.Status)
+	if p.Location != "" {
+		msg += " (a redirect to " + p.Location + ")"
+	}
+	fmt.Fprintf(w, "%s; measuring it would measure that answer: check the Host (%s) and the app's own URL settings\n", msg, l.Host)
+}
+
+func newLabForwardCmd(env *Env) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "forward [NAME]",
+		Short: "Open a sealed site lab from this host: a loopback URL into it, in the foreground",
+		Long: `A site lab (lab up --site) runs sealed: its web server listens on 127.0.0.1:80
+inside its own network namespace and on a unix socket in the lab directory,
+nothing else. lab forward listens on a loopback address of this host and
+copies each connection to that socket (inbound only: nothing in the lab can
+use it to reach out) until it is interrupted (Ctrl-C). Send the site's Host:
+curl -H 'Host: site.test' http://127.0.0.1:PORT/, or map the name to
+127.0.0.1 in your browser's machine.`,
+		Example: `  phptune lab forward
+  phptune lab forward mysite --listen 127.0.0.1:8080`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := "lab"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			l, err := lab.Open(name)
+			if err != nil {
+				return err
+			}
+			if !l.Sealed() {
+				return usageErr("Open "+l.URL+"/ directly", "lab %s is not a sealed site lab: its URL is %s/ already", name, l.URL)
+			}
+			addr, err := seal.Forward(env.Ctx, listen, l.HTTPSocket)
+			if err != nil {
+				return usageErr("Try: --listen 127.0.0.1:8080", "%v", err)
+			}
+			fmt.Fprintf(env.Stdout, "forwarding http://%s/ into lab %s (Ctrl-C stops)\n  curl -H 'Host: %s' http://%s/\n", addr, name, l.Host, addr)
+			<-env.Ctx.Done()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address and port to listen on (port 0 picks a free one)")
+	return cmd
+}
