@@ -24,7 +24,7 @@ func TestRender(t *testing.T) {
 	site := testSite("/lab", "/lab/www")
 	def := Render(knob.Defaults(), site)
 	for _, w := range []string{"worker_processes auto;", "worker_connections 768;", `access_log "/lab/log/a.log";`,
-		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $host:$server_port;",
+		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $phptune_http_host;", `map $http_host $phptune_http_host { "" $host:$server_port; default $http_host; }`,
 		`try_files $uri $uri/ "/index.php?$args";`, `fastcgi_param SCRIPT_FILENAME "/fpm-status";`, `client_body_temp_path "/lab/tmp/client_body";`,
 		`location = "/nginx-status" { stub_status; allow 127.0.0.1; deny all; }`, "daemon off;", `root "/lab/www";`} {
 		if !strings.Contains(def, w) {

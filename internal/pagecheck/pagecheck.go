@@ -40,11 +40,21 @@ const bodyLimit = 4 << 20
 // Fetch GETs url once (redirects are not followed: a redirect is what the
 // generator would measure too).
 func Fetch(ctx context.Context, url string) (Page, error) {
+	return FetchHost(ctx, url, "")
+}
+
+// FetchHost is Fetch with the request's Host header set to host (a site's
+// own name, as the generator's --host sends it) instead of url's host;
+// "" keeps url's.
+func FetchHost(ctx context.Context, url, host string) (Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return Page{}, err
+	}
+	if host != "" {
+		req.Host = host
 	}
 	// No kept-alive connection after the check: with Apache's prefork MPM
 	// an idle kept-alive connection holds a child (a PHP worker with

@@ -32,7 +32,10 @@ type Options struct {
 	// that --resume writes them where the first session would have.
 	OutDir string `json:"out_dir,omitempty"`
 	// Expect is the --expect regular expression every 2xx body must match.
-	Expect    string `json:"expect,omitempty"`
+	Expect string `json:"expect,omitempty"`
+	// Host is the Host header every request carries (--host: the site's
+	// own name); "" the lab's address.
+	Host      string `json:"host,omitempty"`
 	Objective string `json:"objective,omitempty"` // "throughput" (default), "latency" or "capacity"
 	// SLO is the capacity objective's SLO in package capacity's grammar
 	// ("p99<500ms"); the error limit is Limits.MaxErrorRate unless it has
