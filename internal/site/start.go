@@ -22,6 +22,10 @@ type Start struct {
 	// on them. Their values are data (the renderer quotes them and
 	// refuses control characters).
 	Pool []string
+	// Prepend is the live pool's own auto_prepend_file (also in Pool):
+	// a lab that loads a prepend file of its own in its place
+	// (wordpress.NoCronPrepend) must chain this one.
+	Prepend string
 	// Notes say, one per setting, what was carried as-is, what was left
 	// out and why, and where production's value differs from what the
 	// lab can run.
@@ -242,6 +246,9 @@ func (st *Start) php(s *Site, note func(string, ...any)) {
 		default:
 			if line, ok := poolLine(k, v); ok {
 				st.Pool = append(st.Pool, line)
+				if name == "auto_prepend_file" {
+					st.Prepend = strings.TrimSpace(v)
+				}
 				note("%s = %s: carried as-is, not tuned", k, v)
 			} else {
 				note("%s = %q: not carried, the value holds characters php-fpm.conf cannot quote", k, v)

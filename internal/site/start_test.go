@@ -68,7 +68,7 @@ func TestLiveStart(t *testing.T) {
 				p.Env = []string{"APP_KEY"}
 				p.Overrides = map[string]string{"php_admin_value[error_log]": "/var/log/site-php.log",
 					"php_admin_value[opcache.memory_consumption]": "64", "php_value[include_path]": "$HOME/lib",
-					"php_admin_value[open_basedir]": "/var/www/site:/tmp"}
+					"php_admin_value[open_basedir]": "/var/www/site:/tmp", "php_admin_value[auto_prepend_file]": "/var/www/site/waf.php"}
 				php := debianPHP()
 				php.Settings["memory_limit"] = Setting{Value: "-1", From: "/etc/php/8.2/fpm/php.ini:435"}
 				php.Settings["opcache.memory_consumption"] = Setting{Value: "64", From: "pool www (php_admin_value[opcache.memory_consumption])"}
@@ -77,7 +77,7 @@ func TestLiveStart(t *testing.T) {
 				return &Site{Pool: p, PHP: php}
 			},
 			[]string{"pm=ondemand", "pm.process_idle_timeout=120", "listen=tcp", "listen.backlog=65535", "opcache.memory_consumption=192"},
-			[]string{"php_admin_value[open_basedir] = /var/www/site:/tmp"},
+			[]string{"php_admin_value[auto_prepend_file] = /var/www/site/waf.php", "php_admin_value[open_basedir] = /var/www/site:/tmp"},
 			[]string{"pm.max_children = 100000 in pool www: knob pm.max_children: value \"100000\" is out of range",
 				"pm.status_path = /status in pool www: not carried",
 				"pm.max_spawn_rate = 64 in pool www: phptune has no knob for it",
@@ -132,6 +132,9 @@ func TestLiveStart(t *testing.T) {
 			}
 			if len(tc.notes) == 0 && len(st.Notes) > 0 {
 				t.Errorf("unexpected notes:\n%s", all)
+			}
+			if want := tc.site().Pool; want != nil && st.Prepend != want.Overrides["php_admin_value[auto_prepend_file]"] {
+				t.Errorf("prepend %q", st.Prepend)
 			}
 			cfg, notes := StartConfig(tc.site())
 			if !slices.Equal(cfg.Overrides(), st.Config.Overrides()) || !slices.Equal(notes, st.Notes) {
