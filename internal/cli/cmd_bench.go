@@ -59,6 +59,7 @@ type benchFlags struct {
 	reportFile             string
 	redact                 []string
 	expect                 string
+	host                   string
 	workload, fromLog      string
 	allowPost              bool
 	applySysctl            bool
@@ -235,7 +236,7 @@ contents are never recorded.`,
 			var pageWarnings []string
 			if f.labName != "" {
 				if l, lerr := lab.Open(f.labName); lerr == nil {
-					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests})
+					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests, Host: f.host})
 					if perr != nil {
 						pageWarnings = append(pageWarnings, fmt.Sprintf("page check: %v", perr))
 					} else {
@@ -335,6 +336,7 @@ contents are never recorded.`,
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log (see above)")
 	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too (with an empty form body)")
 	fl.StringVar(&f.expect, "expect", "", "count 2xx responses whose body (first 64 KiB) does not match this regular expression as unexpected_body errors")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.cpus, "cpus", "", `pin the generator to these CPUs ("0", "2-3")`)
 	fl.BoolVar(&f.checkLength, "check-length", false, "count bodies whose length differs from the first response as length_mismatch errors")
 	fl.BoolVar(&f.failOnStderr, "fail-on-stderr", false, "count FastCGI responses with stderr output (PHP notices, errors) as errors")
@@ -536,6 +538,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 			return o, err
 		}
 		o.Target, reqPath = t, p
+	}
+	if err := checkHostFlag(f.host); err != nil {
+		return o, err
+	}
+	if f.host != "" {
+		o.Target.Host = f.host
 	}
 	if o.Target.Protocol == "fcgi" {
 		o.KeepAlive = f.keepConn

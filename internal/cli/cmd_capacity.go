@@ -30,6 +30,7 @@ type capacityFlags struct {
 	knobsFile             string
 	set                   []string
 	workload, expect      string
+	host                  string
 	slo, maxErrors        string
 	startRate             float64
 	minRate, maxRate      float64
@@ -101,6 +102,7 @@ The lab is one of its own for --app or --docroot (taken down at the end;
 	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.slo, "slo", "p99<500ms", "latency SLO, e.g. 'p99<500ms' or 'p95<1s,errors<0.1%' (grammar above)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0", "highest error rate a step may have, e.g. 0.1% or 0 (unless --slo has an errors term)")
 	fl.Float64Var(&f.startRate, "start-rate", 0, "first rate in requests/s (default: half the throughput of a closed-model probe)")
@@ -180,6 +182,9 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		return o, err
 	}
 	o.Errors = capacity.ErrorLimit{Rate: rate}
+	if err := checkHostFlag(f.host); err != nil {
+		return o, err
+	}
 	if f.expect != "" {
 		if _, err := load.CompileExpect(f.expect); err != nil {
 			return o, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
@@ -296,7 +301,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		pw = &w
 	}
 	w := *pw
-	w.Expect = f.expect
+	w.Expect, w.Host = f.expect, f.host
 	stack := labstack.New(l, w)
 	if err := checkStartPage(ctx, env, stack, say); err != nil {
 		return err

@@ -108,7 +108,7 @@ func phpSpeed(b *results.Bench) float64 {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var appName, docroot, labName, user, workload, expect, fromLog string
+	var appName, docroot, labName, user, workload, expect, fromLog, host string
 	var allowPost bool
 	var conns, rounds int
 	var d, warmup time.Duration
@@ -177,6 +177,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				workload = labstack.LogSpec(fromLog, allowPost)
 			} else if allowPost {
 				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
+			}
+			if err := checkHostFlag(host); err != nil {
+				return err
 			}
 			if expect != "" {
 				if _, err := load.CompileExpect(expect); err != nil {
@@ -257,7 +260,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				pw = &w
 			}
 			w := *pw
-			w.Expect = expect
+			w.Expect, w.Host = expect, host
 			stack := labstack.New(l, w)
 			if err := checkStartPage(ctx, env, stack, say); err != nil {
 				return err
@@ -314,6 +317,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
 	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")
 	fl.StringVar(&expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.StringVar(&host, "host", "", hostFlagHelp)
 	fl.IntVarP(&conns, "connections", "c", 50, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")

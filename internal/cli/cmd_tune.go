@@ -43,6 +43,7 @@ type tuneFlags struct {
 	user                  string
 	cpus, memoryMax       string
 	expect                string
+	host                  string
 	fromLog               string
 	allowPost             bool
 	workload, objective   string
@@ -160,6 +161,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
 	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)")
 	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not tuned")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.cpus, "cpus", "", "pin the lab of its own to these CPUs (e.g. 1 or 0-1), beside production")
 	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)")
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
@@ -413,11 +415,14 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHostFlag(f.host); err != nil {
+		return nil, err
+	}
 	p.budgetMsg = msg
 	p.opt = tune.Options{
 		Command: command, App: f.app, Workload: f.workload, Objective: f.objective, SLO: capSLO,
 		Lab: f.labName, DocRoot: f.docroot, User: f.user, Conns: f.conns,
-		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect,
+		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect, Host: f.host,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,
@@ -703,7 +708,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			defer restoreSysctl(env, kr, "tune")
 		}
 	}
-	w.Expect = opt.Expect
+	w.Expect, w.Host = opt.Expect, opt.Host
 	stack := labstack.New(l, *w)
 	if err := checkStartPage(ctx, env, stack, say); err != nil {
 		return err

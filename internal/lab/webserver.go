@@ -142,7 +142,10 @@ func (nginxServer) render(l *Lab, fpmPass, front string) string {
 	}
 	if l.Sealed() {
 		s.Listen, s.UnixListen = siteHTTPAddr.String(), l.HTTPSocket
-		s.Names, s.SitePort, s.HTTPS = l.SiteNames, l.SitePort, l.SiteHTTPS
+		s.Names = l.SiteNames
+		if len(l.SiteNames) > 0 {
+			s.SiteHost = &nginx.SiteHost{Name: l.SiteNames[0], Port: l.SitePort, HTTPS: l.SiteHTTPS}
+		}
 	}
 	return nginx.Render(l.Config, s)
 }

@@ -36,6 +36,10 @@ type Workload struct {
 	// leaves it empty; callers set it from --expect after checking it
 	// with load.CompileExpect.
 	Expect string
+	// Host, when set, is the Host header every request and page check
+	// carries (--host: the site's own name, so that it answers its real
+	// pages, not a redirect to them); "" sends the lab's address.
+	Host string
 }
 
 // Workload names with a built-in meaning.
@@ -249,6 +253,16 @@ func Target(l *lab.Lab) (load.Target, error) {
 	return load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host, Display: strings.TrimSuffix(l.URL, "/")}, nil
 }
 
+// target is the lab's web server as the workload loads it: with the
+// workload's Host header when it has one.
+func (s *Stack) target() (load.Target, error) {
+	t, err := Target(s.Lab)
+	if err == nil && s.Workload.Host != "" {
+		t.Host = s.Workload.Host
+	}
+	return t, err
+}
+
 // Measure loads the running lab with conns connections for warmup and then
 // d, observing every process of the stack and the generator, and returns
 // the generator's result with the observation attached (derived figures
@@ -257,7 +271,7 @@ func Target(l *lab.Lab) (load.Target, error) {
 // what its servers logged as errors in the measured part, classified and
 // explained (Bench.ServerErrors).
 func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
-	target, err := Target(s.Lab)
+	target, err := s.target()
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +379,7 @@ func CheckPage(ctx context.Context, l *lab.Lab, w Workload) (pagecheck.Page, err
 		// name on this host is production's.
 		return l.FetchPage(ctx, w.PagePath())
 	}
-	return pagecheck.Fetch(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath())
+	return pagecheck.FetchHost(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath(), w.Host)
 }
 
 // PageWarnings says what is wrong with a page check: an error status, a
@@ -417,8 +431,8 @@ func StartPageRefusal(p pagecheck.Page, w Workload) string {
 
 // StartPageFixes are the ways out of a StartPageRefusal, for the message.
 const StartPageFixes = "load a path that answers 200 (--workload /PATH, or --workload-from-log with your site's log); " +
-	"make the site answer its page at the lab's address (a site whose home URL names another host redirects there: set that URL to the lab's, " +
-	"or wait for --site and --host, which send the site's own Host); give a scenario file whose line for a page that redirects on purpose declares it (\"=> 301\"); " +
+	"send the site's own name as the Host header with --host NAME (a site whose home URL names another host redirects there), " +
+	"or make the site answer its page at the lab's address; give a scenario file whose line for a page that redirects on purpose declares it (\"=> 301\"); " +
 	"and --expect REGEX to count error pages answered with 200 as errors"
 
 var _ tune.Stack = (*Stack)(nil)

@@ -24,7 +24,7 @@ func TestRender(t *testing.T) {
 	site := testSite("/lab", "/lab/www")
 	def := Render(knob.Defaults(), site)
 	for _, w := range []string{"worker_processes auto;", "worker_connections 768;", `access_log "/lab/log/a.log";`,
-		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $host:$server_port;",
+		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $phptune_http_host;", `map $http_host $phptune_http_host { "" $host:$server_port; default $http_host; }`,
 		`try_files $uri $uri/ "/index.php?$args";`, `fastcgi_param SCRIPT_FILENAME "/fpm-status";`, `client_body_temp_path "/lab/tmp/client_body";`,
 		`location = "/nginx-status" { stub_status; allow 127.0.0.1; deny all; }`, "daemon off;", `root "/lab/www";`} {
 		if !strings.Contains(def, w) {
@@ -368,13 +368,15 @@ func TestRenderSite(t *testing.T) {
 		edit      func(*Site)
 		want, not []string
 	}{
-		{"plain lab", func(*Site) {}, []string{"server_name localhost;", "fastcgi_param HTTP_HOST $host:$server_port;", "fastcgi_param SERVER_PORT $server_port;"}, []string{"unix:;", "HTTPS on"}},
+		{"plain lab", func(*Site) {}, []string{"server_name localhost;", "fastcgi_param HTTP_HOST $phptune_http_host;", "fastcgi_param SERVER_PORT $server_port;"}, []string{"unix:;", "HTTPS on"}},
 		{"site over http", func(s *Site) {
-			s.Names, s.SitePort, s.UnixListen = []string{"site.test", "www.site.test"}, 80, "/l/run/http.sock"
-		}, []string{"server_name site.test www.site.test;", `listen "unix:/l/run/http.sock" backlog=`, "fastcgi_param SERVER_PORT 80;", "allow 127.0.0.1; allow unix:; deny all;"}, []string{"HTTP_HOST", "HTTPS on"}},
+			s.Names, s.UnixListen = []string{"site.test", "www.site.test"}, "/l/run/http.sock"
+			s.SiteHost = &SiteHost{Name: "site.test", Port: 80}
+		}, []string{"server_name site.test www.site.test;", `listen "unix:/l/run/http.sock" backlog=`, "fastcgi_param SERVER_PORT 80;", "fastcgi_param SERVER_NAME site.test;", "allow 127.0.0.1; allow unix:; deny all;"}, []string{"HTTPS on"}},
 		{"site over tls", func(s *Site) {
-			s.Names, s.SitePort, s.HTTPS, s.UnixListen = []string{"site.test"}, 443, true, "/l/run/http.sock"
-		}, []string{"fastcgi_param SERVER_PORT 443;", "fastcgi_param HTTPS on;"}, []string{"HTTP_HOST", "listen 443"}},
+			s.Names, s.UnixListen = []string{"site.test"}, "/l/run/http.sock"
+			s.SiteHost = &SiteHost{Name: "site.test", Port: 443, HTTPS: true}
+		}, []string{"fastcgi_param SERVER_PORT 443;", "fastcgi_param HTTPS on;", "fastcgi_param REQUEST_SCHEME https;"}, []string{"listen 443"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -551,10 +551,15 @@ type Tune struct {
 	// Server is the web server the tune ran (the start's server knob:
 	// nginx-fpm, apache-event-fpm, apache-prefork-modphp); empty in
 	// results stored before servers could be tuned, which ran nginx-fpm.
-	Server      string            `json:"server,omitempty"`
-	Objective   string            `json:"objective"` // "throughput", "latency" or "capacity"
-	Limits      Limits            `json:"limits"`
-	Start       map[string]string `json:"start_config"`
+	Server    string            `json:"server,omitempty"`
+	Objective string            `json:"objective"` // "throughput", "latency" or "capacity"
+	Limits    Limits            `json:"limits"`
+	Start     map[string]string `json:"start_config"`
+	// StartFrom is "live" when Start is a live site's configuration
+	// (production's pool and php.ini): tables call it live, and the
+	// distro's defaults are a baseline. "" for the distro's defaults or a
+	// knob file.
+	StartFrom   string            `json:"start_from,omitempty"`
 	Recommended map[string]string `json:"recommended_config"`
 	Trials      []Trial           `json:"trials"`
 	Changes     []Effect          `json:"changes"` // each changed knob's measured effect
