@@ -14,6 +14,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/pagecheck"
+	"github.com/phptune/phptune/internal/site"
 )
 
 // userFlagRule is the --user rule (lab.CheckAccount) as the flags' help
@@ -99,7 +100,7 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 
 func newLabUpCmd(env *Env) *cobra.Command {
 	var opt lab.Options
-	var knobsFile, memoryMax, server, siteQuery string
+	var knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -129,6 +130,10 @@ func newLabUpCmd(env *Env) *cobra.Command {
 				}
 				opt.Site, opt.App = s, lab.SiteApp
 				printSiteFound(env.Stderr, s)
+				live := site.LiveStart(s)
+				opt.Live = &live
+			} else if c.Flags().Changed("db-from") || dbDump != "" {
+				return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
 			} else if opt.DocRoot != "" {
 				if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
 					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
@@ -149,6 +154,14 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if err := labLimits(&opt, memoryMax); err != nil {
 				return err
 			}
+			if opt.Site != nil {
+				// After --memory-max: the copy must fit the lab's cap.
+				data, err := siteData(env, opt.Site, dbFrom, dbDump, opt.MemoryMax)
+				if err != nil {
+					return err
+				}
+				opt.Data = data
+			}
 			if server != "" {
 				// --server X is --set server=X, after the other settings.
 				opt.Set = append(opt.Set, knob.ServerKnob+"="+server)
@@ -156,6 +169,14 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
 				return err
+			}
+			if opt.Live != nil {
+				// The live configuration is the start, as if --set each;
+				// --knobs and --set go on top.
+				set = append(opt.Live.Config.Overrides(), set...)
+				if _, _, err := knobConfig("", set); err != nil {
+					return err
+				}
 			}
 			opt.Set = set
 			opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
@@ -169,6 +190,7 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			}
 			printLab(env, l)
 			printSealed(env.Ctx, env.Stdout, l)
+			printSiteStart(env.Stdout, l, opt.Live)
 			warnFrontPage(env.Stderr, l)
 			if l.FrontPage != nil {
 				if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
@@ -184,7 +206,9 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringVar(&opt.App, "app", "hello", "built-in app: "+appNames())
 	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
 	f.StringVar(&siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
-	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
+	f.StringVar(&dbFrom, "db-from", "auto", "with --site: copy this production database into the lab, read-only (mariadb-dump --single-transaction as the app's own account): auto is the one the site's configuration names; none leaves the lab's MariaDB empty (the site then answers its error page)")
+	f.StringVar(&dbDump, "db-dump", "", "with --site: load this dump of the site's database (FILE or FILE.gz, root's, as mariadb-dump makes it) instead of copying production's")
+	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs; with --site it goes on top of the live configuration)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	f.StringVar(&server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
@@ -431,7 +455,7 @@ func newLabLogsCmd(env *Env) *cobra.Command {
 func newLabResetCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reset NAME",
-		Short: "Restore a lab's database to its seeded state (WordPress)",
+		Short: "Restore a lab's database to its seeded state (WordPress) or to the copy it was brought up with (a site lab)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			l, err := lab.Open(args[0])
@@ -440,6 +464,10 @@ func newLabResetCmd(env *Env) *cobra.Command {
 			}
 			if err := l.Reset(env.Ctx); err != nil {
 				return err
+			}
+			if l.DBCopy != nil {
+				fmt.Fprintf(env.Stdout, "lab %s: database %s restored to the copy taken at lab up (%s)\n", l.Name, l.DBCopy.DB, l.DBCopy.Source)
+				return nil
 			}
 			fmt.Fprintf(env.Stdout, "lab %s: database restored to its seeded state\n", l.Name)
 			return nil

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/dbcopy"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
 	"github.com/phptune/phptune/internal/termsafe"
@@ -51,7 +55,7 @@ func printSiteFound(w io.Writer, s *site.Site) {
 	}
 	fmt.Fprintln(w)
 	if s.DB != nil {
-		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB there, empty until a copy is loaded\n", termsafe.Text(s.DB.Endpoint.String()))
+		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB at that address inside its seal, with a copy of the data (--db-from, --db-dump)\n", termsafe.Text(s.DB.Endpoint.String()))
 	}
 }
 
@@ -147,4 +151,112 @@ curl -H 'Host: site.test' http://127.0.0.1:PORT/, or map the name to
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address and port to listen on (port 0 picks a free one)")
 	return cmd
+}
+
+// siteData decides where a site lab's database comes from (--db-from,
+// --db-dump) and refuses, before anything starts, a copy that cannot be
+// made or would not fit the lab (memoryMax: --memory-max). nil is an
+// empty database (--db-from none, or a site without one), said on stderr.
+func siteData(env *Env, s *site.Site, from, dump string, memoryMax int64) (*lab.SiteData, error) {
+	if dump != "" {
+		if from != "auto" && from != "" {
+			return nil, usageErr("Give one of them", "--db-from %s and --db-dump %s both fill the lab's database", from, dump)
+		}
+		if s.App == nil || s.App.DB.Name == "" || s.App.DB.User == "" {
+			return nil, usageErr("Check what phptune site "+s.Query+" reads of the app's configuration", "--db-dump: the site's configuration names no literal database and user (%s), so the lab cannot load the dump for the app's account", termsafe.Text(firstNonEmpty(s.AppError, "no app configuration found")))
+		}
+		f, err := outdir.OpenTrusted(dump)
+		if err != nil {
+			return nil, usageErr("Give a dump file root owns that only root can write: chown root FILE; chmod go-w FILE", "--db-dump: %v", err)
+		}
+		f.Close()
+		return &lab.SiteData{DumpFile: dump}, nil
+	}
+	if from == "none" {
+		fmt.Fprintf(env.Stderr, "warning: --db-from none: the lab's MariaDB starts empty, so the site answers whatever it answers without its database (an error or install page), not its pages\n")
+		return nil, nil
+	}
+	if s.App == nil || s.DB == nil {
+		fmt.Fprintf(env.Stderr, "warning: the site's configuration names no database phptune can copy (%s); the lab's MariaDB starts empty: give a dump with --db-dump FILE if the site uses one\n",
+			termsafe.Text(firstNonEmpty(s.AppError, "no wp-config.php, .env or settings.php found")))
+		return nil, nil
+	}
+	if from != "auto" && from != "" && from != s.App.DB.Name {
+		return nil, usageErr("Try: --db-from auto (or --db-from "+s.App.DB.Name+")", "--db-from %s: the site's configuration (%s) uses the database %s; the lab copies that one, as the app's own account", termsafe.Text(from), termsafe.Text(s.App.File), termsafe.Text(s.App.DB.Name))
+	}
+	src, err := dbcopy.SourceFor(s.App, s.DB, dbcopy.Account{})
+	if err != nil {
+		return nil, usageErr("Give a dump you made with --db-dump FILE, or leave the lab's database empty with --db-from none", "--db-from: %s", termsafe.Text(err.Error()))
+	}
+	budget, err := dbcopy.NewBudget(existingParent(lab.Root()), memoryMax)
+	if err != nil {
+		return nil, err
+	}
+	if err := budget.Check(src.SizeBytes); err != nil {
+		return nil, usageErr("", "--db-from: %v", err)
+	}
+	if src.SizeBytes <= 0 {
+		fmt.Fprintf(env.Stderr, "warning: the size of database %s is unknown (its directory in the server's datadir was not read): the lab's disk and memory budget was not checked\n", termsafe.Text(src.DB))
+	}
+	return &lab.SiteData{From: &src, Progress: dumpProgress(env.Stderr)}, nil
+}
+
+// largeDump is the size above which the dump's progress is shown.
+const largeDump = 64 << 20
+
+// dumpProgress prints the dump's progress on w every few seconds once it
+// is large.
+func dumpProgress(w io.Writer) func(done, total int64) {
+	var last time.Time
+	return func(done, total int64) {
+		if done < largeDump && total < largeDump || time.Since(last) < 3*time.Second {
+			return
+		}
+		last = time.Now()
+		if total > 0 {
+			fmt.Fprintf(w, "lab: dumped %s (the database is %s on disk; a dump is often larger or smaller)\n", dbcopy.Size(done), dbcopy.Size(total))
+		} else {
+			fmt.Fprintf(w, "lab: dumped %s\n", dbcopy.Size(done))
+		}
+	}
+}
+
+// existingParent is dir or its nearest parent that exists: the filesystem
+// the lab will be made on.
+func existingParent(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == "/" {
+			return d
+		}
+	}
+}
+
+// printSiteStart says what a site lab started from: the live
+// configuration and what of it was carried, WP-cron, and the database.
+func printSiteStart(w io.Writer, l *lab.Lab, live *site.Start) {
+	if !l.Sealed() {
+		return
+	}
+	if live != nil {
+		fmt.Fprintf(w, "start:      the live site's configuration (%s; the distro's defaults are the baseline beside it)\n", l.LiveKnobs)
+		for _, line := range l.SitePool {
+			fmt.Fprintf(w, "            pool line carried as-is: %s\n", termsafe.Text(line))
+		}
+		for _, n := range live.Notes {
+			fmt.Fprintf(w, "            %s\n", termsafe.Text(n))
+		}
+	}
+	if l.SiteNoCron {
+		fmt.Fprintf(w, "wp-cron:    off while the lab runs (DISABLE_WP_CRON from the lab's auto_prepend_file%s): no page load spawns wp-cron.php\n",
+			map[bool]string{true: ", then the site's own " + termsafe.Text(l.SitePrepend), false: ""}[l.SitePrepend != ""])
+	}
+	switch c := l.DBCopy; {
+	case c != nil:
+		fmt.Fprintf(w, "database:   %s, a copy from %s: %s of dump in %.1f s (%d connection%s to production, read-only); account %s@%s with %s\n",
+			termsafe.Text(c.DB), termsafe.Text(c.Source), dbcopy.Size(c.DumpBytes), c.Seconds, c.ProductionConnections, plural(uint64(c.ProductionConnections)),
+			termsafe.Text(c.User), termsafe.Text(strings.Join(c.Hosts, ",")), termsafe.Text(c.Grants))
+		fmt.Fprintf(w, "            phptune lab reset %s restores this copy\n", l.Name)
+	case l.MariaDBSocket != "":
+		fmt.Fprintf(w, "database:   the lab's MariaDB is empty (no copy was loaded)\n")
+	}
 }

@@ -41,6 +41,11 @@ func (l *Lab) render(acct *account) error {
 		name, value, _ := strings.Cut(kv, "=")
 		extra = append(extra, "env["+name+"] = "+value)
 	}
+	siteLines, err := l.sitePoolLines(acct)
+	if err != nil {
+		return err
+	}
+	extra = append(extra, siteLines...)
 	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
 		Listens: listens, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,

@@ -56,6 +56,15 @@ type Options struct {
 	// copy of production's: package dbcopy plugs in here). Nil leaves the
 	// lab's server empty.
 	FillDatabase func(ctx context.Context, db SiteDB) error
+	// Data, for a site lab, is where its database comes from (a copy of
+	// production's or a dump file): loaded once MariaDB answers, then
+	// snapshotted for lab reset. It takes the place of FillDatabase.
+	Data *SiteData
+	// Live, for a site lab, is the live site's configuration
+	// (site.LiveStart): its pool lines without a knob are carried into
+	// the lab's pool, and its knobs are written to DIR/live.knobs. The
+	// caller puts Live.Config's overrides in Set (before the user's own).
+	Live *site.Start
 }
 
 // plan is everything Up checks before it creates anything.
@@ -75,12 +84,14 @@ type plan struct {
 	progress func(string)
 	site     *site.Site
 	fill     func(ctx context.Context, db SiteDB) error
+	data     *SiteData
+	live     *site.Start
 }
 
 // planUp validates opt: every input problem is reported here, before any
 // process starts or any file is written.
 func planUp(opt Options) (*plan, error) {
-	p := &plan{progress: opt.Progress, site: opt.Site, fill: opt.FillDatabase}
+	p := &plan{progress: opt.Progress, site: opt.Site, fill: opt.FillDatabase, data: opt.Data, live: opt.Live}
 	if p.progress == nil {
 		p.progress = func(string) {}
 	}
@@ -278,6 +289,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	l.Limits = p.limits
 	if p.site != nil {
 		l.setSite(p.site)
+		l.setLive(p.site, p.live)
 	}
 	l.setStatusURLs(p.web)
 	defer func() {
@@ -377,6 +389,9 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if err := l.writeSecrets(secrets); err != nil {
 		return err
 	}
+	if err := l.writeLiveKnobs(acct, p.live); err != nil {
+		return err
+	}
 	if err := l.render(acct); err != nil {
 		return err
 	}
@@ -395,7 +410,12 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			if err := l.provisionSite(ctx, acct, p.db, secrets); err != nil {
 				return err
 			}
-			if p.fill != nil {
+			switch {
+			case p.data != nil:
+				if err := l.copySiteData(ctx, acct, p, &secrets); err != nil {
+					return err
+				}
+			case p.fill != nil:
 				say("filling the lab's database")
 				if err := p.fill(ctx, l.siteDB(acct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
 					return fmt.Errorf("filling the lab's database: %w", err)
