@@ -116,8 +116,8 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 	}
 	docroot := filepath.Join(parent, "site")
 	files := map[string]string{
-		"index.php":     strings.Replace(wpLikePage, "DB_HOST_SOCK", "'localhost'", 1),
-		"wp-config.php": "<?php\ndefine('DB_NAME', 'wpsite');\ndefine('DB_USER', 'wpuser');\ndefine('DB_PASSWORD', 'wp pass');\ndefine('DB_HOST', 'localhost');\n$table_prefix = 'wp_';\n",
+		"index.php":                        strings.Replace(wpLikePage, "DB_HOST_SOCK", "'localhost'", 1),
+		"wp-config.php":                    "<?php\ndefine('DB_NAME', 'wpsite');\ndefine('DB_USER', 'wpuser');\ndefine('DB_PASSWORD', 'wp pass');\ndefine('DB_HOST', 'localhost');\n$table_prefix = 'wp_';\n",
 		"wp-content/uploads/2026/logo.txt": "logo\n",
 	}
 	for name, text := range files {
