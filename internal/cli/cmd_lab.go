@@ -39,7 +39,13 @@ on 127.0.0.1:80 and on a unix socket in the lab directory (the host's only
 way in: curl --unix-socket, or phptune lab forward), the lab's own MariaDB
 on 127.0.0.1:3306 and /run/mysqld/mysqld.sock inside, the docroot as an
 overlay whose writes stay in the lab. Connections that try to leave are
-refused and counted (lab up and lab status show them).`,
+refused and counted (lab up and lab status show them). Its database is a
+copy of production's (--db-from, by default the one the site's
+configuration names: mariadb-dump --single-transaction as the app's own
+account, read-only) or a dump of yours (--db-dump), with the app's account
+and password; lab reset restores that copy. It starts from the live pool
+and php.ini (kept in the lab's live.knobs), and WP-cron is off while it
+runs for a WordPress site.`,
 	}
 	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env), newLabForwardCmd(env))
 	return cmd
