@@ -1,18 +1,21 @@
-package lab
+package lab_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/user"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/dbcopy"
+	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/livehost/hosttest"
 	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
@@ -49,7 +52,7 @@ echo "</body></html>\n";
 // count, its Connections counter but for the copy's own, every file of
 // the docroot — is unchanged.
 func TestSiteLabCopiesProduction(t *testing.T) {
-	testHome(t)
+	lab.TestHome(t)
 	if err := seal.Available(); err != nil {
 		t.Skip(err)
 	}
@@ -158,20 +161,20 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 		t.Fatal(err)
 	}
 
-	sums := treeSums(t, docroot)
+	sums := lab.TreeSums(t, docroot)
 	before := prodState()
 	conns0 := connections()
 
 	live := site.LiveStart(s)
 	t0 := time.Now()
-	l, err := Up(ctx, Options{Name: "wpsite", Site: s, Live: &live, Set: live.Config.Overrides(), Data: &SiteData{From: &src},
+	l, err := lab.Up(ctx, lab.Options{Name: "wpsite", Site: s, Live: &live, Set: live.Config.Overrides(), Data: &lab.SiteData{From: &src},
 		Progress: func(m string) { t.Log("lab:", m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	upTime := time.Since(t0)
 	conns1 := connections()
-	defer Down("wpsite")
+	defer lab.Down("wpsite")
 	t.Logf("lab up --site with the copy took %v; the copy %+v", upTime.Round(time.Millisecond), l.DBCopy)
 	// conns1's own connection is the one after conns0's.
 	if got := conns1 - conns0 - 1; l.DBCopy == nil || got != l.DBCopy.ProductionConnections || got != 2 {
@@ -200,12 +203,12 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pm = static", "pm.max_children = 7", `php_admin_value[upload_max_filesize] = "33M"`, `php_admin_value[auto_prepend_file] = "` + filepath.Join(l.Dir, "app", noCronName) + `"`} {
+	for _, want := range []string{"pm = static", "pm.max_children = 7", `php_admin_value[upload_max_filesize] = "33M"`, `php_admin_value[auto_prepend_file] = "` + filepath.Join(l.Dir, "app", lab.NoCronName) + `"`} {
 		if !strings.Contains(string(conf), want) {
 			t.Errorf("the lab's php-fpm.conf lacks %q:\n%s", want, conf)
 		}
 	}
-	if knobs, err := os.ReadFile(filepath.Join(l.Dir, liveKnobsName)); err != nil || !strings.Contains(string(knobs), "pm=static") || !strings.Contains(string(knobs), "pm.max_children=7") {
+	if knobs, err := os.ReadFile(filepath.Join(l.Dir, lab.LiveKnobsName)); err != nil || !strings.Contains(string(knobs), "pm=static") || !strings.Contains(string(knobs), "pm.max_children=7") {
 		t.Errorf("live.knobs: %v\n%s", err, knobs)
 	}
 
@@ -230,6 +233,32 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 		t.Errorf("after %d writes the lab's page reads: %s", writers*each, page.Body)
 	}
 
+	// A bench through the lab, as a user runs it: the site's pages, and
+	// its writing page, all into the lab's copy.
+	for _, path := range []string{"/", "/?write=1"} {
+		var out, errb bytes.Buffer
+		code := cli.Main(ctx, []string{"bench", "--lab", "wpsite", "--workload", path, "-c", "4", "-d", "2s", "-q", "--json"}, &out, &errb)
+		if code != 0 {
+			t.Fatalf("bench --lab wpsite --workload %s: exit %d: %s", path, code, errb.String())
+		}
+		var res struct {
+			Requests, Errors int64
+			Target           string
+		}
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("bench --json: %v: %s", err, out.String())
+		}
+		t.Logf("bench %s through the lab: %d requests, %d errors, %s", path, res.Requests, res.Errors, res.Target)
+		if res.Requests == 0 || res.Errors != 0 {
+			t.Errorf("bench %s: %d requests, %d errors; want the site's 2xx pages only", path, res.Requests, res.Errors)
+		}
+	}
+	page, _ = l.FetchPage(ctx, "/")
+	if strings.Contains(page.Body, "hits="+strconv.Itoa(writers*each)+" ") {
+		t.Errorf("the bench's writes did not reach the lab's copy: %s", page.Body)
+	}
+	t.Logf("after the bench: %s", page.Body)
+
 	// lab reset restores the copy.
 	if err := l.Reset(ctx); err != nil {
 		t.Fatal(err)
@@ -239,7 +268,7 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 		t.Errorf("after lab reset the page reads: %s", page.Body)
 	}
 
-	if err := Down("wpsite"); err != nil {
+	if err := lab.Down("wpsite"); err != nil {
 		t.Fatal(err)
 	}
 	conns2 := connections()
@@ -250,45 +279,10 @@ INSERT INTO wpsite.wp_options (option_name, option_value) VALUES ('only_in_produ
 	if conns2 != conns1+1 {
 		t.Errorf("production saw %d connections after lab up; want none", conns2-conns1-1)
 	}
-	if got := treeSums(t, docroot); !equalSums(got, sums) {
+	if got := lab.TreeSums(t, docroot); !lab.EqualSums(got, sums) {
 		t.Errorf("the real docroot changed: before %v, after %v", sums, got)
 	}
 	if err := h.Unchanged(); err != nil {
 		t.Errorf("the host copy changed: %v", err)
-	}
-}
-
-// TestSiteAccountHosts: the app's account exists for production's hosts,
-// its endpoint's, and always localhost and 127.0.0.1, once each.
-func TestSiteAccountHosts(t *testing.T) {
-	tests := []struct {
-		granted, implied, want []string
-	}{
-		{nil, nil, []string{"localhost", "127.0.0.1"}},
-		{nil, []string{"localhost"}, []string{"localhost", "127.0.0.1"}},
-		{[]string{"%"}, []string{"localhost", "127.0.0.1"}, []string{"%", "localhost", "127.0.0.1"}},
-		{[]string{"127.0.0.1"}, []string{"localhost"}, []string{"127.0.0.1", "localhost"}},
-		{[]string{""}, nil, []string{"localhost", "127.0.0.1"}},
-	}
-	for _, tc := range tests {
-		if got := siteAccountHosts(tc.granted, tc.implied); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("siteAccountHosts(%v, %v) = %v, want %v", tc.granted, tc.implied, got, tc.want)
-		}
-	}
-}
-
-// TestIsPrependLine: the live pool's own prepend lines are recognised
-// (the lab's WP-cron prepend chains the file instead).
-func TestIsPrependLine(t *testing.T) {
-	tests := map[string]bool{
-		"php_admin_value[auto_prepend_file] = /srv/waf.php": true,
-		"php_value[auto_prepend_file]=/x.php":               true,
-		"php_admin_value[upload_max_filesize] = 64M":        false,
-		"php_admin_value[auto_append_file] = /x.php":        false,
-	}
-	for line, want := range tests {
-		if got := isPrependLine(line); got != want {
-			t.Errorf("isPrependLine(%q) = %v, want %v", line, got, want)
-		}
 	}
 }
