@@ -413,6 +413,12 @@ func newLabStatusCmd(env *Env) *cobra.Command {
 				if h.Lab.Sealed() {
 					fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
 					printAttempts(env.Ctx, env.Stdout, h.Lab)
+					if c := h.Lab.DBCopy; c != nil {
+						fmt.Fprintf(env.Stdout, "database:   %s, a copy from %s (lab reset %s restores it)\n", c.DB, c.Source, h.Lab.Name)
+					}
+					if h.Lab.LiveKnobs != "" {
+						fmt.Fprintf(env.Stdout, "start:      the live configuration, %s: %s\n", h.Lab.LiveKnobs, strings.Join(h.Lab.Config.Overrides(), " "))
+					}
 				}
 			}
 			if secrets {
