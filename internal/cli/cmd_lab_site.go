@@ -247,8 +247,11 @@ func printSiteStart(w io.Writer, l *lab.Lab, live *site.Start) {
 		}
 	}
 	if l.SiteNoCron {
-		fmt.Fprintf(w, "wp-cron:    off while the lab runs (DISABLE_WP_CRON from the lab's auto_prepend_file%s): no page load spawns wp-cron.php\n",
-			map[bool]string{true: ", then the site's own " + termsafe.Text(l.SitePrepend), false: ""}[l.SitePrepend != ""])
+		chained := ""
+		if l.SitePrepend != "" {
+			chained = ", then the pool's own " + termsafe.Text(l.SitePrepend)
+		}
+		fmt.Fprintf(w, "wp-cron:    off while the lab runs (DISABLE_WP_CRON from the lab's auto_prepend_file%s): no page load spawns wp-cron.php\n", chained)
 	}
 	switch c := l.DBCopy; {
 	case c != nil:
