@@ -26,7 +26,7 @@ func TestCompareFlagsCheckedFirst(t *testing.T) {
 	writeFiles(t, filepath.Join(dir, "app"), map[string]string{"index.php": "<?php echo 1;"})
 	app := filepath.Join(dir, "app")
 	checkUsageErrors(t, []usageCase{
-		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot and --lab", "Try:"},
+		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot, --lab and --site", "Try:"},
 		{[]string{"compare", "--docroot", app, "--lab", "x", "default"}, "give only one of", "Try:"},
 		{[]string{"compare", "--lab", "x", "--user", "www-data", "default"}, "--user is for a lab of its own", "phptune lab up --user"},
 		{[]string{"compare", "--user", "root", "default"}, "--user root", "Try: --user www-data"},
