@@ -20,6 +20,10 @@ import (
 // a sealed site lab of the command's own, started from the live site's
 // configuration, measured and taken down at the end.
 
+// siteHost is the host --site finds sites on: this one. Tests point it
+// at a copy of a Debian host's configuration.
+var siteHost = site.Host{Root: "/"}
+
 // siteFlagHelp is --site's help on the stack commands.
 const siteFlagHelp = "measure a sealed lab of its own of a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it): the site's code with its real Host, started from its live pool and php.ini, its own MariaDB, nothing reaching production (root; see lab up --site)"
 

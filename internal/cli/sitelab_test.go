@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/livehost/hosttest"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
@@ -37,7 +42,9 @@ echo "<html><head><title>Wire Site</title></head><body>marker=$marker out=$out h
 // localhost) with its database filled, as lab up --site makes it, and
 // records the live start a live pool of pm = static, pm.max_children = 7
 // would give (LAB/live.knobs).
-func upWireSiteLab(t *testing.T, name string) *lab.Lab {
+// wireSiteDocroot makes the fixture site's docroot: owned by www-data,
+// in a root-owned directory outside /tmp (a seal replaces /tmp inside).
+func wireSiteDocroot(t *testing.T) (string, int) {
 	t.Helper()
 	if err := seal.Available(); err != nil {
 		t.Skip(err)
@@ -75,6 +82,12 @@ func upWireSiteLab(t *testing.T, name string) *lab.Lab {
 	if err := os.Chown(docroot, uid, gid); err != nil {
 		t.Fatal(err)
 	}
+	return docroot, uid
+}
+
+func upWireSiteLab(t *testing.T, name string) *lab.Lab {
+	t.Helper()
+	docroot, uid := wireSiteDocroot(t)
 	s := &site.Site{
 		Query: "wire.test", Root: "/", Host: "wire.test", Port: 80,
 		Vhost:   site.Vhost{Server: "nginx", Names: []string{"wire.test"}, Root: docroot},
@@ -206,4 +219,101 @@ func TestSiteFlagRefusals(t *testing.T) {
 		{args: []string{"bench", "--user", "www-data", "http://127.0.0.1:1/"}, want: "--user is for the lab of its own that --site brings up", fix: "phptune bench --site NAME --user ACCOUNT"},
 		{args: []string{"compare", "--app", "hello", "live"}, want: "live is a site's live configuration", fix: "Give --site NAME"},
 	})
+}
+
+// TestSiteCommandsEndToEnd: tune --site and compare --site find the site
+// on the host (a copy of Debian's nginx and php-fpm, started for real, a
+// vhost wire.test whose pool is pm = static with 7 children), bring up a
+// sealed lab of their own that starts from that live pool, measure the
+// site's own 200 page, and take the lab down; the real docroot and the
+// host's configuration are unchanged.
+func TestSiteCommandsEndToEnd(t *testing.T) {
+	home := labtest.Home(t)
+	docroot, _ := wireSiteDocroot(t)
+	h := hosttest.Debian(t, func(www string) string {
+		www = strings.Replace(www, "\npm = dynamic", "\npm = static", 1)
+		return strings.Replace(www, "\npm.max_children = 5", "\npm.max_children = 7", 1)
+	})
+	ng := h.Nginx(t)
+	vhost := "server {\n\tlisten 127.0.0.1:" + strconv.Itoa(ng.Port+1) + ";\n\tserver_name wire.test;\n\troot " + docroot + ";\n\tindex index.php;\n" +
+		"\tlocation ~ \\.php$ {\n\t\tinclude snippets/fastcgi-php.conf;\n\t\tfastcgi_pass unix:" + h.Socket + ";\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(h.Root, "etc", "nginx", "sites-enabled", "wire.test"), []byte(vhost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	was := siteHost
+	siteHost = site.Host{Root: h.Root}
+	t.Cleanup(func() { siteHost = was })
+	sums := fileSums(t, docroot)
+
+	dir := filepath.Join(home, "tune-site")
+	_, errs, code := runCLI(t, "tune", "--site", "wire.test", "-c", "2", "--time-budget", "40s", "--trial-duration", "1s", "--trial-warmup", "0",
+		"--holdout-rounds", "2", "--curve", "none", "-o", dir)
+	if code != 0 {
+		t.Fatalf("tune --site: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "answered 200") || !strings.Contains(errs, "Wire Site") {
+		t.Errorf("tune --site's page is not the site's 200 page:\n%s", errs)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results.Tune
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.StartFrom != "live" || res.Start["pm"] != "static" || res.Start["pm.max_children"] != "7" || res.App != lab.SiteApp {
+		t.Errorf("tune --site's start: from %q, pm %q, pm.max_children %q, app %q; want live, static, 7, site", res.StartFrom, res.Start["pm"], res.Start["pm.max_children"], res.App)
+	}
+	distro := false
+	for _, b := range res.Baselines {
+		distro = distro || b.Name == "distro"
+	}
+	if !distro {
+		t.Errorf("tune --site has no distro baseline: %+v", res.Baselines)
+	}
+	for _, tr := range res.Trials {
+		if b := tr.Bench; b != nil && b.Requests > 0 && b.StatusCodes["200"] != b.Requests {
+			t.Errorf("trial %d: statuses %v; want every request a 200", tr.N, b.StatusCodes)
+		}
+	}
+
+	out, errs, code := runCLI(t, "compare", "--site", "wire.test", "-c", "2", "-d", "1s", "--warmup", "0s", "--rounds", "1", "live", "default")
+	if code != 0 {
+		t.Fatalf("compare --site: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(out, "live ") {
+		t.Errorf("compare --site lacks the live row:\n%s", out)
+	}
+	if hs, _ := lab.List(); len(hs) != 0 {
+		t.Errorf("--site left labs running: %+v", hs)
+	}
+	if got := fileSums(t, docroot); !reflect.DeepEqual(got, sums) {
+		t.Errorf("the real docroot changed: before %v, after %v", sums, got)
+	}
+	if err := h.Unchanged(); err != nil {
+		t.Errorf("the host's configuration changed: %v", err)
+	}
+}
+
+// fileSums is the sha256 of every file under dir, by relative path.
+func fileSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		out[p] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
