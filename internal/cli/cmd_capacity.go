@@ -348,9 +348,14 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		}
 		say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, f.redact))
 	}
+	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := stack.Capacity(ctx, o)
 	if res == nil {
 		return err
+	}
+	var blockedWarning string
+	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		res.Warnings = append(res.Warnings, blockedWarning)
 	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
 	res.Command = command
