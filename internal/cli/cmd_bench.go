@@ -50,6 +50,7 @@ type benchFlags struct {
 	allowRemote            bool
 	asJSON, quiet          bool
 	labName, appPath       string
+	site, user             string
 	labFCGI                bool
 	scriptFilename         string
 	durationSet, methodSet bool
@@ -159,6 +160,17 @@ contents are never recorded.`,
 			if err := checkRedactNames(f.redact); err != nil {
 				return err
 			}
+			if f.site != "" {
+				// A sealed lab of the site's own, benched as --lab and
+				// taken down at the end.
+				down, err := f.upSiteLab(env, args)
+				if err != nil {
+					return err
+				}
+				defer down()
+			} else if f.user != "" {
+				return usageErr("Try: phptune bench --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
+			}
 			opt, err := f.options(env.Ctx, args, c.Flags().Changed("app-path"))
 			if err != nil {
 				return err
@@ -254,6 +266,7 @@ contents are never recorded.`,
 			run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
 			var res *results.Bench
 			var logs *labstack.ErrorLogs
+			var blocked *labstack.BlockedCounter
 			if f.labName != "" {
 				l, lerr := lab.Open(f.labName)
 				if lerr != nil {
@@ -262,6 +275,8 @@ contents are never recorded.`,
 				// The servers' error logs, from the end of the warm-up.
 				logs = labstack.NewErrorLogs(l)
 				opt.OnMeasure = logs.Mark
+				// What a sealed lab's code tries to reach outside.
+				blocked = labstack.NewBlockedCounter(env.Ctx, l)
 				if !f.noObserve {
 					res, err = labstack.Observe(env.Ctx, l, f.observeInterval, run)
 				} else {
@@ -278,6 +293,12 @@ contents are never recorded.`,
 			}
 			if logs != nil {
 				logs.Attach(res)
+			}
+			if blocked != nil {
+				var warn string
+				if res.Blocked, warn = blocked.Since(env.Ctx); warn != "" {
+					res.Warnings = append(res.Warnings, warn)
+				}
 			}
 			res.Environment = environment(env.Ctx)
 			if benchLab != nil {
@@ -344,6 +365,8 @@ contents are never recorded.`,
 	fl.BoolVar(&f.asJSON, "json", false, "write the result as JSON to stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	fl.StringVar(&f.labName, "lab", "", "bench a running lab (phptune lab up) instead of TARGET")
+	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; taken down at the end")
+	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
 	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generator to this file (go tool pprof)")
@@ -518,19 +541,13 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 				// nginx's try_files would arrange.
 				f.scriptFilename = l.ScriptFilename
 			}
-		} else if l.Sealed() {
-			// A sealed site lab: through its web server's unix socket,
-			// with the site's own Host (its name on this host is
-			// production's).
-			o.Target = load.Target{Protocol: "http", Network: "unix", Address: l.HTTPSocket, Host: l.Host,
-				Display: l.SiteURL() + reqPath + " (lab " + l.Name + ", sealed)", CheckPeer: true, PeerUID: l.PeerUID()}
 		} else {
-			u, err := url.Parse(l.URL)
-			if err != nil || u.Host == "" {
-				return o, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
+			// Over HTTP: a sealed site lab through its web server's
+			// unix socket with the site's own Host, any other at its
+			// URL (labstack.Target).
+			if o.Target, err = labstack.TargetFor(l, labstack.Workload{}, reqPath); err != nil {
+				return o, err
 			}
-			o.Target = load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host,
-				Display: strings.TrimSuffix(l.URL, "/") + reqPath}
 		}
 	} else {
 		t, p, err := parseTarget(args[0])
@@ -781,6 +798,7 @@ func printBench(w io.Writer, b *results.Bench) {
 		fmt.Fprintf(&buf, "  Errors       %s\n", strings.Join(s, ", "))
 	}
 	report.ServerErrorsText(&buf, b.ServerErrors, "  ", 13, true)
+	report.BlockedText(&buf, b.Blocked, "  ")
 	g := b.Generator
 	cores := 0.0
 	if b.DurationS > 0 {

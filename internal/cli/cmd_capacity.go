@@ -27,6 +27,7 @@ func init() { register(newCapacityCmd) }
 // capacityFlags are phptune capacity's command line.
 type capacityFlags struct {
 	labName, app, docroot string
+	site, user            string
 	knobsFile             string
 	set                   []string
 	workload, expect      string
@@ -84,7 +85,10 @@ like bench results (phptune report RUN) and the HTML report charts the curve.
 --slo grammar: ` + sloHelp + `.
 
 The lab is one of its own for --app or --docroot (taken down at the end;
---knobs and --set configure it) or a lab you run (--lab; not restarted).`,
+--knobs and --set configure it) or a lab you run (--lab; not restarted).
+--site NAME|DIR measures a sealed lab of its own of a site of this host (as
+lab up --site makes it), started from the site's live configuration, with
+the site's own Host.`,
 		Example: `  phptune capacity --app hello
   phptune capacity --app io --slo 'p99<1s' --knobs recommended.knobs
   phptune capacity --lab mylab --workload /shop/ --slo 'p95<300ms,errors<0.1%'
@@ -98,6 +102,8 @@ The lab is one of its own for --app or --docroot (taken down at the end;
 	fl.StringVar(&f.labName, "lab", "", "measure this running lab (see phptune lab status); it is not restarted")
 	fl.StringVar(&f.app, "app", "", "measure a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "measure a lab of its own serving this PHP directory")
+	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; --set and --knobs go on top of its live configuration")
+	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.knobsFile, "knobs", "", "with --app or --docroot: start the lab with the knob settings in this file (recommended.knobs)")
 	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
@@ -153,13 +159,16 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		return o, err
 	}
 	n := 0
-	for _, s := range []string{f.labName, f.app, f.docroot} {
+	for _, s := range []string{f.labName, f.app, f.docroot, f.site} {
 		if s != "" {
 			n++
 		}
 	}
 	if n != 1 {
-		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR", "give exactly one of --lab, --app and --docroot")
+		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR, or --site NAME", "give exactly one of --lab, --app, --docroot and --site")
+	}
+	if f.user != "" && f.site == "" {
+		return o, usageErr("Try: phptune capacity --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
 	}
 	if f.app != "" {
 		if _, err := apps.Lookup(f.app); err != nil {
@@ -275,13 +284,32 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		}
 		docroot = abs
 	}
-	l, pw, err := checkStack(ctx, f.labName, f.app, docroot, f.workload)
+	var site *siteLab
+	app := f.app
+	if f.site != "" {
+		if site, err = planSiteLab(ctx, f.site, f.user); err != nil {
+			return err
+		}
+		app = lab.SiteApp
+	}
+	l, pw, err := checkStack(ctx, f.labName, app, docroot, f.workload)
 	if err != nil {
 		return err
 	}
 	command := "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
-	if l == nil {
+	if site != nil {
+		down, err := upOwnSiteLab(env, site, "capacity", f.user, set, func(sl *lab.Lab) { l = sl })
+		if err != nil {
+			return err
+		}
+		defer down()
+		w, err := labstack.ParseWorkload(ctx, l, f.workload)
+		if err != nil {
+			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(f.workload, f.redact), l.Name, err)
+		}
+		pw = &w
+	} else if l == nil {
 		warnNeighbours(env)
 		name := fmt.Sprintf("capacity-%d", os.Getpid())
 		say("bringing up lab %s (%s)", name, firstNonEmpty(f.app, docroot))
@@ -320,9 +348,14 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		}
 		say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, f.redact))
 	}
+	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := stack.Capacity(ctx, o)
 	if res == nil {
 		return err
+	}
+	var blockedWarning string
+	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		res.Warnings = append(res.Warnings, blockedWarning)
 	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
 	res.Command = command

@@ -32,7 +32,7 @@ func discoverSite(ctx context.Context, query string) (*site.Site, error) {
 			query = abs
 		}
 	}
-	s, err := site.Discover(ctx, site.Host{Root: "/"}, query)
+	s, err := site.Discover(ctx, siteHost, query)
 	var nm *site.NoMatchError
 	var am *site.AmbiguousError
 	if errors.As(err, &nm) || errors.As(err, &am) {

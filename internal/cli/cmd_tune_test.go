@@ -30,7 +30,7 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tune"}, "give exactly one of --lab, --app and --docroot"},
+		{[]string{"tune"}, "give exactly one of --lab, --app, --docroot and --site"},
 		{[]string{"tune", "--app", "hello", "--lab", "x"}, "give exactly one"},
 		{[]string{"tune", "--app", "nope"}, `--app "nope" is not a built-in app`},
 		{[]string{"tune", "--app", "hello", "--set", "pm=fast"}, `knob pm: value "fast"`},

@@ -244,25 +244,6 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Reset restores the lab's database to its seeded state.
 func (s *Stack) Reset(ctx context.Context) error { return s.Lab.Reset(ctx) }
 
-// Target is the lab's web server as a load target.
-func Target(l *lab.Lab) (load.Target, error) {
-	u, err := url.Parse(l.URL)
-	if err != nil || u.Host == "" {
-		return load.Target{}, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
-	}
-	return load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host, Display: strings.TrimSuffix(l.URL, "/")}, nil
-}
-
-// target is the lab's web server as the workload loads it: with the
-// workload's Host header when it has one.
-func (s *Stack) target() (load.Target, error) {
-	t, err := Target(s.Lab)
-	if err == nil && s.Workload.Host != "" {
-		t.Host = s.Workload.Host
-	}
-	return t, err
-}
-
 // Measure loads the running lab with conns connections for warmup and then
 // d, observing every process of the stack and the generator, and returns
 // the generator's result with the observation attached (derived figures
@@ -304,6 +285,8 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	}
 	// The servers' error logs, from the end of the warm-up.
 	logs := NewErrorLogs(s.Lab)
+	// What a sealed lab tries to reach outside, from here to the end.
+	blocked := NewBlockedCounter(ctx, s.Lab)
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
@@ -321,6 +304,10 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 		return nil, err
 	}
 	logs.Attach(b)
+	var blockedWarning string
+	if b.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		b.Warnings = append(b.Warnings, blockedWarning)
+	}
 	// After the load and the observer: what the caches hold now is what
 	// this configuration's workload filled them with.
 	b.Runtime = readRuntime(ctx, s.Lab, innoBefore)

@@ -173,6 +173,7 @@ func tuneText(w io.Writer, res *results.Tune) error {
 			}
 		}
 	}
+	BlockedText(w, res.Blocked, "")
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -282,6 +283,7 @@ func benchText(w io.Writer, b *results.Bench) error {
 			fmt.Fprintf(w, "warning: %s\n", warn)
 		}
 	}
+	BlockedText(w, b.Blocked, "")
 	for _, warn := range b.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
