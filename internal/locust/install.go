@@ -37,6 +37,9 @@ func PinnedVersion() string {
 	return ""
 }
 
+// Packages are the Debian packages the virtual environment is made with.
+var Packages = []string{"python3", "python3-venv"}
+
 // Python is Debian's interpreter the virtual environment is made with
 // (python3-venv): never a python3 found on PATH, which may be someone's.
 var Python = "/usr/bin/python3"
