@@ -179,30 +179,41 @@ func ParseCSV(stats, failures io.Reader) (*Result, error) {
 		}
 	}
 	if failures != nil {
-		frows, err := readCSV(failures)
-		if err != nil {
-			return nil, fmt.Errorf("reading the _failures.csv file: %v", err)
-		}
-		if len(frows) > 0 {
-			fc := columns(frows[0])
-			for _, need := range []string{"Method", "Name", "Error", "Occurrences"} {
-				if _, ok := fc[need]; !ok {
-					return nil, fmt.Errorf("the _failures.csv file has no %q column", need)
-				}
-			}
-			for _, row := range frows[1:] {
-				if len(row) != len(frows[0]) {
-					return nil, fmt.Errorf("the _failures.csv file has a line of %d fields under a header of %d", len(row), len(frows[0]))
-				}
-				n, err := strconv.ParseInt(row[fc["Occurrences"]], 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("the _failures.csv file: occurrences %q is not a count", row[fc["Occurrences"]])
-				}
-				res.Errors = append(res.Errors, Failure{Method: row[fc["Method"]], Name: row[fc["Name"]], Error: row[fc["Error"]], Occurrences: n})
-			}
+		if res.Errors, err = ParseFailuresCSV(failures); err != nil {
+			return nil, err
 		}
 	}
 	return res, res.check()
+}
+
+// ParseFailuresCSV reads Locust's PREFIX_failures.csv: one line per request
+// and failure message, with its occurrences.
+func ParseFailuresCSV(r io.Reader) ([]Failure, error) {
+	frows, err := readCSV(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading the _failures.csv file: %v", err)
+	}
+	if len(frows) == 0 {
+		return nil, nil
+	}
+	fc := columns(frows[0])
+	for _, need := range []string{"Method", "Name", "Error", "Occurrences"} {
+		if _, ok := fc[need]; !ok {
+			return nil, fmt.Errorf("the _failures.csv file has no %q column", need)
+		}
+	}
+	var out []Failure
+	for _, row := range frows[1:] {
+		if len(row) != len(frows[0]) {
+			return nil, fmt.Errorf("the _failures.csv file has a line of %d fields under a header of %d", len(row), len(frows[0]))
+		}
+		n, err := strconv.ParseInt(row[fc["Occurrences"]], 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("the _failures.csv file: occurrences %q is not a count", row[fc["Occurrences"]])
+		}
+		out = append(out, Failure{Method: row[fc["Method"]], Name: row[fc["Name"]], Error: row[fc["Error"]], Occurrences: n})
+	}
+	return out, nil
 }
 
 func readCSV(r io.Reader) ([][]string, error) {
