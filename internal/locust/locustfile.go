@@ -264,6 +264,24 @@ class PhptuneUser(FastHttpUser):
                 r.failure(cls)
 
 
+if os.environ.get("PHPTUNE_LOCUST_RESULT_FD"):
+    # A run phptune started: at the end of -t, Locust's master tells its
+    # workers to quit and waits 0.5 s for their last statistics, so requests
+    # still in flight then (slow pages) would be sent but never counted.
+    # Stop the workers first, wait for their users to finish (--stop-timeout)
+    # and for one more report, then quit.
+    import gevent
+    from locust import runners as _runners
+
+    _master_quit = _runners.MasterRunner.quit
+
+    def _quit_after_last_report(self):
+        self.stop(send_stop_to_client=True)
+        gevent.sleep(_runners.WORKER_REPORT_INTERVAL + 0.5)
+        _master_quit(self)
+    _runners.MasterRunner.quit = _quit_after_last_report
+
+
 @events.quitting.add_listener
 def _write_result(environment, **_kw):
     """With PHPTUNE_LOCUST_RESULT_FD set (phptune bench), the master or the

@@ -155,7 +155,7 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 		doc, readErr = io.ReadAll(io.LimitReader(pr, maxDoc+1))
 	}()
 	workerArgs := func(h string) []string {
-		return []string{"--worker", "--master-host", h, "--master-port", strconv.Itoa(bindPort), "--loglevel", "WARNING"}
+		return []string{"--worker", "--master-host", h, "--master-port", strconv.Itoa(bindPort), "--loglevel", "WARNING", "--stop-timeout", "5"}
 	}
 	if o.OnMaster != nil && o.ExpectWorkers > 0 {
 		var names []string
