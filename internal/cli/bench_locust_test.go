@@ -18,6 +18,7 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/results"
 )
@@ -211,5 +212,88 @@ print(" ".join(sorted(yaml.safe_load(open(sys.argv[2]))["services"])))`, filepat
 	}
 	if out, errs, code := runCLI(t, "report", imp.ID, "--format", "json"); code != 0 || !strings.Contains(out, `"engine": "locust"`) {
 		t.Errorf("report of the imported run: exit %d\n%.400s\n%s", code, out, errs)
+	}
+}
+
+// TestBenchLocustMixWeights: the WordPress mix workload through Locust
+// (master and two workers) reproduces its weights within 3 points over at
+// least 2,000 requests, counted server-side from nginx's access log, and
+// Locust counts every request the server logged.
+func TestBenchLocustMixWeights(t *testing.T) {
+	home := labtest.Home(t)
+	t.Chdir(t.TempDir())
+	if _, err := locust.Install(context.Background(), home, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runCLI(t, "lab", "up", "--name", "lmix", "--app", "wordpress", "--set", "nginx.access_log=on"); code != 0 {
+		t.Fatalf("lab up: %s", errs)
+	}
+	l, err := lab.Open("lmix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := labstack.ParseWorkload(context.Background(), l, "mix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, weights := map[string]float64{}, 0
+	for _, r := range w.Requests {
+		weights += r.Weight
+	}
+	for _, r := range w.Requests {
+		want[r.Method+" "+r.Path] += 100 * float64(r.Weight) / float64(weights)
+	}
+	logPath := filepath.Join(l.Dir, "log", "nginx-access.log")
+	before, _ := os.ReadFile(logPath)
+	var counted int64
+	for round := 0; round < 6; round++ {
+		out, errs, code := runCLI(t, "bench", "--lab", "lmix", "--workload", "mix", "--engine", "locust", "--workers", "2",
+			"-c", "16", "-d", "40s", "--no-save", "--no-observe", "--json")
+		if code != 0 {
+			t.Fatalf("bench: exit %d\n%s", code, errs)
+		}
+		var b results.Bench
+		if err := json.Unmarshal([]byte(out), &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Errors != 0 {
+			t.Errorf("errors %v", b.ErrorsByClass)
+		}
+		counted += b.Requests
+		if counted >= 2000 {
+			break
+		}
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, total := map[string]float64{}, 0.0
+	for _, line := range strings.Split(string(data[len(before):]), "\n") {
+		// 127.0.0.1 - - [date] "GET /path HTTP/1.1" 200 ... "python/gevent-http-client-..."
+		if !strings.Contains(line, "gevent-http-client") {
+			continue
+		}
+		_, req, ok := strings.Cut(line, `"`)
+		if !ok {
+			continue
+		}
+		f := strings.Fields(req)
+		if len(f) < 2 {
+			continue
+		}
+		got[f[0]+" "+f[1]]++
+		total++
+	}
+	if total < 2000 || int64(total) != counted {
+		t.Fatalf("nginx logged %.0f of Locust's requests, Locust counted %d (want at least 2000, equal)", total, counted)
+	}
+	t.Logf("nginx logged %.0f requests from Locust, Locust counted %d", total, counted)
+	for k, share := range want {
+		g := 100 * got[k] / total
+		t.Logf("%-70s want %5.1f%% got %5.1f%%", k, share, g)
+		if g < share-3 || g > share+3 {
+			t.Errorf("%s: %.1f%% of %.0f requests, want %.1f±3", k, g, total, share)
+		}
 	}
 }
