@@ -752,7 +752,11 @@ func printBench(w io.Writer, b *results.Bench) {
 	if b.WarmupS > 0 {
 		warm = fmt.Sprintf(" after %.1fs warm-up", b.WarmupS)
 	}
-	fmt.Fprintf(&buf, "  %s, %d threads, %s, %s, %.2fs measured%s\n\n", model, b.Threads, b.Protocol, ka, b.DurationS, warm)
+	threads := fmt.Sprintf("%d threads, ", b.Threads)
+	if b.Engine != "" {
+		threads = ""
+	}
+	fmt.Fprintf(&buf, "  %s, %s%s, %s, %.2fs measured%s\n\n", model, threads, b.Protocol, ka, b.DurationS, warm)
 	printEngine(&buf, b)
 	fmt.Fprintf(&buf, "  Requests     %d  (%d errors, %.2f%%)\n", b.Requests, b.Errors, benchPct(b.Errors, b.Requests))
 	fmt.Fprintf(&buf, "  Throughput   %.1f req/s (successful)", b.ThroughputRPS)
@@ -767,7 +771,7 @@ func printBench(w io.Writer, b *results.Bench) {
 	fmt.Fprintf(&buf, "  Transfer     %.2f MB read, %.2f MB/s\n", float64(b.BytesRead)/1e6, mbs)
 	l := b.Latency
 	from := ""
-	if b.Model == "open" {
+	if b.Model == "open" && !b.LatencyRounded {
 		from = " (from intended send time)"
 	}
 	fmt.Fprintf(&buf, "  Latency ms   min %.3f  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%s\n",

@@ -266,18 +266,27 @@ class PhptuneUser(FastHttpUser):
 
 if os.environ.get("PHPTUNE_LOCUST_RESULT_FD"):
     # A run phptune started: at the end of -t, Locust's master tells its
-    # workers to quit and waits 0.5 s for their last statistics, so requests
-    # still in flight then (slow pages) would be sent but never counted.
-    # Stop the workers first, wait for their users to finish (--stop-timeout)
-    # and for one more report, then quit.
+    # workers to quit and waits only 0.5 s for their last statistics, so
+    # requests still in flight then (slow pages) would be sent but never
+    # counted. Wait instead until every worker has quit (it sends its last
+    # report first), at most --stop-timeout and 5 s more.
+    import time
     import gevent
     from locust import runners as _runners
+    from locust.rpc import Message
 
     _master_quit = _runners.MasterRunner.quit
 
     def _quit_after_last_report(self):
-        self.stop(send_stop_to_client=True)
-        gevent.sleep(_runners.WORKER_REPORT_INTERVAL + 0.5)
+        if getattr(self, "_phptune_quitting", False):
+            return _master_quit(self)
+        self._phptune_quitting = True
+        self.stop(send_stop_to_client=False)
+        for client in list(self.clients.all):
+            self.server.send_to_client(Message("quit", None, client.id))
+        deadline = time.monotonic() + (self.environment.stop_timeout or 0) + 5
+        while len(self.clients) > 0 and time.monotonic() < deadline:
+            gevent.sleep(0.1)
         _master_quit(self)
     _runners.MasterRunner.quit = _quit_after_last_report
 

@@ -202,9 +202,14 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(15 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			<-done
+		}
 	}
 	for _, w := range workers {
 		run.WorkerCPUSeconds = append(run.WorkerCPUSeconds, cpu(w.ProcessState))
