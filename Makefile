@@ -37,7 +37,7 @@ test: setup vet
 # The packages that read or change a live host, again on a simulated
 # production server (nginx on :80 with a vhost of its own, php-fpm, MariaDB
 # on the default socket) in private namespaces: test/realserver.sh.
-REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/lab/... ./internal/cli/...
+REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/dbcopy/... ./internal/cli/...
 test-realserver: setup
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 $(REALSERVER_PKGS)
 

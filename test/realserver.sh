@@ -63,11 +63,29 @@ mount --bind "$work/log-nginx" /var/log/nginx
 mkdir -p "$work/www"
 cp -a /var/www/. "$work/www/" 2>/dev/null || true
 mkdir -p "$work/www/site"
+cat >"$work/www/site/wp-config.php" <<'PHP'
+<?php
+define('DB_NAME', 'site');
+define('DB_USER', 'site');
+define('DB_PASSWORD', 'site-secret');
+define('DB_HOST', 'localhost');
+$table_prefix = 'wp_';
+PHP
 cat >"$work/www/site/index.php" <<'PHP'
 <?php
-$db = new mysqli('localhost', 'site', 'site-secret', 'site');
+require __DIR__ . '/wp-config.php';
+$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
 $n = $db->query('SELECT COUNT(*) FROM posts')->fetch_row()[0];
-echo "<html><head><title>Production site</title></head><body>$n posts</body></html>\n";
+$c = $db->query('SELECT COUNT(*) FROM comments')->fetch_row()[0];
+echo "<html><head><title>Production site</title></head><body>$n posts, $c comments</body></html>\n";
+PHP
+cat >"$work/www/site/comment.php" <<'PHP'
+<?php
+require __DIR__ . '/wp-config.php';
+$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
+$db->query("INSERT INTO comments (body) VALUES ('a comment')");
+@file_put_contents(__DIR__ . '/uploads-' . getmypid() . '.txt', "written\n");
+echo "<html><head><title>Comment posted</title></head><body>ok</body></html>\n";
 PHP
 chown -R www-data:www-data "$work/www/site"
 mount --bind "$work/www" /var/www
@@ -94,6 +112,7 @@ mariadb -e 'SELECT 1' >/dev/null || { cat "$work/mariadbd.log" >&2; exit 1; }
 mariadb <<'SQL'
 CREATE DATABASE IF NOT EXISTS site;
 CREATE TABLE IF NOT EXISTS site.posts (id INT PRIMARY KEY AUTO_INCREMENT, title TEXT);
+CREATE TABLE IF NOT EXISTS site.comments (id INT PRIMARY KEY AUTO_INCREMENT, body TEXT);
 INSERT INTO site.posts (title) VALUES ('hello'), ('world');
 CREATE USER IF NOT EXISTS 'site'@'localhost' IDENTIFIED BY 'site-secret';
 GRANT ALL ON site.* TO 'site'@'localhost';
@@ -102,12 +121,14 @@ SQL
 php-fpm8.2 --fpm-config /etc/php/8.2/fpm/php-fpm.conf
 nginx
 for _ in $(seq 1 50); do
-	curl -fsS -H 'Host: site.test' http://127.0.0.1/ 2>/dev/null | grep -q '2 posts' && break
+	curl -fsS -H 'Host: site.test' http://127.0.0.1/ 2>/dev/null | grep -q '2 posts, 0 comments' && break
 	sleep 0.1
 done
-curl -fsS -H 'Host: site.test' http://127.0.0.1/ | grep -q '2 posts' || { echo "test/realserver.sh: the production site does not answer" >&2; exit 1; }
+curl -fsS -H 'Host: site.test' http://127.0.0.1/ | grep -q '2 posts, 0 comments' || { echo "test/realserver.sh: the production site does not answer" >&2; exit 1; }
 echo "test/realserver.sh: nginx on :80 (default + site.test), php8.2-fpm, MariaDB on /run/mysqld/mysqld.sock and 127.0.0.1:3306" >&2
 
+# Tests that need this production server run only here.
+export PHPTUNE_REALSERVER=1
 # The network namespace reaches nothing: Go must build from its cache.
 export GOPROXY=off GOFLAGS="${GOFLAGS:-} -mod=mod"
 "$@"

@@ -212,7 +212,7 @@ func printExtras(w io.Writer, a advise.Advice) {
 
 // adviceFiles are the recommended knob files and the drop-ins apply
 // would write from them, for the report.
-func adviceFiles(a advise.Advice, prefix string) []report.AdviceFile {
+func adviceFiles(a advise.Advice, prefix, iniDir string) []report.AdviceFile {
 	var out []report.AdviceFile
 	for _, p := range a.Pools {
 		if !p.Changed() {
@@ -220,7 +220,7 @@ func adviceFiles(a advise.Advice, prefix string) []report.AdviceFile {
 		}
 		lines := poolKnobs(p)
 		out = append(out, report.AdviceFile{Name: "pool " + p.Pool + ": knob file (phptune apply --pool " + p.Pool + " --knobs FILE)", Text: strings.Join(lines, "\n") + "\n"})
-		if d := dropIns(p.Master, prefix, p.Pool, lines); d != nil && d.Pool != nil {
+		if d := dropIns(p.Master, prefix, p.Pool, iniDir, lines); d != nil && d.Pool != nil {
 			out = append(out, report.AdviceFile{Name: d.PoolPath, Text: string(d.Pool)})
 		}
 	}
@@ -230,7 +230,7 @@ func adviceFiles(a advise.Advice, prefix string) []report.AdviceFile {
 		}
 		out = append(out, report.AdviceFile{Name: "opcache of " + o.Master + ": knob file (phptune apply --knobs FILE)", Text: strings.Join(o.Knobs, "\n") + "\n"})
 		if len(o.Pools) > 0 {
-			if d := dropIns(o.Master, prefix, o.Pools[0], o.Knobs); d != nil && d.Ini != nil {
+			if d := dropIns(o.Master, prefix, o.Pools[0], iniDir, o.Knobs); d != nil && d.Ini != nil {
 				out = append(out, report.AdviceFile{Name: d.IniPath, Text: string(d.Ini)})
 			}
 		}
@@ -241,7 +241,7 @@ func adviceFiles(a advise.Advice, prefix string) []report.AdviceFile {
 // dropIns renders knob assignments as apply's drop-ins for a pool of the
 // master of conf (PHP's conf.d beside it, as Debian lays it out); nil when
 // they cannot be rendered (apply would say why).
-func dropIns(conf, prefix, pool string, assignments []string) *livehost.DropIns {
+func dropIns(conf, prefix, pool, iniDir string, assignments []string) *livehost.DropIns {
 	h, err := livehost.ReadFPM(conf, prefix)
 	if err != nil {
 		return nil
@@ -250,7 +250,10 @@ func dropIns(conf, prefix, pool string, assignments []string) *livehost.DropIns 
 	if err != nil {
 		return nil
 	}
-	d, err := livehost.Compose(h, pool, cfg, filepath.Join(filepath.Dir(conf), "conf.d"))
+	if iniDir == "" {
+		iniDir = filepath.Join(filepath.Dir(conf), "conf.d")
+	}
+	d, err := livehost.Compose(h, pool, cfg, iniDir)
 	if err != nil {
 		return nil
 	}
@@ -258,12 +261,12 @@ func dropIns(conf, prefix, pool string, assignments []string) *livehost.DropIns 
 }
 
 // write puts the advice into --html's file and -o's directory.
-func (x *adviseExtras) write(env *Env, a advise.Advice, prefix string) error {
+func (x *adviseExtras) write(env *Env, a advise.Advice, prefix, iniDir string) error {
 	if x.html == "" && x.outDir == "" {
 		return nil
 	}
 	var page bytes.Buffer
-	if err := report.AdviceHTML(&page, a, adviceFiles(a, prefix), time.Now().UTC().Format("2006-01-02 15:04 MST")); err != nil {
+	if err := report.AdviceHTML(&page, a, adviceFiles(a, prefix, iniDir), time.Now().UTC().Format("2006-01-02 15:04 MST")); err != nil {
 		return err
 	}
 	if x.html != "" {

@@ -21,16 +21,13 @@ import (
 )
 
 // frontFlags say where advise looks for the web servers in front of
-// php-fpm.
+// php-fpm; root is the host flags' --root.
 type frontFlags struct {
 	nginx nginxFlags
 	root  string
 }
 
-func (f *frontFlags) add(cmd *cobra.Command) {
-	f.nginx.add(cmd)
-	cmd.Flags().StringVar(&f.root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/nginx, etc/apache2)")
-}
+func (f *frontFlags) add(cmd *cobra.Command) { f.nginx.add(cmd) }
 
 // adviseFront reads the nginx and Apache in front of the masters' pools
 // and returns what they pass to which pool, with findings. Only bad

@@ -11,11 +11,12 @@ import (
 
 // readMariaDB reads the host's MariaDB for advise: nil when none runs (or
 // --no-mariadb); what could not be read is in the result's Error.
-func readMariaDB(env *Env, fs *proc.FS, socket string, off bool) *advise.MariaDB {
+func readMariaDB(env *Env, fs *proc.FS, root, socket string, off bool) *advise.MariaDB {
 	if off {
 		return nil
 	}
-	servers, err := livehost.MariaDBServers(fs, "/")
+	servers, err := livehost.MariaDBServers(fs, root)
+	servers = livehost.MariaDBUnder(servers, root, socket)
 	if err != nil || (len(servers) == 0 && socket == "") {
 		return nil
 	}

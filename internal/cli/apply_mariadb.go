@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,17 +38,7 @@ func findMariaDB(root, socket string) (livehost.MariaDBServer, error) {
 	if err != nil {
 		return livehost.MariaDBServer{}, err
 	}
-	if root != "/" {
-		// On a copy, only a server started from the copy's files.
-		var mine []livehost.MariaDBServer
-		for _, s := range servers {
-			if strings.HasPrefix(s.Socket, root+"/") || s.Socket == socket {
-				mine = append(mine, s)
-			}
-		}
-		servers = mine
-	}
-	return livehost.PickMariaDB(servers, socket)
+	return livehost.PickMariaDB(livehost.MariaDBUnder(servers, root, socket), socket)
 }
 
 // mariadbStep finds the server, its drop-in directory and mariadbd, and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -26,7 +27,7 @@ type ErrChanges struct{}
 func (ErrChanges) Error() string { return "advise recommends changes (--exit-code)" }
 
 func newAdviseCmd(env *Env) *cobra.Command {
-	var fpmConfig, fpmPrefix string
+	var host hostFlags
 	var asJSON, exitCode, noDB bool
 	var dbSocket string
 	var watch, every time.Duration
@@ -117,21 +118,15 @@ of yours only you can write).`,
 			if err != nil {
 				return err
 			}
-			if fpmConfig != "" {
-				var only []livehost.Master
-				for _, m := range masters {
-					if m.Conf == fpmConfig {
-						only = append(only, m)
-					}
-				}
-				if len(only) == 0 {
-					return usageErr("Running masters: "+confs(masters), "--fpm-config %s: no running php-fpm master was started with it", fpmConfig)
-				}
-				masters = only
+			masters, err = host.adviseMasters(masters)
+			if err != nil {
+				return err
 			}
+			fpmPrefix := host.fpmPrefix
 			if len(masters) == 0 {
 				return fmt.Errorf("no php-fpm master is running here: advise reads a live host (start php-fpm, or use phptune lab and phptune tune)")
 			}
+			front.root = host.root
 			fr, frontFindings, err := adviseFront(env.Ctx, &front, masters, fpmPrefix)
 			if err != nil {
 				return err
@@ -146,7 +141,7 @@ of yours only you can write).`,
 					if err != nil {
 						return fmt.Errorf("php-fpm master %d (%s): %w", m.PID, m.Conf, err)
 					}
-					pools = append(pools, ps...)
+					pools = append(pools, host.adviseePools(ps)...)
 				}
 				host, err := livehost.HostMemory(fs, masters)
 				if err != nil {
@@ -164,7 +159,7 @@ of yours only you can write).`,
 				}
 				break
 			}
-			a := advise.AdviseHost(advise.MergeHosts(hosts), advise.Merge(samples), readMariaDB(env, fs, dbSocket, noDB))
+			a := advise.AdviseHost(advise.MergeHosts(hosts), advise.Merge(samples), readMariaDB(env, fs, host.root, dbSocket, noDB))
 			a.Front, a.Findings = fr, append(a.Findings, frontFindings...)
 			if len(samples) > 1 {
 				a.Findings = append(a.Findings, advise.Finding{Severity: "info", Message: fmt.Sprintf("watched for %v: %d samples, every %v; the workers' PSS percentiles cover every sample, the memory available is the lowest seen",
@@ -182,7 +177,7 @@ of yours only you can write).`,
 			} else {
 				printAdvice(env, a)
 			}
-			if err := extras.write(env, a, fpmPrefix); err != nil {
+			if err := extras.write(env, a, fpmPrefix, host.iniDir); err != nil {
 				return err
 			}
 			if exitCode && a.Changes() {
@@ -192,8 +187,7 @@ of yours only you can write).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&fpmConfig, "fpm-config", "", "only the master started with this php-fpm.conf (default: every master running)")
-	fl.StringVar(&fpmPrefix, "fpm-prefix", "", "the masters' -p prefix, when they run with one")
+	host.addHost(cmd, "default: every master running; under --root, every master started from the copy's files", "only this pool (default: every pool of the masters read)")
 	fl.BoolVar(&asJSON, "json", false, "print the advice as JSON")
 	fl.BoolVar(&exitCode, "exit-code", false, "exit 1 when a change is recommended")
 	fl.DurationVar(&watch, "watch", 0, "sample the pools and the memory over this long (e.g. 10m) instead of once; Ctrl-C advises on what was sampled")
@@ -275,4 +269,49 @@ func poolKnobs(p advise.PoolAdvice) []string {
 		}
 	}
 	return out
+}
+
+// adviseMasters keeps the masters advise reads: those of the host at
+// --root (on a copy, a master started from the copy's files) and, with
+// --fpm-config, the one started with it.
+func (f *hostFlags) adviseMasters(masters []livehost.Master) ([]livehost.Master, error) {
+	if !filepath.IsAbs(f.root) {
+		return nil, usageErr("Try: --root / (this host) or --root /abs/path/of/a/copy", "--root %s: give an absolute path", f.root)
+	}
+	root := filepath.Clean(f.root)
+	var only []livehost.Master
+	for _, m := range masters {
+		if root != "/" && !strings.HasPrefix(m.Conf, root+"/") {
+			continue
+		}
+		if f.fpmConfig != "" && m.Conf != f.fpmConfig {
+			continue
+		}
+		only = append(only, m)
+	}
+	if len(only) == 0 && (root != "/" || f.fpmConfig != "") {
+		var named []string
+		if f.fpmConfig != "" {
+			named = append(named, "--fpm-config "+f.fpmConfig)
+		}
+		if root != "/" {
+			named = append(named, "--root "+root)
+		}
+		return nil, usageErr("Running masters: "+confs(masters), "%s: no running php-fpm master was started with it", strings.Join(named, " and "))
+	}
+	return only, nil
+}
+
+// adviseePools keeps --pool's pool (every pool without it).
+func (f *hostFlags) adviseePools(pools []advise.Pool) []advise.Pool {
+	if f.pool == "" {
+		return pools
+	}
+	var only []advise.Pool
+	for _, p := range pools {
+		if p.Name == f.pool {
+			only = append(only, p)
+		}
+	}
+	return only
 }

@@ -33,20 +33,28 @@ func init() {
 	register(newRollbackCmd)
 }
 
-// hostFlags say which live host, and which of its php-fpm masters, apply
-// and rollback work on.
+// hostFlags say which live host, and which of its php-fpm masters, advise,
+// apply and rollback work on: the same flags, with the same meaning, on
+// the three commands.
 type hostFlags struct {
 	root, fpmConfig, fpmPrefix, iniDir, pool, home string
 }
 
+// add registers the host flags and apply's and rollback's --apply-home.
 func (f *hostFlags) add(cmd *cobra.Command) {
+	f.addHost(cmd, "default ROOT/etc/php/VERSION/fpm/php-fpm.conf", "the pool to change (default: the configuration's only pool, or www)")
+	cmd.Flags().StringVar(&f.home, "apply-home", "", "where transactions and the files they replaced are kept (default PHPTUNE_HOME/apply)")
+}
+
+// addHost registers the flags naming the host, its master and pool;
+// fpmDefault and poolHelp say what the command does without them.
+func (f *hostFlags) addHost(cmd *cobra.Command, fpmDefault, poolHelp string) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/php/VERSION/fpm)")
-	fl.StringVar(&f.fpmConfig, "fpm-config", "", "php-fpm.conf of the master to change (default ROOT/etc/php/VERSION/fpm/php-fpm.conf)")
+	fl.StringVar(&f.root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/php/VERSION/fpm, etc/nginx, etc/apache2, etc/mysql)")
+	fl.StringVar(&f.fpmConfig, "fpm-config", "", "php-fpm.conf of the master ("+fpmDefault+")")
 	fl.StringVar(&f.fpmPrefix, "fpm-prefix", "", "the master's -p prefix, when it runs with one (relative paths in its configuration are resolved against it)")
 	fl.StringVar(&f.iniDir, "ini-dir", "", "the conf.d php-fpm's PHP reads (default ROOT/etc/php/VERSION/fpm/conf.d)")
-	fl.StringVar(&f.pool, "pool", "", "the pool to change (default: the configuration's only pool, or www)")
-	fl.StringVar(&f.home, "apply-home", "", "where transactions and the files they replaced are kept (default PHPTUNE_HOME/apply)")
+	fl.StringVar(&f.pool, "pool", "", poolHelp)
 }
 
 // liveFPM is the php-fpm master a host's flags name, read from disk and

@@ -50,6 +50,7 @@ type benchFlags struct {
 	allowRemote            bool
 	asJSON, quiet          bool
 	labName, appPath       string
+	site, user             string
 	labFCGI                bool
 	scriptFilename         string
 	durationSet, methodSet bool
@@ -59,6 +60,7 @@ type benchFlags struct {
 	reportFile             string
 	redact                 []string
 	expect                 string
+	host                   string
 	workload, fromLog      string
 	allowPost              bool
 	applySysctl            bool
@@ -171,6 +173,17 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 			if err := f.eng.check(); err != nil {
 				return err
 			}
+			if f.site != "" {
+				// A sealed lab of the site's own, benched as --lab and
+				// taken down at the end.
+				down, err := f.upSiteLab(env, args)
+				if err != nil {
+					return err
+				}
+				defer down()
+			} else if f.user != "" {
+				return usageErr("Try: phptune bench --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
+			}
 			opt, err := f.options(env.Ctx, args, c.Flags().Changed("app-path"))
 			if err != nil {
 				return err
@@ -248,7 +261,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 			var pageWarnings []string
 			if f.labName != "" {
 				if l, lerr := lab.Open(f.labName); lerr == nil {
-					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests})
+					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests, Host: f.host})
 					if perr != nil {
 						pageWarnings = append(pageWarnings, fmt.Sprintf("page check: %v", perr))
 					} else {
@@ -271,6 +284,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 			}
 			var res *results.Bench
 			var logs *labstack.ErrorLogs
+			var blocked *labstack.BlockedCounter
 			if f.labName != "" {
 				l, lerr := lab.Open(f.labName)
 				if lerr != nil {
@@ -279,6 +293,8 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 				// The servers' error logs, from the end of the warm-up.
 				logs = labstack.NewErrorLogs(l)
 				opt.OnMeasure = logs.Mark
+				// What a sealed lab's code tries to reach outside.
+				blocked = labstack.NewBlockedCounter(env.Ctx, l)
 				if !f.noObserve {
 					res, err = labstack.Observe(env.Ctx, l, f.observeInterval, run)
 				} else {
@@ -295,6 +311,12 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 			}
 			if logs != nil {
 				logs.Attach(res)
+			}
+			if blocked != nil {
+				var warn string
+				if res.Blocked, warn = blocked.Since(env.Ctx); warn != "" {
+					res.Warnings = append(res.Warnings, warn)
+				}
 			}
 			res.Environment = environment(env.Ctx)
 			if benchLab != nil {
@@ -353,6 +375,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log (see above)")
 	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too (with an empty form body)")
 	fl.StringVar(&f.expect, "expect", "", "count 2xx responses whose body (first 64 KiB) does not match this regular expression as unexpected_body errors")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.cpus, "cpus", "", `pin the generator to these CPUs ("0", "2-3")`)
 	fl.BoolVar(&f.checkLength, "check-length", false, "count bodies whose length differs from the first response as length_mismatch errors")
 	fl.BoolVar(&f.failOnStderr, "fail-on-stderr", false, "count FastCGI responses with stderr output (PHP notices, errors) as errors")
@@ -360,6 +383,8 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 	fl.BoolVar(&f.asJSON, "json", false, "write the result as JSON to stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	fl.StringVar(&f.labName, "lab", "", "bench a running lab (phptune lab up) instead of TARGET")
+	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; taken down at the end")
+	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
 	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generator to this file (go tool pprof)")
@@ -536,12 +561,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 				f.scriptFilename = l.ScriptFilename
 			}
 		} else {
-			u, err := url.Parse(l.URL)
-			if err != nil || u.Host == "" {
-				return o, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
+			// Over HTTP: a sealed site lab through its web server's
+			// unix socket with the site's own Host, any other at its
+			// URL (labstack.Target).
+			if o.Target, err = labstack.TargetFor(l, labstack.Workload{}, reqPath); err != nil {
+				return o, err
 			}
-			o.Target = load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host,
-				Display: strings.TrimSuffix(l.URL, "/") + reqPath}
 		}
 	} else {
 		t, p, err := parseTarget(args[0])
@@ -549,6 +574,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 			return o, err
 		}
 		o.Target, reqPath = t, p
+	}
+	if err := checkHostFlag(f.host); err != nil {
+		return o, err
+	}
+	if f.host != "" {
+		o.Target.Host = f.host
 	}
 	if o.Target.Protocol == "fcgi" {
 		o.KeepAlive = f.keepConn
@@ -791,6 +822,7 @@ func printBench(w io.Writer, b *results.Bench) {
 		fmt.Fprintf(&buf, "  Errors       %s\n", strings.Join(s, ", "))
 	}
 	report.ServerErrorsText(&buf, b.ServerErrors, "  ", 13, true)
+	report.BlockedText(&buf, b.Blocked, "  ")
 	g := b.Generator
 	cores := 0.0
 	if b.DurationS > 0 {

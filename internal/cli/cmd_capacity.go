@@ -27,9 +27,11 @@ func init() { register(newCapacityCmd) }
 // capacityFlags are phptune capacity's command line.
 type capacityFlags struct {
 	labName, app, docroot string
+	site, user            string
 	knobsFile             string
 	set                   []string
 	workload, expect      string
+	host                  string
 	slo, maxErrors        string
 	startRate             float64
 	minRate, maxRate      float64
@@ -83,7 +85,10 @@ like bench results (phptune report RUN) and the HTML report charts the curve.
 --slo grammar: ` + sloHelp + `.
 
 The lab is one of its own for --app or --docroot (taken down at the end;
---knobs and --set configure it) or a lab you run (--lab; not restarted).`,
+--knobs and --set configure it) or a lab you run (--lab; not restarted).
+--site NAME|DIR measures a sealed lab of its own of a site of this host (as
+lab up --site makes it), started from the site's live configuration, with
+the site's own Host.`,
 		Example: `  phptune capacity --app hello
   phptune capacity --app io --slo 'p99<1s' --knobs recommended.knobs
   phptune capacity --lab mylab --workload /shop/ --slo 'p95<300ms,errors<0.1%'
@@ -97,10 +102,13 @@ The lab is one of its own for --app or --docroot (taken down at the end;
 	fl.StringVar(&f.labName, "lab", "", "measure this running lab (see phptune lab status); it is not restarted")
 	fl.StringVar(&f.app, "app", "", "measure a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "measure a lab of its own serving this PHP directory")
+	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; --set and --knobs go on top of its live configuration")
+	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.knobsFile, "knobs", "", "with --app or --docroot: start the lab with the knob settings in this file (recommended.knobs)")
 	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.slo, "slo", "p99<500ms", "latency SLO, e.g. 'p99<500ms' or 'p95<1s,errors<0.1%' (grammar above)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0", "highest error rate a step may have, e.g. 0.1% or 0 (unless --slo has an errors term)")
 	fl.Float64Var(&f.startRate, "start-rate", 0, "first rate in requests/s (default: half the throughput of a closed-model probe)")
@@ -151,13 +159,16 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		return o, err
 	}
 	n := 0
-	for _, s := range []string{f.labName, f.app, f.docroot} {
+	for _, s := range []string{f.labName, f.app, f.docroot, f.site} {
 		if s != "" {
 			n++
 		}
 	}
 	if n != 1 {
-		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR", "give exactly one of --lab, --app and --docroot")
+		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR, or --site NAME", "give exactly one of --lab, --app, --docroot and --site")
+	}
+	if f.user != "" && f.site == "" {
+		return o, usageErr("Try: phptune capacity --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
 	}
 	if f.app != "" {
 		if _, err := apps.Lookup(f.app); err != nil {
@@ -180,6 +191,9 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		return o, err
 	}
 	o.Errors = capacity.ErrorLimit{Rate: rate}
+	if err := checkHostFlag(f.host); err != nil {
+		return o, err
+	}
 	if f.expect != "" {
 		if _, err := load.CompileExpect(f.expect); err != nil {
 			return o, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
@@ -270,13 +284,32 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		}
 		docroot = abs
 	}
-	l, pw, err := checkStack(ctx, f.labName, f.app, docroot, f.workload)
+	var site *siteLab
+	app := f.app
+	if f.site != "" {
+		if site, err = planSiteLab(ctx, f.site, f.user); err != nil {
+			return err
+		}
+		app = lab.SiteApp
+	}
+	l, pw, err := checkStack(ctx, f.labName, app, docroot, f.workload)
 	if err != nil {
 		return err
 	}
 	command := "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
-	if l == nil {
+	if site != nil {
+		down, err := upOwnSiteLab(env, site, "capacity", f.user, set, func(sl *lab.Lab) { l = sl })
+		if err != nil {
+			return err
+		}
+		defer down()
+		w, err := labstack.ParseWorkload(ctx, l, f.workload)
+		if err != nil {
+			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(f.workload, f.redact), l.Name, err)
+		}
+		pw = &w
+	} else if l == nil {
 		warnNeighbours(env)
 		name := fmt.Sprintf("capacity-%d", os.Getpid())
 		say("bringing up lab %s (%s)", name, firstNonEmpty(f.app, docroot))
@@ -296,7 +329,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		pw = &w
 	}
 	w := *pw
-	w.Expect = f.expect
+	w.Expect, w.Host = f.expect, f.host
 	stack := labstack.New(l, w)
 	if err := checkStartPage(ctx, env, stack, say); err != nil {
 		return err
@@ -315,9 +348,14 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		}
 		say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, f.redact))
 	}
+	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := stack.Capacity(ctx, o)
 	if res == nil {
 		return err
+	}
+	var blockedWarning string
+	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		res.Warnings = append(res.Warnings, blockedWarning)
 	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
 	res.Command = command

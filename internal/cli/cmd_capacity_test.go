@@ -23,7 +23,7 @@ func TestCapacityRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	checkUsageErrors(t, []usageCase{
-		{[]string{"capacity"}, "give exactly one of --lab, --app and --docroot", "Try: phptune capacity --app hello"},
+		{[]string{"capacity"}, "give exactly one of --lab, --app, --docroot and --site", "Try: phptune capacity --app hello"},
 		{[]string{"capacity", "--app", "hello", "--lab", "x"}, "give exactly one of", "Try:"},
 		{[]string{"capacity", "--app", "nosuch"}, "--app \"nosuch\"", "Choose one of"},
 		{[]string{"capacity", "--app", "hello", "--slo", "p99"}, "--slo \"p99\"", "Try: --slo 'p99<500ms'"},

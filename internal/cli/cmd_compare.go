@@ -22,6 +22,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/sysctl"
@@ -62,6 +63,9 @@ type compareResult struct {
 	// KernelLimits are the host's (package sysctl); each configuration's
 	// backlogs, asked and given, are in its Backlogs.
 	KernelLimits *results.KernelLimits `json:"kernel_limits,omitempty"`
+	// Blocked are the connections a sealed site lab's code tried to open
+	// outside the lab over the whole comparison, refused by the seal.
+	Blocked []results.Blocked `json:"blocked,omitempty"`
 }
 
 type compareRow struct {
@@ -108,14 +112,15 @@ func phpSpeed(b *results.Bench) float64 {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var appName, docroot, labName, user, workload, expect, fromLog string
+	var appName, docroot, labName, user, workload, expect, fromLog, host string
+	var siteQuery string
 	var allowPost bool
 	var conns, rounds int
 	var d, warmup time.Duration
 	var asJSON, raiseSysctl bool
 	var redactNames []string
 	cmd := &cobra.Command{
-		Use:   "compare [--app APP | --docroot DIR | --lab NAME] CONFIG...",
+		Use:   "compare [--app APP | --docroot DIR | --lab NAME | --site NAME] CONFIG...",
 		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
 		Long: `phptune compare brings up one lab and measures each configuration in turn,
 round after round (A B C, B C A, ...), each in fresh processes, so that a noisy
@@ -130,14 +135,19 @@ The lab is one of its own for --app (default hello) or --docroot (your app,
 a directory with index.php), taken down at the end, or a lab you run
 (--lab NAME), whose configuration is restored at the end. --user runs a lab
 of its own as that account (root only, never root): the app then runs with
-that account's rights.
+that account's rights. --site NAME|DIR compares on a sealed lab of its own of
+a site of this host (as lab up --site makes it), with the site's own Host;
+the CONFIG live is then the site's live configuration (its pool and php.ini
+as production runs them), also on a running site lab (--lab).
 
 A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
-"default" for the distro's configuration; LABEL=FILE names it.`,
+"default" for the distro's configuration, or "live" for a site's (--site);
+LABEL=FILE names it.`,
 		Example: `  phptune compare --app io -c 50 default phptune-tune-RUN/recommended.knobs
   phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs
   phptune compare --docroot ./public --user www-data default tuned=recommended.knobs
-  phptune compare --lab mylab default recommended.knobs`,
+  phptune compare --lab mylab default recommended.knobs
+  phptune compare --site site.test live default tuned=recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Everything is checked before the lab exists.
 			if err := checkApplySysctl(raiseSysctl); err != nil {
@@ -150,8 +160,14 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				return err
 			}
 			appSet := c.Flags().Changed("app")
-			if (appSet && (docroot != "" || labName != "")) || (docroot != "" && labName != "") {
-				return usageErr("Try: phptune compare --app hello ..., or --docroot DIR, or --lab NAME", "give only one of --app, --docroot and --lab")
+			given := 0
+			for _, set := range []bool{appSet, docroot != "", labName != "", siteQuery != ""} {
+				if set {
+					given++
+				}
+			}
+			if given > 1 {
+				return usageErr("Try: phptune compare --app hello ..., or --docroot DIR, or --lab NAME, or --site NAME", "give only one of --app, --docroot, --lab and --site")
 			}
 			if labName != "" && user != "" {
 				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune compare --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
@@ -159,7 +175,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if err := lab.CheckUser(user, docroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
-			if labName == "" && docroot == "" {
+			if labName == "" && docroot == "" && siteQuery == "" {
 				if _, err := apps.Lookup(appName); err != nil {
 					return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
 				}
@@ -167,7 +183,7 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
 			}
-			if need, ok := labstack.Builtin(workload); ok && need != "" && labName == "" && (docroot != "" || appName != need) {
+			if need, ok := labstack.Builtin(workload); ok && need != "" && labName == "" && (docroot != "" || siteQuery != "" || appName != need) {
 				return usageErr("Try: --app "+need+" --workload "+workload, "--workload %s needs --app %s", workload, need)
 			}
 			if fromLog != "" {
@@ -177,6 +193,9 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				workload = labstack.LogSpec(fromLog, allowPost)
 			} else if allowPost {
 				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
+			}
+			if err := checkHostFlag(host); err != nil {
+				return err
 			}
 			if expect != "" {
 				if _, err := load.CompileExpect(expect); err != nil {
@@ -194,11 +213,27 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 			if labName != "" || docroot != "" {
 				app = ""
 			}
+			// --site: the site found and its live configuration, the
+			// "live" configuration of the arguments.
+			var site *siteLab
+			var live knob.Config
+			if siteQuery != "" {
+				var err error
+				if site, err = planSiteLab(env.Ctx, siteQuery, user); err != nil {
+					return err
+				}
+				app, live = lab.SiteApp, site.live.Config
+			}
 			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
 			if err != nil {
 				return err
 			}
-			cfgs, err := compareConfigs(args)
+			if l != nil {
+				if live, _, err = labstack.LiveStart(l); err != nil {
+					return err
+				}
+			}
+			cfgs, err := compareConfigs(args, live)
 			if err != nil {
 				return err
 			}
@@ -229,6 +264,22 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 					return err
 				}
 				defer restoreSysctl(env, kernelRun, "compare")
+			} else if site != nil {
+				appName = lab.SiteApp
+				if err := raise(); err != nil {
+					return err
+				}
+				defer restoreSysctl(env, kernelRun, "compare")
+				down, err := upOwnSiteLab(env, site, "compare", user, nil, func(sl *lab.Lab) { l = sl })
+				if err != nil {
+					return err
+				}
+				defer down()
+				w, err := labstack.ParseWorkload(ctx, l, workload)
+				if err != nil {
+					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
+				}
+				pw = &w
 			} else {
 				if docroot != "" {
 					appName = "docroot"
@@ -257,14 +308,19 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 				pw = &w
 			}
 			w := *pw
-			w.Expect = expect
+			w.Expect, w.Host = expect, host
 			stack := labstack.New(l, w)
 			if err := checkStartPage(ctx, env, stack, say); err != nil {
 				return err
 			}
+			blocked := labstack.NewBlockedCounter(ctx, l)
 			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err
+			}
+			var blockedWarning string
+			if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+				say("%s", blockedWarning)
 			}
 			res.App, res.Workload = appName, w.Name
 			res.KernelLimits = sysctl.NewFS(sysctlProc).Collect(nil)
@@ -309,11 +365,13 @@ A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 	fl.StringVar(&appName, "app", "hello", "built-in app to compare on: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
+	fl.StringVar(&siteQuery, "site", "", siteFlagHelp+"; the configuration name live is its live configuration")
 	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
 	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
 	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")
 	fl.StringVar(&expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
+	fl.StringVar(&host, "host", "", hostFlagHelp)
 	fl.IntVarP(&conns, "connections", "c", 50, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")
@@ -428,11 +486,16 @@ func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 			}
 		}
 	}
+	report.BlockedText(w, res.Blocked, "")
 }
 
 // compareConfigs reads compare's CONFIG arguments (default, FILE or
 // LABEL=FILE); a bad knob file is a usage error naming the file and line.
-func compareConfigs(args []string) ([]compareConfig, error) {
+//
+// live is a site's live configuration (--site, or --lab of a site lab
+// that recorded it), which the file name "live" stands for; nil
+// otherwise.
+func compareConfigs(args []string, live knob.Config) ([]compareConfig, error) {
 	var cfgs []compareConfig
 	for _, a := range args {
 		label, file, ok := strings.Cut(a, "=")
@@ -443,6 +506,13 @@ func compareConfigs(args []string) ([]compareConfig, error) {
 			return nil, usageErr("Try: before=default after=recommended.knobs", "configuration %q: write LABEL=FILE, FILE or default", a)
 		}
 		cfg := knob.Defaults()
+		if file == "live" {
+			if live == nil {
+				return nil, usageErr("Give --site NAME (or --lab of a site lab) to compare with the site's live configuration, or a knob file", "configuration %s: live is a site's live configuration, and this comparison runs no site lab", label)
+			}
+			cfgs = append(cfgs, compareConfig{Label: label, Config: live.Clone()})
+			continue
+		}
 		if file != "default" {
 			data, err := os.ReadFile(file)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 )
@@ -25,7 +26,7 @@ func TestCompareFlagsCheckedFirst(t *testing.T) {
 	writeFiles(t, filepath.Join(dir, "app"), map[string]string{"index.php": "<?php echo 1;"})
 	app := filepath.Join(dir, "app")
 	checkUsageErrors(t, []usageCase{
-		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot and --lab", "Try:"},
+		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot, --lab and --site", "Try:"},
 		{[]string{"compare", "--docroot", app, "--lab", "x", "default"}, "give only one of", "Try:"},
 		{[]string{"compare", "--lab", "x", "--user", "www-data", "default"}, "--user is for a lab of its own", "phptune lab up --user"},
 		{[]string{"compare", "--user", "root", "default"}, "--user root", "Try: --user www-data"},
@@ -72,5 +73,22 @@ func TestCompareDocRoot(t *testing.T) {
 	}
 	if hs, _ := lab.List(); len(hs) != 0 {
 		t.Errorf("compare left labs running: %+v", hs)
+	}
+}
+
+// TestCompareConfigsLive: "live" is the site's live configuration when
+// there is one, and a usage error naming --site when there is none.
+func TestCompareConfigsLive(t *testing.T) {
+	live := knob.Defaults()
+	live["pm"], live["pm.max_children"] = "static", "7"
+	cfgs, err := compareConfigs([]string{"live", "before=default", "prod=live"}, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 3 || cfgs[0].Label != "live" || cfgs[0].Config["pm.max_children"] != "7" || cfgs[2].Label != "prod" || cfgs[2].Config["pm"] != "static" || cfgs[1].Config["pm"] == "static" {
+		t.Errorf("configs %+v", cfgs)
+	}
+	if _, err := compareConfigs([]string{"live"}, nil); err == nil || !strings.Contains(err.Error(), "--site") {
+		t.Errorf("live without a site: %v, want a usage error naming --site", err)
 	}
 }

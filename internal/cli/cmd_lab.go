@@ -14,6 +14,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/pagecheck"
+	"github.com/phptune/phptune/internal/site"
 )
 
 // userFlagRule is the --user rule (lab.CheckAccount) as the flags' help
@@ -29,9 +30,24 @@ func newLabCmd(env *Env) *cobra.Command {
 		Long: `A lab is nginx + php-fpm (+ MariaDB) + an app, started from the distro's
 packages with configuration rendered into a private directory (` + lab.Root() + `),
 on a free loopback port. Nothing under /etc is written and no system service
-is touched. Processes run as an unprivileged user.`,
+is touched. Processes run as an unprivileged user.
+
+lab up --site NAME|DIR serves a site of this host (found as phptune site
+finds it) sealed: every process of the lab in a private network namespace
+with loopback only and a private mount namespace, nginx with the site's names
+on 127.0.0.1:80 and on a unix socket in the lab directory (the host's only
+way in: curl --unix-socket, or phptune lab forward), the lab's own MariaDB
+on 127.0.0.1:3306 and /run/mysqld/mysqld.sock inside, the docroot as an
+overlay whose writes stay in the lab. Connections that try to leave are
+refused and counted (lab up and lab status show them). Its database is a
+copy of production's (--db-from, by default the one the site's
+configuration names: mariadb-dump --single-transaction as the app's own
+account, read-only) or a dump of yours (--db-dump), with the app's account
+and password; lab reset restores that copy. It starts from the live pool
+and php.ini (kept in the lab's live.knobs), and WP-cron is off while it
+runs for a WordPress site.`,
 	}
-	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env))
+	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env), newLabForwardCmd(env))
 	return cmd
 }
 
@@ -90,12 +106,13 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 
 func newLabUpCmd(env *Env) *cobra.Command {
 	var opt lab.Options
-	var knobsFile, memoryMax, server string
+	var knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a lab and leave it running",
-		Example: `  phptune lab up --app wordpress
+		Example: `  phptune lab up --site site.test
+  phptune lab up --app wordpress
   phptune lab up --name big --app io --set pm=static --set pm.max_children=48
   phptune lab up --docroot ./public --knobs recommended.knobs
   phptune lab up --app wordpress --server apache-prefork-modphp --set apache.max_request_workers=10`,
@@ -106,7 +123,24 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if err := lab.CheckName(opt.Name); err != nil {
 				return usageErr("Try: --name mylab", "--name: %v", err)
 			}
-			if opt.DocRoot != "" {
+			if siteQuery != "" {
+				if opt.DocRoot != "" || c.Flags().Changed("app") {
+					return usageErr("Try: --site NAME alone, or --docroot DIR for a directory", "--site serves the site's own docroot: leave --docroot and --app out")
+				}
+				if opt.Port != 0 {
+					return usageErr("Leave --port out", "--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host")
+				}
+				s, err := discoverSite(env.Ctx, siteQuery)
+				if err != nil {
+					return err
+				}
+				opt.Site, opt.App = s, lab.SiteApp
+				printSiteFound(env.Stderr, s)
+				live := site.LiveStart(s)
+				opt.Live = &live
+			} else if c.Flags().Changed("db-from") || dbDump != "" {
+				return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
+			} else if opt.DocRoot != "" {
 				if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
 					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
 				}
@@ -116,11 +150,23 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
 				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
 			}
-			if err := lab.CheckUser(opt.User, opt.DocRoot); err != nil {
+			userDocroot := opt.DocRoot
+			if opt.Site != nil {
+				userDocroot = opt.Site.DocRoot.Path
+			}
+			if err := lab.CheckUser(opt.User, userDocroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
 			if err := labLimits(&opt, memoryMax); err != nil {
 				return err
+			}
+			if opt.Site != nil {
+				// After --memory-max: the copy must fit the lab's cap.
+				data, err := siteData(env, opt.Site, dbFrom, dbDump, opt.MemoryMax)
+				if err != nil {
+					return err
+				}
+				opt.Data = data
 			}
 			if server != "" {
 				// --server X is --set server=X, after the other settings.
@@ -129,6 +175,14 @@ func newLabUpCmd(env *Env) *cobra.Command {
 			set, _, err := knobConfig(knobsFile, opt.Set)
 			if err != nil {
 				return err
+			}
+			if opt.Live != nil {
+				// The live configuration is the start, as if --set each;
+				// --knobs and --set go on top.
+				set = append(opt.Live.Config.Overrides(), set...)
+				if _, _, err := knobConfig("", set); err != nil {
+					return err
+				}
 			}
 			opt.Set = set
 			opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
@@ -141,6 +195,9 @@ func newLabUpCmd(env *Env) *cobra.Command {
 				return printJSON(env, l)
 			}
 			printLab(env, l)
+			printSealed(env.Ctx, env.Stdout, l)
+			printSiteStart(env.Stdout, l, opt.Live)
+			warnFrontPage(env.Stderr, l)
 			if l.FrontPage != nil {
 				if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
 					fmt.Fprintf(env.Stderr, "warning: the front page's title reads like an error or setup page (%q): check the app before measuring it\n", word)
@@ -154,13 +211,16 @@ func newLabUpCmd(env *Env) *cobra.Command {
 	f.StringVar(&opt.Name, "name", "lab", "lab name (letters, digits, dashes)")
 	f.StringVar(&opt.App, "app", "hello", "built-in app: "+appNames())
 	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
-	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs)")
+	f.StringVar(&siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
+	f.StringVar(&dbFrom, "db-from", "auto", "with --site: copy this production database into the lab, read-only (mariadb-dump --single-transaction as the app's own account): auto is the one the site's configuration names; none leaves the lab's MariaDB empty (the site then answers its error page)")
+	f.StringVar(&dbDump, "db-dump", "", "with --site: load this dump of the site's database (FILE or FILE.gz, root's, as mariadb-dump makes it) instead of copying production's")
+	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs; with --site it goes on top of the live configuration)")
 	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	f.StringVar(&server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
 	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
-	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns; "+userFlagRule)
+	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns (with --site: the site pool's account unless given); "+userFlagRule)
 	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
 	return cmd
 }
@@ -349,6 +409,18 @@ func newLabStatusCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Lab.Name, h.Lab.App, h.Status, h.Lab.URL, h.Lab.FPMListen)
 			}
 			tw.Flush()
+			for _, h := range hs {
+				if h.Lab.Sealed() {
+					fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
+					printAttempts(env.Ctx, env.Stdout, h.Lab)
+					if c := h.Lab.DBCopy; c != nil {
+						fmt.Fprintf(env.Stdout, "database:   %s, a copy from %s (lab reset %s restores it)\n", c.DB, c.Source, h.Lab.Name)
+					}
+					if h.Lab.LiveKnobs != "" {
+						fmt.Fprintf(env.Stdout, "start:      the live configuration, %s: %s\n", h.Lab.LiveKnobs, strings.Join(h.Lab.Config.Overrides(), " "))
+					}
+				}
+			}
 			if secrets {
 				for _, h := range hs {
 					if s, err := h.Lab.ReadSecrets(); err == nil && (s.DBPassword != "" || s.MariaDBRootPassword != "") {
@@ -395,7 +467,7 @@ func newLabLogsCmd(env *Env) *cobra.Command {
 func newLabResetCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reset NAME",
-		Short: "Restore a lab's database to its seeded state (WordPress)",
+		Short: "Restore a lab's database to its seeded state (WordPress) or to the copy it was brought up with (a site lab)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			l, err := lab.Open(args[0])
@@ -404,6 +476,10 @@ func newLabResetCmd(env *Env) *cobra.Command {
 			}
 			if err := l.Reset(env.Ctx); err != nil {
 				return err
+			}
+			if l.DBCopy != nil {
+				fmt.Fprintf(env.Stdout, "lab %s: database %s restored to the copy taken at lab up (%s)\n", l.Name, l.DBCopy.DB, l.DBCopy.Source)
+				return nil
 			}
 			fmt.Fprintf(env.Stdout, "lab %s: database restored to its seeded state\n", l.Name)
 			return nil

@@ -28,11 +28,12 @@ func init() { register(newProfileCmd) }
 
 func newProfileCmd(env *Env) *cobra.Command {
 	var appName, docroot, labName, user, workload, clock, outDir string
+	var siteQuery string
 	var conns, rounds, freq int
 	var d, warmup time.Duration
 	var asJSON, native, php bool
 	cmd := &cobra.Command{
-		Use:   "profile [--app APP | --docroot DIR | --lab NAME]",
+		Use:   "profile [--app APP | --docroot DIR | --lab NAME | --site NAME]",
 		Short: "Show where the time goes under load: native stacks (perf) and PHP functions (excimer), and the knobs they point to",
 		Long: `phptune profile loads a lab with phptune's generator and samples it, in
 rounds of three interleaved runs: plain; with perf sampling every CPU
@@ -63,8 +64,14 @@ made and the reason is printed.`,
   phptune profile --lab mylab --php-clock wall`,
 		RunE: func(c *cobra.Command, args []string) error {
 			appSet := c.Flags().Changed("app")
-			if (appSet && (docroot != "" || labName != "")) || (docroot != "" && labName != "") {
-				return usageErr("Try: phptune profile --app wordpress, or --docroot DIR, or --lab NAME", "give only one of --app, --docroot and --lab")
+			given := 0
+			for _, set := range []bool{appSet, docroot != "", labName != "", siteQuery != ""} {
+				if set {
+					given++
+				}
+			}
+			if given > 1 {
+				return usageErr("Try: phptune profile --app wordpress, or --docroot DIR, or --lab NAME, or --site NAME", "give only one of --app, --docroot, --lab and --site")
 			}
 			if labName != "" && user != "" {
 				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune profile --lab NAME", "--user is for a lab of its own (--app, --docroot)")
@@ -72,7 +79,7 @@ made and the reason is printed.`,
 			if err := lab.CheckUser(user, docroot); err != nil {
 				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 			}
-			if labName == "" && docroot == "" {
+			if labName == "" && docroot == "" && siteQuery == "" {
 				if _, err := apps.Lookup(appName); err != nil {
 					return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
 				}
@@ -103,6 +110,14 @@ made and the reason is printed.`,
 			if labName != "" || docroot != "" {
 				app = ""
 			}
+			var site *siteLab
+			if siteQuery != "" {
+				var err error
+				if site, err = planSiteLab(env.Ctx, siteQuery, user); err != nil {
+					return err
+				}
+				app = lab.SiteApp
+			}
 			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
 			if err != nil {
 				return err
@@ -123,6 +138,18 @@ made and the reason is printed.`,
 				appName = l.App
 				restore := l.Config.Clone()
 				defer restoreLab(ctx, l, restore, say)
+			} else if site != nil {
+				appName = lab.SiteApp
+				down, err := upOwnSiteLab(env, site, "profile", user, nil, func(sl *lab.Lab) { l = sl })
+				if err != nil {
+					return err
+				}
+				defer down()
+				w, err := labstack.ParseWorkload(ctx, l, workload)
+				if err != nil {
+					return fmt.Errorf("workload %s on lab %s: %w", workload, l.Name, err)
+				}
+				pw = &w
 			} else {
 				if docroot != "" {
 					appName = "docroot"
@@ -176,6 +203,7 @@ made and the reason is printed.`,
 	fl := cmd.Flags()
 	fl.StringVar(&appName, "app", "hello", "built-in app to profile: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "profile a lab of its own serving this PHP directory (your app)")
+	fl.StringVar(&siteQuery, "site", "", siteFlagHelp)
 	fl.StringVar(&labName, "lab", "", "profile this running lab; its configuration is restored at the end")
 	fl.StringVar(&user, "user", "", "run the lab as this account; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")

@@ -41,8 +41,9 @@ no database and writes nothing. Application files are read without following
 a link, at most 1 MiB each. A NAME or DIR that matches no vhost, or several
 different sites, is refused with the candidates named.
 
---site on lab up, tune and the other lab commands comes with the sealed lab
-(its own network and mount namespaces): this command shows what it will copy.`,
+lab up --site NAME|DIR runs this site in a sealed lab (its own network and
+mount namespaces, its own MariaDB, the docroot as an overlay): this command
+shows what it finds. --site on tune and the other lab commands comes next.`,
 		Example: `  phptune site site.test
   phptune site /var/www/site --json`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -40,9 +40,11 @@ func init() { register(newTuneCmd) }
 // tuneFlags are phptune tune's command line.
 type tuneFlags struct {
 	labName, app, docroot string
+	site                  string
 	user                  string
 	cpus, memoryMax       string
 	expect                string
+	host                  string
 	fromLog               string
 	allowPost             bool
 	workload, objective   string
@@ -88,6 +90,13 @@ fresh processes (the holdout).
 
 The stack is a lab of its own for --app or --docroot (taken down at the end),
 or a lab you run (--lab; its configuration is restored at the end).
+--site NAME|DIR tunes a site of this host: a sealed lab of its own (as lab up
+--site makes it) that starts from the site's live pool and php.ini, so the
+start ("live") is production's configuration and Debian's default is measured
+beside it (the distro baseline); requests carry the site's own Host. A running
+site lab (--lab) starts from the live configuration it recorded too. What the
+lab's code tried to reach outside the lab (refused by the seal) is counted
+and shown.
 Every trial is stored in the results database as it finishes; Ctrl-C stops
 cleanly and --resume RUN continues without redoing finished trials.
 
@@ -155,11 +164,13 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.labName, "lab", "", "tune this running lab (see phptune lab status)")
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
+	fl.StringVar(&f.site, "site", "", siteFlagHelp)
 	fl.StringVar(&f.user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns; "+userFlagRule)
 	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
 	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)")
 	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not tuned")
+	fl.StringVar(&f.host, "host", "", hostFlagHelp)
 	fl.StringVar(&f.cpus, "cpus", "", "pin the lab of its own to these CPUs (e.g. 1 or 0-1), beside production")
 	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)")
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
@@ -301,6 +312,7 @@ func parseMemoryBudget(s string) (int64, string, error) {
 type tunePlan struct {
 	opt       tune.Options
 	start     knob.Config // for a lab of our own
+	site      *siteLab    // --site: the site found, before its lab exists
 	budgetMsg string
 	outDir    string
 	// lab and workload, for --lab: opened and parsed while checking.
@@ -321,18 +333,18 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		return nil, err
 	}
 	if f.resume != "" {
-		if f.labName != "" || f.app != "" || f.docroot != "" || len(f.set) > 0 || f.knobsFile != "" {
-			return nil, usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --set or --knobs")
+		if f.labName != "" || f.app != "" || f.docroot != "" || f.site != "" || len(f.set) > 0 || f.knobsFile != "" {
+			return nil, usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --site, --set or --knobs")
 		}
 	} else {
 		n := 0
-		for _, s := range []string{f.labName, f.app, f.docroot} {
+		for _, s := range []string{f.labName, f.app, f.docroot, f.site} {
 			if s != "" {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, usageErr("Try: phptune tune --app hello, or --lab NAME, or --docroot DIR", "give exactly one of --lab, --app and --docroot")
+			return nil, usageErr("Try: phptune tune --app hello, or --lab NAME, or --docroot DIR, or --site NAME", "give exactly one of --lab, --app, --docroot and --site")
 		}
 		if f.app != "" {
 			if _, err := apps.Lookup(f.app); err != nil {
@@ -348,11 +360,20 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
 			return nil, usageErr("Try: phptune lab up --knobs FILE, then phptune tune --lab NAME", "--lab tunes the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
 		}
-		_, start, err := knobConfig(f.knobsFile, f.set)
+		set, start, err := knobConfig(f.knobsFile, f.set)
 		if err != nil {
 			return nil, err
 		}
 		p.start = start
+		if f.site != "" {
+			// The live configuration, --set and --knobs on top.
+			if p.site, err = planSiteLab(ctx, f.site, f.user); err != nil {
+				return nil, err
+			}
+			if p.start, err = p.site.start(set); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if need, ok := labstack.Builtin(f.workload); ok && need != "" && f.app != "" && f.app != need {
 		return nil, usageErr("Try: --app "+need+" --workload "+f.workload, "--workload %s needs --app %s; --app %s has no such pages", f.workload, need, f.app)
@@ -413,11 +434,14 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHostFlag(f.host); err != nil {
+		return nil, err
+	}
 	p.budgetMsg = msg
 	p.opt = tune.Options{
 		Command: command, App: f.app, Workload: f.workload, Objective: f.objective, SLO: capSLO,
-		Lab: f.labName, DocRoot: f.docroot, User: f.user, Conns: f.conns,
-		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect,
+		Lab: f.labName, DocRoot: f.docroot, Site: f.site, User: f.user, Conns: f.conns,
+		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect, Host: f.host,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,
@@ -490,7 +514,11 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.resume == "" {
 		// The stack last: --lab reads the lab's state (and, for the
 		// comment workload, its database).
-		if p.lab, p.workload, err = checkStack(ctx, f.labName, f.app, f.docroot, f.workload); err != nil {
+		app := f.app
+		if f.site != "" {
+			app = lab.SiteApp
+		}
+		if p.lab, p.workload, err = checkStack(ctx, f.labName, app, f.docroot, f.workload); err != nil {
 			return nil, err
 		}
 	}
@@ -590,6 +618,12 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		if opt.DocRoot != "" {
 			app = "" // checkStack names it docroot
 		}
+		if opt.Site != "" {
+			// Found on the host again: its lab is made anew.
+			if plan.site, err = planSiteLab(ctx, opt.Site, opt.User); err != nil {
+				return err
+			}
+		}
 		if l, w, err = checkStack(ctx, opt.Lab, app, opt.DocRoot, opt.Workload); err != nil {
 			return err
 		}
@@ -631,6 +665,9 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		restore = l.Config.Clone()
 		if f.resume == "" {
 			opt.Start = l.Config.Clone()
+			if _, err := useLabLiveStart(l, &opt, say); err != nil {
+				return err
+			}
 		}
 		if opt.App == "" {
 			opt.App = l.App
@@ -658,12 +695,23 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			kernelRun = kr
 			defer restoreSysctl(env, kr, "tune")
 		}
-		say("bringing up lab %s (%s)", name, firstNonEmpty(opt.App, opt.DocRoot))
+		say("bringing up lab %s (%s)", name, firstNonEmpty(opt.Site, opt.App, opt.DocRoot))
 		app := opt.App
 		if opt.DocRoot != "" {
 			app = "" // the result names it "docroot"
 		}
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, User: opt.User, CPUs: opt.CPUs, MemoryMax: opt.MemoryMaxB, Set: set, OwnedBy: "tune"})
+		labOpt := lab.Options{Name: name, App: app, DocRoot: opt.DocRoot, User: opt.User, CPUs: opt.CPUs, MemoryMax: opt.MemoryMaxB, Set: set, OwnedBy: "tune"}
+		if plan.site != nil {
+			plan.site.say(env.Stderr)
+			siteOpt, err := plan.site.options(env, name, "tune", opt.User, nil, opt.MemoryMaxB)
+			if err != nil {
+				return err
+			}
+			labOpt = siteOpt
+			labOpt.Set, labOpt.CPUs = set, opt.CPUs
+			labOpt.Progress = func(s string) { say("lab: %s", s) }
+		}
+		l, err = lab.Up(ctx, labOpt)
 		if err != nil {
 			return err
 		}
@@ -676,6 +724,12 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		}()
 		if f.resume == "" {
 			opt.Start = start
+			if plan.site != nil {
+				// The live site's configuration: "before" is
+				// production's, Debian's default a baseline beside it.
+				opt.UseLiveStart(start)
+				opt.App = lab.SiteApp
+			}
 			if opt.App == "" {
 				opt.App = "docroot"
 			}
@@ -703,7 +757,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			defer restoreSysctl(env, kr, "tune")
 		}
 	}
-	w.Expect = opt.Expect
+	w.Expect, w.Host = opt.Expect, opt.Host
 	stack := labstack.New(l, *w)
 	if err := checkStartPage(ctx, env, stack, say); err != nil {
 		return err
@@ -736,6 +790,8 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 			return recommend.Files(start, rec, recommend.Target{PHPVersion: phpVersion, UsesDB: usesDB, Kernel: envInfo.KernelLimits, Conns: opt.Conns})
 		},
 	}
+	// What a sealed lab's code tries to reach outside, over the run.
+	blocked := labstack.NewBlockedCounter(ctx, l)
 	var res *results.Tune
 	if f.resume != "" {
 		say("resuming; finished trials are taken from the database")
@@ -755,6 +811,10 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	}
 	res.Environment = envInfo
 	res.ProfileFindings = findings
+	var blockedWarning string
+	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		res.Warnings = append(res.Warnings, blockedWarning)
+	}
 	var ran []map[string]string
 	for _, tr := range res.Trials {
 		ran = append(ran, tr.Config)

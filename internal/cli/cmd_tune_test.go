@@ -30,7 +30,7 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tune"}, "give exactly one of --lab, --app and --docroot"},
+		{[]string{"tune"}, "give exactly one of --lab, --app, --docroot and --site"},
 		{[]string{"tune", "--app", "hello", "--lab", "x"}, "give exactly one"},
 		{[]string{"tune", "--app", "nope"}, `--app "nope" is not a built-in app`},
 		{[]string{"tune", "--app", "hello", "--set", "pm=fast"}, `knob pm: value "fast"`},
@@ -427,11 +427,25 @@ func TestTuneRefusesARedirectingSite(t *testing.T) {
 	}
 	defer os.RemoveAll(app)
 	os.Chmod(app, 0o755)
-	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php header("Location: http://site.test/", true, 301);`), 0o644)
-	stdout, stderr, code := runCLI(t, "tune", "--docroot", app, "-c", "2", "--time-budget", "40s",
-		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", filepath.Join(home, "out"))
+	// The site answers its page only to its own name, as WordPress does
+	// for its home URL's host.
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php if (parse_url('http://' . ($_SERVER['HTTP_HOST'] ?? ''), PHP_URL_HOST) !== 'site.test') { header("Location: http://site.test/", true, 301); exit; } echo "<title>Site</title>";`), 0o644)
+	args := []string{"tune", "--docroot", app, "-c", "2", "--time-budget", "40s",
+		"--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", filepath.Join(home, "out")}
+	stdout, stderr, code := runCLI(t, args...)
 	if code != 2 || !strings.Contains(stderr, `answered 301 to "http://site.test/"`) || !strings.Contains(stderr, "a redirect, not the page") ||
-		!strings.Contains(stderr, "load a path that answers 200") {
+		!strings.Contains(stderr, "load a path that answers 200") || !strings.Contains(stderr, "--host NAME") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// With the site's name as the Host header the page is the site's, and
+	// the tune runs.
+	args = append(args[:len(args)-1], filepath.Join(home, "out2"), "--host", "site.test")
+	stdout, stderr, code = runCLI(t, args...)
+	if code != 0 || !strings.Contains(stderr, `title "Site"`) {
+		t.Fatalf("with --host: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// A Host that would end the header line is refused before anything starts.
+	if _, stderr, code := runCLI(t, "tune", "--docroot", app, "--host", "site.test\r\nX: 1"); code != 2 || !strings.Contains(stderr, "--host") {
+		t.Errorf("a bad --host: exit %d\n%s", code, stderr)
 	}
 }

@@ -32,7 +32,7 @@ func TestTuneHelloOtherServers(t *testing.T) {
 	for _, server := range []string{knob.LighttpdFPM, knob.CaddyFPM, knob.H2OFPM} {
 		t.Run(server, func(t *testing.T) {
 			out := filepath.Join(home, "out-"+server)
-			stdout, errs, code := runCLI(t, "tune", "--app", "hello", "--server", server, "-c", "8", "--time-budget", "20s",
+			stdout, errs, code := runCLI(t, "tune", "--app", "hello", "--server", server, "-c", "8", "--time-budget", "25s",
 				"--trial-duration", "1s", "--trial-warmup", "500ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", out)
 			if code != 0 {
 				t.Fatalf("tune --server %s: exit %d\n%s", server, code, errs)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
-	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/termsafe"
 )
 
@@ -152,7 +151,7 @@ func (l *Lab) stopComponents(names ...string) error {
 // an "up" one. An app that could not write its own files says how to run
 // the pool as the account that owns them.
 func (l *Lab) smoke(ctx context.Context) error {
-	p, err := pagecheck.Fetch(ctx, l.URL+"/")
+	p, err := l.FetchPage(ctx, "/")
 	if err != nil {
 		return err
 	}
@@ -160,7 +159,7 @@ func (l *Lab) smoke(ctx context.Context) error {
 	if p.Status < 400 {
 		return nil
 	}
-	msg := fmt.Sprintf("the app's front page %s/ answered %d: %.300s", l.URL, p.Status, termsafe.Text(strings.TrimSpace(p.Body)))
+	msg := fmt.Sprintf("the app's front page %s answered %d: %.300s", p.URL, p.Status, termsafe.Text(strings.TrimSpace(p.Body)))
 	phpLogs := "php-fpm"
 	switch l.Config.Server() {
 	case knob.ApachePreforkModPHP:

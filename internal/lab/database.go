@@ -104,9 +104,17 @@ func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, 
 		return err
 	}
 	defer errLog.Close()
-	cmd := l.command(acct, b.Dump, []string{"--defaults-extra-file=" + y.clientConf(), "--single-transaction", "--skip-dump-date", db}, nil)
+	args := []string{"--defaults-extra-file=" + y.clientConf(), "--single-transaction", "--skip-dump-date"}
+	limit := 5 * time.Minute
+	if l.Sealed() {
+		// A site's copy: its routines, triggers and events too, and as
+		// long as a large database takes.
+		args = append(args, "--quick", "--routines", "--triggers", "--events", "--hex-blob", "--no-tablespaces")
+		limit = 4 * time.Hour
+	}
+	cmd := l.command(acct, b.Dump, append(args, "--", db), nil)
 	cmd.Stdout, cmd.Stderr = out, errLog
-	if err := l.runRecorded(ctx, cmd, "mariadb-dump", 5*time.Minute); err != nil {
+	if err := l.runRecorded(ctx, cmd, "mariadb-dump", limit); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("mariadb-dump: %v (log: %s)", err, y.outFile("mariadb"))
 	}
@@ -135,7 +143,10 @@ func (l *Lab) Reset(ctx context.Context) error {
 	y := layout{l.Dir}
 	in, err := os.OpenFile(y.snapshot(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("lab %s (app %s) has no database snapshot to reset to; only apps with a seeded database (wordpress) can be reset", l.Name, l.App)
+		if l.Sealed() {
+			return fmt.Errorf("lab %s (site %s) has no database snapshot to reset to: it was brought up without a copy of the site's database; bring it up again with --db-from or --db-dump", l.Name, l.Host)
+		}
+		return fmt.Errorf("lab %s (app %s) has no database snapshot to reset to; only apps with a seeded database (wordpress) and site labs with a copy of their database can be reset", l.Name, l.App)
 	}
 	defer in.Close()
 	b, err := mariadb.Find()
@@ -150,8 +161,15 @@ func (l *Lab) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"--defaults-extra-file=" + y.clientConf(), "--batch", s.DBName}
-	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, in, 5*time.Minute); err != nil {
+	args := []string{"--defaults-extra-file=" + y.clientConf(), "--batch"}
+	limit := 5 * time.Minute
+	if l.Sealed() {
+		// The snapshot is the site's data: no client command in it runs.
+		args = append(args, "--sandbox", "--binary-mode")
+		limit = 4 * time.Hour
+	}
+	args = append(args, "--", s.DBName)
+	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, in, limit); err != nil {
 		return fmt.Errorf("restoring the snapshot: %w", err)
 	}
 	return nil

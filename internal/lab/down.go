@@ -80,6 +80,12 @@ func teardown(o owner, procs []Process) error {
 			return fmt.Errorf("processes %v of the lab's cgroup would not stop; the lab directory %s is kept", left, o.dir)
 		}
 	}
+	// A site lab's seal: whatever is left in its namespaces, its mounts
+	// (the docroot's overlay) and its namespace files, before the
+	// directory that holds them goes.
+	if err := destroySeal(o.dir); err != nil {
+		return fmt.Errorf("%v; the lab directory %s is kept, try again: phptune lab down %s", err, o.dir, filepath.Base(o.dir))
+	}
 	return os.RemoveAll(o.dir)
 }
 

@@ -26,6 +26,9 @@ const labPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 // command prepares bin to run as the stack account in its own session, in
 // the lab directory, with only env.
 func (l *Lab) command(acct *account, bin string, args, env []string) *exec.Cmd {
+	if l.Sealed() {
+		return l.sealedCommand(acct, bin, args, env)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = acct.sysProcAttr()
 	cmd.Env = append([]string{labPath, "HOME=" + layout{l.Dir}.p("tmp")}, env...)

@@ -28,7 +28,13 @@ func testHome(t *testing.T) string {
 	if _, err := exec.LookPath("/usr/sbin/nginx"); err != nil {
 		t.Skip("nginx is not installed; run: phptune setup")
 	}
-	dir, err := os.MkdirTemp("", "phptune-test-")
+	parent := os.TempDir()
+	if os.Geteuid() == 0 {
+		// Not under /tmp: a sealed site lab cannot live there (the
+		// seal replaces /tmp inside); see labtest.TempParent.
+		parent = "/var/lib"
+	}
+	dir, err := os.MkdirTemp(parent, "phptune-test-")
 	if err != nil {
 		t.Fatal(err)
 	}

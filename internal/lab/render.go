@@ -41,6 +41,11 @@ func (l *Lab) render(acct *account) error {
 		name, value, _ := strings.Cut(kv, "=")
 		extra = append(extra, "env["+name+"] = "+value)
 	}
+	siteLines, err := l.sitePoolLines(acct)
+	if err != nil {
+		return err
+	}
+	extra = append(extra, siteLines...)
 	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
 		Listens: listens, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,
@@ -60,8 +65,8 @@ func (l *Lab) render(acct *account) error {
 	}
 	if l.MariaDBSocket != "" {
 		files["my.cnf"] = mariadb.Render(l.Config, mariadb.Paths{
-			DataDir: y.p("mysql"), Socket: y.dbSocket(), PidFile: y.p("run", "mariadb.pid"),
-			Log: y.p("log", "mariadb.log"), TmpDir: y.p("tmp"),
+			DataDir: y.p("mysql"), Socket: l.MariaDBSocket, PidFile: y.p("run", "mariadb.pid"),
+			Log: y.p("log", "mariadb.log"), TmpDir: y.p("tmp"), TCP: l.dbTCP(),
 		})
 	}
 	for name, content := range files {
@@ -141,7 +146,7 @@ func (l *Lab) FPMPoolListens() []string {
 // routes every path through one (WordPress, a --docroot app), else "".
 func frontOf(l *Lab) string {
 	app, _ := apps.Lookup(l.App)
-	if app.FrontController || l.App == "docroot" {
+	if app.FrontController || l.App == "docroot" || l.App == SiteApp {
 		return "/index.php"
 	}
 	return ""
@@ -151,7 +156,7 @@ func frontOf(l *Lab) string {
 // (NAME=VALUE): where a built-in app finds its database settings. Another
 // php-fpm serving the lab's app (a PHP build's training) sets the same.
 func (l *Lab) PoolEnv() []string {
-	if l.MariaDBSocket == "" {
+	if l.MariaDBSocket == "" || l.Sealed() {
 		return nil
 	}
 	return []string{"PHPTUNE_DB_CONFIG=" + layout{l.Dir}.p("app", "db.php")}

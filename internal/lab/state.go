@@ -91,6 +91,30 @@ type Lab struct {
 	// BootID is the kernel's boot id when the lab started: after a reboot no
 	// recorded pid is trusted.
 	BootID string `json:"boot_id"`
+	// Seal, for a site lab (sealed.go), is its seal's directory; URL is
+	// then "unix:" + HTTPSocket, the unix socket its web server also
+	// listens on (the host's only way in), and Host the Host header its
+	// requests carry. SiteNames resolve to the lab inside; SitePort and
+	// SiteHTTPS are what PHP sees (SERVER_PORT, HTTPS).
+	Seal       string   `json:"seal,omitempty"`
+	HTTPSocket string   `json:"http_socket,omitempty"`
+	Host       string   `json:"host,omitempty"`
+	SiteNames  []string `json:"site_names,omitempty"`
+	SitePort   int      `json:"site_port,omitempty"`
+	SiteHTTPS  bool     `json:"site_https,omitempty"`
+	// SitePool are the live pool's settings without a knob that a site
+	// lab's pool carries as written (site.Start.Pool); SitePrepend is the
+	// live pool's own auto_prepend_file and SiteNoCron says that WP-cron
+	// is off for the measurement (a WordPress site: the lab's prepend
+	// file defines DISABLE_WP_CRON, then runs SitePrepend's).
+	SitePool    []string `json:"site_pool,omitempty"`
+	SitePrepend string   `json:"site_prepend,omitempty"`
+	SiteNoCron  bool     `json:"site_no_cron,omitempty"`
+	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
+	// configuration, the lab's start: tune --lab starts from it.
+	LiveKnobs string `json:"live_knobs,omitempty"`
+	// DBCopy says where a site lab's database came from.
+	DBCopy *DBCopy `json:"db_copy,omitempty"`
 }
 
 // ErrNoLab is returned by Open for a name that has no lab.

@@ -15,6 +15,8 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/seal"
+	"github.com/phptune/phptune/internal/site"
 	"github.com/phptune/phptune/internal/wordpress"
 )
 
@@ -45,6 +47,24 @@ type Options struct {
 	OwnedBy string
 	// Progress, when set, receives one line per step.
 	Progress func(string)
+	// Site, when set, is a discovered site (site.Discover) whose own
+	// docroot the lab serves, sealed (see sealed.go): the lab's account is
+	// the site pool's unless User says otherwise, and MariaDB always runs.
+	Site *site.Site
+	// FillDatabase, for a site lab, fills its MariaDB once it answers and
+	// before PHP starts: the site's database, its account and data (the
+	// copy of production's: package dbcopy plugs in here). Nil leaves the
+	// lab's server empty.
+	FillDatabase func(ctx context.Context, db SiteDB) error
+	// Data, for a site lab, is where its database comes from (a copy of
+	// production's or a dump file): loaded once MariaDB answers, then
+	// snapshotted for lab reset. It takes the place of FillDatabase.
+	Data *SiteData
+	// Live, for a site lab, is the live site's configuration
+	// (site.LiveStart): its pool lines without a knob are carried into
+	// the lab's pool, and its knobs are written to DIR/live.knobs. The
+	// caller puts Live.Config's overrides in Set (before the user's own).
+	Live *site.Start
 }
 
 // plan is everything Up checks before it creates anything.
@@ -62,17 +82,27 @@ type plan struct {
 	limits   Limits
 	dir      string
 	progress func(string)
+	site     *site.Site
+	fill     func(ctx context.Context, db SiteDB) error
+	data     *SiteData
+	live     *site.Start
 }
 
 // planUp validates opt: every input problem is reported here, before any
 // process starts or any file is written.
 func planUp(opt Options) (*plan, error) {
-	p := &plan{progress: opt.Progress}
+	p := &plan{progress: opt.Progress, site: opt.Site, fill: opt.FillDatabase, data: opt.Data, live: opt.Live}
 	if p.progress == nil {
 		p.progress = func(string) {}
 	}
 	if err := CheckName(opt.Name); err != nil {
 		return nil, err
+	}
+	if opt.Site != nil {
+		if err := checkSiteOptions(opt); err != nil {
+			return nil, err
+		}
+		opt.User = siteUser(opt)
 	}
 	var err error
 	if p.app, p.docroot, err = resolveApp(opt); err != nil {
@@ -83,6 +113,11 @@ func planUp(opt Options) (*plan, error) {
 	}
 	if err := p.cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if opt.Site != nil {
+		if err := sitePlanChecks(p.cfg); err != nil {
+			return nil, err
+		}
 	}
 	if p.fpm, p.build, err = phpFor(p.cfg); err != nil {
 		return nil, err
@@ -104,7 +139,13 @@ func planUp(opt Options) (*plan, error) {
 		}
 	}
 	p.port = opt.Port
-	if p.port != 0 {
+	if opt.Site != nil {
+		// Inside the seal nginx listens on 127.0.0.1:80; the host reaches
+		// it through its unix socket.
+		if p.port != 0 {
+			return nil, errors.New("--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host; leave --port out")
+		}
+	} else if p.port != 0 {
 		if p.port < 1024 || p.port > 65535 {
 			return nil, fmt.Errorf("--port %d: use 1024..65535 (the lab runs unprivileged), or leave it out to pick a free one", p.port)
 		}
@@ -114,8 +155,13 @@ func planUp(opt Options) (*plan, error) {
 	} else if p.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	if p.acct, err = newLabAccount(opt.User, opt.DocRoot); err != nil {
+	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
 		return nil, err
+	}
+	if opt.Site != nil {
+		if err := checkSameAccount(seal.LandlockABI(), p.acct.Name, accountPIDs(p.acct.UID)); err != nil {
+			return nil, err
+		}
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
@@ -138,7 +184,7 @@ func planUp(opt Options) (*plan, error) {
 			return nil, err
 		}
 	}
-	if opt.DocRoot != "" {
+	if p.docroot != "" {
 		if err := p.acct.checkReachable(filepath.Join(p.docroot, "index.php")); err != nil {
 			return nil, err
 		}
@@ -146,7 +192,23 @@ func planUp(opt Options) (*plan, error) {
 	return p, nil
 }
 
+// userDocroot is the docroot the --user rule judges the account against:
+// the user's or the site's.
+func (p *plan) userDocroot(opt Options) string {
+	if opt.Site != nil {
+		return p.docroot
+	}
+	return opt.DocRoot
+}
+
 func resolveApp(opt Options) (apps.App, string, error) {
+	if opt.Site != nil {
+		d := siteDocRoot(opt.Site)
+		if err := apps.CheckDocRoot(d); err != nil {
+			return apps.App{}, "", fmt.Errorf("--site %s: %w", opt.Site.Query, err)
+		}
+		return siteApp(opt.Site), d, nil
+	}
 	if opt.DocRoot != "" {
 		abs, err := filepath.Abs(opt.DocRoot)
 		if err != nil {
@@ -225,6 +287,10 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		BootID: bootID(),
 	}
 	l.Limits = p.limits
+	if p.site != nil {
+		l.setSite(p.site)
+		l.setLive(p.site, p.live)
+	}
 	l.setStatusURLs(p.web)
 	defer func() {
 		if err != nil {
@@ -284,13 +350,25 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
+	if l.Sealed() {
+		say("sealing the lab (private network with loopback only, read-only host, the docroot as an overlay)")
+		if err := l.makeSeal(ctx, acct); err != nil {
+			return err
+		}
+		l.MariaDBSocket = y.p(siteDBRunDir, siteDBSocketName)
+		if err := l.writeState(); err != nil {
+			return err
+		}
+	}
 	if p.docroot == "" && p.app.Name != "wordpress" {
 		if err := apps.Install(p.app.Name, l.DocRoot); err != nil {
 			return err
 		}
 	}
 	var secrets Secrets
-	if p.app.NeedsDB {
+	if l.Sealed() {
+		secrets = Secrets{MariaDBRootPassword: mariadb.Password()}
+	} else if p.app.NeedsDB {
 		secrets = Secrets{MariaDBRootPassword: mariadb.Password(), DBName: "app", DBUser: "app", DBPassword: mariadb.Password()}
 		if p.app.Name == "wordpress" {
 			secrets.DBName, secrets.DBUser = "wordpress", "wordpress"
@@ -311,6 +389,9 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if err := l.writeSecrets(secrets); err != nil {
 		return err
 	}
+	if err := l.writeLiveKnobs(acct, p.live); err != nil {
+		return err
+	}
 	if err := l.render(acct); err != nil {
 		return err
 	}
@@ -325,7 +406,22 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		if err := l.startMariaDB(ctx, acct, p.db, "root", ""); err != nil {
 			return err
 		}
-		if err := l.provision(ctx, acct, p.db, secrets); err != nil {
+		if l.Sealed() {
+			if err := l.provisionSite(ctx, acct, p.db, secrets); err != nil {
+				return err
+			}
+			switch {
+			case p.data != nil:
+				if err := l.copySiteData(ctx, acct, p, &secrets); err != nil {
+					return err
+				}
+			case p.fill != nil:
+				say("filling the lab's database")
+				if err := p.fill(ctx, l.siteDB(acct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
+					return fmt.Errorf("filling the lab's database: %w", err)
+				}
+			}
+		} else if err := l.provision(ctx, acct, p.db, secrets); err != nil {
 			return err
 		}
 	}

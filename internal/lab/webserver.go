@@ -134,12 +134,20 @@ func (nginxServer) env(*Lab) []string  { return nil }
 
 func (nginxServer) render(l *Lab, fpmPass, front string) string {
 	y := layout{l.Dir}
-	return nginx.Render(l.Config, nginx.Site{
+	s := nginx.Site{
 		Prefix: l.Dir + "/", PidFile: y.p("run", "nginx.pid"), ErrorLog: y.p("log", "nginx-error.log"),
 		AccessLog: y.p("log", "nginx-access.log"), TempDir: y.p("tmp"), Listen: strings.TrimPrefix(l.URL, "http://"), DocRoot: l.DocRoot,
 		FastCGI: fpmPass, FastCGIPools: poolPasses(l), FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
 		StubStatusPath: nginxStatusPath,
-	})
+	}
+	if l.Sealed() {
+		s.Listen, s.UnixListen = siteHTTPAddr.String(), l.HTTPSocket
+		s.Names = l.SiteNames
+		if len(l.SiteNames) > 0 {
+			s.SiteHost = &nginx.SiteHost{Name: l.SiteNames[0], Port: l.SitePort, HTTPS: l.SiteHTTPS}
+		}
+	}
+	return nginx.Render(l.Config, s)
 }
 
 // poolPasses is every pool's address as nginx writes it, when the lab
@@ -365,6 +373,9 @@ func (l *Lab) startWeb(ctx context.Context, acct *account, w webServer, bin stri
 			return err
 		}
 	}
+	if l.Sealed() {
+		return l.waitDial(ctx, w.component(), "unix", l.HTTPSocket, l.PeerUID(), cmd.Process.Pid)
+	}
 	return l.waitDial(ctx, w.component(), "tcp", strings.TrimPrefix(l.URL, "http://"), l.PeerUID(), cmd.Process.Pid)
 }
 
@@ -379,7 +390,9 @@ func (l *Lab) setStatusURLs(w webServer) {
 		l.UnitControl = layout{l.Dir}.unitControl()
 		return
 	}
-	if w.statusPath() == "" {
+	if w.statusPath() == "" || l.Sealed() {
+		// A sealed lab's status pages are reached through its unix
+		// socket, not at a URL of the host.
 		return
 	}
 	u := l.URL + w.statusPath()

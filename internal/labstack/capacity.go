@@ -20,7 +20,7 @@ import (
 // the stack's queues drain) and, for a workload that writes, resets the
 // database, so that every step starts alike.
 func (s *Stack) MeasureRate(ctx context.Context, p capacity.Plan) (*results.Bench, error) {
-	target, err := Target(s.Lab)
+	target, err := s.target()
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *Stack) Capacity(ctx context.Context, o CapacityOptions) (*results.Capac
 			}
 		}
 	}
-	target, err := Target(s.Lab)
+	target, err := s.target()
 	if err != nil {
 		return nil, err
 	}

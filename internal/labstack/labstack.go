@@ -36,6 +36,10 @@ type Workload struct {
 	// leaves it empty; callers set it from --expect after checking it
 	// with load.CompileExpect.
 	Expect string
+	// Host, when set, is the Host header every request and page check
+	// carries (--host: the site's own name, so that it answers its real
+	// pages, not a redirect to them); "" sends the lab's address.
+	Host string
 }
 
 // Workload names with a built-in meaning.
@@ -240,15 +244,6 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Reset restores the lab's database to its seeded state.
 func (s *Stack) Reset(ctx context.Context) error { return s.Lab.Reset(ctx) }
 
-// Target is the lab's web server as a load target.
-func Target(l *lab.Lab) (load.Target, error) {
-	u, err := url.Parse(l.URL)
-	if err != nil || u.Host == "" {
-		return load.Target{}, fmt.Errorf("lab %s records URL %q, which is not a URL; try: phptune lab down %s && phptune lab up", l.Name, l.URL, l.Name)
-	}
-	return load.Target{Protocol: "http", Network: "tcp", Address: u.Host, Host: u.Host, Display: strings.TrimSuffix(l.URL, "/")}, nil
-}
-
 // Measure loads the running lab with conns connections for warmup and then
 // d, observing every process of the stack and the generator, and returns
 // the generator's result with the observation attached (derived figures
@@ -257,7 +252,7 @@ func Target(l *lab.Lab) (load.Target, error) {
 // what its servers logged as errors in the measured part, classified and
 // explained (Bench.ServerErrors).
 func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
-	target, err := Target(s.Lab)
+	target, err := s.target()
 	if err != nil {
 		return nil, err
 	}
@@ -290,6 +285,8 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	}
 	// The servers' error logs, from the end of the warm-up.
 	logs := NewErrorLogs(s.Lab)
+	// What a sealed lab tries to reach outside, from here to the end.
+	blocked := NewBlockedCounter(ctx, s.Lab)
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
 		return load.Run(ctx, load.Options{
 			Target:      target,
@@ -307,6 +304,10 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 		return nil, err
 	}
 	logs.Attach(b)
+	var blockedWarning string
+	if b.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		b.Warnings = append(b.Warnings, blockedWarning)
+	}
 	// After the load and the observer: what the caches hold now is what
 	// this configuration's workload filled them with.
 	b.Runtime = readRuntime(ctx, s.Lab, innoBefore)
@@ -360,7 +361,12 @@ func (s *Stack) CheckPage(ctx context.Context) (pagecheck.Page, error) {
 
 // CheckPage is Stack.CheckPage for a lab and workload.
 func CheckPage(ctx context.Context, l *lab.Lab, w Workload) (pagecheck.Page, error) {
-	return pagecheck.Fetch(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath())
+	if l.Sealed() {
+		// Through the sealed lab's socket with the site's Host: its
+		// name on this host is production's.
+		return l.FetchPage(ctx, w.PagePath())
+	}
+	return pagecheck.FetchHost(ctx, strings.TrimSuffix(l.URL, "/")+w.PagePath(), w.Host)
 }
 
 // PageWarnings says what is wrong with a page check: an error status, a
@@ -412,8 +418,8 @@ func StartPageRefusal(p pagecheck.Page, w Workload) string {
 
 // StartPageFixes are the ways out of a StartPageRefusal, for the message.
 const StartPageFixes = "load a path that answers 200 (--workload /PATH, or --workload-from-log with your site's log); " +
-	"make the site answer its page at the lab's address (a site whose home URL names another host redirects there: set that URL to the lab's, " +
-	"or wait for --site and --host, which send the site's own Host); give a scenario file whose line for a page that redirects on purpose declares it (\"=> 301\"); " +
+	"send the site's own name as the Host header with --host NAME (a site whose home URL names another host redirects there), " +
+	"or make the site answer its page at the lab's address; give a scenario file whose line for a page that redirects on purpose declares it (\"=> 301\"); " +
 	"and --expect REGEX to count error pages answered with 200 as errors"
 
 var _ tune.Stack = (*Stack)(nil)

@@ -170,6 +170,22 @@ func ParseMariaDBArgs(args []string) map[string]string {
 	return out
 }
 
+// MariaDBUnder keeps the servers of the host at root: every server on
+// the host itself ("/"); on a copy, only a server whose socket is in the
+// copy (started from its files) or is socket.
+func MariaDBUnder(servers []MariaDBServer, root, socket string) []MariaDBServer {
+	if root == "/" {
+		return servers
+	}
+	var mine []MariaDBServer
+	for _, s := range servers {
+		if strings.HasPrefix(s.Socket, root+"/") || s.Socket == socket {
+			mine = append(mine, s)
+		}
+	}
+	return mine
+}
+
 // PickMariaDB chooses the server advise and apply work on: the one whose
 // socket is socket when given, else the only one running.
 func PickMariaDB(servers []MariaDBServer, socket string) (MariaDBServer, error) {

@@ -171,6 +171,11 @@ func (o *Options) Validate() error {
 	if o.Target.Address == "" {
 		return fmt.Errorf("target address is empty")
 	}
+	if o.Target.Host != "" {
+		if err := CheckHost(o.Target.Host); err != nil {
+			return fmt.Errorf("target Host header: %w", err)
+		}
+	}
 	if len(o.Requests) == 0 {
 		return fmt.Errorf("no requests: give at least one URL path")
 	}

@@ -53,6 +53,11 @@ type Paths struct {
 	PidFile string
 	Log     string
 	TmpDir  string
+	// TCP, when set ("127.0.0.1:3306"), is a loopback address the server
+	// also listens on: a site lab's, inside its sealed network namespace,
+	// where the site's own configuration (DB_HOST 127.0.0.1) reaches it.
+	// Unset, the server has no networking.
+	TCP string
 }
 
 // Render returns my.cnf: Debian's 50-server.cnf settings (utf8mb4) with the
@@ -75,7 +80,12 @@ func Render(cfg knob.Config, p Paths) string {
 	w("log-error = %s", q.Log)
 	w("tmpdir = %s", q.TmpDir)
 	w("basedir = /usr")
-	w("skip-networking")
+	if host, port, ok := strings.Cut(p.TCP, ":"); ok && (host == "127.0.0.1" || host == "::1") && digits(port) {
+		w("bind-address = %s", host)
+		w("port = %s", port)
+	} else {
+		w("skip-networking")
+	}
 	w("skip-name-resolve")
 	w("character-set-server = utf8mb4")
 	w("collation-server = utf8mb4_general_ci")
@@ -84,6 +94,16 @@ func Render(cfg knob.Config, p Paths) string {
 	w("max_connections = %s", cfg["mariadb.max_connections"])
 	w("innodb_flush_log_at_trx_commit = %s", cfg["mariadb.innodb_flush_log_at_trx_commit"])
 	return b.String()
+}
+
+// digits reports whether s is a non-empty string of ASCII digits.
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // RenderFragment returns the [mysqld] lines for the MariaDB knobs alone: the

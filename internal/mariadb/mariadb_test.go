@@ -312,3 +312,33 @@ func TestClientToolsRejectRefusal(t *testing.T) {
 		t.Fatalf("mariadb-dump on a refusal: %v\n%s", err, out)
 	}
 }
+
+// TestRenderTCP: a site lab's server listens on the loopback address its
+// site's configuration names; any other value keeps it off the network.
+func TestRenderTCP(t *testing.T) {
+	p := Paths{DataDir: "/l/mysql", Socket: "/l/dbrun/mysqld.sock", PidFile: "/l/run/m.pid", Log: "/l/log/m.log", TmpDir: "/l/tmp"}
+	tests := []struct {
+		tcp  string
+		want []string
+		not  []string
+	}{
+		{"", []string{"skip-networking"}, []string{"bind-address", "port ="}},
+		{"127.0.0.1:3306", []string{"bind-address = 127.0.0.1", "port = 3306"}, []string{"skip-networking"}},
+		{"0.0.0.0:3306", []string{"skip-networking"}, []string{"bind-address"}},
+		{"127.0.0.1:33x", []string{"skip-networking"}, []string{"bind-address"}},
+	}
+	for _, tc := range tests {
+		p.TCP = tc.tcp
+		out := Render(knob.Defaults(), p)
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("TCP %q: lacks %q:\n%s", tc.tcp, w, out)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(out, n) {
+				t.Errorf("TCP %q: has %q:\n%s", tc.tcp, n, out)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ package nginx
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
@@ -47,6 +48,44 @@ type Site struct {
 	FPMStatusPath   string // proxied to php-fpm, loopback only
 	FPMPingPath     string
 	StubStatusPath  string
+	// Names, when set, are the server_name of a site lab (the live
+	// vhost's names); SiteHost then says what PHP sees of the site.
+	Names []string
+	// UnixListen, when set, is a unix socket path the server also
+	// listens on: how the host reaches a sealed lab.
+	UnixListen string
+	// SiteHost, when set, makes PHP see the site as production serves
+	// it instead of the lab's loopback address (see SiteHost).
+	SiteHost *SiteHost
+}
+
+// SiteHost is what a site's production server passes PHP about itself.
+// With it, SERVER_NAME is Name and SERVER_PORT is Port (HTTP_HOST is
+// always the Host header the client sent: the generator's --host); HTTPS is "on" and REQUEST_SCHEME
+// "https" for a site served over TLS, although the lab itself speaks
+// plain HTTP on loopback. A WordPress or Laravel site then builds its own
+// URLs and answers its pages instead of redirecting to its home URL.
+type SiteHost struct {
+	Name  string // the vhost's server_name, e.g. "site.test"
+	Port  int    // 80, or 443 for TLS
+	HTTPS bool
+}
+
+// check refuses a name or port nginx.conf would not carry as a plain word.
+func (h *SiteHost) check() error {
+	if h.Name == "" || len(h.Name) > 253 {
+		return fmt.Errorf("nginx site host: the name %q is empty or longer than a host name (253 bytes); give the vhost's server_name", h.Name)
+	}
+	for i := 0; i < len(h.Name); i++ {
+		c := h.Name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return fmt.Errorf("nginx site host: the name %q has %q, which is not part of a host name; give the vhost's server_name", h.Name, c)
+		}
+	}
+	if h.Port < 1 || h.Port > 65535 {
+		return fmt.Errorf("nginx site host: port %d is not a TCP port (1 to 65535)", h.Port)
+	}
+	return nil
 }
 
 // Check reports the first path or address of s that nginx.conf cannot
@@ -122,6 +161,8 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		w("    access_log off;")
 	}
 	w("    gzip on;")
+	// The Host header as sent, or the lab's address without one (HTTP/1.0).
+	w("    map $http_host $phptune_http_host { \"\" $host:$server_port; default $http_host; }")
 	w("    keepalive_timeout %s;", cfg["nginx.keepalive_timeout"])
 	// Temporary files must live in the lab: the defaults under /var/lib/nginx
 	// belong to root.
@@ -135,6 +176,11 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	if err != nil && firstErr == nil {
 		firstErr = err
 	}
+	if s.SiteHost != nil {
+		if err := s.SiteHost.check(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
 	phpPass, keepConn, err := writeUpstream(w, cfg, s)
 	if err != nil && firstErr == nil {
 		firstErr = err
@@ -145,19 +191,35 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		reuse = " reuseport"
 	}
 	w("        listen %s backlog=%s%s;", s.Listen, cfg["nginx.listen_backlog"], reuse)
-	w("        server_name localhost;")
+	if s.UnixListen != "" {
+		sock := q("listen", s.UnixListen, lit)
+		if sock != "" {
+			sock = `"unix:` + sock[1:]
+		}
+		w("        listen %s backlog=%s;", sock, cfg["nginx.listen_backlog"])
+	}
+	names := "localhost"
+	if len(s.Names) > 0 {
+		for _, n := range s.Names {
+			if err := checkAddress(n); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("nginx server_name: %w", err)
+			}
+		}
+		names = strings.Join(s.Names, " ")
+	}
+	w("        server_name %s;", names)
 	w("        root %s;", q("root (the document root)", s.DocRoot, vars))
 	w("        index index.php index.html;")
 	if s.StubStatusPath != "" {
-		w("        location = %s { stub_status; allow 127.0.0.1; deny all; }", q("location", s.StubStatusPath, lit))
+		w("        location = %s { stub_status; %sdeny all; }", q("location", s.StubStatusPath, lit), allowLocal(s))
 	}
 	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
 		if p == "" {
 			continue
 		}
 		w("        location = %s {", q("location", p, lit))
-		w("            allow 127.0.0.1; deny all;")
-		writeFastCGI(w, pass, q("fastcgi_param", p, vars))
+		w("            %sdeny all;", allowLocal(s))
+		writeFastCGI(w, pass, q("fastcgi_param", p, vars), nil)
 		w("        }")
 	}
 	if s.FrontController != "" {
@@ -170,7 +232,7 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	}
 	w("        location ~ \\.php$ {")
 	w("            try_files $uri =404;")
-	writeFastCGI(w, phpPass, "")
+	writeFastCGI(w, phpPass, "", s.SiteHost)
 	if keepConn {
 		w("            fastcgi_keep_conn on;")
 	}
@@ -181,6 +243,16 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		return "", firstErr
 	}
 	return b.String(), nil
+}
+
+// allowLocal is the allow directives of the status pages: loopback, and
+// the unix socket when the server listens on one (a sealed lab's way in
+// from the host).
+func allowLocal(s Site) string {
+	if s.UnixListen != "" {
+		return "allow 127.0.0.1; allow unix:; "
+	}
+	return "allow 127.0.0.1; "
 }
 
 // fastCGIPass returns php-fpm's address for fastcgi_pass: a unix socket
@@ -221,10 +293,17 @@ func checkAddress(addr string) error {
 }
 
 // writeFastCGI writes the parameters of Debian's fastcgi_params, except that
-// HTTP_HOST carries the port: with Debian's "$host" an app on a non-80 port
-// (WordPress) sees a host without the port and redirects to itself forever.
+// HTTP_HOST is the Host header as the client sent it, port included
+// ($phptune_http_host, see render): with Debian's "$host" an app on a
+// non-80 port (WordPress) sees a host without the port and redirects to
+// itself forever, and with "$host:$server_port" a site asked for by its
+// own name (--host site.test) sees the lab's port and redirects to its
+// home URL. A request without a Host header gets $host:$server_port.
 // script, when set, is a quoted path that is SCRIPT_FILENAME and SCRIPT_NAME.
-func writeFastCGI(w func(string, ...any), pass, script string) {
+// site, when set (and checked), passes what the site's production server
+// would: the client's Host header as it came, the site's name, port and
+// HTTPS.
+func writeFastCGI(w func(string, ...any), pass, script string, site *SiteHost) {
 	params := [][2]string{
 		{"QUERY_STRING", "$query_string"},
 		{"REQUEST_METHOD", "$request_method"},
@@ -243,7 +322,26 @@ func writeFastCGI(w func(string, ...any), pass, script string) {
 		{"SERVER_PORT", "$server_port"},
 		{"SERVER_NAME", "$server_name"},
 		{"REDIRECT_STATUS", "200"},
-		{"HTTP_HOST", "$host:$server_port"},
+		{"HTTP_HOST", "$phptune_http_host"},
+	}
+	if site != nil {
+		scheme := "http"
+		if site.HTTPS {
+			scheme = "https"
+		}
+		for i, p := range params {
+			switch p[0] {
+			case "SERVER_NAME":
+				params[i][1] = site.Name
+			case "SERVER_PORT":
+				params[i][1] = strconv.Itoa(site.Port)
+			case "REQUEST_SCHEME":
+				params[i][1] = scheme
+			}
+		}
+		if site.HTTPS {
+			params = append(params, [2]string{"HTTPS", "on"})
+		}
 	}
 	if script != "" {
 		params = append(params, [2]string{"SCRIPT_FILENAME", script}, [2]string{"SCRIPT_NAME", script})

@@ -24,7 +24,7 @@ func TestRender(t *testing.T) {
 	site := testSite("/lab", "/lab/www")
 	def := Render(knob.Defaults(), site)
 	for _, w := range []string{"worker_processes auto;", "worker_connections 768;", `access_log "/lab/log/a.log";`,
-		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $host:$server_port;",
+		"listen 127.0.0.1:8080 backlog=511;", `fastcgi_pass "unix:/lab/run/php-fpm.sock";`, "fastcgi_param HTTP_HOST $phptune_http_host;", `map $http_host $phptune_http_host { "" $host:$server_port; default $http_host; }`,
 		`try_files $uri $uri/ "/index.php?$args";`, `fastcgi_param SCRIPT_FILENAME "/fpm-status";`, `client_body_temp_path "/lab/tmp/client_body";`,
 		`location = "/nginx-status" { stub_status; allow 127.0.0.1; deny all; }`, "daemon off;", `root "/lab/www";`} {
 		if !strings.Contains(def, w) {
@@ -352,5 +352,52 @@ func TestNginxRejectsRefusal(t *testing.T) {
 	out, err := exec.Command(bin, TestArgs(dir+"/", conf, filepath.Join(dir, "e.log"))...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "phptune refused to render this file") || !strings.Contains(string(out), "has '$'") {
 		t.Fatalf("nginx -t on a refusal: %v\n%s", err, out)
+	}
+}
+
+// TestRenderSite: a site lab's server answers to the site's names, also on
+// a unix socket (status pages allowed from it), and passes PHP what
+// production's nginx passes: the request's own Host (no HTTP_HOST with
+// the lab's port), SERVER_PORT the site's, HTTPS=on for a TLS site.
+func TestRenderSite(t *testing.T) {
+	base := Site{Prefix: "/l/", PidFile: "/l/run/nginx.pid", ErrorLog: "/l/log/e.log", AccessLog: "/l/log/a.log", TempDir: "/l/tmp",
+		Listen: "127.0.0.1:80", DocRoot: "/var/www/site", FastCGI: "unix:/l/fpm/php-fpm.sock",
+		FrontController: "/index.php", StubStatusPath: "/nginx-status", FPMStatusPath: "/fpm-status"}
+	tests := []struct {
+		name      string
+		edit      func(*Site)
+		want, not []string
+	}{
+		{"plain lab", func(*Site) {}, []string{"server_name localhost;", "fastcgi_param HTTP_HOST $phptune_http_host;", "fastcgi_param SERVER_PORT $server_port;"}, []string{"unix:;", "HTTPS on"}},
+		{"site over http", func(s *Site) {
+			s.Names, s.UnixListen = []string{"site.test", "www.site.test"}, "/l/run/http.sock"
+			s.SiteHost = &SiteHost{Name: "site.test", Port: 80}
+		}, []string{"server_name site.test www.site.test;", `listen "unix:/l/run/http.sock" backlog=`, "fastcgi_param SERVER_PORT 80;", "fastcgi_param SERVER_NAME site.test;", "allow 127.0.0.1; allow unix:; deny all;"}, []string{"HTTPS on"}},
+		{"site over tls", func(s *Site) {
+			s.Names, s.UnixListen = []string{"site.test"}, "/l/run/http.sock"
+			s.SiteHost = &SiteHost{Name: "site.test", Port: 443, HTTPS: true}
+		}, []string{"fastcgi_param SERVER_PORT 443;", "fastcgi_param HTTPS on;", "fastcgi_param REQUEST_SCHEME https;"}, []string{"listen 443"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.edit(&s)
+			out := Render(knob.Defaults(), s)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(out, n) {
+					t.Errorf("has %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+	bad := base
+	bad.Names = []string{"site.test;evil"}
+	if err := bad.Check(); err == nil {
+		t.Error("a server name with ';' was accepted")
 	}
 }

@@ -22,6 +22,24 @@ const MaxRead = 64 << 20
 // /tmp: nobody else can replace a file of root's there). A missing file
 // is an error that errors.Is(err, os.ErrNotExist) recognises.
 func ReadTrusted(path string) ([]byte, error) {
+	f, err := OpenTrusted(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxRead+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxRead {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a file phptune wrote", path, MaxRead>>20)
+	}
+	return b, nil
+}
+
+// OpenTrusted opens a file for reading with ReadTrusted's checks, without
+// a limit on its size (a database dump the user made, fed to a lab).
+func OpenTrusted(path string) (*os.File, error) {
 	root := os.Geteuid() == 0
 	dirPath := filepath.Dir(filepath.Clean(path))
 	dfd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -50,30 +68,26 @@ func ReadTrusted(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return nil, untrusted(path, path, "is not a regular file")
 	}
 	if root {
 		if uid := ownerOf(st); !trusted(uid) {
+			f.Close()
 			return nil, untrusted(path, path, "is owned by "+account(uid))
 		}
 		if st.Mode().Perm()&0o022 != 0 {
+			f.Close()
 			return nil, untrusted(path, path, fmt.Sprintf("is writable by group or others (mode %04o)", st.Mode().Perm()))
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxRead+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxRead {
-		return nil, fmt.Errorf("%s is larger than %d MiB: not a file phptune wrote", path, MaxRead>>20)
-	}
-	return b, nil
+	return f, nil
 }
 
 // untrusted is the refusal of a file root will not read: what is wrong

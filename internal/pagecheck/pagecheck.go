@@ -40,18 +40,35 @@ const bodyLimit = 4 << 20
 // Fetch GETs url once (redirects are not followed: a redirect is what the
 // generator would measure too).
 func Fetch(ctx context.Context, url string) (Page, error) {
+	return FetchVia(ctx, nil, url, "")
+}
+
+// FetchHost is Fetch with the request's Host header set to host (a site's
+// own name, as the generator's --host sends it) instead of url's host;
+// "" keeps url's.
+func FetchHost(ctx context.Context, url, host string) (Page, error) {
+	return FetchVia(ctx, nil, url, host)
+}
+
+// FetchVia is Fetch through tr (nil: the default transport) with host, when
+// set, as the request's Host header: a sealed lab's page, asked through
+// its unix socket with the site's own name.
+func FetchVia(ctx context.Context, tr http.RoundTripper, url, host string) (Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return Page{}, err
 	}
+	if host != "" {
+		req.Host = host
+	}
 	// No kept-alive connection after the check: with Apache's prefork MPM
 	// an idle kept-alive connection holds a child (a PHP worker with
 	// mod_php) for KeepAliveTimeout, which the measurement that follows
 	// the check would lose (a 1-child pool served nothing for 5 s).
 	req.Close = true
-	client := noredirect.Client(nil)
+	client := noredirect.Client(tr)
 	resp, err := client.Do(req)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetching %s: %v", url, err)

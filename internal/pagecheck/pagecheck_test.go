@@ -129,3 +129,24 @@ func FuzzTitle(f *testing.F) {
 		}
 	})
 }
+
+// TestFetchHost: the page check asks with the site's Host when given one,
+// and with the URL's host otherwise.
+func TestFetchHost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != "site.test" {
+			http.Redirect(w, r, "http://site.test/", http.StatusMovedPermanently)
+			return
+		}
+		fmt.Fprint(w, "<title>Site</title>")
+	}))
+	defer srv.Close()
+	p, err := FetchHost(context.Background(), srv.URL+"/", "site.test")
+	if err != nil || p.Status != 200 || p.Title != "Site" {
+		t.Errorf("with the host: %+v, %v", p, err)
+	}
+	p, err = Fetch(context.Background(), srv.URL+"/")
+	if err != nil || p.Status != 301 || p.Location != "http://site.test/" {
+		t.Errorf("without: %+v, %v", p, err)
+	}
+}

@@ -98,6 +98,7 @@ func capacityText(w io.Writer, c *results.Capacity) error {
 		rps(c.StartRateRPS), orDash(c.StartFrom), strconv.FormatFloat(c.Growth, 'f', -1, 64), 100*c.Tolerance, c.StepRule)
 	fmt.Fprintln(w)
 	capacityTable(w, c)
+	BlockedText(w, c.Blocked, "")
 	for _, warn := range c.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}

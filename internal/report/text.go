@@ -70,7 +70,7 @@ func tuneText(w io.Writer, res *results.Tune) error {
 	if h := res.Holdout; h != nil {
 		se, sm := holdoutFigures(res, res.Start)
 		re, rm := holdoutFigures(res, res.Recommended)
-		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", "start", "recommended", "ratio ("+ciLabel(h.Confidence)+")")
+		fmt.Fprintf(w, "\n%-16s %14s %14s  %s\n", "holdout", startName(res), "recommended", "ratio ("+ciLabel(h.Confidence)+")")
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "throughput rps", h.StartRPS, h.RecommendedRPS, h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
 		fmt.Fprintf(w, "%-16s %14.1f %14.1f  %.2f× [%.2f, %.2f]\n", "latency p99 ms", h.StartP99Ms, h.RecommendedP99, h.P99Ratio, h.P99CILow, h.P99CIHigh)
 		switch {
@@ -173,6 +173,7 @@ func tuneText(w io.Writer, res *results.Tune) error {
 			}
 		}
 	}
+	BlockedText(w, res.Blocked, "")
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -282,6 +283,7 @@ func benchText(w io.Writer, b *results.Bench) error {
 			fmt.Fprintf(w, "warning: %s\n", warn)
 		}
 	}
+	BlockedText(w, b.Blocked, "")
 	for _, warn := range b.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -311,6 +313,15 @@ func ciLabel(c float64) string {
 		return "95% CI"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", 100*c), ".0") + "% CI"
+}
+
+// startName is what tables call a tune's start: "live" for a site's
+// production configuration, else "start".
+func startName(res *results.Tune) string {
+	if res.StartFrom == "live" {
+		return "live"
+	}
+	return "start"
 }
 
 // baselinesText writes the rules of thumb beside the recommendation: what

@@ -60,7 +60,10 @@ type Capacity struct {
 	Steps       []CapacityStep `json:"steps"`
 	Environment *Environment   `json:"environment,omitempty"`
 	Warnings    []string       `json:"warnings,omitempty"`
-	WallS       float64        `json:"wall_s"`
+	// Blocked are the connections a sealed site lab's code tried to open
+	// outside the lab during the search (see Bench.Blocked).
+	Blocked []Blocked `json:"blocked,omitempty"`
+	WallS   float64   `json:"wall_s"`
 }
 
 // SLOTerm is one latency bound of an SLO: the Percentile of latencies

@@ -104,6 +104,19 @@ type Bench struct {
 	// ServerErrors is what the lab's servers wrote to their own error
 	// logs during the measured part, classified (lab runs only).
 	ServerErrors *ServerErrors `json:"server_errors,omitempty"`
+	// Blocked are the connections a sealed site lab's processes tried to
+	// open outside the lab during the run (all refused by the seal), by
+	// destination; absent when nothing tried or the lab is not sealed.
+	Blocked []Blocked `json:"blocked,omitempty"`
+}
+
+// Blocked is one destination a sealed lab's processes tried to reach
+// during a run, refused by the seal: how many connection attempts (TCP)
+// or datagrams (UDP) the run added.
+type Blocked struct {
+	Proto string `json:"proto"` // "tcp" or "udp"
+	Dest  string `json:"dest"`  // "127.0.0.1:3306", "[::1]:80"
+	Count uint64 `json:"count"`
 }
 
 // ServerErrors is what a lab's servers logged as errors while a run
@@ -568,10 +581,15 @@ type Tune struct {
 	// Server is the web server the tune ran (the start's server knob:
 	// nginx-fpm, apache-event-fpm, apache-prefork-modphp); empty in
 	// results stored before servers could be tuned, which ran nginx-fpm.
-	Server      string            `json:"server,omitempty"`
-	Objective   string            `json:"objective"` // "throughput", "latency" or "capacity"
-	Limits      Limits            `json:"limits"`
-	Start       map[string]string `json:"start_config"`
+	Server    string            `json:"server,omitempty"`
+	Objective string            `json:"objective"` // "throughput", "latency" or "capacity"
+	Limits    Limits            `json:"limits"`
+	Start     map[string]string `json:"start_config"`
+	// StartFrom is "live" when Start is a live site's configuration
+	// (production's pool and php.ini): tables call it live, and the
+	// distro's defaults are a baseline. "" for the distro's defaults or a
+	// knob file.
+	StartFrom   string            `json:"start_from,omitempty"`
 	Recommended map[string]string `json:"recommended_config"`
 	Trials      []Trial           `json:"trials"`
 	Changes     []Effect          `json:"changes"` // each changed knob's measured effect
@@ -599,7 +617,10 @@ type Tune struct {
 	MeasuredMemB  int64             `json:"measured_memory_bytes"`
 	Environment   *Environment      `json:"environment,omitempty"`
 	Warnings      []string          `json:"warnings,omitempty"`
-	WallS         float64           `json:"wall_s"`
+	// Blocked are the connections the sealed site lab's processes tried
+	// to open outside the lab over the whole tune (see Bench.Blocked).
+	Blocked []Blocked `json:"blocked,omitempty"`
+	WallS   float64   `json:"wall_s"`
 }
 
 // ProfileFinding is one finding of phptune profile: the evidence with

@@ -82,3 +82,21 @@ func confine() error {
 	}
 	return nil
 }
+
+// Available says whether a seal can be made here: it needs root and a
+// kernel with Landlock. Callers refuse a sealed lab with its error before
+// anything starts (Create checks the same again).
+func Available() error {
+	if os.Geteuid() != 0 {
+		return errors.New("sealing a lab needs root (namespaces and mounts); run phptune as root")
+	}
+	if landlockABI() < 1 {
+		return errNoLandlock
+	}
+	return nil
+}
+
+// LandlockABI is the kernel's Landlock ABI version (0: none). From 6
+// (Linux 6.12) a sealed process cannot signal processes outside its
+// domain; before, only /proc access to them is cut.
+func LandlockABI() int { return landlockABI() }

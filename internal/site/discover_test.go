@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestDiscoverSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	www = append(www, []byte("\nphp_admin_value[mysqli.default_socket] = "+m.Socket+"\nphp_admin_value[opcache.memory_consumption] = 64\nphp_value[memory_limit] = 96M\nenv[APP_SECRET] = hidden\n")...)
+	www = append(www, []byte("\nphp_admin_value[mysqli.default_socket] = "+m.Socket+"\nphp_admin_value[opcache.memory_consumption] = 64\nphp_value[memory_limit] = 96M\nenv[APP_SECRET] = hidden\n"+
+		"php_admin_value[upload_max_filesize] = 64M\nrequest_terminate_timeout = 30s\nlisten.backlog = 1024\n")...)
 	if err := os.WriteFile(poolFile, www, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +100,20 @@ func TestDiscoverSite(t *testing.T) {
 	}
 	if st := s.PHP.Settings["opcache.memory_consumption"]; st.Value != "64" || !strings.HasPrefix(st.From, "pool www") {
 		t.Errorf("opcache.memory_consumption %+v", st)
+	}
+	// The lab's start is the live pool (StartConfig): static, 7
+	// children, its memory_limit, its backlog; the pool's
+	// opcache.memory_consumption has no effect in production (the master
+	// sized the cache) and is said so; what has no knob is carried.
+	start := LiveStart(s)
+	if c := start.Config; c["pm"] != "static" || c["pm.max_children"] != "7" || c["memory_limit"] != "96M" || c["listen.backlog"] != "1024" || c["opcache.memory_consumption"] != "128" {
+		t.Errorf("start %v", c.Overrides())
+	}
+	if !slices.Contains(start.Pool, "php_admin_value[upload_max_filesize] = 64M") || !slices.Contains(start.Pool, "request_terminate_timeout = 30s") {
+		t.Errorf("carried %q", start.Pool)
+	}
+	if notes := strings.Join(start.Notes, "\n"); !strings.Contains(notes, "opcache.memory_consumption = 64 from pool www") || !strings.Contains(notes, "env[APP_SECRET]") || strings.Contains(notes, "hidden") {
+		t.Errorf("notes:\n%s", notes)
 	}
 	if s.App == nil {
 		t.Fatalf("no app: %s", s.AppError)

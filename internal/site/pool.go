@@ -88,6 +88,11 @@ func (s *Site) findPool(h Host) {
 			pool.Overrides[k] = val
 		case strings.HasPrefix(k, "env["):
 			pool.Env = append(pool.Env, strings.TrimSuffix(strings.TrimPrefix(k, "env["), "]"))
+		case poolSettings[k]:
+			if pool.Settings == nil {
+				pool.Settings = map[string]string{}
+			}
+			pool.Settings[k] = val
 		}
 	}
 	sort.Strings(pool.Env)
@@ -107,6 +112,15 @@ func masterList(ms []livehost.Master) string {
 		out = append(out, fmt.Sprintf("%d %s", m.PID, m.Conf))
 	}
 	return strings.Join(out, ", ")
+}
+
+// poolSettings are the pool settings besides pm.* and the PHP values
+// that change how a pool serves, kept for a lab of the site to start
+// from (see StartConfig).
+var poolSettings = map[string]bool{
+	"listen.backlog": true, "request_terminate_timeout": true, "request_slowlog_timeout": true,
+	"rlimit_files": true, "rlimit_core": true, "security.limit_extensions": true, "clear_env": true,
+	"catch_workers_output": true, "chdir": true, "chroot": true, "slowlog": true, "access.log": true,
 }
 
 var fpmVersion = regexp.MustCompile(`php-fpm(\d+\.\d+)$`)
@@ -203,6 +217,12 @@ func readPHPConfig(h Host, pid int, pool *Pool) *PHPConfig {
 		_, rest, _ := strings.Cut(k, "[")
 		name := strings.TrimSuffix(rest, "]")
 		if strings.HasPrefix(name, "opcache.") || interesting[name] {
+			if old, ok := c.Settings[name]; ok && !strings.HasPrefix(old.From, "pool ") {
+				if c.Shadowed == nil {
+					c.Shadowed = map[string]Setting{}
+				}
+				c.Shadowed[name] = old
+			}
 			c.Settings[name] = Setting{Value: val, From: "pool " + pool.Name + " (" + k + ")"}
 		}
 	}

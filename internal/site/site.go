@@ -78,6 +78,10 @@ type Pool struct {
 	// Env names the env[...] variables it sets (their values can be
 	// secrets and are not kept).
 	Env []string `json:"env,omitempty"`
+	// Settings holds the other pool settings that shape how it serves
+	// (listen.backlog, request_terminate_timeout, ...; see poolSettings),
+	// as written.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // PHPConfig is what a php-fpm master loads.
@@ -93,6 +97,10 @@ type PHPConfig struct {
 	// MySQL drivers' default sockets, memory_limit, ...) with where each
 	// was set; PHP's defaults for the others.
 	Settings map[string]Setting `json:"settings"`
+	// Shadowed are the php.ini values a pool override replaced in
+	// Settings: a setting PHP reads only when the master starts (the
+	// opcache's shared memory) keeps its php.ini value in the workers.
+	Shadowed map[string]Setting `json:"shadowed,omitempty"`
 	Errors   []string           `json:"errors,omitempty"`
 }
 

@@ -21,10 +21,20 @@ const (
 // recommendation.
 var KnownBaselines = []string{BaselineCalculator, BaselineTwoPerCore}
 
+// BaselineDistro is the distro's default configuration (Debian's pool,
+// php.ini and servers' defaults), measured beside a live start (see
+// Options.UseLiveStart): what the site would get from the packages alone.
+const BaselineDistro = "distro"
+
+// StartLive says a tune's start is a live site's configuration
+// (Options.StartFrom, results.Tune.StartFrom).
+const StartLive = "live"
+
 // baselineInputs are the figures the rules need, from the start
 // configuration's drift trials.
 type baselineInputs struct {
 	start     knob.Config
+	startFrom string // StartLive: the distro's defaults are a baseline
 	cores     int
 	memAvailB int64
 	// workerB is the average worker's size for the calculator: RSS, as the
@@ -40,7 +50,7 @@ type baselineInputs struct {
 // bench/tune.sh did), MemAvailable (memAvailB when given, else the largest
 // the observer saw) and the memory model.
 func baselineInputsFrom(o Options, drift []*results.Bench) baselineInputs {
-	in := baselineInputs{start: o.Start, cores: o.Cores, memAvailB: o.MemAvailableB, budgetB: o.Limits.MemoryBudgetB}
+	in := baselineInputs{start: o.Start, startFrom: o.StartFrom, cores: o.Cores, memAvailB: o.MemAvailableB, budgetB: o.Limits.MemoryBudgetB}
 	var rss []float64
 	var pss []int64
 	var avail int64
@@ -88,7 +98,11 @@ func baselineInputsFrom(o Options, drift []*results.Bench) baselineInputs {
 func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []knob.Config) {
 	var out []results.Baseline
 	var cfgs []knob.Config
-	for _, name := range KnownBaselines {
+	names := KnownBaselines
+	if in.startFrom == StartLive {
+		names = append([]string{BaselineDistro}, KnownBaselines...)
+	}
+	for _, name := range names {
 		b := results.Baseline{Name: name}
 		var cfg knob.Config
 		var err error
@@ -121,6 +135,9 @@ func planBaselines(in baselineInputs, wanted []string) ([]results.Baseline, []kn
 		case BaselineTwoPerCore:
 			b.Rule = fmt.Sprintf("a static pool of 2 × %d cores", in.cores)
 			cfg, err = search.TwoPerCore(in.start, in.cores)
+		case BaselineDistro:
+			b.Rule = "the distro's defaults: Debian's pool, php.ini and " + in.start.Server() + " as the packages ship them"
+			cfg = DistroConfig(in.start)
 		}
 		if err != nil {
 			b.NotMeasured = "cannot be computed: " + err.Error()
@@ -182,10 +199,23 @@ func thousands(n int64) string {
 	return s
 }
 
-// CheckBaselines checks --baselines names.
+// DistroConfig is the distro's default configuration for the same server
+// and PHP build as start: what the packages run before anyone tunes.
+func DistroConfig(start knob.Config) knob.Config {
+	cfg := knob.Defaults()
+	for _, k := range []string{knob.ServerKnob, knob.BuildKnob} {
+		if v, ok := start[k]; ok {
+			cfg[k] = v
+		}
+	}
+	return cfg
+}
+
+// CheckBaselines checks --baselines names (the distro baseline is added
+// by UseLiveStart, not asked for).
 func CheckBaselines(names []string) error {
 	for _, n := range names {
-		if !slices.Contains(KnownBaselines, n) {
+		if !slices.Contains(KnownBaselines, n) && n != BaselineDistro {
 			return fmt.Errorf("unknown baseline %q: choose from %s, or none", n, strings.Join(KnownBaselines, ", "))
 		}
 	}

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +187,65 @@ func TestHoldoutExtends(t *testing.T) {
 				t.Errorf("stored options %s: want holdout_rounds_granted %d", raw, tc.wantMax)
 			}
 		})
+	}
+}
+
+// TestLiveStartWithDistroBaseline: a tune whose start is a live site's
+// pool (static, 7 workers) starts there — its drift trials and the
+// holdout's "before" run that pool — reports it as "live", and measures
+// the distro's defaults beside it as a baseline.
+func TestLiveStartWithDistroBaseline(t *testing.T) {
+	live, err := knob.Defaults().Apply([]string{"pm=static", "pm.max_children=7", "opcache.validate_timestamps=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{ID: "live", Conns: 50, Cores: 2, MemAvailableB: 2 << 30, NoCurve: true}
+	opt.UseLiveStart(live)
+	if opt.StartFrom != StartLive || !slices.Equal(opt.Baselines, []string{BaselineDistro}) {
+		t.Fatalf("options %q %q", opt.StartFrom, opt.Baselines)
+	}
+	f := newFixture(t, sim.IOWait(), 11, "")
+	tn, err := f.tuner.Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tn.StartFrom != StartLive || tn.Start["pm"] != "static" || tn.Start["pm.max_children"] != "7" {
+		t.Errorf("start %s: %v", tn.StartFrom, knob.Config(tn.Start).Overrides())
+	}
+	for _, tr := range tn.Trials {
+		if tr.Phase == PhaseDrift && (tr.Config["pm"] != "static" || tr.Config["pm.max_children"] != "7") {
+			t.Errorf("drift trial %d ran %v, not the live pool", tr.N, knob.Config(tr.Config).Overrides())
+		}
+	}
+	var distro *results.Baseline
+	for i := range tn.Baselines {
+		if tn.Baselines[i].Name == BaselineDistro {
+			distro = &tn.Baselines[i]
+		}
+	}
+	if distro == nil || distro.NotMeasured != "" || distro.Rounds == 0 || distro.Config["pm"] != "dynamic" || distro.Config["pm.max_children"] != "5" {
+		t.Fatalf("distro baseline %+v", distro)
+	}
+	if sets := strings.Join(distro.Settings, " "); !strings.Contains(sets, "pm=dynamic") || !strings.Contains(sets, "opcache.validate_timestamps=on") {
+		t.Errorf("distro sets %q", sets)
+	}
+	for _, b := range tn.Baselines {
+		if b.Name != BaselineDistro && b.NotMeasured != "not asked for (--baselines)" {
+			t.Errorf("%s: %q", b.Name, b.NotMeasured)
+		}
+	}
+	// A start at the distro's defaults has no distro baseline.
+	g := newFixture(t, sim.IOWait(), 11, "")
+	plain, err := g.tuner.Run(context.Background(), Options{ID: "plain", Conns: 50, Cores: 2, NoCurve: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range plain.Baselines {
+		if b.Name == BaselineDistro {
+			t.Errorf("a distro start got a distro baseline: %+v", b)
+		}
+	}
+	if plain.StartFrom != "" {
+		t.Errorf("start from %q", plain.StartFrom)
 	}
 }

@@ -23,6 +23,9 @@ type Options struct {
 	// build it again. The tuner does not read them.
 	Lab     string `json:"lab,omitempty"`
 	DocRoot string `json:"docroot,omitempty"`
+	// Site is --site: the site of the host (NAME|DIR) whose sealed lab
+	// of its own the tune ran on.
+	Site string `json:"site,omitempty"`
 	// User is the account the lab of its own runs php-fpm as (--user);
 	// CPUs and MemoryMaxB its caps (--cpus, --memory-max).
 	User       string `json:"user,omitempty"`
@@ -32,13 +35,21 @@ type Options struct {
 	// that --resume writes them where the first session would have.
 	OutDir string `json:"out_dir,omitempty"`
 	// Expect is the --expect regular expression every 2xx body must match.
-	Expect    string `json:"expect,omitempty"`
+	Expect string `json:"expect,omitempty"`
+	// Host is the Host header every request carries (--host: the site's
+	// own name); "" the lab's address.
+	Host      string `json:"host,omitempty"`
 	Objective string `json:"objective,omitempty"` // "throughput" (default), "latency" or "capacity"
 	// SLO is the capacity objective's SLO in package capacity's grammar
 	// ("p99<500ms"); the error limit is Limits.MaxErrorRate unless it has
 	// an errors term. Unused by the other objectives.
 	SLO   string      `json:"slo,omitempty"`
 	Start knob.Config `json:"start,omitempty"` // nil: the distro defaults
+	// StartFrom is StartLive when Start is a live site's configuration
+	// (production's pool and php.ini, see UseLiveStart): tables call it
+	// "live" and the distro's defaults are measured beside it as a
+	// baseline. "" for the distro defaults or a knob file.
+	StartFrom string `json:"start_from,omitempty"`
 	// Conns is the workload's concurrency (default 50).
 	Conns int `json:"conns,omitempty"`
 	// Cores of the machine under test (default runtime.NumCPU()).
@@ -103,6 +114,17 @@ type Options struct {
 	// (nil: Conns/4, Conns/2 and 2×Conns). NoCurve skips that phase.
 	CurveConns []int `json:"curve_conns,omitempty"`
 	NoCurve    bool  `json:"no_curve,omitempty"`
+}
+
+// UseLiveStart makes live, a site's configuration as production runs it
+// (site.LiveStart), the tune's start: "before" in every table is
+// production's, and the distro's defaults (BaselineDistro) are measured
+// beside it in the holdout. The CLI calls it for --site.
+func (o *Options) UseLiveStart(live knob.Config) {
+	o.Start, o.StartFrom = live.Clone(), StartLive
+	if !slices.Contains(o.Baselines, BaselineDistro) {
+		o.Baselines = append([]string{BaselineDistro}, o.Baselines...)
+	}
 }
 
 // DefaultCurveConns are the concurrencies of the curve phase for a

@@ -314,7 +314,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	tune := &results.Tune{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindTune, ID: o.ID, StartedAt: s.started,
 		Command: o.Command, App: o.App, Workload: o.Workload, Server: start.Server(), Objective: o.Objective, Limits: o.Limits,
-		Start: start, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
+		Start: start, StartFrom: o.StartFrom, Recommended: recCfg, Environment: s.t.Environment, PredictedMemB: rec.PredictedMemB,
 	}
 	tune.Baselines = hold.baselines
 	tune.Capacity = capVerdict

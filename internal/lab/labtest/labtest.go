@@ -10,7 +10,8 @@ import (
 
 // Home points PHPTUNE_HOME at a fresh directory that the lab's
 // unprivileged stack user can traverse (t.TempDir's parents are private to
-// root) and, when the test ends, takes down every lab left in it and
+// root) — as root under /var/lib (TempParent), where a sealed site lab can
+// live — and, when the test ends, takes down every lab left in it and
 // removes it. Without nginx installed, or with -short, the test is
 // skipped: it would start real servers.
 func Home(t testing.TB) string {
@@ -21,7 +22,7 @@ func Home(t testing.TB) string {
 	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
 		t.Skip("nginx is not installed; run: make setup")
 	}
-	dir, err := os.MkdirTemp("", "phptune-test-")
+	dir, err := os.MkdirTemp(TempParent(), "phptune-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,4 +40,15 @@ func Home(t testing.TB) string {
 		os.RemoveAll(dir)
 	})
 	return dir
+}
+
+// TempParent is where tests make phptune's homes and sites' docroots: as
+// root /var/lib (root's, not under /tmp, /run or /dev/shm, which a sealed
+// lab replaces inside, and with no other account able to write above
+// them, as a seal requires), otherwise the system's temporary directory.
+func TempParent() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib"
+	}
+	return os.TempDir()
 }

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// --site on the stack commands (tune, compare, bench, capacity, profile):
+// a sealed site lab of the command's own, started from the live site's
+// configuration, measured and taken down at the end.
+
+// siteHost is the host --site finds sites on: this one. Tests point it
+// at a copy of a Debian host's configuration.
+var siteHost = site.Host{Root: "/"}
+
+// siteFlagHelp is --site's help on the stack commands.
+const siteFlagHelp = "measure a sealed lab of its own of a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it): the site's code with its real Host, started from its live pool and php.ini, its own MariaDB, nothing reaching production (root; see lab up --site)"
+
+// siteLab is a site found for --site before anything starts, with the
+// live configuration its lab starts from.
+type siteLab struct {
+	site *site.Site
+	live site.Start
+}
+
+// planSiteLab finds the site query names on this host and reads its live
+// configuration; every refusal is a usage error (exit 2) before anything
+// starts. user is --user ("" for the site pool's account).
+func planSiteLab(ctx context.Context, query, user string) (*siteLab, error) {
+	s, err := discoverSite(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if err := lab.CheckUser(user, s.DocRoot.Path); err != nil {
+		return nil, usageErr("Try: --user www-data (as root), or leave --user out (the site pool's account)", "%v", err)
+	}
+	return &siteLab{site: s, live: site.LiveStart(s)}, nil
+}
+
+// options are the lab.Options of the site's own lab: the site, sealed,
+// started from the live configuration (its knobs and the pool lines phptune
+// has none for) with set (--set, --knobs) on top, and a copy of the
+// database its configuration names, as lab up --site makes by default
+// (siteData: refused before the lab starts when it cannot be made or would
+// not fit memoryMax and the lab's disk).
+func (s *siteLab) options(env *Env, name, ownedBy, user string, set []string, memoryMax int64) (lab.Options, error) {
+	data, err := siteData(env, s.site, "auto", "", memoryMax)
+	if err != nil {
+		return lab.Options{}, err
+	}
+	live := s.live
+	return lab.Options{Name: name, App: lab.SiteApp, Site: s.site, User: user, Set: append(knobAssignments(s.live.Config), set...), OwnedBy: ownedBy,
+		Live: &live, Data: data, MemoryMax: memoryMax}, nil
+}
+
+// start is the configuration the site's lab starts from: the live one
+// with set on top, or an error naming the setting.
+func (s *siteLab) start(set []string) (knob.Config, error) {
+	cfg := s.live.Config.Clone()
+	for _, a := range set {
+		name, value, _ := strings.Cut(a, "=")
+		if err := cfg.Set(strings.TrimSpace(name), value); err != nil {
+			return nil, usageErr("Try: --set pm.max_children=16", "--set %s: %v", a, err)
+		}
+	}
+	return cfg, nil
+}
+
+// say prints what --site found and what of the live configuration the
+// lab carries.
+func (s *siteLab) say(w io.Writer) {
+	printSiteFound(w, s.site)
+	for _, n := range s.live.Notes {
+		fmt.Fprintf(w, "lab: live start: %s\n", termsafe.Text(n))
+	}
+}
+
+// knobAssignments are cfg's settings as sorted KNOB=VALUE assignments.
+func knobAssignments(cfg knob.Config) []string {
+	out := make([]string, 0, len(cfg))
+	for k, v := range cfg {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// useLabLiveStart makes a tune or compare on a running sealed site lab
+// (--lab) start from the live site's configuration the lab recorded
+// (labstack.LiveStart), with the distro baseline beside it. It says so,
+// and returns whether it did.
+func useLabLiveStart(l *lab.Lab, opt *tune.Options, say func(string, ...any)) (bool, error) {
+	live, ok, err := labstack.LiveStart(l)
+	if err != nil || !ok {
+		return false, err
+	}
+	opt.UseLiveStart(live)
+	say("lab %s is a site lab: the tune starts from the live site's configuration (%s), with Debian's default beside it as the distro baseline", l.Name, labstack.LiveStartFile)
+	return true, nil
+}
+
+// upSiteLab is bench --site: it brings up the site's sealed lab of its
+// own, started from the live configuration, and points the bench at it as
+// --lab would; down takes it down.
+func (f *benchFlags) upSiteLab(env *Env, args []string) (down func(), err error) {
+	if f.labName != "" || len(args) > 0 {
+		return nil, usageErr("Try: phptune bench --site NAME -c 10 -d 10s", "give either --site, --lab or TARGET")
+	}
+	if f.labFCGI {
+		return nil, usageErr("Leave --fcgi out: a site lab is benched through its web server, with the site's Host", "--fcgi does not go with --site")
+	}
+	s, err := planSiteLab(env.Ctx, f.site, f.user)
+	if err != nil {
+		return nil, err
+	}
+	return upOwnSiteLab(env, s, "bench", f.user, nil, func(l *lab.Lab) { f.labName = l.Name })
+}
+
+// upOwnSiteLab brings up s's sealed lab of its own for command (bench,
+// compare, capacity, profile), started from the live configuration with
+// set on top, tells use about it, and returns what takes it down.
+func upOwnSiteLab(env *Env, s *siteLab, command, user string, set []string, use func(*lab.Lab)) (down func(), err error) {
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, command+": "+format+"\n", a...) }
+	s.say(env.Stderr)
+	warnNeighbours(env)
+	name := fmt.Sprintf("%s-%d", command, os.Getpid())
+	say("bringing up lab %s (site %s, sealed)", name, termsafe.Text(s.site.Query))
+	opt, err := s.options(env, name, command, user, set, 0)
+	if err != nil {
+		return nil, err
+	}
+	opt.Progress = func(m string) { say("lab: %s", m) }
+	l, err := lab.Up(env.Ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	use(l)
+	return func() {
+		if derr := lab.Down(l.Name); derr != nil {
+			say("taking lab %s down: %v", l.Name, derr)
+		} else {
+			say("lab %s is down", l.Name)
+		}
+	}, nil
+}

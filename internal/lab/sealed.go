@@ -1,0 +1,387 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/apps"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/pagecheck"
+	"github.com/phptune/phptune/internal/seal"
+	"github.com/phptune/phptune/internal/site"
+)
+
+// A site lab (Options.Site) runs the owner's real code, with its real
+// configuration, inside a seal (package seal): a private network namespace
+// with loopback only and a private mount namespace where the host is
+// read-only, /run and /tmp are fresh, and the site's docroot is an overlay
+// whose writes land in the lab. Every process of the lab — nginx, php-fpm,
+// MariaDB, mariadb-install-db, the mariadb client — is started inside it
+// (Lab.command). Inside, nginx listens on 127.0.0.1:80 with the site's
+// server names and MariaDB on 127.0.0.1:3306 and at /run/mysqld/mysqld.sock,
+// so the site's unmodified configuration (DB_HOST localhost or 127.0.0.1)
+// reaches the lab's copies; the host reaches the lab only through nginx's
+// unix socket in the lab directory (Lab.HTTPSocket).
+
+// SiteApp is the app name a site lab records.
+const SiteApp = "site"
+
+// sealDir is the seal's directory inside a lab's.
+const sealDir = "seal"
+
+// siteHTTPAddr and siteDBAddr are the lab's listeners inside the seal:
+// where the site's own configuration and its calls to itself go.
+var (
+	siteHTTPAddr = netip.MustParseAddrPort("127.0.0.1:80")
+	siteDBAddr   = netip.MustParseAddrPort("127.0.0.1:3306")
+)
+
+// siteDBRunDir holds a site lab's MariaDB socket; it is bound inside at
+// /run/mysqld, the socket's default place, so mysqld.sock there is the
+// lab's.
+const siteDBRunDir = "dbrun"
+
+// siteDBSocketName is the socket's name in it: the default socket path's
+// (/run/mysqld/mysqld.sock).
+const siteDBSocketName = "mysqld.sock"
+
+// SiteDB is what Options.FillDatabase gets to fill a site lab's database
+// once its MariaDB answers, before php-fpm and the web server start.
+type SiteDB struct {
+	// Site is the discovered site (its App names the database, user and
+	// password the application's configuration uses).
+	Site *site.Site
+	// Socket is the lab's MariaDB socket as the host sees it; PeerUID the
+	// account its server must run as (mariadb.OpenLab checks it).
+	Socket  string
+	PeerUID int
+	// RootPassword is the lab server's root password (root@localhost).
+	RootPassword string
+	// Load runs the mariadb client as the lab's account inside the seal,
+	// as root of the lab's server, with stdin as its input (a dump: it runs
+	// with the lab's rights only) and args after the connection options
+	// (a database name, --force).
+	Load func(ctx context.Context, stdin io.Reader, args ...string) error
+}
+
+// checkSiteOptions refuses, before anything starts, what a site lab
+// cannot be: without root and Landlock it cannot be sealed; only nginx
+// serves it; its home must be outside what the seal replaces.
+func checkSiteOptions(opt Options) error {
+	if err := CheckSealing(); err != nil {
+		return err
+	}
+	if opt.DocRoot != "" || (opt.App != "" && opt.App != SiteApp) {
+		return errors.New("--site serves the site's own docroot: leave --docroot and --app out")
+	}
+	s := opt.Site
+	if s.DocRoot.Path == "" {
+		return fmt.Errorf("--site %s: no document root was found for the vhost; check its root (nginx) and run phptune site %s", s.Query, s.Query)
+	}
+	return nil
+}
+
+// CheckSealing refuses a site lab where it cannot be sealed: without
+// root, without Landlock, or with phptune's home under a directory the
+// seal replaces inside.
+func CheckSealing() error {
+	if err := seal.Available(); err != nil {
+		return fmt.Errorf("--site: a site lab runs sealed, and %w", err)
+	}
+	home := filepath.Clean(Home())
+	for _, d := range []string{"/tmp", "/run", "/dev/shm"} {
+		if home == d || strings.HasPrefix(home, d+"/") {
+			return fmt.Errorf("--site: phptune's home %s is under %s, which a sealed lab replaces inside; set PHPTUNE_HOME to a root-owned directory elsewhere (e.g. /var/lib/phptune)", home, d)
+		}
+	}
+	return nil
+}
+
+// siteDocRoot is the directory a site lab overlays: the docroot with its
+// links resolved (a deployment's "current" link), which the overlay needs.
+func siteDocRoot(s *site.Site) string {
+	if s.DocRoot.Real != "" {
+		return s.DocRoot.Real
+	}
+	return s.DocRoot.Path
+}
+
+// siteApp is the app a site lab serves: the site's code through its front
+// controller, with a database.
+func siteApp(s *site.Site) apps.App {
+	return apps.App{Name: SiteApp, Description: "the site " + s.Query + " at " + siteDocRoot(s), FrontController: true, NeedsDB: true}
+}
+
+// siteUser is the account a site lab runs as: --user when given, else the
+// site pool's.
+func siteUser(opt Options) string {
+	if opt.User != "" || opt.Site.Pool == nil {
+		return opt.User
+	}
+	return opt.Site.Pool.User
+}
+
+// siteNames are the names the site answers to: its vhost's server_name
+// entries that are host names, the Host its requests carry first.
+func siteNames(s *site.Site) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		n = strings.ToLower(strings.TrimSuffix(n, "."))
+		if n == "" || seen[n] || !plainHostName(n) {
+			return
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	add(s.Host)
+	for _, n := range s.Vhost.Names {
+		add(n)
+	}
+	for _, v := range s.Also {
+		for _, n := range v.Names {
+			add(n)
+		}
+	}
+	return out
+}
+
+// plainHostName reports whether n is a host name (no wildcard, no regular
+// expression, no "_").
+func plainHostName(n string) bool {
+	if len(n) > 253 || strings.HasPrefix(n, ".") || strings.Contains(n, "..") {
+		return false
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// setSite records what a site lab is: its names, the port and scheme PHP
+// sees, and where the host reaches it.
+func (l *Lab) setSite(s *site.Site) {
+	y := layout{l.Dir}
+	l.Seal = y.p(sealDir)
+	l.SiteNames = siteNames(s)
+	if len(l.SiteNames) > 0 {
+		l.Host = l.SiteNames[0]
+	} else {
+		l.Host = "localhost"
+	}
+	l.SiteHTTPS = s.HTTPS
+	l.SitePort = 80
+	if s.HTTPS {
+		l.SitePort = 443
+	}
+	l.HTTPSocket = y.p("run", "http.sock")
+	// Not an http:// URL: nothing on the host may mistake the site's name
+	// (production's) or a loopback port for the lab.
+	l.URL = "unix:" + l.HTTPSocket
+}
+
+// Sealed reports whether the lab runs inside a seal (a site lab).
+func (l *Lab) Sealed() bool { return l.Seal != "" }
+
+// makeSeal creates the lab's seal: every directory the lab's servers write
+// bound at its own path, the MariaDB socket directory also at /run/mysqld,
+// the site's names on 127.0.0.1, the docroot as an overlay.
+func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
+	y := layout{l.Dir}
+	uid, gid := acct.ids()
+	if err := mkdirOwned(y.p(siteDBRunDir), uid, gid, 0o755); err != nil {
+		return err
+	}
+	var binds []seal.Bind
+	for _, d := range append(append([]string{}, writableDirs...), fpmDir, "mysql", siteDBRunDir) {
+		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
+	}
+	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
+	_, err := seal.Create(ctx, seal.Spec{
+		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot,
+		Own: []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+	})
+	return err
+}
+
+// sealedCommand is command for a sealed lab: bin runs inside the seal as
+// the lab's account (nsenter starts as root and drops to it there), in its
+// own session.
+func (l *Lab) sealedCommand(acct *account, bin string, args, env []string) *exec.Cmd {
+	s, err := seal.Open(l.Seal)
+	if err != nil {
+		cmd := exec.Command(bin)
+		cmd.Err = err
+		return cmd
+	}
+	cmd := s.Command(int(acct.UID), int(acct.GID), bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = append([]string{labPath, "HOME=" + layout{l.Dir}.p("tmp")}, env...)
+	return cmd
+}
+
+// provisionSite sets the lab server's root password and writes the client
+// options root's tools use; the site's own account and data come from
+// Options.FillDatabase.
+func (l *Lab) provisionSite(ctx context.Context, acct *account, b *mariadb.Binaries, s Secrets) error {
+	sql := fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s';\nFLUSH PRIVILEGES;\n", s.MariaDBRootPassword)
+	args := []string{"--no-defaults", "--socket=" + l.MariaDBSocket, "--user=root", "--batch"}
+	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, strings.NewReader(sql), time.Minute); err != nil {
+		return fmt.Errorf("provisioning MariaDB: %w", err)
+	}
+	return writeOwned(layout{l.Dir}.clientConf(), []byte(mariadb.ClientConf(l.MariaDBSocket, "root", s.MariaDBRootPassword)), acct.readFileMode(), acct.group())
+}
+
+// siteDB is what FillDatabase gets.
+func (l *Lab) siteDB(acct *account, b *mariadb.Binaries, s *site.Site, rootPassword string) SiteDB {
+	return SiteDB{
+		Site: s, Socket: l.MariaDBSocket, PeerUID: l.PeerUID(), RootPassword: rootPassword,
+		Load: func(ctx context.Context, stdin io.Reader, args ...string) error {
+			all := append([]string{"--defaults-extra-file=" + layout{l.Dir}.clientConf(), "--batch"}, args...)
+			return l.runQuiet(ctx, acct, "mariadb", b.Client, all, nil, stdin, 4*time.Hour)
+		},
+	}
+}
+
+// unixTransport is an HTTP transport that dials the sealed lab's web
+// server through its unix socket, whatever the URL's host.
+func unixTransport(socket string, uid int) *http.Transport {
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialAs(ctx, "unix", socket, uid)
+		},
+		DisableKeepAlives: true,
+	}
+}
+
+// FetchPage GETs path from the lab as a client would: a sealed lab through
+// its unix socket with the site's Host, any other at its URL.
+func (l *Lab) FetchPage(ctx context.Context, path string) (pagecheck.Page, error) {
+	if !l.Sealed() {
+		return pagecheck.Fetch(ctx, l.URL+path)
+	}
+	p, err := pagecheck.FetchVia(ctx, unixTransport(l.HTTPSocket, l.PeerUID()), "http://"+l.Host+path, l.Host)
+	if err == nil {
+		p.URL = l.SiteURL() + path
+	}
+	return p, err
+}
+
+// SiteURL is the site's own URL as the lab serves it ("http://site.test").
+func (l *Lab) SiteURL() string {
+	scheme := "http"
+	if l.SiteHTTPS {
+		scheme = "https"
+	}
+	return scheme + "://" + l.Host
+}
+
+// Attempts are the connections the sealed lab's processes tried to open
+// to anywhere but the lab's own listeners (all refused), by destination,
+// most first; nil for a lab that is not sealed.
+func (l *Lab) Attempts(ctx context.Context) ([]seal.Attempt, error) {
+	if !l.Sealed() {
+		return nil, nil
+	}
+	s, err := seal.Open(l.Seal)
+	if err != nil {
+		return nil, err
+	}
+	return s.Attempts(ctx)
+}
+
+// destroySeal takes down the seal of the lab in dir, if it has one: every
+// process left in its namespaces, its mounts (the docroot's overlay with
+// them) and its namespace files.
+func destroySeal(dir string) error {
+	p := filepath.Join(dir, sealDir)
+	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	s, err := seal.Open(p)
+	if err != nil {
+		return err
+	}
+	if err := s.Destroy(); err != nil {
+		return fmt.Errorf("destroying the lab's seal %s: %v", p, err)
+	}
+	return nil
+}
+
+// sitePlanChecks are the checks planUp makes for a site lab's server.
+func sitePlanChecks(cfg knob.Config) error {
+	if s := cfg.Server(); s != knob.NginxFPM {
+		return fmt.Errorf("--site: server=%s cannot serve a site lab yet; a site lab runs nginx in front of php-fpm (leave the server knob out)", s)
+	}
+	if cfg["listen"] == "tcp" {
+		return errors.New("--site: listen=tcp puts php-fpm on a loopback port, which a site lab keeps for the site's own addresses; leave the listen knob out")
+	}
+	return nil
+}
+
+// dbTCP is the loopback address a site lab's MariaDB also listens on
+// inside its seal ("" for other labs: no networking).
+func (l *Lab) dbTCP() string {
+	if !l.Sealed() {
+		return ""
+	}
+	return siteDBAddr.String()
+}
+
+// signalScopeABI is the first Landlock ABI that stops a sealed process
+// from signalling processes outside its domain.
+const signalScopeABI = 6
+
+// checkSameAccount refuses a sealed lab whose account already runs
+// processes of the host (pids) on a kernel whose Landlock cannot stop the
+// lab from signalling them (abi below signalScopeABI): production's
+// www-data workers could be killed by the lab's code.
+func checkSameAccount(abi int, account string, pids []int) error {
+	if abi >= signalScopeABI || len(pids) == 0 {
+		return nil
+	}
+	shown := pids
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return fmt.Errorf("--site: the account %s runs processes of this host (pids %v) and this kernel's Landlock (ABI %d) cannot stop the lab's code from signalling them (Linux 6.12 or later can); run the lab as an account that runs nothing here: --user ACCOUNT (one that can read the site's files)", account, shown, abi)
+}
+
+// accountPIDs are the pids of the processes running as uid, outside
+// phptune's own labs' recorded processes (none exist yet for a new lab).
+func accountPIDs(uid uint32) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		if s, ok := st.Sys().(*syscall.Stat_t); ok && s.Uid == uid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
