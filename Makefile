@@ -15,9 +15,10 @@ build:
 
 # Installs the Debian packages the lab and the tests need (nginx, php-fpm,
 # MariaDB, WordPress, wrk, ab, Chromium for the report's browser test,
-# ansible-core for the exported role's test).
+# ansible-core for the exported role's test, Locust in its own venv for
+# bench --engine locust).
 setup: build
-	$(BIN) setup --with-test-tools --with-ansible
+	$(BIN) setup --with-test-tools --with-ansible --with-locust
 
 demo: build
 	$(BIN) setup

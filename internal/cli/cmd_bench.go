@@ -67,6 +67,8 @@ type benchFlags struct {
 	// logSummary is what --workload-from-log found, shown before the run.
 	logSummary *accesslog.Summary
 	logOpt     accesslog.Options
+	// eng is --engine and Locust's flags.
+	eng engineFlags
 }
 
 func newBenchCmd(env *Env) *cobra.Command {
@@ -144,7 +146,15 @@ token, pass, password, passwd, secret, auth or session, such as X-Api-Key),
 of such form fields in --body and query parameters in the URL, and a URL's
 password become <redacted> in the results database, the JSON, the text and
 the HTML report. --redact NAME adds a name; --body-file and --scenario
-contents are never recorded.`,
+contents are never recorded.
+
+--engine locust runs the same workload on Locust (phptune setup --with-locust
+installs it) as the lab's account: -c users, --rate as each user's constant
+throughput (no coordinated-omission correction: the output says how far the
+achieved rate fell short), --workers N worker processes behind Locust's
+master, or --master-bind ADDR:PORT --expect-workers N for workers started on
+other machines (the command to start them is printed). Latencies are Locust's
+rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 		Example: `  phptune bench -c 10 -d 10s http://127.0.0.1:8080/index.php
   phptune bench -c 50 --rate 2000 -d 30s --warmup 5s http://127.0.0.1:8080/
   phptune bench -c 8 -n 100000 fcgi://unix:/run/php/php8.2-fpm.sock/var/www/html/index.php
@@ -158,6 +168,9 @@ contents are never recorded.`,
 				return err
 			}
 			if err := checkRedactNames(f.redact); err != nil {
+				return err
+			}
+			if err := f.eng.check(); err != nil {
 				return err
 			}
 			if f.site != "" {
@@ -264,6 +277,11 @@ contents are never recorded.`,
 			// generator) while the load runs; its derived figures cover
 			// the measured part, warm-up excluded.
 			run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
+			if f.eng.engine == "locust" {
+				if run, err = f.eng.locustRun(env.Ctx, opt, benchLab, f.redact, env.Stderr); err != nil {
+					return err
+				}
+			}
 			var res *results.Bench
 			var logs *labstack.ErrorLogs
 			var blocked *labstack.BlockedCounter
@@ -339,7 +357,7 @@ contents are never recorded.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrent connections")
+	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrent connections (--engine locust: users)")
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after this many requests (closed model)")
 	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured duration (after --warmup)")
 	fl.DurationVar(&f.warmup, "warmup", 0, "run this long first and discard it")
@@ -377,6 +395,7 @@ contents are never recorded.`,
 	fl.StringVar(&f.scriptFilename, "script-filename", "", "FastCGI: SCRIPT_FILENAME to send instead of the one derived from the target")
 	addApplySysctlFlag(fl, &f.applySysctl)
 	addRedactFlag(fl, &f.redact)
+	f.eng.add(fl)
 	return cmd
 }
 
@@ -764,7 +783,12 @@ func printBench(w io.Writer, b *results.Bench) {
 	if b.WarmupS > 0 {
 		warm = fmt.Sprintf(" after %.1fs warm-up", b.WarmupS)
 	}
-	fmt.Fprintf(&buf, "  %s, %d threads, %s, %s, %.2fs measured%s\n\n", model, b.Threads, b.Protocol, ka, b.DurationS, warm)
+	threads := fmt.Sprintf("%d threads, ", b.Threads)
+	if b.Engine != "" {
+		threads = ""
+	}
+	fmt.Fprintf(&buf, "  %s, %s%s, %s, %.2fs measured%s\n\n", model, threads, b.Protocol, ka, b.DurationS, warm)
+	printEngine(&buf, b)
 	fmt.Fprintf(&buf, "  Requests     %d  (%d errors, %.2f%%)\n", b.Requests, b.Errors, benchPct(b.Errors, b.Requests))
 	fmt.Fprintf(&buf, "  Throughput   %.1f req/s (successful)", b.ThroughputRPS)
 	if b.Model == "open" {
@@ -778,7 +802,7 @@ func printBench(w io.Writer, b *results.Bench) {
 	fmt.Fprintf(&buf, "  Transfer     %.2f MB read, %.2f MB/s\n", float64(b.BytesRead)/1e6, mbs)
 	l := b.Latency
 	from := ""
-	if b.Model == "open" {
+	if b.Model == "open" && !b.LatencyRounded {
 		from = " (from intended send time)"
 	}
 	fmt.Fprintf(&buf, "  Latency ms   min %.3f  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%s\n",

@@ -21,13 +21,14 @@ func init() { register(newExportCmd) }
 func newExportCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write a recommendation for other tools: an Ansible role for a fleet",
+		Short: "Write for other tools: an Ansible role for a fleet, a Locust workload for many machines",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("Try: phptune export ansible DIR phptune-tune-RUN", "export needs what to write: ansible")
+			return usageErr("Try: phptune export ansible DIR phptune-tune-RUN, or phptune export locust DIR --lab NAME --workload mix", "export needs what to write: ansible or locust")
 		},
 	}
 	cmd.AddCommand(newExportAnsibleCmd(env))
+	cmd.AddCommand(newExportLocustCmd(env))
 	return cmd
 }
 

@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/setup"
 )
 
 func init() { register(newSetupCmd) }
 
 func newSetupCmd(env *Env) *cobra.Command {
-	var testTools, withAnsible bool
+	var testTools, withAnsible, withLocust bool
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Install the Debian packages the lab needs (as root), or print the apt-get line",
@@ -20,8 +24,12 @@ binaries with their own configuration), linux-perf, libc6-dbg and php-excimer
 (phptune profile; installed with service starts denied); with --with-test-tools:
 wrk, ab and chromium, used by the tests and benchmarks, and what building NGINX
 Unit needs; with --with-ansible: Debian's ansible-core, which runs the role
-phptune export ansible writes. Run as root it calls apt-get; otherwise it
-prints the command to run.`,
+phptune export ansible writes; with --with-locust: Locust (pinned, with its
+pinned dependencies) in a virtual environment of its own under phptune's
+state directory, made with Debian's python3-venv, owned by root and run as
+the lab's account (bench --engine locust). Run as root it calls apt-get;
+otherwise it prints the command to run. It reports Locust's version when it
+is installed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var extra [][]string
@@ -31,10 +39,28 @@ prints the command to run.`,
 			if withAnsible {
 				extra = append(extra, setup.Ansible)
 			}
-			return setup.Install(env.Ctx, extra, env.Stderr)
+			if withLocust {
+				extra = append(extra, locust.Packages)
+			}
+			if err := setup.Install(env.Ctx, extra, env.Stderr); err != nil {
+				return err
+			}
+			if withLocust {
+				home, err := lab.EnsureHome()
+				if err != nil {
+					return err
+				}
+				_, err = locust.Install(env.Ctx, home, env.Stderr)
+				return err
+			}
+			if v, err := locust.Version(env.Ctx, lab.Home()); err == nil {
+				fmt.Fprintf(env.Stderr, "setup: Locust %s is installed in %s\n", v, locust.VenvDir(lab.Home()))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&testTools, "with-test-tools", false, "also install wrk, ab, chromium and Unit's build tools")
 	cmd.Flags().BoolVar(&withAnsible, "with-ansible", false, "also install ansible-core (for phptune export ansible's role)")
+	cmd.Flags().BoolVar(&withLocust, "with-locust", false, "also install Locust "+locust.PinnedVersion()+" into phptune's own virtual environment (bench --engine locust)")
 	return cmd
 }

@@ -37,10 +37,27 @@ type Bench struct {
 	// RateSchedule is the --rate as given: "1000", "500..2000", "500,1000".
 	RateSchedule string `json:"rate_schedule,omitempty"`
 	// Threads is the number of generator event loops.
-	Threads   int     `json:"threads,omitempty"`
-	KeepAlive bool    `json:"keep_alive"`
-	WarmupS   float64 `json:"warmup_s"`
-	DurationS float64 `json:"duration_s"` // measured part only
+	Threads int `json:"threads,omitempty"`
+	// Engine is the load generator that made the run: empty for
+	// phptune's own, "locust" for Locust (bench --engine locust, import
+	// locust), EngineVersion its version ("2.47.0").
+	Engine        string `json:"engine,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	// Workers is the number of Locust worker processes behind its master
+	// (0: Locust ran as one process); WorkerCPUSeconds is the CPU time of
+	// each worker phptune started on this machine, MasterCPUSeconds the
+	// master's.
+	Workers          int       `json:"workers,omitempty"`
+	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
+	MasterCPUSeconds float64   `json:"master_cpu_s,omitempty"`
+	// LatencyRounded says the latencies come from Locust's response-time
+	// buckets, rounded to 1 ms below 100 ms, 10 ms below 1 s and 100 ms
+	// above, and from when each request was sent (no coordinated-omission
+	// correction), not from phptune's HdrHistograms.
+	LatencyRounded bool    `json:"latency_rounded,omitempty"`
+	KeepAlive      bool    `json:"keep_alive"`
+	WarmupS        float64 `json:"warmup_s"`
+	DurationS      float64 `json:"duration_s"` // measured part only
 
 	Requests      int64   `json:"requests"` // completed in the measured part, errors included
 	Errors        int64   `json:"errors"`

@@ -1,0 +1,180 @@
+package locust
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ExportOptions say how the exported files run the workload.
+type ExportOptions struct {
+	// Host is the base URL the load goes to (http://HOST:PORT).
+	Host string
+	// Users is Locust's -u; Duration its -t; Replicas the Kubernetes
+	// worker Deployment's and the compose file's worker count.
+	Users    int
+	Duration time.Duration
+	Replicas int
+	// Source says where the workload came from, for the README.
+	Source string
+}
+
+// Export returns the files of a directory that runs lf without phptune:
+// the locustfile, a README with the master and worker commands, a
+// Kubernetes manifest (the locustfile in a ConfigMap, a master Deployment
+// and Service, a worker Deployment with Replicas) and a compose file. The
+// secrets' values are in none of them: each file names the environment
+// variables to set.
+func Export(lf Locustfile, o ExportOptions) map[string][]byte {
+	if o.Users < 1 {
+		o.Users = 10
+	}
+	if o.Replicas < 1 {
+		o.Replicas = 2
+	}
+	if o.Duration < time.Second {
+		o.Duration = 60 * time.Second
+	}
+	run := fmt.Sprintf("%ds", int(o.Duration/time.Second))
+	image := "locustio/locust:" + PinnedVersion()
+	var names []string
+	for _, s := range lf.Secrets {
+		names = append(names, s.Env)
+	}
+
+	var readme bytes.Buffer
+	fmt.Fprintf(&readme, "# A phptune workload on Locust %s\n\n", PinnedVersion())
+	fmt.Fprintf(&readme, "phptune wrote `locustfile.py` from %s. It runs on Locust %s (pip install locust==%s)\nwithout phptune. Failures carry phptune's error classes; `phptune import locust` reads the\nstatistics back (`--json` output, `--json-file`, or a `--csv` prefix) as a bench record.\n\n", o.Source, PinnedVersion(), PinnedVersion())
+	if len(lf.Secrets) > 0 {
+		readme.WriteString("## Credentials\n\nThese values were kept out of every file; set them where Locust runs (master and workers):\n\n")
+		for _, s := range lf.Secrets {
+			fmt.Fprintf(&readme, "- `%s`: the %s\n", s.Env, s.What)
+		}
+		readme.WriteString("\nKubernetes reads them from the Secret `phptune-locust`:\n\n    kubectl create secret generic phptune-locust")
+		for _, n := range names {
+			fmt.Fprintf(&readme, " --from-literal=%s=...", n)
+		}
+		readme.WriteString("\n\n")
+	}
+	fmt.Fprintf(&readme, "## One machine\n\n    locust -f locustfile.py --headless -u %d -t %s --host %s --json > stats.json\n    phptune import locust stats.json\n\n", o.Users, run, o.Host)
+	fmt.Fprintf(&readme, "## Master and workers\n\nOn the master (it waits for the workers, then runs %s):\n\n    locust -f locustfile.py --master --headless -u %d -t %s --host %s \\\n        --expect-workers %d --expect-workers-max-wait 120 --csv run --json > stats.json\n\nOn each worker machine (the locustfile comes from the master):\n\n    locust -f - --worker --master-host MASTER_ADDRESS --master-port 5557\n\nThen: `phptune import locust stats.json`, or `phptune import locust run` for the CSV files\n(their failures file names each error's class).\n\n", run, o.Users, run, o.Host, o.Replicas)
+	fmt.Fprintf(&readme, "## Kubernetes\n\n    kubectl apply -f kubernetes.yaml\n    kubectl logs -f deploy/phptune-locust-master > stats.json   # the JSON is its last output\n\nThe master runs headless for %s once %d workers joined; scale the workers with\n`kubectl scale deploy/phptune-locust-worker --replicas N` (and `--expect-workers` in the master's args).\n\n", run, o.Replicas)
+	fmt.Fprintf(&readme, "## Docker Compose\n\n    docker compose up --scale worker=%d\n\n", o.Replicas)
+	readme.WriteString("## What Locust measures differently\n\nIts percentiles come from rounded response-time buckets (1 ms below 100 ms, 10 ms below\n1 s, 100 ms above); it does not correct coordinated omission (a user waits for its answer,\nso a slow server delays the requests that would have shown it); and its Python workers\nspend far more CPU per request than phptune's generator: give it a core per worker.\n")
+
+	var k bytes.Buffer
+	k.WriteString("# Written by phptune export locust: the locustfile, Locust's master (Deployment and\n# Service) and its workers (Deployment). kubectl apply -f kubernetes.yaml\n")
+	k.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: phptune-locustfile\ndata:\n  locustfile.py: |\n")
+	for _, line := range strings.Split(strings.TrimRight(string(lf.Source), "\n"), "\n") {
+		if line == "" {
+			k.WriteString("\n")
+			continue
+		}
+		k.WriteString("    " + line + "\n")
+	}
+	env := ""
+	if len(names) > 0 {
+		var e strings.Builder
+		e.WriteString("          env:\n")
+		for _, n := range names {
+			fmt.Fprintf(&e, "            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %s\n", n, n)
+		}
+		env = e.String()
+	}
+	fmt.Fprintf(&k, `---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: phptune-locust-master
+  labels: {app: phptune-locust, role: master}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: phptune-locust, role: master}
+  template:
+    metadata:
+      labels: {app: phptune-locust, role: master}
+    spec:
+      containers:
+        - name: master
+          image: %s
+          args: ["-f", "/locust/locustfile.py", "--master", "--headless", "-u", "%d", "-t", "%s", "--host", %q,
+                 "--expect-workers", "%d", "--expect-workers-max-wait", "300", "--json"]
+          ports:
+            - {name: master, containerPort: 5557}
+            - {name: web, containerPort: 8089}
+%s          volumeMounts:
+            - {name: locustfile, mountPath: /locust}
+      volumes:
+        - name: locustfile
+          configMap: {name: phptune-locustfile}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: phptune-locust-master
+spec:
+  selector: {app: phptune-locust, role: master}
+  ports:
+    - {name: master, port: 5557, targetPort: 5557}
+    - {name: web, port: 8089, targetPort: 8089}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: phptune-locust-worker
+  labels: {app: phptune-locust, role: worker}
+spec:
+  replicas: %d
+  selector:
+    matchLabels: {app: phptune-locust, role: worker}
+  template:
+    metadata:
+      labels: {app: phptune-locust, role: worker}
+    spec:
+      containers:
+        - name: worker
+          image: %s
+          args: ["-f", "/locust/locustfile.py", "--worker", "--master-host", "phptune-locust-master", "--master-port", "5557"]
+%s          volumeMounts:
+            - {name: locustfile, mountPath: /locust}
+      volumes:
+        - name: locustfile
+          configMap: {name: phptune-locustfile}
+`, image, o.Users, run, o.Host, o.Replicas, env, o.Replicas, image, env)
+
+	var c bytes.Buffer
+	envList := ""
+	if len(names) > 0 {
+		var e strings.Builder
+		e.WriteString("    environment:\n")
+		for _, n := range names {
+			fmt.Fprintf(&e, "      - %s\n", n)
+		}
+		envList = e.String()
+	}
+	fmt.Fprintf(&c, `# Written by phptune export locust: docker compose up --scale worker=%d
+# (credentials, if any, are passed from your shell's environment by name).
+services:
+  master:
+    image: %s
+    command: -f /locust/locustfile.py --master --headless -u %d -t %s --host %s --expect-workers %d --expect-workers-max-wait 300 --json
+    volumes:
+      - ./locustfile.py:/locust/locustfile.py:ro
+    ports:
+      - "8089:8089"
+%s  worker:
+    image: %s
+    command: -f /locust/locustfile.py --worker --master-host master
+    volumes:
+      - ./locustfile.py:/locust/locustfile.py:ro
+%s`, o.Replicas, image, o.Users, run, o.Host, o.Replicas, envList, image, envList)
+
+	return map[string][]byte{
+		"locustfile.py":   lf.Source,
+		"README.md":       readme.Bytes(),
+		"kubernetes.yaml": k.Bytes(),
+		"compose.yaml":    c.Bytes(),
+	}
+}

@@ -1,0 +1,142 @@
+package locust
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/phptune/phptune/internal/results"
+)
+
+// Meta is what a record needs beyond Locust's statistics: how the run was
+// made.
+type Meta struct {
+	Target  string // the URL loaded
+	Command string // redacted command line
+	Users   int    // Locust users (-c)
+	// RateAskedRPS is the open model's total asked rate (0: closed).
+	RateAskedRPS float64
+	RateSchedule string
+	KeepAlive    bool
+}
+
+// Bench turns a finished Locust run into phptune's bench record: the same
+// fields its own generator fills, from Locust's counts; latencies from its
+// rounded response-time buckets (LatencyRounded), or from a CSV summary's
+// percentiles; failures by phptune's error classes.
+func Bench(res *Result, m Meta) *results.Bench {
+	b := &results.Bench{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindBench,
+		Command: m.Command, Target: m.Target, Protocol: "http", Model: "closed",
+		Connections: m.Users, KeepAlive: m.KeepAlive,
+		Engine: "locust", EngineVersion: res.Version, Workers: res.Workers, LatencyRounded: true,
+	}
+	if m.RateAskedRPS > 0 {
+		b.Model, b.RateAskedRPS, b.RateSchedule = "open", m.RateAskedRPS, m.RateSchedule
+	}
+	var first, last float64
+	var totalMs float64
+	minMs, maxMs := math.Inf(1), 0.0
+	for _, e := range res.Stats {
+		b.Requests += e.NumRequests
+		b.Errors += e.NumFailures
+		b.BytesRead += e.TotalContentLength
+		totalMs += e.TotalResponseTimeMs
+		if e.NumRequests > 0 {
+			minMs = min(minMs, e.MinResponseTimeMs)
+			maxMs = max(maxMs, e.MaxResponseTimeMs)
+		}
+		if e.StartTime > 0 && (first == 0 || e.StartTime < first) {
+			first = e.StartTime
+		}
+		last = max(last, e.LastRequestTime)
+	}
+	b.RequestsSent = b.Requests
+	if first > 0 {
+		b.StartedAt = time.Unix(0, int64(first*1e9)).UTC()
+	}
+	if last > first {
+		b.DurationS = last - first
+	}
+	if b.DurationS > 0 {
+		b.ThroughputRPS = float64(b.Requests-b.Errors) / b.DurationS
+		if b.Model == "open" {
+			b.RateAchievedRPS = float64(b.Requests) / b.DurationS
+		}
+	}
+	if b.Requests > 0 {
+		b.Latency.MeanMs = totalMs / float64(b.Requests)
+		b.Latency.MinMs, b.Latency.MaxMs = minMs, maxMs
+	}
+	if ms, counts := roundedBuckets(res.Stats); len(ms) > 0 {
+		b.Latency.P50Ms = percentile(ms, counts, 0.50)
+		b.Latency.P90Ms = percentile(ms, counts, 0.90)
+		b.Latency.P95Ms = percentile(ms, counts, 0.95)
+		b.Latency.P99Ms = percentile(ms, counts, 0.99)
+		b.Latency.P999Ms = percentile(ms, counts, 0.999)
+		var seen, total int64
+		for _, c := range counts {
+			total += c
+		}
+		for i, t := range ms {
+			seen += counts[i]
+			b.LatencyDistribution = append(b.LatencyDistribution, results.PercentilePoint{Percentile: 100 * float64(seen) / float64(total), ValueMs: t, Count: seen})
+		}
+	} else if p := res.Percentiles; len(p) > 0 {
+		b.Latency.P50Ms, b.Latency.P90Ms, b.Latency.P95Ms = p["50"], p["90"], p["95"]
+		b.Latency.P99Ms, b.Latency.P999Ms = p["99"], p["99.9"]
+	}
+	b.Series = series(res.Stats, first)
+	if b.Errors > 0 {
+		b.ErrorsByClass = Classes(res.Errors)
+		var classified int64
+		for _, n := range b.ErrorsByClass {
+			classified += n
+		}
+		if classified < b.Errors {
+			// A JSON file without its failures: the rest is unnamed.
+			b.ErrorsByClass["locust_failure"] += b.Errors - classified
+		}
+	}
+	b.Warnings = append(b.Warnings, "latencies are Locust's: rounded response-time buckets (1 ms below 100 ms, 10 ms below 1 s, 100 ms above), counted from each request's send")
+	if b.Model == "open" {
+		short := 0.0
+		if b.RateAskedRPS > 0 {
+			short = 100 * (1 - b.RateAchievedRPS/b.RateAskedRPS)
+		}
+		b.Warnings = append(b.Warnings, fmt.Sprintf("Locust does not correct coordinated omission: a user waits for its answer before its next request, so latencies count from the send, not from when the request was due; achieved %.1f of %.1f req/s asked (%.1f%% short)", b.RateAchievedRPS, b.RateAskedRPS, max(short, 0)))
+	}
+	return b
+}
+
+// series merges the entries' per-second counts into the record's seconds.
+func series(entries []Entry, first float64) []results.Second {
+	reqs, errs := map[int64]int64{}, map[int64]int64{}
+	for _, e := range entries {
+		for k, v := range e.NumReqsPerSec {
+			if s, err := strconv.ParseInt(k, 10, 64); err == nil {
+				reqs[s] += v
+			}
+		}
+		for k, v := range e.NumFailPerSec {
+			if s, err := strconv.ParseInt(k, 10, 64); err == nil {
+				errs[s] += v
+			}
+		}
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	secs := make([]int64, 0, len(reqs))
+	for s := range reqs {
+		secs = append(secs, s)
+	}
+	slices.Sort(secs)
+	out := make([]results.Second, 0, len(secs))
+	for _, s := range secs {
+		out = append(out, results.Second{TS: float64(s) - math.Floor(first), Requests: reqs[s], Errors: errs[s]})
+	}
+	return out
+}
