@@ -28,9 +28,17 @@ import (
 // SIGTERM) and the output streams. Results go to Stdout, progress and
 // diagnostics to Stderr.
 type Env struct {
-	Ctx    context.Context
+	Ctx context.Context
+	// Stdout and Stderr show control characters as text (termsafe): a
+	// process name, status page, log line, title or answer from a lab or
+	// a host cannot drive the terminal phptune prints it on.
 	Stdout io.Writer
 	Stderr io.Writer
+	// TermStdout and TermStderr are the terminals themselves, for
+	// phptune's own control sequences (top's redraw, bench's progress
+	// line) and terminal checks, and nothing from outside phptune.
+	TermStdout io.Writer
+	TermStderr io.Writer
 	// Args is the command line as given to Run (without the program
 	// name), for the record of a run: redact it before storing it.
 	Args []string
@@ -108,7 +116,8 @@ func usageArgs(c *cobra.Command) {
 // Run executes phptune with args (without the program name) and returns the
 // error, if any, without printing it.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	env := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Args: args}
+	env := &Env{Ctx: ctx, Stdout: termsafe.NewWriter(stdout), Stderr: termsafe.NewWriter(stderr), TermStdout: stdout, TermStderr: stderr, Args: args}
+	stdout, stderr = env.Stdout, env.Stderr
 	// A tune or compare killed outright (SIGKILL, the OOM killer) leaves
 	// its lab; the next command says so and takes it down.
 	for _, h := range lab.ReapOrphans() {

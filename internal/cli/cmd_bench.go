@@ -202,13 +202,13 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 				}
 			}
 			if !f.quiet {
-				if fd, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
+				if fd, ok := env.TermStderr.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
 					opt.Progress = func(p load.Progress) {
 						phase := ""
 						if p.Warmup {
 							phase = " (warm-up)"
 						}
-						fmt.Fprintf(env.Stderr, "\r\033[K%6.1fs%s  %8.0f req/s  %d requests  %d errors  p99 %.2f ms",
+						fmt.Fprintf(env.TermStderr, "\r\033[K%6.1fs%s  %8.0f req/s  %d requests  %d errors  p99 %.2f ms",
 							p.Elapsed.Seconds(), phase, p.RPS, p.Requests, p.Errors, p.P99LastMs)
 					}
 				}
@@ -304,7 +304,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 				res, err = run(env.Ctx)
 			}
 			if opt.Progress != nil {
-				fmt.Fprint(env.Stderr, "\r\033[K")
+				fmt.Fprint(env.TermStderr, "\r\033[K")
 			}
 			if res == nil {
 				return err

@@ -106,7 +106,7 @@ func runTop(env *Env, o *observe.Observer, l *lab.Lab, interval time.Duration, c
 		return err
 	}
 	width, tty := 0, false
-	if fd, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(fd.Fd())) && !asJSON {
+	if fd, ok := env.TermStdout.(*os.File); ok && term.IsTerminal(int(fd.Fd())) && !asJSON {
 		tty = true
 	}
 	enc := json.NewEncoder(env.Stdout)
@@ -130,18 +130,20 @@ func runTop(env *Env, o *observe.Observer, l *lab.Lab, interval time.Duration, c
 			continue
 		}
 		if tty {
-			if w, _, err := term.GetSize(int(env.Stdout.(*os.File).Fd())); err == nil {
+			if w, _, err := term.GetSize(int(env.TermStdout.(*os.File).Fd())); err == nil {
 				width = w
 			}
 		}
-		frame := renderTop(l, &s, prev, width)
+		// The frame quotes the pools' status pages (renderTop escapes
+		// them field by field); only the redraw goes to the terminal raw.
+		frame := termsafe.Text(renderTop(l, &s, prev, width))
 		if tty {
 			// Home and clear, then the frame: a redraw in place.
 			frame = "\x1b[H\x1b[2J" + frame
 		} else if n > 0 {
 			frame = "\n" + frame
 		}
-		if _, err := io.WriteString(env.Stdout, frame); err != nil {
+		if _, err := io.WriteString(env.TermStdout, frame); err != nil {
 			return err
 		}
 		prev = &s

@@ -10,7 +10,7 @@
 // visible escape instead, never dropped: the reader sees that it was there.
 //
 // The visible form is Go's: "\a", "\b", "\t", "\n", "\v", "\f" and "\r" for
-// those controls, "\x1b" for the other C0 controls and "\x7f" for DEL,
+// those controls, "\x1b" for the other C0 controls, "\u007f" for DEL and
 // "\u009b" for the C1 controls (U+0080 to U+009F, which some terminals read
 // as ESC sequences: U+009B is CSI) and for the Unicode controls that
 // reorder or break lines (the bidi embeddings, overrides, isolates and
@@ -50,7 +50,11 @@ func escape(s string, multiline bool) string {
 			writeHex(&b, `\x`, uint32(s[i]), 2)
 		case multiline && (r == '\n' || r == '\t'):
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
+		case r == 0x7f:
+			// As \u, not \x: inside a JSON string (phptune's --json
+			// output passes through here) the escape stays valid JSON.
+			writeHex(&b, `\u`, uint32(r), 4)
+		case r < 0x20:
 			if e := named[r]; e != "" {
 				b.WriteString(e)
 			} else {

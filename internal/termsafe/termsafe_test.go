@@ -1,6 +1,7 @@
 package termsafe
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -19,7 +20,7 @@ func TestLine(t *testing.T) {
 		{"CSI hide", "ok\x1b[8mhidden", `ok\x1b[8mhidden`},
 		{"8-bit CSI", "a\u009b31mb", `a\u009b31mb`},
 		{"C1 OSC", "\u009d0;t\u009c", `\u009d0;t\u009c`},
-		{"DEL", "a\x7fb", `a\x7fb`},
+		{"DEL", "a\x7fb", `a\u007fb`},
 		{"NUL", "a\x00b", `a\x00b`},
 		{"newline and tab", "a\nb\tc", `a\nb\tc`},
 		{"carriage return", "fine\rEVIL", `fine\rEVIL`},
@@ -117,5 +118,30 @@ func TestWriter(t *testing.T) {
 	}
 	if want := "plan: /etc/php\\x1b]2;PWNED\\a/pool.d\n\tnext\\r\n"; b.String() != want {
 		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
+
+// TestTextKeepsJSONValid: phptune's --json output passes through Text
+// (the command line's writers); the escaped document is still valid JSON
+// and decodes to the same strings, hostile ones included.
+func TestTextKeepsJSONValid(t *testing.T) {
+	for _, s := range []string{"plain", "esc \x1b]2;PWNED\a", "del \x7f", "csi \u009b31m", "bidi \u202egnp.exe", "line\u2028sep", "tab\tnl\n"} {
+		doc, err := json.MarshalIndent(map[string]string{"title": s}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := Text(string(doc))
+		var back map[string]string
+		if err := json.Unmarshal([]byte(out), &back); err != nil {
+			t.Fatalf("%q: %v\n%s", s, err, out)
+		}
+		if back["title"] != s {
+			t.Errorf("%q came back as %q", s, back["title"])
+		}
+		for _, r := range out {
+			if r == 0x1b || r == 0x7f || r == 0x9b || r == 0x202e || r == 0x2028 {
+				t.Errorf("%q: %U reached the output raw", s, r)
+			}
+		}
 	}
 }
