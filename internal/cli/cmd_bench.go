@@ -51,6 +51,7 @@ type benchFlags struct {
 	asJSON, quiet          bool
 	labName, appPath       string
 	site, user             string
+	siteData               siteDataFlags
 	labFCGI                bool
 	scriptFilename         string
 	durationSet, methodSet bool
@@ -384,6 +385,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	fl.StringVar(&f.labName, "lab", "", "bench a running lab (phptune lab up) instead of TARGET")
 	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; taken down at the end")
+	f.siteData.add(fl)
 	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
 	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")

@@ -28,6 +28,7 @@ func init() { register(newCapacityCmd) }
 type capacityFlags struct {
 	labName, app, docroot string
 	site, user            string
+	siteData              siteDataFlags
 	knobsFile             string
 	set                   []string
 	workload, expect      string
@@ -103,6 +104,7 @@ the site's own Host.`,
 	fl.StringVar(&f.app, "app", "", "measure a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "measure a lab of its own serving this PHP directory")
 	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; --set and --knobs go on top of its live configuration")
+	f.siteData.add(fl)
 	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.knobsFile, "knobs", "", "with --app or --docroot: start the lab with the knob settings in this file (recommended.knobs)")
 	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
@@ -287,7 +289,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	var site *siteLab
 	app := f.app
 	if f.site != "" {
-		if site, err = planSiteLab(ctx, f.site, f.user); err != nil {
+		if site, err = planSiteLab(ctx, f.site, f.user, f.siteData); err != nil {
 			return err
 		}
 		app = lab.SiteApp

@@ -114,6 +114,7 @@ func phpSpeed(b *results.Bench) float64 {
 func newCompareCmd(env *Env) *cobra.Command {
 	var appName, docroot, labName, user, workload, expect, fromLog, host string
 	var siteQuery string
+	var siteDB siteDataFlags
 	var allowPost bool
 	var conns, rounds int
 	var d, warmup time.Duration
@@ -219,7 +220,7 @@ LABEL=FILE names it.`,
 			var live knob.Config
 			if siteQuery != "" {
 				var err error
-				if site, err = planSiteLab(env.Ctx, siteQuery, user); err != nil {
+				if site, err = planSiteLab(env.Ctx, siteQuery, user, siteDB); err != nil {
 					return err
 				}
 				app, live = lab.SiteApp, site.live.Config
@@ -366,6 +367,7 @@ LABEL=FILE names it.`,
 	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
 	fl.StringVar(&siteQuery, "site", "", siteFlagHelp+"; the configuration name live is its live configuration")
+	siteDB.add(fl)
 	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
 	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")

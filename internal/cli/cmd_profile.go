@@ -29,6 +29,7 @@ func init() { register(newProfileCmd) }
 func newProfileCmd(env *Env) *cobra.Command {
 	var appName, docroot, labName, user, workload, clock, outDir string
 	var siteQuery string
+	var siteDB siteDataFlags
 	var conns, rounds, freq int
 	var d, warmup time.Duration
 	var asJSON, native, php bool
@@ -113,7 +114,7 @@ made and the reason is printed.`,
 			var site *siteLab
 			if siteQuery != "" {
 				var err error
-				if site, err = planSiteLab(env.Ctx, siteQuery, user); err != nil {
+				if site, err = planSiteLab(env.Ctx, siteQuery, user, siteDB); err != nil {
 					return err
 				}
 				app = lab.SiteApp
@@ -204,6 +205,7 @@ made and the reason is printed.`,
 	fl.StringVar(&appName, "app", "hello", "built-in app to profile: "+appNames())
 	fl.StringVar(&docroot, "docroot", "", "profile a lab of its own serving this PHP directory (your app)")
 	fl.StringVar(&siteQuery, "site", "", siteFlagHelp)
+	siteDB.add(fl)
 	fl.StringVar(&labName, "lab", "", "profile this running lab; its configuration is restored at the end")
 	fl.StringVar(&user, "user", "", "run the lab as this account; "+userFlagRule)
 	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")

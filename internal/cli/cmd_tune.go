@@ -41,6 +41,7 @@ func init() { register(newTuneCmd) }
 type tuneFlags struct {
 	labName, app, docroot string
 	site                  string
+	siteData              siteDataFlags
 	user                  string
 	cpus, memoryMax       string
 	expect                string
@@ -165,6 +166,7 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
 	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
 	fl.StringVar(&f.site, "site", "", siteFlagHelp)
+	f.siteData.add(fl)
 	fl.StringVar(&f.user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns; "+userFlagRule)
 	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file")
 	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
@@ -367,7 +369,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		p.start = start
 		if f.site != "" {
 			// The live configuration, --set and --knobs on top.
-			if p.site, err = planSiteLab(ctx, f.site, f.user); err != nil {
+			if p.site, err = planSiteLab(ctx, f.site, f.user, f.siteData); err != nil {
 				return nil, err
 			}
 			if p.start, err = p.site.start(set); err != nil {
@@ -620,7 +622,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 		}
 		if opt.Site != "" {
 			// Found on the host again: its lab is made anew.
-			if plan.site, err = planSiteLab(ctx, opt.Site, opt.User); err != nil {
+			if plan.site, err = planSiteLab(ctx, opt.Site, opt.User, siteDataFlags{from: "auto"}); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -32,12 +34,23 @@ const siteFlagHelp = "measure a sealed lab of its own of a site of this host, fo
 type siteLab struct {
 	site *site.Site
 	live site.Start
+	data siteDataFlags
+}
+
+// siteDataFlags say where a --site lab's database comes from, as on lab
+// up --site: a copy of the one the site's configuration names (auto), a
+// dump file, or none.
+type siteDataFlags struct{ from, dump string }
+
+func (d *siteDataFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&d.from, "db-from", "auto", "with --site: the database copied into the lab: auto (the one the site's configuration names), its name, or none (the lab's MariaDB starts empty)")
+	fl.StringVar(&d.dump, "db-dump", "", "with --site: load this dump (FILE or FILE.gz, root's) into the lab's MariaDB instead of copying production's")
 }
 
 // planSiteLab finds the site query names on this host and reads its live
 // configuration; every refusal is a usage error (exit 2) before anything
 // starts. user is --user ("" for the site pool's account).
-func planSiteLab(ctx context.Context, query, user string) (*siteLab, error) {
+func planSiteLab(ctx context.Context, query, user string, data siteDataFlags) (*siteLab, error) {
 	s, err := discoverSite(ctx, query)
 	if err != nil {
 		return nil, err
@@ -45,7 +58,7 @@ func planSiteLab(ctx context.Context, query, user string) (*siteLab, error) {
 	if err := lab.CheckUser(user, s.DocRoot.Path); err != nil {
 		return nil, usageErr("Try: --user www-data (as root), or leave --user out (the site pool's account)", "%v", err)
 	}
-	return &siteLab{site: s, live: site.LiveStart(s)}, nil
+	return &siteLab{site: s, live: site.LiveStart(s), data: data}, nil
 }
 
 // options are the lab.Options of the site's own lab: the site, sealed,
@@ -55,7 +68,7 @@ func planSiteLab(ctx context.Context, query, user string) (*siteLab, error) {
 // (siteData: refused before the lab starts when it cannot be made or would
 // not fit memoryMax and the lab's disk).
 func (s *siteLab) options(env *Env, name, ownedBy, user string, set []string, memoryMax int64) (lab.Options, error) {
-	data, err := siteData(env, s.site, "auto", "", memoryMax)
+	data, err := siteData(env, s.site, s.data.from, s.data.dump, memoryMax)
 	if err != nil {
 		return lab.Options{}, err
 	}
@@ -120,7 +133,7 @@ func (f *benchFlags) upSiteLab(env *Env, args []string) (down func(), err error)
 	if f.labFCGI {
 		return nil, usageErr("Leave --fcgi out: a site lab is benched through its web server, with the site's Host", "--fcgi does not go with --site")
 	}
-	s, err := planSiteLab(env.Ctx, f.site, f.user)
+	s, err := planSiteLab(env.Ctx, f.site, f.user, f.siteData)
 	if err != nil {
 		return nil, err
 	}

@@ -246,7 +246,7 @@ func TestSiteCommandsEndToEnd(t *testing.T) {
 	sums := fileSums(t, docroot)
 
 	dir := filepath.Join(home, "tune-site")
-	_, errs, code := runCLI(t, "tune", "--site", "wire.test", "-c", "2", "--time-budget", "40s", "--trial-duration", "1s", "--trial-warmup", "0",
+	_, errs, code := runCLI(t, "tune", "--site", "wire.test", "--db-from", "none", "-c", "2", "--time-budget", "40s", "--trial-duration", "1s", "--trial-warmup", "0",
 		"--holdout-rounds", "2", "--curve", "none", "-o", dir)
 	if code != 0 {
 		t.Fatalf("tune --site: exit %d\n%s", code, errs)
@@ -278,7 +278,7 @@ func TestSiteCommandsEndToEnd(t *testing.T) {
 		}
 	}
 
-	out, errs, code := runCLI(t, "compare", "--site", "wire.test", "-c", "2", "-d", "1s", "--warmup", "0s", "--rounds", "1", "live", "default")
+	out, errs, code := runCLI(t, "compare", "--site", "wire.test", "--db-from", "none", "-c", "2", "-d", "1s", "--warmup", "0s", "--rounds", "1", "live", "default")
 	if code != 0 {
 		t.Fatalf("compare --site: exit %d\n%s", code, errs)
 	}
