@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/results"
@@ -52,6 +53,15 @@ func (f *engineFlags) check() error {
 	return nil
 }
 
+// addLocal adds --engine and --workers only, for the commands that
+// measure many times (compare, capacity): a worker started elsewhere quits
+// with its master, so every run's workers are this machine's.
+func (f *engineFlags) addLocal(fl *pflag.FlagSet) {
+	fl.StringVar(&f.engine, "engine", "phptune", `load generator: phptune (its own) or locust (Locust, installed by phptune setup --with-locust; docs/locust.md)`)
+	fl.IntVar(&f.workers, "workers", 0, "with --engine locust: run Locust's master with this many worker processes on this machine")
+	f.workerWait = time.Minute
+}
+
 // locustRun returns the run function for opt on Locust: as the lab's
 // account for a lab (l), as phptune's stack account for other targets when
 // run as root. say prints the command that starts a worker elsewhere.
@@ -59,10 +69,26 @@ func (f *engineFlags) locustRun(ctx context.Context, opt load.Options, l *lab.La
 	if err := locust.Check(opt); err != nil {
 		return nil, usageErr("Try: phptune bench --help", "%v", err)
 	}
+	eng, v, err := f.locustEngine(ctx, l, redactNames, log, "bench")
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "bench: Locust %s, %d users, %d local workers", v, opt.Connections, f.workers)
+	if f.expectWorkers > 0 {
+		fmt.Fprintf(log, ", waiting up to %v for %d more on %s", f.workerWait, f.expectWorkers, f.masterBind)
+	}
+	fmt.Fprintln(log)
+	return func(ctx context.Context) (*results.Bench, error) { return eng.Run(ctx, opt) }, nil
+}
+
+// locustEngine is the Locust engine of f, run as the lab's account for a
+// lab (l), as phptune's stack account for other targets when run as root,
+// with Locust's version. who names the command in what it prints.
+func (f *engineFlags) locustEngine(ctx context.Context, l *lab.Lab, redactNames []string, log io.Writer, who string) (locust.Engine, string, error) {
 	home := lab.Home()
 	v, err := locust.Version(ctx, home)
 	if err != nil {
-		return nil, err
+		return locust.Engine{}, "", err
 	}
 	uid, gid := -1, -1
 	if os.Geteuid() == 0 {
@@ -71,26 +97,42 @@ func (f *engineFlags) locustRun(ctx context.Context, opt load.Options, l *lab.La
 		} else {
 			u, err := user.Lookup(lab.StackUser)
 			if err != nil {
-				return nil, fmt.Errorf("Locust runs as the %s account, which does not exist yet (%v); create it with: phptune lab up", lab.StackUser, err)
+				return locust.Engine{}, "", fmt.Errorf("Locust runs as the %s account, which does not exist yet (%v); create it with: phptune lab up", lab.StackUser, err)
 			}
 			uid, _ = strconv.Atoi(u.Uid)
 			gid, _ = strconv.Atoi(u.Gid)
 		}
 		if uid == 0 {
-			return nil, fmt.Errorf("Locust would run as root: phptune runs it as the lab's account only")
+			return locust.Engine{}, "", fmt.Errorf("Locust would run as root: phptune runs it as the lab's account only")
 		}
 	}
-	fmt.Fprintf(log, "bench: Locust %s, %d users, %d local workers", v, opt.Connections, f.workers)
-	if f.expectWorkers > 0 {
-		fmt.Fprintf(log, ", waiting up to %v for %d more on %s", f.workerWait, f.expectWorkers, f.masterBind)
-	}
-	fmt.Fprintln(log)
 	eng := locust.Engine{Home: home, Workers: f.workers, MasterBind: f.masterBind, ExpectWorkers: f.expectWorkers, WorkerWait: f.workerWait,
 		UID: uid, GID: gid, Redact: redactNames,
 		OnMaster: func(cmd string) {
-			fmt.Fprintf(log, "bench: start each worker on its machine (Locust %s; the locustfile comes from the master):\n  %s\n", v, cmd)
+			fmt.Fprintf(log, "%s: start each worker on its machine (Locust %s; the locustfile comes from the master):\n  %s\n", who, v, cmd)
 		}}
-	return func(ctx context.Context) (*results.Bench, error) { return eng.Run(ctx, opt) }, nil
+	return eng, v, nil
+}
+
+// useLocust makes Locust st's generator, after checking that it can load
+// st's lab with the options of the command's runs (opt; its target is
+// the stack's), and returns Locust's version. who names the command.
+func (f *engineFlags) useLocust(ctx context.Context, st *labstack.Stack, opt load.Options, redactNames []string, log io.Writer, who string) (string, error) {
+	t, err := labstack.TargetFor(st.Lab, st.Workload, "")
+	if err != nil {
+		return "", err
+	}
+	opt.Target, opt.Requests, opt.Expect, opt.KeepAlive = t, st.Workload.Requests, st.Workload.Expect, st.KeepAlive
+	if err := locust.Check(opt); err != nil {
+		return "", usageErr("Try: phptune "+who+" --help, or leave --engine locust out", "%v", err)
+	}
+	eng, v, err := f.locustEngine(ctx, st.Lab, redactNames, log, who)
+	if err != nil {
+		return "", err
+	}
+	st.Generator = eng
+	fmt.Fprintf(log, "%s: every run on Locust %s, %d users, %d local workers; its warm-up is a throwaway run of its own\n", who, v, opt.Connections, f.workers)
+	return v, nil
 }
 
 // printEngine writes a Locust run's engine line: its version, workers and

@@ -34,7 +34,6 @@ func TestEngineFlagsRefused(t *testing.T) {
 		{[]string{"--engine", "locust", "--expect-workers", "1"}, "--master-bind and --expect-workers go together"},
 		{[]string{"--engine", "locust", "--master-bind", "127.0.0.1:5557"}, "--master-bind and --expect-workers go together"},
 		{[]string{"--engine", "locust", "-n", "100"}, "give -d instead of -n"},
-		{[]string{"--engine", "locust", "--warmup", "1s"}, "no warm-up"},
 		{[]string{"--engine", "locust", "--rate", "10..20"}, "not a ramp or steps"},
 		{[]string{"--engine", "locust", "--no-keepalive"}, "leave --no-keepalive out"},
 	} {

@@ -155,7 +155,9 @@ throughput (no coordinated-omission correction: the output says how far the
 achieved rate fell short), --workers N worker processes behind Locust's
 master, or --master-bind ADDR:PORT --expect-workers N for workers started on
 other machines (the command to start them is printed). Latencies are Locust's
-rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
+rounded buckets. --warmup is a throwaway Locust run of the same load first
+(not with --expect-workers: workers quit with their master). HTTP only, not a
+unix socket; no -n or ramps. See docs/locust.md.`,
 		Example: `  phptune bench -c 10 -d 10s http://127.0.0.1:8080/index.php
   phptune bench -c 50 --rate 2000 -d 30s --warmup 5s http://127.0.0.1:8080/
   phptune bench -c 8 -n 100000 fcgi://unix:/run/php/php8.2-fpm.sock/var/www/html/index.php

@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
@@ -44,6 +45,8 @@ type capacityFlags struct {
 	asJSON, noSave        bool
 	reportFile            string
 	redact                []string
+	// eng is --engine and --workers.
+	eng engineFlags
 }
 
 // sloHelp is the --slo grammar, for the help and the refusals.
@@ -89,11 +92,23 @@ The lab is one of its own for --app or --docroot (taken down at the end;
 --knobs and --set configure it) or a lab you run (--lab; not restarted).
 --site NAME|DIR measures a sealed lab of its own of a site of this host (as
 lab up --site makes it), started from the site's live configuration, with
-the site's own Host.`,
+the site's own Host.
+
+--engine locust runs every step (and the probe) on Locust instead of
+phptune's generator (phptune setup --with-locust; --workers N: its master
+with N workers on this machine), each user keeping its share of the rate
+(Locust's constant_throughput); a step's warm-up is a throwaway Locust run.
+Locust does not correct coordinated omission: a user waits for its answer
+before its next request, so latency counts from the send, not from when
+the request was due, and a slow server lowers the rate sent instead. The
+output and the record say so, and each step shows the achieved rate against
+the asked one (a step short by more than 10% fails). HTTP only (not a sealed
+--site lab). See docs/locust.md.`,
 		Example: `  phptune capacity --app hello
   phptune capacity --app io --slo 'p99<1s' --knobs recommended.knobs
   phptune capacity --lab mylab --workload /shop/ --slo 'p95<300ms,errors<0.1%'
-  phptune capacity --app wordpress --slo 'p99<2s' --time-budget 10m --json`,
+  phptune capacity --app wordpress --slo 'p99<2s' --time-budget 10m --json
+  phptune capacity --app io --engine locust --workers 2 --slo 'p99<500ms'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCapacity(env, f, c)
@@ -127,6 +142,7 @@ the site's own Host.`,
 	fl.BoolVar(&f.noSave, "no-save", false, "do not store the result in the results database nor write the HTML report")
 	fl.StringVar(&f.reportFile, "report", "", "HTML report file (default ./phptune-report-RUN.html)")
 	addRedactFlag(fl, &f.redact)
+	f.eng.addLocal(fl)
 	return cmd
 }
 
@@ -272,6 +288,18 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := f.eng.check(); err != nil {
+		return err
+	}
+	if f.eng.engine == "locust" {
+		if f.site != "" {
+			return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
+		}
+		// Installed before a lab is started for it.
+		if _, err := locust.Version(ctx, lab.Home()); err != nil {
+			return err
+		}
+	}
 	var set []string
 	if f.labName == "" {
 		if set, _, err = knobConfig(f.knobsFile, f.set); err != nil {
@@ -333,6 +361,15 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	w := *pw
 	w.Expect, w.Host = f.expect, f.host
 	stack := labstack.New(l, w)
+	var engineVersion string
+	if f.eng.engine == "locust" {
+		// What every step asks of Locust: a constant rate, a warm-up.
+		opt := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
+		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "capacity"); err != nil {
+			return err
+		}
+		say("%s", locustCapacityNote)
+	}
 	if err := checkStartPage(ctx, env, stack, say); err != nil {
 		return err
 	}
@@ -359,6 +396,10 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		res.Warnings = append(res.Warnings, blockedWarning)
 	}
+	if f.eng.engine == "locust" {
+		res.Engine, res.EngineVersion, res.Workers = "locust", engineVersion, f.eng.workers
+		res.Warnings = append(res.Warnings, locustCapacityNote)
+	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
 	res.Command = command
 	res.Environment = environment(ctx)
@@ -384,6 +425,12 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	}
 	return err
 }
+
+// locustCapacityNote is what a capacity search on Locust says of its
+// latencies, in its output and its record.
+const locustCapacityNote = "latency is Locust's, not corrected for coordinated omission: each user waits for its answer before its next request, " +
+	"so latencies count from the send, not from when the request was due, and a slow server lowers the rate sent instead; " +
+	"the achieved column against the asked rate shows by how much (a step more than 10% short fails)"
 
 func fmtRate(r float64) string { return fmt.Sprintf("%g", r) }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
@@ -43,7 +44,9 @@ type compareConfig struct {
 	// SpeedProbeMs is the machine-speed probe's reading of each round
 	// (results.Derived.SpeedProbeMs; 0 none).
 	SpeedProbeMs []float64 `json:"speed_probe_ms_by_round"`
-	Failed       string    `json:"failed,omitempty"`
+	// Engines are the load generator of each round: phptune or locust.
+	Engines []string `json:"engine_by_round,omitempty"`
+	Failed  string   `json:"failed,omitempty"`
 	// Backlogs are the configuration's listen backlogs as asked and as
 	// the kernel gave them.
 	Backlogs []results.Backlog `json:"backlogs,omitempty"`
@@ -51,13 +54,18 @@ type compareConfig struct {
 
 // compareResult is what phptune compare prints with --json.
 type compareResult struct {
-	App         string          `json:"app"`
-	Workload    string          `json:"workload"`
-	Connections int             `json:"connections"`
-	Rounds      int             `json:"rounds"`
-	DurationS   float64         `json:"duration_s"`
-	Configs     []compareConfig `json:"configs"`
-	Summary     []compareRow    `json:"summary"`
+	App         string `json:"app"`
+	Workload    string `json:"workload"`
+	Connections int    `json:"connections"`
+	Rounds      int    `json:"rounds"`
+	// Engine is the load generator (--engine: phptune or locust), with
+	// Locust's version and local workers.
+	Engine        string          `json:"engine,omitempty"`
+	EngineVersion string          `json:"engine_version,omitempty"`
+	Workers       int             `json:"workers,omitempty"`
+	DurationS     float64         `json:"duration_s"`
+	Configs       []compareConfig `json:"configs"`
+	Summary       []compareRow    `json:"summary"`
 	// Builds name the PHP builds (php.build) the configurations ran.
 	Builds []results.PHPBuild `json:"php_builds,omitempty"`
 	// KernelLimits are the host's (package sysctl); each configuration's
@@ -120,6 +128,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 	var d, warmup time.Duration
 	var asJSON, raiseSysctl bool
 	var redactNames []string
+	var eng engineFlags
 	cmd := &cobra.Command{
 		Use:   "compare [--app APP | --docroot DIR | --lab NAME | --site NAME] CONFIG...",
 		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
@@ -143,12 +152,19 @@ as production runs them), also on a running site lab (--lab).
 
 A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 "default" for the distro's configuration, or "live" for a site's (--site);
-LABEL=FILE names it.`,
+LABEL=FILE names it.
+
+--engine locust measures every run on Locust instead of phptune's generator
+(phptune setup --with-locust; --workers N runs its master with N workers on
+this machine). Locust has no warm-up: each run's --warmup is a throwaway
+Locust run of the same load first. Its latencies are its rounded buckets.
+HTTP only (not a sealed --site lab). See docs/locust.md.`,
 		Example: `  phptune compare --app io -c 50 default phptune-tune-RUN/recommended.knobs
   phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs
   phptune compare --docroot ./public --user www-data default tuned=recommended.knobs
   phptune compare --lab mylab default recommended.knobs
-  phptune compare --site site.test live default tuned=recommended.knobs`,
+  phptune compare --site site.test live default tuned=recommended.knobs
+  phptune compare --app io --engine locust --workers 2 default tuned=recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Everything is checked before the lab exists.
 			if err := checkApplySysctl(raiseSysctl); err != nil {
@@ -159,6 +175,18 @@ LABEL=FILE names it.`,
 			}
 			if err := checkRedactNames(redactNames); err != nil {
 				return err
+			}
+			if err := eng.check(); err != nil {
+				return err
+			}
+			if eng.engine == "locust" {
+				if siteQuery != "" {
+					return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
+				}
+				// Installed before a lab is started for it.
+				if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
+					return err
+				}
 			}
 			appSet := c.Flags().Changed("app")
 			given := 0
@@ -311,6 +339,13 @@ LABEL=FILE names it.`,
 			w := *pw
 			w.Expect, w.Host = expect, host
 			stack := labstack.New(l, w)
+			var engineVersion string
+			if eng.engine == "locust" {
+				opt := load.Options{Connections: conns, Duration: d, Warmup: warmup}
+				if engineVersion, err = eng.useLocust(ctx, stack, opt, redactNames, env.Stderr, "compare"); err != nil {
+					return err
+				}
+			}
 			if err := checkStartPage(ctx, env, stack, say); err != nil {
 				return err
 			}
@@ -318,6 +353,10 @@ LABEL=FILE names it.`,
 			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
 			if err != nil {
 				return err
+			}
+			res.Engine, res.EngineVersion = eng.engine, engineVersion
+			if eng.engine == "locust" {
+				res.Workers = eng.workers
 			}
 			var blockedWarning string
 			if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
@@ -381,6 +420,7 @@ LABEL=FILE names it.`,
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addApplySysctlFlag(fl, &raiseSysctl)
 	addRedactFlag(fl, &redactNames)
+	eng.addLocal(fl)
 	return cmd
 }
 
@@ -418,6 +458,11 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 				probe = b.Observation.Derived.SpeedProbeMs
 			}
 			cc.SpeedProbeMs = append(cc.SpeedProbeMs, probe)
+			engine := b.Engine
+			if engine == "" {
+				engine = "phptune"
+			}
+			cc.Engines = append(cc.Engines, engine)
 		}
 		res.Configs = append(res.Configs, cc)
 	}
@@ -476,6 +521,9 @@ func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs, speed)
 	}
 	fmt.Fprintln(w, "PHP speed ratio: the first config's PHP CPU per request ÷ this one's, each divided by the machine-speed probe's reading of its run (> 1: faster at the same machine speed)")
+	if res.Engine == "locust" {
+		fmt.Fprintf(w, "measured by Locust %s (%d local workers): its latencies are rounded buckets timed from each send; each run's warm-up was a throwaway Locust run\n", res.EngineVersion, res.Workers)
+	}
 	// The kernel's limits, and each configuration's backlogs the kernel
 	// capped: those configurations ran with less than they ask for.
 	for _, l := range sysctl.Lines(res.KernelLimits) {

@@ -43,7 +43,7 @@ func (s *Stack) MeasureRate(ctx context.Context, p capacity.Plan) (*results.Benc
 		interval = time.Second
 	}
 	return Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
-		return load.Run(ctx, load.Options{
+		return s.generator().Run(ctx, load.Options{
 			Target:      target,
 			Requests:    s.Workload.Requests,
 			Connections: p.Connections,

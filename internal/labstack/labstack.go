@@ -194,7 +194,8 @@ func commentablePost(ctx context.Context, l *lab.Lab) (int64, error) {
 	return id, nil
 }
 
-// Stack is a lab under phptune's generator and observer.
+// Stack is a lab under a generator (phptune's own unless Generator says
+// otherwise) and phptune's observer.
 type Stack struct {
 	Lab      *lab.Lab
 	Workload Workload
@@ -207,6 +208,8 @@ type Stack struct {
 	// result: a trial whose page turned into an error page says so.
 	CheckPages bool
 	FirstPage  *pagecheck.Page
+	// Generator loads the lab (nil: phptune's own, OwnGenerator).
+	Generator Generator
 }
 
 // New returns the stack for l and w.
@@ -288,7 +291,7 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	// What a sealed lab tries to reach outside, from here to the end.
 	blocked := NewBlockedCounter(ctx, s.Lab)
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
-		return load.Run(ctx, load.Options{
+		return s.generator().Run(ctx, load.Options{
 			Target:      target,
 			Requests:    s.Workload.Requests,
 			Connections: conns,
@@ -330,6 +333,9 @@ func (s *Stack) command(conns int, d, warmup time.Duration) string {
 	cmd := fmt.Sprintf("phptune bench --lab %s %s -c %d -d %s --warmup %s", s.Lab.Name, what, conns, d, warmup)
 	if s.Workload.Expect != "" {
 		cmd += " --expect " + strconvQuote(s.Workload.Expect)
+	}
+	if f := s.generator().BenchFlags(); f != "" {
+		cmd += " " + f
 	}
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"time"
 
@@ -36,10 +37,10 @@ func Check(o load.Options) error {
 	switch {
 	case o.Target.Protocol != "http":
 		return fmt.Errorf("--engine locust loads HTTP only: bench the web server (leave --fcgi out, or give an http:// target)")
+	case o.Target.Network == "unix":
+		return fmt.Errorf("--engine locust loads over TCP, and this target is a unix socket (a sealed site lab): leave --engine locust out, or load an unsealed lab")
 	case o.N > 0:
 		return fmt.Errorf("--engine locust runs for a duration: give -d instead of -n")
-	case o.Warmup > 0:
-		return fmt.Errorf("--engine locust has no warm-up: run a short bench first, or leave --warmup out")
 	case !o.KeepAlive:
 		return fmt.Errorf("--engine locust keeps connections alive: leave --no-keepalive out")
 	case o.CheckLength:
@@ -65,8 +66,35 @@ func WorkloadOf(o load.Options, redact []string) Workload {
 	if p, ok := o.Pacer.(load.ConstantPacer); ok && o.Connections > 0 {
 		w.RatePerUser = p.Rate / float64(o.Connections)
 	}
+	// A Host header other than the address's (--host: the site's own
+	// name) goes with every request, as phptune's generator sends it.
+	if h := o.Target.Host; h != "" && h != o.Target.Address {
+		w.Requests = make([]load.Request, len(o.Requests))
+		for i, r := range o.Requests {
+			r.Header = r.Header.Clone()
+			if r.Header == nil {
+				r.Header = http.Header{}
+			}
+			r.Header.Set("Host", h)
+			w.Requests[i] = r
+		}
+	}
 	return w
 }
+
+// BenchFlags are phptune bench's flags for e's engine, for a record's
+// command line.
+func (e Engine) BenchFlags() string {
+	f := "--engine locust"
+	if e.Workers > 0 {
+		f += fmt.Sprintf(" --workers %d", e.Workers)
+	}
+	return f
+}
+
+// warmupNote says how a run's warm-up was made on Locust, which has none
+// of its own.
+const warmupNote = "warm-up: a throwaway Locust run of the same load before the measured one (Locust has no warm-up of its own; the server's caches and workers stay warm, Locust's connections are new)"
 
 // Run runs o on Locust and returns phptune's record of it, generator cost
 // included: the CPU time of Locust's master and of each worker it started.
@@ -80,9 +108,26 @@ func (e Engine) Run(ctx context.Context, o load.Options) (*results.Bench, error)
 	}
 	host := "http://" + o.Target.Address
 	started := time.Now()
-	run, err := Start(ctx, RunOptions{Home: e.Home, Locustfile: lf, Host: host, Users: o.Connections, Duration: o.Duration,
+	ro := RunOptions{Home: e.Home, Locustfile: lf, Host: host, Users: o.Connections, Duration: o.Duration,
 		Workers: e.Workers, MasterBind: e.MasterBind, ExpectWorkers: e.ExpectWorkers, WorkerWait: e.WorkerWait,
-		UID: e.UID, GID: e.GID, Log: e.Log, OnMaster: e.OnMaster})
+		UID: e.UID, GID: e.GID, Log: e.Log, OnMaster: e.OnMaster}
+	if o.Warmup > 0 {
+		// Locust has no warm-up: a run of its own, same load, whose
+		// result is dropped. Workers started elsewhere would quit with
+		// its master, so it needs them all on this machine.
+		if e.ExpectWorkers > 0 {
+			return nil, fmt.Errorf("a warm-up on Locust is a run of its own, and workers started elsewhere quit with its master: leave --warmup out with --expect-workers")
+		}
+		warm := ro
+		warm.Duration = max(o.Warmup, time.Second)
+		if _, err := Start(ctx, warm); err != nil {
+			return nil, fmt.Errorf("Locust's warm-up run: %w", err)
+		}
+	}
+	if o.OnMeasure != nil {
+		o.OnMeasure()
+	}
+	run, err := Start(ctx, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +143,13 @@ func (e Engine) Run(ctx context.Context, o load.Options) (*results.Bench, error)
 		b.StartedAt = started.UTC()
 	}
 	b.ID = fmt.Sprintf("bench-%s-%d", started.UTC().Format("20060102T150405"), os.Getpid())
+	if o.Warmup > 0 {
+		// The observer leaves out the first WarmupS seconds of the run:
+		// the throwaway run and Locust's start-up, up to its first
+		// measured request.
+		b.WarmupS = max(0, b.StartedAt.Sub(started).Seconds())
+		b.Warnings = append(b.Warnings, warmupNote)
+	}
 	b.MasterCPUSeconds, b.WorkerCPUSeconds = run.MasterCPUSeconds, run.WorkerCPUSeconds
 	cpu := run.MasterCPUSeconds
 	for _, c := range run.WorkerCPUSeconds {

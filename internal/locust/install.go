@@ -138,6 +138,11 @@ func Version(ctx context.Context, home string) (string, error) {
 // root, so a file the lab could change would be code root runs.
 func CheckVenv(home string) error {
 	venv := VenvDir(home)
+	// Missing (or a directory above it missing): not installed, said so
+	// before the directories above are checked.
+	if _, err := os.Lstat(venv); err != nil {
+		return fmt.Errorf("Locust is not installed (%v); install it: phptune setup --with-locust", err)
+	}
 	for d := filepath.Dir(venv); ; d = filepath.Dir(d) {
 		if err := checkNotWritable(d, true); err != nil {
 			return err
@@ -145,9 +150,6 @@ func CheckVenv(home string) error {
 		if d == "/" || d == "." {
 			break
 		}
-	}
-	if _, err := os.Lstat(venv); err != nil {
-		return fmt.Errorf("Locust is not installed (%v); install it: phptune setup --with-locust", err)
 	}
 	return filepath.WalkDir(venv, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

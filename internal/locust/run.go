@@ -115,7 +115,11 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", ResultFDEnv + "=3"}
 	env = append(env, o.Locustfile.Env()...)
 	bin := Bin(o.Home)
-	args := []string{"-f", file, "--headless", "-u", strconv.Itoa(o.Users), "-r", strconv.Itoa(min(o.Users*10, 100*max(o.Workers+o.ExpectWorkers, 1))),
+	// Every user is started within a second at most: a capacity step's
+	// hundreds of users would otherwise ramp through much of its
+	// measured time and short its rate.
+	spawn := min(o.Users*10, max(o.Users, 100*max(o.Workers+o.ExpectWorkers, 1)))
+	args := []string{"-f", file, "--headless", "-u", strconv.Itoa(o.Users), "-r", strconv.Itoa(spawn),
 		"-t", fmt.Sprintf("%ds", int(o.Duration.Round(time.Second)/time.Second)), "--host", o.Host,
 		"--only-summary", "--loglevel", "WARNING", "--stop-timeout", "5", "--exit-code-on-error", "0"}
 	total := o.Workers + o.ExpectWorkers

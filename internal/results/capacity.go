@@ -56,6 +56,12 @@ type Capacity struct {
 	StepS        float64 `json:"step_s"`
 	// StepRule says why the steps are that long.
 	StepRule string `json:"step_rule,omitempty"`
+	// Engine is the load generator when not phptune's own ("locust"),
+	// with its version and local workers; its latencies are then not
+	// corrected for coordinated omission (Warnings says so).
+	Engine        string `json:"engine,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	Workers       int    `json:"workers,omitempty"`
 
 	Steps       []CapacityStep `json:"steps"`
 	Environment *Environment   `json:"environment,omitempty"`
