@@ -14,6 +14,7 @@ import (
 
 	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/report"
 )
 
 func init() { register(newImportCmd) }
@@ -88,8 +89,7 @@ are Locust's rounded buckets, timed from each send.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(b)
 			}
-			printBench(env.Stdout, b)
-			return nil
+			return report.BenchText(env.Stdout, b)
 		},
 	}
 	fl := cmd.Flags()
