@@ -25,6 +25,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/sysctl"
 )
 
@@ -185,7 +186,7 @@ rounded buckets. HTTP only; no -n, --warmup or ramps. See docs/locust.md.`,
 			if err != nil {
 				return err
 			}
-			opt.Command = "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
+			opt.Command = "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 			if err := load.CheckFDLimit(opt.Connections); err != nil {
 				return usageErr("", "-c %d: %v", opt.Connections, err)
 			}
@@ -751,15 +752,4 @@ func checkLoopback(t load.Target, allow bool) error {
 		return nil
 	}
 	return usageErr("Add --allow-remote if you mean it (and own that server).", "target %s is not on loopback: phptune refuses to load other machines by default", t.Address)
-}
-
-func benchQuoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t\"'$&;|<>*?") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return out
 }
