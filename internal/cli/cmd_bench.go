@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
@@ -740,6 +741,8 @@ func splitSocket(p string) (string, string, error) {
 	return "", "", fmt.Errorf("cannot tell the socket from the script in %q: no prefix is an existing socket (is php-fpm running?)", p)
 }
 
+// checkLoopback refuses a TCP target whose host is not a loopback IP
+// literal (loopback.IP), unless allow (--allow-remote).
 func checkLoopback(t load.Target, allow bool) error {
 	if t.Network == "unix" || allow {
 		return nil
@@ -748,7 +751,7 @@ func checkLoopback(t load.Target, allow bool) error {
 	if err != nil {
 		return usageErr("", "target address %q: %v", t.Address, err)
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loopback.IP(host) {
 		return nil
 	}
 	return usageErr("Add --allow-remote if you mean it (and own that server).", "target %s is not on loopback: phptune refuses to load other machines by default", t.Address)
