@@ -7,8 +7,9 @@ import "strings"
 
 // Quote returns s as one shell word: unchanged when every byte is in a
 // set no shell gives a meaning to (letters, digits and / . - _ = : % ,),
-// otherwise in single quotes, a quote inside written as '\''. The empty
-// string is ''.
+// otherwise in single quotes, a single quote inside written as a quote,
+// a backslash and two quotes (close, escaped quote, reopen). The empty
+// string is a pair of single quotes.
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
 		return s
