@@ -16,12 +16,15 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/phptune/phptune/internal/load"
 )
 
 // Line is one request as the log recorded it.
 type Line struct {
+	// Time is the [time] field.
+	Time   time.Time
 	Method string
 	// Target is the request target as sent: path and query string.
 	Target string
@@ -33,54 +36,55 @@ var ErrMalformed = errors.New("not an access log line in the common or combined 
 
 // ErrNoRequest is a well-formed line whose request cannot be replayed: "-"
 // (a connection closed before a request), a TLS handshake sent to a plain
-// port, or a target that is not a path.
+// port, or a target that is not a path. ParseLine still returns its Time
+// and Status with it: the server answered.
 var ErrNoRequest = errors.New("no request to replay")
+
+// timeLayout is the [time] field of the common and combined formats.
+const timeLayout = "02/Jan/2006:15:04:05 -0700"
 
 // ParseLine reads one line of the common or combined format (anything
 // before the [time] field is skipped, so vhost_combined's "host:port "
 // prefix works too):
 //
 //	127.0.0.1 - - [10/Oct/2024:13:55:36 +0000] "GET /?p=12 HTTP/1.1" 200 2326 "-" "Mozilla/5.0"
+//
+// The request is the first quoted field (a quote inside a field is
+// escaped: Apache writes \", nginx \x22), the time the last [...] before
+// it ($remote_user comes from the client and may hold a '[' of its own),
+// and the status the three digits after it.
 func ParseLine(b []byte) (Line, error) {
 	var l Line
-	i := bytes.IndexByte(b, '[')
-	if i < 0 {
+	open := quoteAt(b, 0)
+	if open < 0 {
 		return l, ErrMalformed
 	}
-	j := bytes.IndexByte(b[i:], ']')
-	if j < 0 {
+	head := b[:open]
+	i := bytes.LastIndexByte(head, '[')
+	if i < 0 || !bytes.HasSuffix(head, []byte("] ")) {
 		return l, ErrMalformed
 	}
-	rest := b[i+j+1:]
-	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+	t, err := time.Parse(timeLayout, string(head[i+1:len(head)-2]))
+	if err != nil {
 		return l, ErrMalformed
 	}
-	rest = rest[2:]
-	// The request line ends at the first quote not escaped by a backslash
-	// (Apache writes \" inside it; nginx writes \x22).
-	end := -1
-	for k := 0; k < len(rest); k++ {
-		if rest[k] == '\\' {
-			k++
-			continue
-		}
-		if rest[k] == '"' {
-			end = k
-			break
-		}
-	}
+	end := quoteAt(b, open+1)
 	if end < 0 {
 		return l, ErrMalformed
 	}
-	req, after := rest[:end], rest[end+1:]
+	req, after := b[open+1:end], b[end+1:]
 	// " STATUS BYTES" follows.
-	if len(after) < 4 || after[0] != ' ' || !isDigit(after[1]) || !isDigit(after[2]) || !isDigit(after[3]) ||
-		(len(after) > 4 && after[4] != ' ') {
+	if len(after) < 1 || after[0] != ' ' {
 		return l, ErrMalformed
 	}
-	l.Status = int(after[1]-'0')*100 + int(after[2]-'0')*10 + int(after[3]-'0')
-	if l.Status < 100 {
+	after = bytes.TrimLeft(after, " ")
+	if len(after) < 3 || !isDigit(after[0]) || !isDigit(after[1]) || !isDigit(after[2]) || (len(after) > 3 && after[3] != ' ') {
 		return l, ErrMalformed
+	}
+	l.Time = t
+	l.Status = int(after[0]-'0')*100 + int(after[1]-'0')*10 + int(after[2]-'0')
+	if l.Status < 100 {
+		return Line{}, ErrMalformed
 	}
 	f := strings.Fields(string(req))
 	if len(f) < 2 || len(f) > 3 || !isMethod(f[0]) {
@@ -98,9 +102,24 @@ func ParseLine(b []byte) (Line, error) {
 		}
 	}
 	if !validTarget(l.Target) {
+		l.Method, l.Target = "", ""
 		return l, ErrNoRequest
 	}
 	return l, nil
+}
+
+// quoteAt is the index of the first quote at or after from that no
+// backslash escapes, or -1.
+func quoteAt(b []byte, from int) int {
+	for k := from; k < len(b); k++ {
+		switch b[k] {
+		case '\\':
+			k++
+		case '"':
+			return k
+		}
+	}
+	return -1
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -16,21 +16,21 @@ func TestParseLine(t *testing.T) {
 		err  error
 	}{
 		{"nginx combined", `203.0.113.7 - - [12/Mar/2024:08:15:02 +0000] "GET /2022/01/season-river/ HTTP/1.1" 200 31542 "https://www.google.com/" "Mozilla/5.0 (X11; Linux x86_64)"`,
-			Line{"GET", "/2022/01/season-river/", 200}, nil},
+			Line{Method: "GET", Target: "/2022/01/season-river/", Status: 200}, nil},
 		{"apache common", `192.0.2.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326`,
-			Line{"GET", "/apache_pb.gif", 200}, nil},
+			Line{Method: "GET", Target: "/apache_pb.gif", Status: 200}, nil},
 		{"query kept", `::1 - - [12/Mar/2024:08:15:02 +0000] "GET /?s=coffee&paged=2 HTTP/2.0" 200 9000 "-" "curl/8.0"`,
-			Line{"GET", "/?s=coffee&paged=2", 200}, nil},
+			Line{Method: "GET", Target: "/?s=coffee&paged=2", Status: 200}, nil},
 		{"post redirect", `10.0.0.5 - - [12/Mar/2024:08:15:03 +0000] "POST /wp-comments-post.php HTTP/1.1" 302 0 "https://blog.example/2022/01/x/" "Mozilla/5.0"`,
-			Line{"POST", "/wp-comments-post.php", 302}, nil},
+			Line{Method: "POST", Target: "/wp-comments-post.php", Status: 302}, nil},
 		{"vhost_combined", `blog.example:443 198.51.100.2 - - [12/Mar/2024:08:15:04 +0000] "HEAD / HTTP/1.1" 200 - "-" "Pingdom"`,
-			Line{"HEAD", "/", 200}, nil},
+			Line{Method: "HEAD", Target: "/", Status: 200}, nil},
 		{"escaped quote in request", `198.51.100.3 - - [12/Mar/2024:08:15:05 +0000] "GET /?q=\"x\" HTTP/1.1" 200 10 "-" "-"`,
-			Line{"GET", `/?q=\"x\"`, 200}, nil},
+			Line{Method: "GET", Target: `/?q=\"x\"`, Status: 200}, nil},
 		{"absolute form", `198.51.100.4 - - [12/Mar/2024:08:15:06 +0000] "GET http://blog.example/feed/ HTTP/1.1" 200 10 "-" "-"`,
-			Line{"GET", "/feed/", 200}, nil},
+			Line{Method: "GET", Target: "/feed/", Status: 200}, nil},
 		{"no status bytes field", `198.51.100.4 - - [12/Mar/2024:08:15:06 +0000] "GET / HTTP/1.1" 200`,
-			Line{"GET", "/", 200}, nil},
+			Line{Method: "GET", Target: "/", Status: 200}, nil},
 		{"nginx 400 without request", `198.51.100.5 - - [12/Mar/2024:08:15:07 +0000] "-" 400 0 "-" "-"`, Line{}, ErrNoRequest},
 		{"tls to a plain port", `198.51.100.6 - - [12/Mar/2024:08:15:08 +0000] "\x16\x03\x01\x02\x00\x01\x00\x01\xFC\x03\x03" 400 157 "-" "-"`, Line{}, ErrNoRequest},
 		{"target not a path", `198.51.100.7 - - [12/Mar/2024:08:15:09 +0000] "CONNECT example.com:443 HTTP/1.1" 405 157 "-" "-"`, Line{}, ErrNoRequest},
@@ -39,6 +39,17 @@ func TestParseLine(t *testing.T) {
 		{"bad status", `198.51.100.9 - - [12/Mar/2024:08:15:09 +0000] "GET / HTTP/1.1" 2x0 1`, Line{}, ErrMalformed},
 		{"json log", `{"time":"2024-03-12T08:15:09Z","request":"GET / HTTP/1.1","status":200}`, Line{}, ErrMalformed},
 		{"empty", ``, Line{}, ErrMalformed},
+		// The cases of livehost's former reader of the same lines.
+		{"nginx escaped quote", `::1 - bob [26/Nov/2026:10:35:04 +0100] "GET /a\x22b HTTP/1.1" 502 157 "-" "curl"`,
+			Line{Method: "GET", Target: `/a\x22b`, Status: 502}, nil},
+		{"bracket in the user name", `127.0.0.1 - [01/Jan/2000:00:00:00 +0000] [26/Nov/2026:10:35:04 +0000] "GET / HTTP/1.1" 503 0 "-" "-"`,
+			Line{Method: "GET", Target: "/", Status: 503}, nil},
+		{"quote in the user name", `127.0.0.1 - a\"[01/Jan/2000:00:00:00 +0000] [26/Nov/2026:10:35:04 +0000] "GET / HTTP/1.1" 200 0 "-" "-"`,
+			Line{Method: "GET", Target: "/", Status: 200}, nil},
+		{"four-digit status", `127.0.0.1 - - [26/Nov/2026:10:35:04 +0000] "GET / HTTP/1.1" 5000 0`, Line{}, ErrMalformed},
+		{"status below 100", `127.0.0.1 - - [26/Nov/2026:10:35:04 +0000] "GET / HTTP/1.1" 099 0`, Line{}, ErrMalformed},
+		{"time not a time", `127.0.0.1 - - [yesterday] "GET / HTTP/1.1" 500 0`, Line{}, ErrMalformed},
+		{"cut after the quote", `[26/Nov/2026:10:35:04 +0000] "GET`, Line{}, ErrMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,8 +57,16 @@ func TestParseLine(t *testing.T) {
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("err = %v, want %v", err, tc.err)
 			}
-			if err == nil && got != tc.want {
+			if err == nil && (got.Method != tc.want.Method || got.Target != tc.want.Target || got.Status != tc.want.Status) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			// A line with a status has the log's own time (a '[' in the
+			// client's user name is not the time).
+			if (err == nil || errors.Is(err, ErrNoRequest)) && (got.Status == 0 || got.Time.Year() < 2000 || got.Time.Year() == 2000 && got.Time.Month() == 1) {
+				t.Fatalf("status %d time %v", got.Status, got.Time)
+			}
+			if errors.Is(err, ErrMalformed) && got != (Line{}) {
+				t.Fatalf("a malformed line returned %+v", got)
 			}
 		})
 	}
@@ -192,11 +211,18 @@ func FuzzParseLine(f *testing.F) {
 	}
 	f.Add([]byte(`x [y] "GET /a\" HTTP/1.1" 200 1`))
 	f.Add([]byte(`[] "GET http://h HTTP/1.1" 999 -`))
+	f.Add([]byte(`127.0.0.1 - [01/Jan/2000:00:00:00 +0000] [26/Nov/2026:10:35:04 +0000] "GET / HTTP/1.1" 503 0 "-" "-"`))
+	f.Add([]byte(`::1 - bob [26/Nov/2026:10:35:04 +0100] "GET /a\x22b HTTP/1.1" 502 157 "-" "curl"`))
+	f.Add([]byte(`127.0.0.1 - - [26/Nov/2026:10:35:04 +0000] "-" 400 0 "-" "-"`))
+	f.Add([]byte(`[] "" 500`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParseLine(b)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrNoRequest) {
 				t.Fatalf("unclassified error %v", err)
+			}
+			if errors.Is(err, ErrNoRequest) && (l.Status < 100 || l.Status > 999 || l.Time.IsZero()) {
+				t.Fatalf("no request, but no status or time either: %+v", l)
 			}
 			return
 		}

@@ -58,7 +58,7 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 		say("warning", "not read: %s", readErr)
 		return oa, out
 	}
-	if o.Enable {
+	if o.Enable || o.Loaded && !o.DirectivesRead {
 		for _, p := range o.Problems {
 			say("info", "part of the status script's answer was refused: %s", p)
 		}
@@ -67,6 +67,9 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 	switch {
 	case !o.Loaded:
 		say("warning", "opcache is not loaded in pool %s's PHP (or its functions are disabled): every request compiles every script it includes; load it (zend_extension=opcache) and set opcache.enable=1", through)
+		return oa, out
+	case !o.DirectivesRead:
+		say("warning", "opcache's directives were not read from pool %s (the refused parts above say why), so opcache is not sized; run advise --opcache again, and if it recurs check the pool's auto_prepend_file", through)
 		return oa, out
 	case !o.Enable || o.Status == nil:
 		if o.RestrictAPI != "" && o.Enable {

@@ -9,9 +9,10 @@ import (
 )
 
 // fixture is the status script's output from PHP 8.2's opcache (Debian's
-// defaults: 128 MiB, 8 MiB of interned strings, 10000 files, no JIT).
+// defaults: 128 MiB, 8 MiB of interned strings, 10000 files, no JIT),
+// kept beside the script's parser.
 func fixture(t testing.TB) []byte {
-	b, err := os.ReadFile("testdata/opcache-php82.json")
+	b, err := os.ReadFile("../phpstatus/testdata/status-php82.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func FuzzParseOpcache(f *testing.F) {
 			}
 		}
 		for _, s := range []string{o.PHPVersion, o.JIT, o.RestrictAPI} {
-			if len(s) > maxString || strings.ContainsAny(s, "\x00\x1b\n") {
+			if len(s) > 256 || strings.ContainsAny(s, "\x00\x1b\n") {
 				t.Fatalf("string %q let through", s)
 			}
 		}
@@ -88,7 +89,7 @@ func FuzzParseOpcache(f *testing.F) {
 }
 
 func status() *Opcache {
-	return &Opcache{PHPVersion: "8.2.36", Loaded: true, Enable: true, ValidateTimestamps: true, RevalidateFreq: 2, MemoryConsumptionB: 128 << 20,
+	return &Opcache{PHPVersion: "8.2.36", Loaded: true, DirectivesRead: true, Enable: true, ValidateTimestamps: true, RevalidateFreq: 2, MemoryConsumptionB: 128 << 20,
 		InternedBufferMiB: 8, MaxAcceleratedFiles: 10000, HasJIT: true,
 		Status: &results.OpcacheStatus{Enabled: true, UsedB: 40 << 20, FreeB: 88 << 20, InternedBufferB: 8 << 20, InternedUsedB: 3 << 20,
 			CachedScripts: 900, CachedKeys: 1000, MaxCachedKeys: 16229, Hits: 99000, Misses: 1000},
@@ -150,7 +151,22 @@ func TestAdviseOpcache(t *testing.T) {
 			t.Errorf("%s: warned:\n%s", c.name, all)
 		}
 	}
-	oa, fs := AdviseOpcache("/c", []string{"www"}, "www", nil, "refused: pool www runs chrooted", nil)
+	// A refused directive (the parser drops the directives part) must not
+	// read as "opcache is off": nothing is sized and the refusal is named.
+	refused, err := ParseOpcache([]byte(strings.Replace(string(fixture(t)), `"opcache.revalidate_freq":2`, `"opcache.revalidate_freq":-2`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oa, fs := AdviseOpcache("/c", []string{"www"}, "www", refused, "", nil)
+	var said []string
+	for _, f := range fs {
+		said = append(said, f.Message)
+	}
+	if all := strings.Join(said, "\n"); len(oa.Knobs) != 0 || strings.Contains(all, "opcache is off") || !strings.Contains(all, "revalidate_freq") ||
+		!strings.Contains(all, "directives were not read") {
+		t.Errorf("refused directives: knobs %q findings:\n%s", oa.Knobs, all)
+	}
+	oa, fs = AdviseOpcache("/c", []string{"www"}, "www", nil, "refused: pool www runs chrooted", nil)
 	if oa.Error == "" || len(fs) != 1 || !strings.Contains(fs[0].Message, "not read: refused: pool www runs chrooted") {
 		t.Errorf("not read: %+v %+v", oa, fs)
 	}

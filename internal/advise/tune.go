@@ -65,30 +65,6 @@ func TunePHP(t *results.Tune) string {
 	return t.Environment.Versions["php"]
 }
 
-// SameBranch reports whether two PHP versions are of one major.minor.
-func SameBranch(a, b string) bool {
-	ba, bb := phpBranch(a), phpBranch(b)
-	return ba != "" && ba == bb
-}
-
-func phpBranch(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return ""
-	}
-	if _, err := strconv.Atoi(parts[0]); err != nil {
-		return ""
-	}
-	minor := parts[1]
-	if i := strings.IndexFunc(minor, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
-		minor = minor[:i]
-	}
-	if minor == "" {
-		return ""
-	}
-	return parts[0] + "." + minor
-}
-
 // CompareTune puts the tune t (stored as runID; selected says how it was
 // chosen) beside a's pool sizes and explains each difference: advise sends
 // no load and sizes by memory and the pool's own peak counters, the tune

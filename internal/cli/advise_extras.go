@@ -131,7 +131,7 @@ func masterPHPVersion(fs *proc.FS, pid int) string {
 		return ""
 	}
 	v := strings.TrimPrefix(filepath.Base(exe), "php-fpm")
-	if !advise.SameBranch(v, v) {
+	if !knob.SameBranch(v, v) {
 		return ""
 	}
 	return v
@@ -165,7 +165,7 @@ func (x *adviseExtras) storedTune(ctx context.Context, version string) (*results
 		switch {
 		case r.Kind != store.KindTune || !hasSize(r.Result):
 			return nil, "", "", usageErr("Give a finished tune's run ID: phptune report --list", "--tune %s is a %s run without a recommended pool size", x.tune, r.Kind)
-		case version != "" && !advise.SameBranch(advise.TunePHP(r.Result), version):
+		case version != "" && !knob.SameBranch(advise.TunePHP(r.Result), version):
 			return nil, "", "", usageErr("Give a tune measured on this host's PHP, or tune again here", "--tune %s was measured on PHP %s; this host's php-fpm is %s", x.tune, orUnknown(advise.TunePHP(r.Result)), version)
 		}
 		return r.Result, r.ID, "--tune " + r.ID, nil
@@ -178,7 +178,7 @@ func (x *adviseExtras) storedTune(ctx context.Context, version string) (*results
 		return nil, "", "", err
 	}
 	for _, r := range runs { // newest first
-		if r.Kind == store.KindTune && r.Status == store.StatusDone && hasSize(r.Result) && advise.SameBranch(advise.TunePHP(r.Result), version) {
+		if r.Kind == store.KindTune && r.Status == store.StatusDone && hasSize(r.Result) && knob.SameBranch(advise.TunePHP(r.Result), version) {
 			return r.Result, r.ID, fmt.Sprintf("the newest finished tune of PHP %s in %s (choose another with --tune RUN-ID)", version, path), nil
 		}
 	}

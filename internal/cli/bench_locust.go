@@ -134,29 +134,3 @@ func (f *engineFlags) useLocust(ctx context.Context, st *labstack.Stack, opt loa
 	fmt.Fprintf(log, "%s: every run on Locust %s, %d users, %d local workers; its warm-up is a throwaway run of its own\n", who, v, opt.Connections, f.workers)
 	return v, nil
 }
-
-// printEngine writes a Locust run's engine line: its version, workers and
-// what each cost.
-func printEngine(w io.Writer, b *results.Bench) {
-	if b.Engine == "" {
-		return
-	}
-	fmt.Fprintf(w, "  Engine       %s %s", b.Engine, b.EngineVersion)
-	if b.Workers > 0 {
-		fmt.Fprintf(w, ", master and %d workers", b.Workers)
-	}
-	if b.MasterCPUSeconds > 0 || len(b.WorkerCPUSeconds) > 0 {
-		fmt.Fprintf(w, "; CPU-s master %.2f", b.MasterCPUSeconds)
-		for i, c := range b.WorkerCPUSeconds {
-			perCPU := 0.0
-			if c > 0 && b.Workers > 0 {
-				perCPU = float64(b.Requests) / float64(b.Workers) / c
-			}
-			fmt.Fprintf(w, ", worker %d %.2f (~%.0f req per CPU-s)", i+1, c, perCPU)
-		}
-	}
-	fmt.Fprintln(w)
-	if b.LatencyRounded {
-		fmt.Fprintln(w, "  (latencies are Locust's rounded buckets, timed from each send)")
-	}
-}

@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/recommend"
@@ -517,17 +518,11 @@ func confirm(env *Env, command, prompt string) (bool, error) {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y"), nil
 }
 
-// checkLoopbackURL accepts only http:// URLs on loopback: apply never
-// sends requests elsewhere.
+// checkLoopbackURL accepts only http:// URLs whose host is a loopback IP
+// literal (loopback.HTTPURL): apply never sends requests elsewhere.
 func checkLoopbackURL(u string) error {
-	rest, ok := strings.CutPrefix(u, "http://")
-	host, _, _ := strings.Cut(rest, "/")
-	h := host
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		h = host[:i]
-	}
-	if !ok || (h != "127.0.0.1" && h != "localhost" && h != "[::1]") {
-		return usageErr("Try: --check-url http://127.0.0.1/", "--check-url %q: give an http:// URL on loopback (127.0.0.1, localhost or [::1])", u)
+	if _, err := loopback.HTTPURL(u); err != nil {
+		return usageErr("Try: --check-url http://127.0.0.1/", "--check-url %v", err)
 	}
 	return nil
 }

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,12 +21,13 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/termsafe"
 )
 
 func init() { register(newBenchCmd) }
@@ -191,7 +190,7 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 			if err != nil {
 				return err
 			}
-			opt.Command = "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
+			opt.Command = "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 			if err := load.CheckFDLimit(opt.Connections); err != nil {
 				return usageErr("", "-c %d: %v", opt.Connections, err)
 			}
@@ -353,8 +352,8 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 				if jerr := enc.Encode(res); jerr != nil {
 					return jerr
 				}
-			} else {
-				printBench(env.Stdout, res)
+			} else if terr := report.BenchText(env.Stdout, res); terr != nil {
+				return terr
 			}
 			return err
 		},
@@ -746,6 +745,8 @@ func splitSocket(p string) (string, string, error) {
 	return "", "", fmt.Errorf("cannot tell the socket from the script in %q: no prefix is an existing socket (is php-fpm running?)", p)
 }
 
+// checkLoopback refuses a TCP target whose host is not a loopback IP
+// literal (loopback.IP), unless allow (--allow-remote).
 func checkLoopback(t load.Target, allow bool) error {
 	if t.Network == "unix" || allow {
 		return nil
@@ -754,136 +755,8 @@ func checkLoopback(t load.Target, allow bool) error {
 	if err != nil {
 		return usageErr("", "target address %q: %v", t.Address, err)
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loopback.IP(host) {
 		return nil
 	}
 	return usageErr("Add --allow-remote if you mean it (and own that server).", "target %s is not on loopback: phptune refuses to load other machines by default", t.Address)
-}
-
-func benchQuoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t\"'$&;|<>*?") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return out
-}
-
-// printBench writes the result the way ab and wrk users read them.
-func printBench(w io.Writer, b *results.Bench) {
-	var buf bytes.Buffer
-	ka := "keep-alive"
-	if !b.KeepAlive {
-		ka = "new connection per request"
-	}
-	fmt.Fprintf(&buf, "phptune bench %s\n", b.Target)
-	model := fmt.Sprintf("closed model, %d connections", b.Connections)
-	if b.Model == "open" {
-		model = fmt.Sprintf("open model, rate %s req/s (mean asked %.0f), %d connections", b.RateSchedule, b.RateAskedRPS, b.Connections)
-	}
-	warm := ""
-	if b.WarmupS > 0 {
-		warm = fmt.Sprintf(" after %.1fs warm-up", b.WarmupS)
-	}
-	threads := fmt.Sprintf("%d threads, ", b.Threads)
-	if b.Engine != "" {
-		threads = ""
-	}
-	fmt.Fprintf(&buf, "  %s, %s%s, %s, %.2fs measured%s\n\n", model, threads, b.Protocol, ka, b.DurationS, warm)
-	printEngine(&buf, b)
-	fmt.Fprintf(&buf, "  Requests     %d  (%d errors, %.2f%%)\n", b.Requests, b.Errors, benchPct(b.Errors, b.Requests))
-	fmt.Fprintf(&buf, "  Throughput   %.1f req/s (successful)", b.ThroughputRPS)
-	if b.Model == "open" {
-		fmt.Fprintf(&buf, ", achieved rate %.1f of %.1f asked", b.RateAchievedRPS, b.RateAskedRPS)
-	}
-	fmt.Fprintln(&buf)
-	mbs := 0.0
-	if b.DurationS > 0 {
-		mbs = float64(b.BytesRead) / b.DurationS / 1e6
-	}
-	fmt.Fprintf(&buf, "  Transfer     %.2f MB read, %.2f MB/s\n", float64(b.BytesRead)/1e6, mbs)
-	l := b.Latency
-	from := ""
-	if b.Model == "open" && !b.LatencyRounded {
-		from = " (from intended send time)"
-	}
-	fmt.Fprintf(&buf, "  Latency ms   min %.3f  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%s\n",
-		l.MinMs, l.MeanMs, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs, from)
-	if len(b.StatusCodes) > 0 {
-		var s []string
-		for _, k := range benchSortedKeys(b.StatusCodes) {
-			s = append(s, fmt.Sprintf("%s: %d", k, b.StatusCodes[k]))
-		}
-		fmt.Fprintf(&buf, "  Status       %s\n", strings.Join(s, ", "))
-	}
-	if len(b.ErrorsByClass) > 0 {
-		var s []string
-		for _, k := range benchSortedKeys(b.ErrorsByClass) {
-			s = append(s, fmt.Sprintf("%s %d", k, b.ErrorsByClass[k]))
-		}
-		fmt.Fprintf(&buf, "  Errors       %s\n", strings.Join(s, ", "))
-	}
-	report.ServerErrorsText(&buf, b.ServerErrors, "  ", 13, true)
-	report.BlockedText(&buf, b.Blocked, "  ")
-	g := b.Generator
-	cores := 0.0
-	if b.DurationS > 0 {
-		cores = g.CPUSeconds / b.DurationS
-	}
-	fmt.Fprintf(&buf, "  Generator    %.2f CPU-s (%.2f cores), %.0f requests per CPU-second, %d connections opened; machine %.0f%% idle\n",
-		g.CPUSeconds, cores, g.RequestsPerCPUSecond, b.ConnectionsOpened, b.MachineIdlePct)
-	if o := b.Observation; o != nil {
-		d := o.Derived
-		var parts []string
-		for _, name := range []string{"nginx workers", "php-fpm workers", "mariadbd", "generator", "stack"} {
-			if v, ok := d.CPUSecondsPerRequest[name]; ok {
-				parts = append(parts, fmt.Sprintf("%s %.3f", name, 1000*v))
-			}
-		}
-		fmt.Fprintf(&buf, "  Observer     %d samples every %.1fs; CPU ms per request: %s\n", len(o.Samples), o.IntervalS, strings.Join(parts, ", "))
-		if d.WorkerPSSP50B > 0 {
-			fmt.Fprintf(&buf, "  Worker PSS   p50 %.1f MiB, p95 %.1f MiB, max %.1f MiB (memory of one more worker); rest of the stack %.1f MiB; busiest worker %.0f%% of the pool's CPU\n",
-				float64(d.WorkerPSSP50B)/(1<<20), float64(d.WorkerPSSP95B)/(1<<20), float64(d.WorkerPSSMaxB)/(1<<20), float64(d.OtherPSSB)/(1<<20), 100*d.WorkerImbalance)
-		}
-		for _, wmsg := range d.Warnings {
-			fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
-		}
-	}
-	if e := b.Environment; e != nil {
-		for i, line := range sysctl.Lines(e.KernelLimits) {
-			label := ""
-			if i == 0 {
-				label = "Kernel"
-			}
-			fmt.Fprintf(&buf, "  %-12s %s\n", label, line)
-		}
-	}
-	for _, wmsg := range b.Warnings {
-		fmt.Fprintf(&buf, "  WARNING: %s\n", wmsg)
-	}
-	// The target, the servers' log lines and the page's title came from
-	// outside: their control characters are shown, not acted on.
-	_, _ = io.WriteString(w, termsafe.Text(buf.String()))
-}
-
-func benchPct(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return 100 * float64(a) / float64(b)
-}
-
-func benchSortedKeys(m map[string]int64) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	for i := 1; i < len(k); i++ {
-		for j := i; j > 0 && k[j] < k[j-1]; j-- {
-			k[j], k[j-1] = k[j-1], k[j]
-		}
-	}
-	return k
 }

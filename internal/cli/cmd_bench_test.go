@@ -16,6 +16,7 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 )
 
@@ -146,7 +147,7 @@ func TestPrintBenchObserverSummary(t *testing.T) {
 			Warnings: []string{"CPU steal reached 30%"},
 		}}}
 	var out bytes.Buffer
-	printBench(&out, b)
+	_ = report.BenchText(&out, b)
 	for _, want := range []string{"Observer     3 samples every 1.0s", "php-fpm workers 2.000", "nginx workers 0.100", "generator 0.050", "stack 2.100",
 		"p50 10.0 MiB, p95 12.0 MiB, max 13.0 MiB", "rest of the stack 40.0 MiB", "busiest worker 50%", "WARNING: CPU steal reached 30%"} {
 		if !strings.Contains(out.String(), want) {

@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/shellquote"
 )
 
 func init() { register(newCapacityCmd) }
@@ -326,7 +327,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	command := "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, f.redact)), " ")
+	command := "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
 	if site != nil {
 		down, err := upOwnSiteLab(env, site, "capacity", f.user, set, func(sl *lab.Lab) { l = sl })

@@ -38,8 +38,10 @@ type compareConfig struct {
 	RPS    []float64   `json:"throughput_rps_by_round"`
 	P99    []float64   `json:"latency_p99_ms_by_round"`
 	Errors []float64   `json:"error_rate_by_round"`
-	// PHPCPUPerRequest is the PHP workers' CPU seconds per request, by round
-	// (php-fpm's, Apache's children with mod_php, Unit's application processes).
+	// PHPCPUPerRequest is PHP's CPU seconds per request by round
+	// (observe.PHPCPUPerRequest: the PHP workers — php-fpm's, Apache's
+	// children with mod_php, Unit's application processes — and php-fpm's
+	// master).
 	PHPCPUPerRequest []float64 `json:"php_cpu_s_per_request_by_round"`
 	// SpeedProbeMs is the machine-speed probe's reading of each round
 	// (results.Derived.SpeedProbeMs; 0 none).
@@ -95,18 +97,13 @@ type compareRow struct {
 	PHPSpeedRatioHigh float64 `json:"php_cpu_speed_ratio_ci_high,omitempty"`
 }
 
-// phpCPU is a run's PHP workers' CPU seconds per request (php-fpm's,
-// mod_php's children, Unit's processes); 0 unknown.
+// phpCPU is a run's PHP CPU seconds per request (observe.PHPCPUPerRequest:
+// the PHP workers and php-fpm's master); 0 unknown.
 func phpCPU(b *results.Bench) float64 {
-	cpu := 0.0
 	if o := b.Observation; o != nil {
-		for g, v := range o.Derived.CPUSecondsPerRequest {
-			if observe.IsPHPWorkers(g) {
-				cpu += v
-			}
-		}
+		return observe.PHPCPUPerRequest(o.Derived.CPUSecondsPerRequest)
 	}
-	return cpu
+	return 0
 }
 
 // phpSpeed is a run's requests per speed-probe unit of PHP CPU: 1 ÷ (PHP
@@ -136,10 +133,11 @@ func newCompareCmd(env *Env) *cobra.Command {
 round after round (A B C, B C A, ...), each in fresh processes, so that a noisy
 machine disturbs them alike. It prints each one's median throughput and p99
 and its throughput ratio against the first with a 95% confidence interval,
-the PHP workers' CPU per request, and the PHP speed ratio: the first's PHP CPU
-per request ÷ each one's, every run's divided by phptune's machine-speed probe
-reading during it (a fixed unit of work timed every 100 ms), which a neighbour
-slowing the CPU moves less than throughput or raw CPU per request.
+PHP's CPU per request (its workers and php-fpm's master), and the PHP speed
+ratio: the first's PHP CPU per request ÷ each one's, every run's divided by
+phptune's machine-speed probe reading during it (a fixed unit of work timed
+every 100 ms), which a neighbour slowing the CPU moves less than throughput
+or raw CPU per request.
 
 The lab is one of its own for --app (default hello) or --docroot (your app,
 a directory with index.php), taken down at the end, or a lab you run

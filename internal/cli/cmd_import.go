@@ -14,6 +14,8 @@ import (
 
 	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/shellquote"
 )
 
 func init() { register(newImportCmd) }
@@ -64,7 +66,7 @@ are Locust's rounded buckets, timed from each send.`,
 				return err
 			}
 			b := locust.Bench(res, locust.Meta{Target: target, Users: users, KeepAlive: true,
-				Command: "phptune " + strings.Join(benchQuoteArgs(redact.Args(env.Args, names)), " ")})
+				Command: "phptune " + shellquote.Join(redact.Args(env.Args, names))})
 			if b.Requests == 0 {
 				return usageErr("Give the statistics of a run that sent requests", "%s holds no request", args[0])
 			}
@@ -88,8 +90,7 @@ are Locust's rounded buckets, timed from each send.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(b)
 			}
-			printBench(env.Stdout, b)
-			return nil
+			return report.BenchText(env.Stdout, b)
 		},
 	}
 	fl := cmd.Flags()

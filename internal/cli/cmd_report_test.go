@@ -131,7 +131,7 @@ func TestReportCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		if !strings.Contains(out, "phptune bench "+benchID) {
+		if !strings.Contains(out, "(run "+benchID+")") {
 			t.Errorf("latest rendered:\n%s", out)
 		}
 	})
@@ -181,7 +181,7 @@ func TestReportSaveBenchRun(t *testing.T) {
 		t.Errorf("report: %v", err)
 	}
 	out, errs, code := runCLI(t, "report", "bench-x", "--format", "text")
-	if code != 0 || !strings.Contains(out, "phptune bench bench-x") {
+	if code != 0 || !strings.Contains(out, "phptune bench http://127.0.0.1:8080/  (run bench-x)") {
 		t.Errorf("exit %d, %s%s", code, out, errs)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
+	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -221,20 +222,10 @@ func tuneCommandLine(c *cobra.Command) string {
 	parts := redact.Args(args, names)
 	for i, p := range parts {
 		if i >= len(strings.Fields(c.CommandPath())) {
-			parts[i] = shellQuote(p)
+			parts[i] = shellquote.Quote(p)
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ':' || r == '%' || r == ',' ||
-			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 var sloRE = regexp.MustCompile(`^\s*p99\s*<=?\s*([0-9.]+)\s*(ms|s)?\s*$`)

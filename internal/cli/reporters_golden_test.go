@@ -10,12 +10,13 @@ import (
 
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/goldentest"
+	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 )
 
 // The text the commands print that a golden CLI case cannot reach
 // without starting servers or reading a live host: bench's summary of a
-// run (printBench), compare's table (printCompare, printBuilds) and
+// run (report.BenchText), compare's table (printCompare, printBuilds) and
 // advise's text (printAdvice), from stored results. Rewrite with
 // go test ./internal/cli -run '^TestGolden' -update.
 
@@ -37,7 +38,7 @@ func TestGoldenPrintBench(t *testing.T) {
 	var b results.Bench
 	loadJSON(t, filepath.Join(goldenDir, "runs", "bench-errors.json"), &b)
 	var out bytes.Buffer
-	printBench(&out, &b)
+	_ = report.BenchText(&out, &b)
 	goldentest.Check(t, filepath.Join("testdata", "reporters", "bench.text"), out.Bytes())
 }
 

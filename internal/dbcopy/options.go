@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/loopback"
 )
 
 // Conn is where and as whom a client program connects.
@@ -37,7 +38,7 @@ func (c Conn) optionFile() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("MariaDB address %q: %v; give HOST:PORT", c.Address, err)
 		}
-		if net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		if !loopback.IP(host) {
 			return "", fmt.Errorf("MariaDB address %q: only this machine's loopback is copied from", c.Address)
 		}
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil {

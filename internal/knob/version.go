@@ -76,15 +76,21 @@ func (c Config) Unavailable(version string) []*VersionError {
 	return out
 }
 
-// phpBranch is a PHP major.minor.
-type phpBranch struct{ major, minor int }
+// phpBranch is a PHP major.minor; hasMinor says the version gave the
+// minor ("8" alone is every 8.x to Available, and no one branch to
+// SameBranch).
+type phpBranch struct {
+	major, minor int
+	hasMinor     bool
+}
 
 func (a phpBranch) less(b phpBranch) bool {
 	return a.major < b.major || a.major == b.major && a.minor < b.minor
 }
 
 // branch reads the major.minor of "8", "8.2" or "8.2.36" ("8.2.36-1+deb12"
-// too: what follows the minor is ignored).
+// too: what follows the minor's digits is ignored). It is phptune's one
+// reader of a PHP version's branch.
 func branch(v string) (phpBranch, bool) {
 	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
 	major, err := strconv.Atoi(parts[0])
@@ -100,6 +106,15 @@ func branch(v string) (phpBranch, bool) {
 		if b.minor, err = strconv.Atoi(minor); err != nil || b.minor < 0 {
 			return phpBranch{}, false
 		}
+		b.hasMinor = true
 	}
 	return b, true
+}
+
+// SameBranch reports whether two PHP versions are of one major.minor
+// ("8.2.36" and "8.2"); a version without its minor is of no one branch.
+func SameBranch(a, b string) bool {
+	ba, okA := branch(a)
+	bb, okB := branch(b)
+	return okA && okB && ba.hasMinor && bb.hasMinor && ba.major == bb.major && ba.minor == bb.minor
 }

@@ -82,3 +82,32 @@ func TestKnobVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestSameBranch(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{{"8.2.36", "8.2", true}, {"8.2.36", "8.3.1", false}, {"8.2", "8.2.0-1+deb12", true}, {" 8.2 ", "8.2.1", true}, {"", "", false},
+		{"8", "8", false}, {"8", "8.0", false}, {"x.y", "x.y", false}, {"8.", "8.", false}, {"8.2x", "8.2", true}, {"7.4.33", "8.4.1", false}} {
+		if SameBranch(c.a, c.b) != c.same {
+			t.Errorf("SameBranch(%q, %q) != %v", c.a, c.b, c.same)
+		}
+	}
+}
+
+// FuzzSameBranch: the relation is symmetric, and a version is of its own
+// branch exactly when it names a major and a minor.
+func FuzzSameBranch(f *testing.F) {
+	for _, s := range []string{"8.2.36", "8.2", "8", "8.2.0-1+deb12", "x.y", "", " 8.3 ", "-1.2", "8.-2"} {
+		f.Add(s, "8.2")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if SameBranch(a, b) != SameBranch(b, a) {
+			t.Fatalf("SameBranch(%q, %q) is not symmetric", a, b)
+		}
+		br, ok := branch(a)
+		if SameBranch(a, a) != (ok && br.hasMinor) {
+			t.Fatalf("SameBranch(%q, itself) = %v, branch %+v %v", a, SameBranch(a, a), br, ok)
+		}
+	})
+}

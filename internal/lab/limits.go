@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/load"
 )
 
 // Labs beside production: an operator may run a lab on the machine that
@@ -49,31 +51,20 @@ type Limits struct {
 	Track  bool   `json:"track,omitempty"`
 }
 
-// ParseCPUList parses a CPU list ("0", "0-1,3") and checks every CPU is
-// online.
+// ParseCPUList reads a CPU list ("0", "0-1,3") with load.ParseCPUList
+// and checks every CPU is online.
 func ParseCPUList(s string) (unix.CPUSet, error) {
 	var set unix.CPUSet
-	if strings.TrimSpace(s) == "" {
-		return set, fmt.Errorf("--cpus %q: give a CPU list such as 0 or 0-1,3", s)
+	cpus, err := load.ParseCPUList(s)
+	if err != nil {
+		return set, fmt.Errorf("--cpus: %w", err)
 	}
 	online := onlineCPUs()
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
+	for _, c := range cpus {
+		if online != nil && !online[c] {
+			return set, fmt.Errorf("--cpus %q: CPU %d is not online here (online: %s)", s, c, onlineText())
 		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
-			return set, fmt.Errorf("--cpus %q: %q is not a CPU number or range such as 0 or 0-1", s, part)
-		}
-		for c := a; c <= b; c++ {
-			if online != nil && !online[c] {
-				return set, fmt.Errorf("--cpus %q: CPU %d is not online here (online: %s)", s, c, onlineText())
-			}
-			set.Set(c)
-		}
+		set.Set(c)
 	}
 	return set, nil
 }
@@ -92,17 +83,13 @@ func onlineCPUs() map[int]bool {
 	if text == "unknown" {
 		return nil
 	}
+	cpus, err := load.ParseCPUList(text)
+	if err != nil {
+		return nil
+	}
 	out := map[int]bool{}
-	for _, part := range strings.Split(text, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, _ := strconv.Atoi(lo)
-		b := a
-		if isRange {
-			b, _ = strconv.Atoi(hi)
-		}
-		for c := a; c <= b; c++ {
-			out[c] = true
-		}
+	for _, c := range cpus {
+		out[c] = true
 	}
 	return out
 }

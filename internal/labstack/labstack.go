@@ -19,6 +19,7 @@ import (
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -332,16 +333,13 @@ func (s *Stack) command(conns int, d, warmup time.Duration) string {
 	}
 	cmd := fmt.Sprintf("phptune bench --lab %s %s -c %d -d %s --warmup %s", s.Lab.Name, what, conns, d, warmup)
 	if s.Workload.Expect != "" {
-		cmd += " --expect " + strconvQuote(s.Workload.Expect)
+		cmd += " --expect " + shellquote.Quote(s.Workload.Expect)
 	}
 	if f := s.generator().BenchFlags(); f != "" {
 		cmd += " " + f
 	}
 	return cmd
 }
-
-// strconvQuote quotes an --expect expression for a shell.
-func strconvQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // PagePath is the workload's page to check: its most weighted GET (the
 // first on a tie), "/" when it has none.

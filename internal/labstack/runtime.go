@@ -17,8 +17,8 @@ import (
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/peercred"
+	"github.com/phptune/phptune/internal/phpstatus"
 	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sizing"
 	"github.com/phptune/phptune/internal/unit"
 )
 
@@ -26,7 +26,7 @@ import (
 // measurement: the status script (lab.StatusScript) over php-fpm's socket,
 // and MariaDB's InnoDB figures as the lab's database root. Both come from
 // processes of the lab's account, so both are read as untrusted input:
-// bounded, checked, parsed by package sizing.
+// bounded, checked, parsed by package phpstatus.
 
 // runtimeTimeout bounds all the reads of one measurement.
 const runtimeTimeout = 10 * time.Second
@@ -86,7 +86,7 @@ func readRuntime(ctx context.Context, l *lab.Lab, before *innodbCounters) *resul
 
 // statusReadLimit caps the bytes read from php-fpm for one status request:
 // the body limit plus FastCGI's framing and the CGI head.
-const statusReadLimit = sizing.MaxStatusBytes + 16<<10
+const statusReadLimit = phpstatus.MaxBytes + 16<<10
 
 // readStatusScript requests the lab's status script straight from
 // php-fpm, after checking that the socket's listener is the lab's account.
@@ -111,7 +111,7 @@ func readStatusScript(ctx context.Context, l *lab.Lab) (*results.OpcacheStatus, 
 	if resp.Status != http.StatusOK {
 		return nil, nil, nil, fmt.Errorf("answered %d: %.100q", resp.Status, resp.Body)
 	}
-	return sizing.ParseStatus(resp.Body)
+	return parseStatus(resp.Body)
 }
 
 // readStatusOverHTTP requests the status script through the lab's web
@@ -141,7 +141,18 @@ func readStatusOverHTTP(ctx context.Context, u string) (*results.OpcacheStatus, 
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, nil, fmt.Errorf("%s answered %d: %.100q", u, resp.StatusCode, body)
 	}
-	return sizing.ParseStatus(body)
+	return parseStatus(body)
+}
+
+// parseStatus reads the status script's answer with phpstatus.Parse and
+// keeps the parts the tuner sizes from; the problems name every part
+// refused.
+func parseStatus(body []byte) (*results.OpcacheStatus, *results.RealpathStatus, []string, error) {
+	r, err := phpstatus.Parse(body)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r.Opcache, r.Realpath, r.Problems, nil
 }
 
 // errTooLong ends a read from a lab that sends more than it should.

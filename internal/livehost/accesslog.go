@@ -2,8 +2,11 @@ package livehost
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/phptune/phptune/internal/accesslog"
 )
 
 // ErrorCount is the requests of a window and how many failed: 5xx lines
@@ -43,54 +46,6 @@ func Worse(before, after ErrorCount) bool {
 	return after.Errors >= minErrors && ra > rb+0.01 && ra > 2*rb
 }
 
-// ParseAccessLine reads an nginx access log line in the combined (or
-// common) format: its time, "[26/Nov/2026:10:35:04 +0000]", and the
-// status after the quoted request. nginx escapes a quote inside the
-// request as \x22, so the request ends at the next quote.
-func ParseAccessLine(line []byte) (t time.Time, status int, ok bool) {
-	// The time is the last '[' before the request's quote: $remote_user
-	// comes from the client and may hold a '[' of its own.
-	head := line
-	if q := bytes.IndexByte(line, '"'); q >= 0 {
-		head = line[:q]
-	}
-	open := bytes.LastIndexByte(head, '[')
-	if open < 0 {
-		return t, 0, false
-	}
-	close := bytes.IndexByte(line[open:], ']')
-	if close < 0 {
-		return t, 0, false
-	}
-	t, err := time.Parse("02/Jan/2006:15:04:05 -0700", string(line[open+1:open+close]))
-	if err != nil {
-		return t, 0, false
-	}
-	rest := line[open+close+1:]
-	q := bytes.IndexByte(rest, '"')
-	if q < 0 {
-		return t, 0, false
-	}
-	end := bytes.IndexByte(rest[q+1:], '"')
-	if end < 0 {
-		return t, 0, false
-	}
-	rest = bytes.TrimLeft(rest[q+1+end+1:], " ")
-	if len(rest) < 3 || len(rest) > 3 && rest[3] != ' ' {
-		return t, 0, false
-	}
-	for _, c := range rest[:3] {
-		if c < '0' || c > '9' {
-			return t, 0, false
-		}
-		status = status*10 + int(c-'0')
-	}
-	if status < 100 {
-		return t, 0, false
-	}
-	return t, status, true
-}
-
 // CountAccessLog counts the lines of an access log's tail whose time is
 // in [from, to): requests and 5xx responses. Lines it cannot read count
 // as Unparsed (so a custom format shows as unparsed, not as no traffic).
@@ -103,16 +58,18 @@ func CountAccessLog(tail []byte, from, to time.Time) ErrorCount {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		t, status, ok := ParseAccessLine(line)
-		if !ok {
+		// A line without a request to replay ("-", a TLS handshake)
+		// still had an answer: it counts.
+		l, err := accesslog.ParseLine(line)
+		if err != nil && !errors.Is(err, accesslog.ErrNoRequest) {
 			unparsed++
 			continue
 		}
-		if t.Before(from) || !t.Before(to) {
+		if l.Time.Before(from) || !l.Time.Before(to) {
 			continue
 		}
 		c.Requests++
-		if status >= 500 && status <= 599 {
+		if l.Status >= 500 && l.Status <= 599 {
 			c.Errors++
 		}
 	}

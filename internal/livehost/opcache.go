@@ -16,7 +16,6 @@ import (
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/phpstatus"
-	"github.com/phptune/phptune/internal/sizing"
 	"github.com/phptune/phptune/internal/termsafe"
 )
 
@@ -154,7 +153,7 @@ func ReadOpcache(ctx context.Context, m Master, p Pool, parent string) (*advise.
 		return dialMaster(ctx, address, m)
 	}
 	params := fcgi.Params(http.MethodGet, "/"+OpcacheScriptName, script, nil, nil)
-	resp, err := fcgi.GetLimited(ctx, dial, "unix", addr, params, nil, sizing.MaxStatusBytes)
+	resp, err := fcgi.GetLimited(ctx, dial, "unix", addr, params, nil, phpstatus.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

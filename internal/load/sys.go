@@ -95,25 +95,25 @@ func usableCPUs() int {
 }
 
 // ParseCPUList reads a CPU list as taskset and /sys write it: "0", "1,3",
-// "0-2,5".
+// "0-2,5", spaces around a part ignored; every CPU in [0, 1023], each
+// once, in the list's order. It is phptune's one reader of CPU lists
+// (bench --cpus, lab --cpus through lab.ParseCPUList, /sys's online list).
 func ParseCPUList(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("CPU list %q is empty: give a CPU list such as 0 or 0-1,3", s)
+	}
 	var cpus []int
 	seen := map[int]bool{}
 	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number (want e.g. 0,2-3)", s, part)
-		}
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
 		b := a
+		var err2 error
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("CPU list %q: bad range %q (want e.g. 2-3)", s, part)
-			}
+			b, err2 = strconv.Atoi(hi)
 		}
-		if b >= 1024 {
-			return nil, fmt.Errorf("CPU list %q: CPU %d is out of range", s, b)
+		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
+			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number or range in 0-1023 such as 0 or 2-3", s, part)
 		}
 		for c := a; c <= b; c++ {
 			if !seen[c] {

@@ -1,8 +1,9 @@
 // Package phpstatus is the PHP status script phptune asks php-fpm to run:
 // the lab's tuner (sizing opcache and the realpath cache) and advise
 // --opcache on a live host both request it over FastCGI, straight from a
-// pool, and parse what it prints as untrusted input (it runs inside a
-// process that also runs the app).
+// pool, and Parse (this package's one reader of what it prints) takes the
+// answer as untrusted input: it runs inside a process that also runs the
+// app.
 package phpstatus
 
 // Script prints opcache_get_status(false), opcache's directives and the

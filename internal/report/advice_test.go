@@ -22,7 +22,7 @@ func adviceFixture() advise.Advice {
 		{Master: "/etc/php/8.2/fpm/php-fpm.conf", Name: "<shop>", File: "/etc/php/8.2/fpm/pool.d/shop.conf", PM: "static", MaxChildren: 40,
 			WorkerPSS: []int64{60 << 20}, Uptime: 72 * 3600e9},
 	})
-	o := &advise.Opcache{PHPVersion: "8.2.36", Loaded: true, Enable: true, ValidateTimestamps: true, RevalidateFreq: 2, MemoryConsumptionB: 128 << 20,
+	o := &advise.Opcache{PHPVersion: "8.2.36", Loaded: true, DirectivesRead: true, Enable: true, ValidateTimestamps: true, RevalidateFreq: 2, MemoryConsumptionB: 128 << 20,
 		InternedBufferMiB: 8, MaxAcceleratedFiles: 10000, HasJIT: true,
 		Status: &results.OpcacheStatus{Enabled: true, UsedB: 126 << 20, FreeB: 2 << 20, InternedBufferB: 8 << 20, InternedUsedB: 5 << 20,
 			CachedScripts: 3100, CachedKeys: 3200, MaxCachedKeys: 16229, Hits: 990000, Misses: 4000, OOMRestarts: 2},

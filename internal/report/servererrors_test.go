@@ -62,7 +62,7 @@ func TestServerErrorsGolden(t *testing.T) {
 
 	// What the sections must say, beside the golden files' exact text.
 	text := render(t, "text", Run{Bench: b})
-	if !strings.Contains(text, "explained     28544 of 28544 502s were nginx's connect() to the fpm socket failing with EAGAIN: the fpm socket's backlog (listen.backlog=8) was full") {
+	if !strings.Contains(text, "Explained    28544 of 28544 502s were nginx's connect() to the fpm socket failing with EAGAIN: the fpm socket's backlog (listen.backlog=8) was full") {
 		t.Errorf("bench summary lacks the explanation:\n%s", text)
 	}
 	page := section(t, render(t, "html", Run{Tune: tn}))

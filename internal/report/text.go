@@ -233,63 +233,6 @@ func mib(b int64) string {
 	}
 }
 
-// BenchText writes a bench summary that ab and wrk users read at a glance.
-func BenchText(w io.Writer, b *results.Bench) error {
-	return safeText(w, func(w io.Writer) error { return benchText(w, b) })
-}
-
-func benchText(w io.Writer, b *results.Bench) error {
-	model := fmt.Sprintf("%d connections", b.Connections)
-	if b.Model == "open" {
-		model = fmt.Sprintf("open model at %s rps (achieved %.1f)", b.RateSchedule, b.RateAchievedRPS)
-	}
-	ka := "new connection per request"
-	if b.KeepAlive {
-		ka = "keep-alive"
-	}
-	fmt.Fprintf(w, "phptune bench %s: %s (%s)\n", b.ID, b.Target, b.Protocol)
-	fmt.Fprintf(w, "%s, %s, %.1fs measured after %.1fs warm-up\n\n", model, ka, b.DurationS, b.WarmupS)
-	fmt.Fprintf(w, "requests      %d (%d errors)\n", b.Requests, b.Errors)
-	fmt.Fprintf(w, "throughput    %.1f rps\n", b.ThroughputRPS)
-	fmt.Fprintf(w, "transfer      %s\n", mib(b.BytesRead))
-	l := b.Latency
-	fmt.Fprintf(w, "latency ms    min %.2f  mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", l.MinMs, l.MeanMs, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs)
-	if len(b.StatusCodes) > 0 {
-		fmt.Fprintf(w, "status codes  %s\n", counts(b.StatusCodes))
-	}
-	if len(b.ErrorsByClass) > 0 {
-		fmt.Fprintf(w, "errors        %s\n", counts(b.ErrorsByClass))
-	}
-	serverErrorsText(w, b.ServerErrors, "", 14, false)
-	g := b.Generator
-	fmt.Fprintf(w, "generator     %.2f CPU-s, %.0f requests per CPU-second", g.CPUSeconds, g.RequestsPerCPUSecond)
-	if g.Saturated {
-		fmt.Fprint(w, " — SATURATED: the generator, not the server, may be the limit")
-	}
-	fmt.Fprintln(w)
-	if o := b.Observation; o != nil {
-		d := o.Derived
-		var parts []string
-		for _, name := range sortedKeys(d.CPUSecondsPerRequest) {
-			parts = append(parts, fmt.Sprintf("%s %.2f ms", name, 1000*d.CPUSecondsPerRequest[name]))
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "CPU/request   %s\n", strings.Join(parts, ", "))
-		}
-		if d.WorkerPSSP50B > 0 {
-			fmt.Fprintf(w, "worker PSS    p50 %s, p95 %s, max %s (the memory of one more worker)\n", mib(d.WorkerPSSP50B), mib(d.WorkerPSSP95B), mib(d.WorkerPSSMaxB))
-		}
-		for _, warn := range d.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", warn)
-		}
-	}
-	BlockedText(w, b.Blocked, "")
-	for _, warn := range b.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-	return nil
-}
-
 func counts(m map[string]int64) string {
 	var parts []string
 	for _, k := range sortedKeys(m) {

@@ -2,7 +2,6 @@ package servers
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
@@ -22,7 +21,8 @@ const stackKey = "stack"
 
 // GroupRole says what a process group of the observer does: PHP's workers
 // (php-fpm's, Apache's children with mod_php, Unit's application
-// processes) and php-fpm's master are PHP, MariaDB is the database, the
+// processes) and php-fpm's master are PHP (observe.IsPHP, the groups of
+// observe.PHPCPUPerRequest), MariaDB is the database, the
 // generator and the rest of the machine are not the stack, and every
 // other group of the stack is the web server (nginx, Apache, Unit's
 // router, and any server added later), so a new server's groups count as
@@ -31,7 +31,7 @@ func GroupRole(name string) string {
 	switch {
 	case name == observe.GroupGenerator || name == observe.GroupOther || name == stackKey:
 		return RoleNone
-	case observe.IsPHPWorkers(name) || strings.HasPrefix(name, observe.GroupFPMMaster):
+	case observe.IsPHP(name):
 		return RolePHP
 	case name == observe.GroupMariaDB:
 		return RoleDB

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/phptune/phptune/internal/loopback"
 )
 
 // App is what an application's own configuration file says it uses: its
@@ -86,15 +88,10 @@ func (d Database) Endpoint(defaultSocket string) Endpoint {
 	switch {
 	case host == "" || strings.EqualFold(host, "localhost"):
 		return Endpoint{"unix", defaultSocket}
-	case isLoopback(host):
+	case loopback.IP(host):
 		return Endpoint{"tcp", net.JoinHostPort(host, strconv.Itoa(port))}
 	}
 	return Endpoint{"remote", net.JoinHostPort(host, strconv.Itoa(port))}
-}
-
-func isLoopback(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // SplitWPHost reads WordPress's DB_HOST as wpdb::parse_db_host does:

@@ -7,10 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/noredirect"
 )
 
@@ -25,16 +25,15 @@ type Client struct {
 }
 
 // CheckURL parses a status page URL and refuses anything but http on a
-// loopback host: phptune measures stacks on this machine and sends nothing
+// loopback IP (loopback.HTTPURL): phptune measures stacks on this machine and sends nothing
 // elsewhere. want is the form a good URL takes, for the message.
 func CheckURL(what, rawURL, want string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("%s URL %q: want %s", what, rawURL, want)
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("%s URL %q is not on loopback; phptune only reads status pages on this machine", what, rawURL)
+	if _, err := loopback.HTTPURL(rawURL); err != nil {
+		return nil, fmt.Errorf("%s URL %q is not on loopback (phptune only reads status pages on this machine): want %s, its host a loopback IP such as 127.0.0.1 (a name, localhost included, is resolved only when the page is read)", what, rawURL, want)
 	}
 	return u, nil
 }
