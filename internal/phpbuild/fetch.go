@@ -93,7 +93,11 @@ func (b *builder) fetch(ctx context.Context, log io.Writer) error {
 
 func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) error {
 	etc, state := aptDirs()
-	list, err := DebSrcList(systemSources())
+	srcs, err := SourcesFor(b.target, b.phpName, systemSources())
+	if err != nil {
+		return err
+	}
+	list, err := DebSrcList(srcs)
 	if err != nil {
 		return err
 	}
@@ -124,7 +128,7 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 	if err := b.as(state, log).run(ctx, "apt-get", append(args, "update")...); err != nil {
 		return fmt.Errorf("apt-get update (private sources list %s): %v", filepath.Join(etc, "sources.list"), err)
 	}
-	pkg := "php" + b.phpName
+	pkg := "php" + b.target
 	out, err := b.output(ctx, state, nil, "apt-cache", append(args, "showsrc", "--only-source", pkg)...)
 	if err != nil {
 		return fmt.Errorf("apt-cache showsrc %s: %v", pkg, err)
@@ -137,7 +141,7 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 	// not serve (Debian's security suite lists newer sources than it
 	// serves), so each is tried in turn, newest first.
 	for i, v := range versions {
-		if i > 0 || v != b.installed {
+		if i > 0 || (v != b.installed && b.target == b.phpName) {
 			fmt.Fprintf(b.o.Progress, "build: the archive does not serve the installed %s=%s; trying %s\n", pkg, b.installed, v)
 		}
 		err = b.as(dest, log).run(ctx, "apt-get", append(args, "source", "--only-source", pkg+"="+v)...)
