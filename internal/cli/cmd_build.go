@@ -49,7 +49,13 @@ Variants:
            cold code split away).
 
 The source: apt-get source through a private sources list and apt state under
-the build cache (nothing under /etc changes). When the archive no longer serves
+the build cache (nothing under /etc changes). --php 8.4 builds Debian 13
+(trixie)'s php8.4 source instead: the private list gets a deb-src line for
+trixie, the build compiles every extension the installed php-fpm enables that
+PHP 8.4's source has (opcache, mysqli, mbstring, xml, curl, gd, intl, zip...),
+and names those it cannot have (Debian 12 builds APCu, redis, imagick... for
+8.2 only): a lab of the build runs without them, with the installed 8.2's
+php.ini. When the archive no longer serves
 the installed version, the newest source of the same PHP it serves is built,
 and every output naming that build says it is OLDER than the installed binary
 (missing its security fixes); give the exact version with --source.
@@ -101,6 +107,7 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.PHP, "php", "", "the PHP release to build: the installed one (default) or "+strings.Join(phpbuild.PHPReleases(), ", ")+" (the newer Debian release's source package, built against this Debian)")
 	f.StringVar(&o.Variant, "variant", "plain", "plain, pgo, pgo-lto (pgo with gcc's link-time optimisation), or bolt, pgo-bolt, pgo-lto-bolt (that build's php-fpm rewritten by LLVM BOLT from an instrumented training run)")
 	f.StringVar(&o.Train, "train", "", "pgo training workload APP[:WORKLOAD]: hello, phpinfo, strings (a private docroot) or io, wordpress[:front|mix|comment] (in a lab of their own, with MariaDB); default strings")
 	f.DurationVar(&o.TrainDuration, "train-duration", phpbuild.DefaultTrainDuration, "how long the generator loads the instrumented php-fpm (another duration is another build)")
@@ -145,6 +152,13 @@ func printBuild(env *Env, r *phpbuild.Record) {
 	}
 	fmt.Fprintf(env.Stdout, "  steps %s (total %.0fs)\n", strings.Join(steps, ", "), total)
 	fmt.Fprintf(env.Stdout, "  distro extensions: %s\n", phpbuild.SummarizeExt(r.Extensions))
+	if r.DistroPHP != "" {
+		fmt.Fprintf(env.Stdout, "  PHP %s built on Debian's PHP %s: a lab of it reads /etc/php/%s/fpm/php.ini", r.SourceVersion, r.DistroPHP, r.DistroPHP)
+		if len(r.Unavailable) > 0 {
+			fmt.Fprintf(env.Stdout, " and runs without %s (no build of them for this release here)", strings.Join(r.Unavailable, ", "))
+		}
+		fmt.Fprintln(env.Stdout)
+	}
 	if r.ExtNote != "" {
 		fmt.Fprintf(env.Stdout, "  (%s; the build has its own opcache)\n", r.ExtNote)
 	}

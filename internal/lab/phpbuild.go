@@ -29,6 +29,10 @@ type PHPBuild struct {
 	// security warning, extensions of the distro it runs without).
 	Summary string
 	Notes   []string
+	// IniFile, when set, is the php.ini the build's php-fpm is given (-c)
+	// instead of its compiled-in path: a build of another PHP release than
+	// the installed one (8.4 on Debian 12) reads the installed one's.
+	IniFile string
 }
 
 // PHPBuilds resolves a php.build id for a lab. Package phpbuild provides it
@@ -65,6 +69,9 @@ func phpFor(cfg knob.Config) (*phpfpm.Binary, *PHPBuild, error) {
 	}
 	bin := *distro
 	bin.Path = b.FPM
+	if b.IniFile != "" {
+		bin.IniFile, bin.PinIni = b.IniFile, true
+	}
 	return &bin, b, nil
 }
 

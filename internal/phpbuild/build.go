@@ -26,6 +26,10 @@ import (
 
 // Options describe one build.
 type Options struct {
+	// PHP is the PHP release to build, MAJOR.MINOR: "" (or the installed
+	// one) builds the installed PHP, another one of NewerSuites ("8.4")
+	// comes from the Debian suite that carries it (version.go).
+	PHP string
 	// Variant is VariantPlain, VariantPGO or VariantPGOLTO.
 	Variant string
 	// Minimal configures --disable-all with fpm, cgi and cli only (tests,
@@ -119,7 +123,8 @@ type builder struct {
 	src       string // the unpacked tree
 	logs      string
 	rec       Record
-	phpName   string // "8.2"
+	phpName   string // the installed PHP release, "8.2"
+	target    string // the release built: phpName or Options.PHP ("8.4")
 	installed string // installed php-fpm package version
 	cached    bool   // the key was already built
 	objects   int    // the Makefile's object count (compileProgress)
@@ -206,13 +211,21 @@ func (b *builder) start(ctx context.Context, withLab bool) (release func(), err 
 		release()
 		return nil, err
 	}
+	if err = CheckPHP(b.o.PHP, b.phpName); err != nil {
+		release()
+		return nil, err
+	}
+	b.target = b.phpName
+	if b.o.PHP != "" {
+		b.target = b.o.PHP
+	}
 	return release, nil
 }
 
 // sourceDesc is how the record and the request match name the source.
 func (b *builder) sourceDesc() string {
 	if b.o.Source == "" {
-		return "apt-get source php" + b.phpName
+		return "apt-get source php" + b.target
 	}
 	abs, err := filepath.Abs(b.o.Source)
 	if err != nil {
@@ -594,6 +607,10 @@ func (b *builder) run(ctx context.Context) (*Record, error) {
 	return b.complete()
 }
 
+// foreign reports whether the build is of another PHP release than the
+// installed one (--php 8.4 on Debian 12's 8.2).
+func (b *builder) foreign() bool { return b.target != b.phpName }
+
 // announce names the build on the progress stream, with the security
 // warning when its source is older than the installed PHP.
 func (b *builder) announce(r *Record, what string) {
@@ -732,7 +749,7 @@ func missingPackages(ctx context.Context, pkgs []string) []string {
 // configure line and compiler flags.
 func (b *builder) flags(ctx context.Context, log io.Writer) error {
 	if _, err := os.Lstat(filepath.Join(b.src, "debian", "rules")); err != nil {
-		return fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.phpName)
+		return fmt.Errorf("%s has no debian/rules: phptune takes Debian's configure choices from the php source package's rules; give a directory unpacked by `apt-get source php%s` (or its tarball), or leave --source out", b.rec.Source, b.target)
 	}
 	// A full build also compiles the shared extensions the installed
 	// php-fpm enables, with Debian's flags for each (extbuild.go).
@@ -756,8 +773,11 @@ func (b *builder) flags(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if vars["PHP_NAME_VERSION"] != b.phpName {
-		return fmt.Errorf("the source is PHP %s but the installed php-fpm is %s: the distro's extensions would not load; give a php%s source", vars["PHP_NAME_VERSION"], b.phpName, b.phpName)
+	if vars["PHP_NAME_VERSION"] != b.target {
+		if b.target == b.phpName {
+			return fmt.Errorf("the source is PHP %s but the installed php-fpm is %s: the distro's extensions would not load; give a php%s source, or build that release with --php %s", vars["PHP_NAME_VERSION"], b.phpName, b.phpName, vars["PHP_NAME_VERSION"])
+		}
+		return fmt.Errorf("the source is PHP %s but --php asks for %s; give a php%s source", vars["PHP_NAME_VERSION"], b.target, b.target)
 	}
 	words, err := SplitWords(vars["fpm_config"])
 	if err != nil {
@@ -772,6 +792,16 @@ func (b *builder) flags(ctx context.Context, log io.Writer) error {
 	}
 	if b.rec.Configure, b.rec.Built, err = ExtensionArgs(b.rec.Configure, enabled, vars); err != nil {
 		return err
+	}
+	if b.foreign() {
+		b.rec.DistroPHP = b.phpName
+		b.rec.Unavailable = ForeignUnavailable(enabled, b.rec.Built)
+		if len(b.rec.Unavailable) > 0 {
+			msg := fmt.Sprintf("build: PHP %s's source has no %s, which the installed php-fpm %s enables (Debian 12 builds them for PHP %s only): a lab of this build runs without them, and a site that needs one cannot run on it",
+				b.target, strings.Join(b.rec.Unavailable, ", "), b.phpName, b.phpName)
+			fmt.Fprintln(b.o.Progress, msg)
+			fmt.Fprintln(log, msg)
+		}
 	}
 	api := vars["PHP_ZEND_VERSION"]
 	if !regexp.MustCompile(`^\d{8}$`).MatchString(api) {
@@ -824,6 +854,8 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 			if slices.Contains(b.rec.Built, m.Name) || m.Name == "opcache" {
 				m.Path = filepath.Join(b.src, "modules", m.Name+".so")
 				mods = append(mods, m)
+			} else if b.foreign() {
+				continue // the distro's are built for another module API
 			} else if _, err := os.Stat(filepath.Join(b.rec.ExtDir, m.Name+".so")); err == nil {
 				mods = append(mods, m)
 			}
@@ -840,10 +872,13 @@ func (b *builder) checkExtensions(ctx context.Context, log io.Writer) error {
 		return fmt.Errorf("the built php-cli failed the extension check: %v: %s", err, lastLines(out, 5))
 	}
 	b.rec.Extensions = ParseCheckOutput(out, mods)
+	for _, name := range b.rec.Unavailable {
+		b.rec.Extensions = append(b.rec.Extensions, ExtResult{Name: name, Reason: UnavailableReason(b.target, b.phpName)})
+	}
 	failed := 0
 	for i, r := range b.rec.Extensions {
 		b.rec.Extensions[i].Own = slices.Contains(b.rec.Built, r.Name) || r.Name == "opcache"
-		if !r.Loaded {
+		if !r.Loaded && !slices.Contains(b.rec.Unavailable, r.Name) {
 			failed++
 			fmt.Fprintf(log, "NOT LOADED %s: %s\n", r.Name, r.Reason)
 		}

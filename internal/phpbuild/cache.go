@@ -124,6 +124,12 @@ type Record struct {
 	// place of the distro's.
 	Built   []string `json:"built_extensions,omitempty"`
 	ExtNote string   `json:"extensions_note,omitempty"`
+	// DistroPHP is set on a build of another release than the installed
+	// one (--php 8.4): the installed release ("8.2") whose php.ini and
+	// enabled extensions a lab of the build takes. Unavailable are the
+	// extensions that release enables which the build has no copy of.
+	DistroPHP   string   `json:"distro_php,omitempty"`
+	Unavailable []string `json:"unavailable_extensions,omitempty"`
 }
 
 // Step is one timed step of a build.

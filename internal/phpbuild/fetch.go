@@ -93,7 +93,11 @@ func (b *builder) fetch(ctx context.Context, log io.Writer) error {
 
 func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) error {
 	etc, state := aptDirs()
-	list, err := DebSrcList(systemSources())
+	srcs, err := SourcesFor(b.target, b.phpName, systemSources())
+	if err != nil {
+		return err
+	}
+	list, err := DebSrcList(srcs)
 	if err != nil {
 		return err
 	}
@@ -124,7 +128,7 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 	if err := b.as(state, log).run(ctx, "apt-get", append(args, "update")...); err != nil {
 		return fmt.Errorf("apt-get update (private sources list %s): %v", filepath.Join(etc, "sources.list"), err)
 	}
-	pkg := "php" + b.phpName
+	pkg := "php" + b.target
 	out, err := b.output(ctx, state, nil, "apt-cache", append(args, "showsrc", "--only-source", pkg)...)
 	if err != nil {
 		return fmt.Errorf("apt-cache showsrc %s: %v", pkg, err)
@@ -133,11 +137,19 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 	if len(versions) == 0 {
 		return fmt.Errorf("the archive serves no %s source (private sources list %s); give one with --source", pkg, filepath.Join(etc, "sources.list"))
 	}
+	if b.target != b.phpName {
+		if err := b.checkForeignBuildDeps(ctx, out, pkg, versions[0], log); err != nil {
+			return err
+		}
+	}
 	// The installed version first; an archive may list a source it does
 	// not serve (Debian's security suite lists newer sources than it
 	// serves), so each is tried in turn, newest first.
 	for i, v := range versions {
-		if i > 0 || v != b.installed {
+		switch {
+		case i > 0:
+			fmt.Fprintf(b.o.Progress, "build: the archive does not serve %s=%s; trying %s\n", pkg, versions[i-1], v)
+		case v != b.installed && b.target == b.phpName:
 			fmt.Fprintf(b.o.Progress, "build: the archive does not serve the installed %s=%s; trying %s\n", pkg, b.installed, v)
 		}
 		err = b.as(dest, log).run(ctx, "apt-get", append(args, "source", "--only-source", pkg+"="+v)...)
@@ -151,7 +163,7 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 		// A half download leaves files behind: start the next afresh.
 		_ = b.as(dest, log).run(ctx, "find", ".", "-mindepth", "1", "-delete")
 	}
-	return fmt.Errorf("apt-get source %s: none of the versions the archive lists (%s) could be downloaded", pkg, strings.Join(versions, ", "))
+	return fmt.Errorf("apt-get source %s: none of the versions the archive lists (%s) could be downloaded (the log says why: a 404 is a mirror or proxy that lists the source but does not serve its files); use another mirror, or unpack the source elsewhere (dpkg-source -x %s_VERSION.dsc) and give it with --source DIR", pkg, strings.Join(versions, ", "), pkg)
 }
 
 // SourceVersions reads apt-cache showsrc's "Version:" lines and orders

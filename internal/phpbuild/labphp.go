@@ -17,7 +17,8 @@ import (
 // loaded from the build's own ext/ when the build compiled it, else from
 // the distro's extension directory when the build's check found that it
 // loads, else left out with PHP's reason in the notes. opcache is always the
-// build's own.
+// build's own. A build of another release (Record.DistroPHP) reads the
+// installed release's php.ini and conf.d list.
 func ForLab(id string) (*lab.PHPBuild, error) {
 	f, err := BuildFiles(id)
 	if err != nil {
@@ -28,6 +29,12 @@ func ForLab(id string) (*lab.PHPBuild, error) {
 	if parts := strings.SplitN(minor, ".", 3); len(parts) >= 2 {
 		minor = parts[0] + "." + parts[1]
 	}
+	if r.DistroPHP != "" {
+		// Another release than the installed one: its compiled-in
+		// /etc/php/X.Y has no php.ini; the lab gives it the installed
+		// release's, whose enabled extensions it loads where it has them.
+		minor = r.DistroPHP
+	}
 	enabled, err := EnabledModules(filepath.Join("/etc/php", minor, "fpm", "conf.d"))
 	if err != nil {
 		return nil, err
@@ -37,6 +44,9 @@ func ForLab(id string) (*lab.PHPBuild, error) {
 		checked[e.Name] = e
 	}
 	b := &lab.PHPBuild{ID: r.ID, FPM: f.FPM, Summary: r.Summary()}
+	if r.DistroPHP != "" {
+		b.IniFile = filepath.Join("/etc/php", r.DistroPHP, "fpm", "php.ini")
+	}
 	if note := r.SecurityNote(); note != "" {
 		b.Notes = append(b.Notes, note)
 	}

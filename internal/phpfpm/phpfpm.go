@@ -25,6 +25,9 @@ type Binary struct {
 	ScanDir string
 	// CLI is the matching php command line binary, when installed.
 	CLI string
+	// PinIni makes Args and TestArgs name IniFile (-c): a php-fpm built
+	// for another release's /etc/php/X.Y reads this one's php.ini.
+	PinIni bool
 }
 
 // Find returns the newest php-fpm under /usr/sbin, or an error that says
@@ -374,12 +377,20 @@ func Env(iniDir string) []string {
 // Args returns php-fpm's command line for conf: foreground, so the started
 // process is the master and stays in the lab's process group.
 func (b *Binary) Args(conf string) []string {
-	return []string{"--nodaemonize", "--fpm-config", conf}
+	return append(b.iniArgs(), "--nodaemonize", "--fpm-config", conf)
+}
+
+// iniArgs are -c IniFile when PinIni is set.
+func (b *Binary) iniArgs() []string {
+	if b.PinIni && b.IniFile != "" {
+		return []string{"-c", b.IniFile}
+	}
+	return nil
 }
 
 // TestArgs returns the arguments of `php-fpm -t` for conf.
 func (b *Binary) TestArgs(conf string) []string {
-	return []string{"--test", "--fpm-config", conf}
+	return append(b.iniArgs(), "--test", "--fpm-config", conf)
 }
 
 // CheckSocketPath refuses unix socket paths longer than the kernel allows

@@ -366,3 +366,17 @@ func TestFPMRejectsRefusal(t *testing.T) {
 		t.Fatalf("php-fpm -t on a refusal: %v\n%s", err, out)
 	}
 }
+
+func TestArgsPinIni(t *testing.T) {
+	b := &Binary{Path: "/x/php-fpm", IniFile: "/etc/php/8.2/fpm/php.ini"}
+	if got := strings.Join(b.Args("/lab/php-fpm.conf"), " "); got != "--nodaemonize --fpm-config /lab/php-fpm.conf" {
+		t.Errorf("Args = %q: the distro's php-fpm must keep its compiled-in php.ini", got)
+	}
+	b.PinIni = true
+	if got := strings.Join(b.Args("/lab/php-fpm.conf"), " "); got != "-c /etc/php/8.2/fpm/php.ini --nodaemonize --fpm-config /lab/php-fpm.conf" {
+		t.Errorf("Args with PinIni = %q", got)
+	}
+	if got := strings.Join(b.TestArgs("/lab/php-fpm.conf"), " "); got != "-c /etc/php/8.2/fpm/php.ini --test --fpm-config /lab/php-fpm.conf" {
+		t.Errorf("TestArgs with PinIni = %q", got)
+	}
+}
