@@ -334,7 +334,7 @@ func TestBenchLabObservedStoredReported(t *testing.T) {
 		t.Errorf("report --list lacks %s:\n%s", b.ID, list)
 	}
 	text, errs, code := runCLI(t, "report", b.ID, "--format", "text")
-	if code != 0 || !strings.Contains(text, "throughput") || !strings.Contains(text, "worker PSS") {
+	if code != 0 || !strings.Contains(text, "Throughput") || !strings.Contains(text, "Worker PSS") {
 		t.Errorf("report --format text: exit %d\n%s\n%s", code, text, errs)
 	}
 	if _, errs, code := runCLI(t, "report", "nope"); code != 2 || !strings.Contains(errs, "phptune report --list") {
