@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/noredirect"
 	"github.com/phptune/phptune/internal/phpfpm"
@@ -141,8 +142,11 @@ type applyFlags struct {
 	yes      bool
 	settle   time.Duration
 	checkURL string
-	nginx    nginxFlags
-	db       dbFlags
+	// checkHost is the Host header of --check-url's request (--check-host):
+	// a site's own vhost instead of nginx's default server.
+	checkHost string
+	nginx     nginxFlags
+	db        dbFlags
 }
 
 func newApplyCmd(env *Env) *cobra.Command {
@@ -249,6 +253,7 @@ your files, kept beside the transaction for cd ROOT && patch -p0.
 	fl.BoolVar(&f.yes, "yes", false, "apply without asking")
 	fl.DurationVar(&f.settle, "settle", 5*time.Second, "wait after the reload before the health checks; the error rate over it (5xx in the access logs of the nginx servers passing to the pool, else the pool's status page) must not be worse than over as long before, and no request sent during php-fpm's reload may fail")
 	fl.StringVar(&f.checkURL, "check-url", "", "an http:// URL on loopback that must answer after the reload with the status it had before")
+	fl.StringVar(&f.checkHost, "check-host", "", "with --check-url: the Host its request carries (a site's server_name, e.g. site.test), so the check asks the site itself, not the web server's default site")
 	return cmd
 }
 
@@ -259,6 +264,14 @@ func runApply(env *Env, f *applyFlags) error {
 	_, rec, err := knobConfig(f.knobs, nil)
 	if err != nil {
 		return err
+	}
+	if f.checkHost != "" {
+		if f.checkURL == "" {
+			return usageErr("Try: --check-url http://127.0.0.1/ --check-host "+f.checkHost, "--check-host names the Host of --check-url's request: give --check-url too")
+		}
+		if err := load.CheckHost(f.checkHost); err != nil {
+			return usageErr("Try: --check-host site.test", "--check-host: %v", err)
+		}
 	}
 	if f.checkURL != "" {
 		if err := checkLoopbackURL(f.checkURL); err != nil {
@@ -330,7 +343,7 @@ func runApply(env *Env, f *applyFlags) error {
 		}
 	}
 	if f.checkURL != "" {
-		step, err := urlStep(env.Ctx, f.checkURL)
+		step, err := urlStep(env.Ctx, f.checkURL, f.checkHost)
 		if err != nil {
 			return err
 		}
@@ -467,6 +480,9 @@ func printPlan(w io.Writer, live *liveFPM, drop *livehost.DropIns, plan liveappl
 	}
 	if f.checkURL != "" {
 		fmt.Fprintf(w, "; GET %s", f.checkURL)
+		if f.checkHost != "" {
+			fmt.Fprintf(w, " (Host: %s)", f.checkHost)
+		}
 	}
 	fmt.Fprintln(w, "; on any failure, put every file back and reload.")
 }
@@ -527,15 +543,18 @@ func checkLoopbackURL(u string) error {
 	return nil
 }
 
-// urlStep probes url now and returns a step whose health check wants the
-// same status again.
-func urlStep(ctx context.Context, url string) (liveapply.Step, error) {
+// urlStep probes url now (with host, when set, as its Host header) and
+// returns a step whose health check wants the same status again.
+func urlStep(ctx context.Context, url, host string) (liveapply.Step, error) {
 	get := func(ctx context.Context) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return 0, err
+		}
+		if host != "" {
+			req.Host = host
 		}
 		client := noredirect.Client(nil)
 		resp, err := client.Do(req)

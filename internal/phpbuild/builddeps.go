@@ -49,21 +49,7 @@ var (
 // version; ok is false when no stanza has it.
 func BuildDepends(showsrc, version string) (field string, ok bool) {
 	for _, stanza := range splitStanzas(showsrc) {
-		f := map[string]string{}
-		var last string
-		for _, line := range stanza {
-			if (line[0] == ' ' || line[0] == '\t') && last != "" {
-				f[last] += " " + strings.TrimSpace(line)
-				continue
-			}
-			k, v, found := strings.Cut(line, ":")
-			if !found {
-				last = ""
-				continue
-			}
-			last = strings.ToLower(strings.TrimSpace(k))
-			f[last] = strings.TrimSpace(v)
-		}
+		f := stanzaFields(stanza)
 		if f["version"] == version {
 			return f["build-depends"], true
 		}

@@ -14,27 +14,35 @@ type AptSource struct {
 	SignedBy   string // a keyring path, or "" for apt's default keyrings
 }
 
+// stanzaFields reads a deb822 stanza's fields by lower-case name, a
+// continuation line (starting with a space or tab) joined to its field
+// with a space.
+func stanzaFields(stanza []string) map[string]string {
+	f := map[string]string{}
+	var last string
+	for _, line := range stanza {
+		if (line[0] == ' ' || line[0] == '\t') && last != "" {
+			f[last] += " " + strings.TrimSpace(line)
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			last = ""
+			continue
+		}
+		last = strings.ToLower(strings.TrimSpace(k))
+		f[last] = strings.TrimSpace(v)
+	}
+	return f
+}
+
 // ParseDeb822 reads a deb822 .sources file (Types:, URIs:, Suites:,
 // Components:, Signed-By:; "Enabled: no" stanzas skipped) and returns the
 // binary ("deb") repositories it lists, one per URI and suite.
 func ParseDeb822(text string) []AptSource {
 	var out []AptSource
 	for _, stanza := range splitStanzas(text) {
-		f := map[string]string{}
-		var last string
-		for _, line := range stanza {
-			if (line[0] == ' ' || line[0] == '\t') && last != "" {
-				f[last] += " " + strings.TrimSpace(line)
-				continue
-			}
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				last = ""
-				continue
-			}
-			last = strings.ToLower(strings.TrimSpace(k))
-			f[last] = strings.TrimSpace(v)
-		}
+		f := stanzaFields(stanza)
 		if strings.EqualFold(f["enabled"], "no") || !hasWord(f["types"], "deb") {
 			continue
 		}
