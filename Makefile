@@ -36,10 +36,13 @@ test: setup vet
 
 # The packages that read or change a live host, again on a simulated
 # production server (nginx on :80 with a vhost of its own, php-fpm, MariaDB
-# on the default socket) in private namespaces: test/realserver.sh.
-REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/dbcopy/... ./internal/cli/...
+# on the default socket) in private namespaces: test/realserver.sh. Of the
+# command line's tests, those of the live-host commands and the site labs.
+REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/dbcopy/...
+REALSERVER_CLI := Apply|Advise|Rollback|HostFlags|CheckHost|Site|Golden|Export
 test-realserver: setup
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 $(REALSERVER_PKGS)
+	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 -run '$(REALSERVER_CLI)' ./internal/cli/
 
 # The unit tests alone: no server is started (-short skips every test that
 # would start nginx, php-fpm, MariaDB or a lab). Minutes, not tens of them.
