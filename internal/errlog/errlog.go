@@ -316,6 +316,9 @@ const exampleLimit = 400
 // bytes, control characters, escape sequences and bytes that are not
 // UTF-8 shown as escapes (termsafe.Line).
 func Example(line string) string {
+	// Escaped first, then cut: an escape makes the line longer, and the
+	// example must stay within exampleLimit.
+	line = termsafe.Line(line)
 	if len(line) > exampleLimit {
 		cut := exampleLimit
 		for cut > 0 && !isRuneStart(line[cut]) {
@@ -323,7 +326,7 @@ func Example(line string) string {
 		}
 		line = line[:cut] + "…"
 	}
-	return termsafe.Line(line)
+	return line
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
