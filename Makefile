@@ -57,7 +57,8 @@ test-build: build
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/phpbuild/
 
 # Short fuzzing of every parser, FUZZTIME each (not part of make test;
-# .ci/run's fast tier runs it with FUZZTIME=3s).
+# .ci/run's fast tier runs it with FUZZTIME=20000x: a count of inputs, as a
+# timed run of a few seconds can end in "context deadline exceeded").
 FUZZTIME ?= 20s
 fuzz:
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' internal | xargs -n1 dirname | sort -u); do \
