@@ -140,7 +140,7 @@ curl -H 'Host: site.test' http://127.0.0.1:PORT/, or map the name to
 			if !l.Sealed() {
 				return usageErr("Open "+l.URL+"/ directly", "lab %s is not a sealed site lab: its URL is %s/ already", name, l.URL)
 			}
-			addr, err := seal.Forward(env.Ctx, listen, l.HTTPSocket)
+			addr, err := seal.Forward(env.Ctx, listen, l.HTTPSocket, l.PeerUID())
 			if err != nil {
 				return usageErr("Try: --listen 127.0.0.1:8080", "%v", err)
 			}

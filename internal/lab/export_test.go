@@ -10,5 +10,5 @@ var (
 
 const (
 	NoCronName    = noCronName
-	LiveKnobsName = liveKnobsName
+	LiveKnobsName = LiveKnobsFile
 )

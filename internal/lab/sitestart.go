@@ -12,9 +12,9 @@ import (
 	"github.com/phptune/phptune/internal/wordpress"
 )
 
-// liveKnobsName is the knob file a site lab keeps of the live site's
+// LiveKnobsFile is the knob file a site lab keeps of the live site's
 // configuration, its start.
-const liveKnobsName = "live.knobs"
+const LiveKnobsFile = "live.knobs"
 
 // noCronName is the lab's prepend file that turns WP-cron off for a
 // WordPress site (wordpress.NoCronPrepend), in the lab's root-owned app/.
@@ -27,7 +27,7 @@ func (l *Lab) setLive(s *site.Site, live *site.Start) {
 	if live != nil {
 		l.SitePool = append([]string(nil), live.Pool...)
 		l.SitePrepend = live.Prepend
-		l.LiveKnobs = layout{l.Dir}.p(liveKnobsName)
+		l.LiveKnobs = layout{l.Dir}.p(LiveKnobsFile)
 	}
 	l.SiteNoCron = s.App != nil && s.App.Kind == "wordpress"
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // LiveStartFile is the file in a site lab's directory that holds the live
-// site's configuration as knob settings (KNOB=VALUE lines, as phptune tune
-// writes them): what lab up --site started the lab from.
-const LiveStartFile = "live.knobs"
+// site's configuration as knob settings: lab.LiveKnobsFile, which lab up
+// --site writes.
+const LiveStartFile = lab.LiveKnobsFile
 
 // liveStartLimit caps the bytes read from it.
 const liveStartLimit = 1 << 20

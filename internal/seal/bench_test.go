@@ -2,6 +2,7 @@ package seal
 
 import (
 	"context"
+	"github.com/phptune/phptune/internal/peercred"
 	"net"
 	"net/http"
 	"os/exec"
@@ -53,7 +54,7 @@ func BenchmarkRequest(b *testing.B) {
 	nginx(b, nil, base(b), uid, gid, root, "127.0.0.1:"+strconv.Itoa(port))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fwd, err := Forward(ctx, "127.0.0.1:0", sock)
+	fwd, err := Forward(ctx, "127.0.0.1:0", sock, peercred.Any)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+
+	"github.com/phptune/phptune/internal/peercred"
 )
 
 // Forward listens on hostAddr, a loopback address and port of the host
@@ -16,8 +18,11 @@ import (
 // namespace that sees the path, so the host reaches into the seal with no
 // veth and nothing in the seal can reach out through it (it only accepts
 // on the host side). It returns the address it listens on and stops when
-// ctx ends.
-func Forward(ctx context.Context, hostAddr, unixPath string) (net.Addr, error) {
+// ctx ends. Each connection to the unix socket is relayed only when the
+// kernel says (SO_PEERCRED) that uid listens there: the socket's directory
+// is the lab's, which could have put a link to another server's socket
+// under its name (peercred.Any skips the check).
+func Forward(ctx context.Context, hostAddr, unixPath string, uid int) (net.Addr, error) {
 	ap, err := netip.ParseAddrPort(hostAddr)
 	if err != nil || !ap.Addr().IsLoopback() {
 		return nil, fmt.Errorf("forwarding from %q: not a loopback address and port; the lab's pages are opened from this host only, e.g. 127.0.0.1:8080", hostAddr)
@@ -45,7 +50,7 @@ func Forward(ctx context.Context, hostAddr, unixPath string) (net.Addr, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				relay(ctx, c, unixPath)
+				relay(ctx, c, unixPath, uid)
 			}()
 		}
 	}()
@@ -54,10 +59,9 @@ func Forward(ctx context.Context, hostAddr, unixPath string) (net.Addr, error) {
 
 // relay copies between an accepted connection and a new one to the unix
 // socket, both ways, until both sides are done or ctx ends.
-func relay(ctx context.Context, c net.Conn, unixPath string) {
+func relay(ctx context.Context, c net.Conn, unixPath string, uid int) {
 	defer c.Close()
-	var d net.Dialer
-	u, err := d.DialContext(ctx, "unix", unixPath)
+	u, err := peercred.Dial(ctx, "unix", unixPath, uid)
 	if err != nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/phptune/phptune/internal/peercred"
 	"io"
 	"io/fs"
 	"net"
@@ -513,7 +514,7 @@ func TestReachFromHost(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, err := Forward(ctx, "127.0.0.1:0", sock)
+	addr, err := Forward(ctx, "127.0.0.1:0", sock, peercred.Any)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +535,7 @@ func TestReachFromHost(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := Forward(context.Background(), "0.0.0.0:0", sock); err == nil {
+	if _, err := Forward(context.Background(), "0.0.0.0:0", sock, peercred.Any); err == nil {
 		t.Error("Forward listened on every address; it must take a loopback one only")
 	}
 }
