@@ -388,7 +388,7 @@ func undo(s store, j *Journal, reason string, steps []Step, opt Options) error {
 	keep(s.write(j))
 	// Undoing must finish even when the apply was interrupted: the
 	// servers get their own time, not the cancelled context.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(UndoingContext(context.Background()), 2*time.Minute)
 	defer cancel()
 	for _, st := range steps {
 		if st.Check != nil {
@@ -416,6 +416,22 @@ func undo(s store, j *Journal, reason string, steps []Step, opt Options) error {
 		opt.AfterState(RolledBack)
 	}
 	return first
+}
+
+// undoingKey marks the context a Step's funcs get while a transaction is
+// undone.
+type undoingKey struct{}
+
+// UndoingContext is ctx marked as an undo's.
+func UndoingContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, undoingKey{}, true)
+}
+
+// Undoing says whether ctx is an undo's: a step that judges the change
+// itself (how its reload went) has nothing to judge then.
+func Undoing(ctx context.Context) bool {
+	v, _ := ctx.Value(undoingKey{}).(bool)
+	return v
 }
 
 // reloadSteps is steps when the servers may have taken the new files

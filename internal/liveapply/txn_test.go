@@ -58,13 +58,17 @@ func (h host) unchanged(t *testing.T) {
 	}
 }
 
-// calls records the steps' calls in order.
+// calls records the steps' calls in order; an undo's are marked "(undo)".
 type calls []string
 
 func (c *calls) step(name string, fail string) Step {
 	do := func(what string) func(context.Context) error {
-		return func(context.Context) error {
-			*c = append(*c, name+"."+what)
+		return func(ctx context.Context) error {
+			call := name + "." + what
+			if Undoing(ctx) {
+				call += "(undo)"
+			}
+			*c = append(*c, call)
 			if what == fail {
 				return fmt.Errorf("%s failed", what)
 			}
@@ -103,7 +107,7 @@ func TestApplyAndRollback(t *testing.T) {
 		t.Fatalf("rollback: %v %+v", err, undone)
 	}
 	h.unchanged(t)
-	if strings.Join(c, " ") != "fpm.check fpm.reload fpm.healthy" {
+	if strings.Join(c, " ") != "fpm.check(undo) fpm.reload(undo) fpm.healthy(undo)" {
 		t.Errorf("rollback calls %v", c)
 	}
 	if again, err := Rollback(context.Background(), opt); err != nil || again != nil {
@@ -118,8 +122,8 @@ func TestFailuresRollBack(t *testing.T) {
 		cause string
 	}{
 		{"check", "fpm.check", "fpm refused the new configuration: check failed"},
-		{"reload", "fpm.check fpm.reload fpm.check fpm.reload fpm.healthy", "reloading fpm: reload failed"},
-		{"healthy", "fpm.check fpm.reload fpm.healthy fpm.check fpm.reload fpm.healthy", "fpm is not healthy after the reload: healthy failed"},
+		{"reload", "fpm.check fpm.reload fpm.check(undo) fpm.reload(undo) fpm.healthy(undo)", "reloading fpm: reload failed"},
+		{"healthy", "fpm.check fpm.reload fpm.healthy fpm.check(undo) fpm.reload(undo) fpm.healthy(undo)", "fpm is not healthy after the reload: healthy failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fail, func(t *testing.T) {
@@ -244,7 +248,7 @@ func TestKilledApplyIsUndone(t *testing.T) {
 				t.Fatalf("recover: %v, %d undone", err, len(undone))
 			}
 			h.unchanged(t)
-			want := "fpm.check fpm.reload fpm.healthy"
+			want := "fpm.check(undo) fpm.reload(undo) fpm.healthy(undo)"
 			if state == Prepared {
 				want = "" // nothing was written: nothing to reload
 			}

@@ -96,13 +96,14 @@ func (p *ReloadProbe) start(ctx context.Context, f FPM) (stop func()) {
 
 // Step is the probe as a transaction step named "reload-probe", to go
 // after php-fpm's: its health check fails when a request failed during
-// the reload of the change. It judges once: the reloads of an undo are
-// counted, not judged.
+// the reload of the change. It judges once, and never in an undo: the
+// reloads of an undo are counted, not judged, and a change undone because
+// another server failed before this check ran is not blamed on its probe.
 func (p *ReloadProbe) Step() liveapply.Step {
-	return liveapply.Step{Name: "reload-probe", Healthy: func(context.Context) error {
+	return liveapply.Step{Name: "reload-probe", Healthy: func(ctx context.Context) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.judged || len(p.runs) == 0 {
+		if p.judged || len(p.runs) == 0 || liveapply.Undoing(ctx) {
 			return nil
 		}
 		p.judged = true
