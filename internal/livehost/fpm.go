@@ -259,11 +259,34 @@ func (f FPM) probeWithin(ctx context.Context, d time.Duration) error {
 		return c.Close()
 	}
 	body, err := f.statusWithin(ctx, d)
+	// php-fpm answers its status page with 500 while its scoreboard's
+	// lock is taken for a moment (a reload, a spawn): that is the page,
+	// not a request the pool dropped. Ask again before calling it failed.
+	for try := 1; try < scoreboardTries && scoreboardBusy(err); try++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(scoreboardRetry):
+		}
+		body, err = f.statusWithin(ctx, d)
+	}
 	if err != nil {
 		return err
 	}
 	_, err = fpmstatus.Parse(body)
 	return err
+}
+
+// scoreboardTries and scoreboardRetry bound how often, and how far apart,
+// a probe asks again a status page whose scoreboard was busy.
+const (
+	scoreboardTries = 3
+	scoreboardRetry = 20 * time.Millisecond
+)
+
+func scoreboardBusy(err error) bool {
+	var e *observe.StatusPageError
+	return errors.As(err, &e) && e.ScoreboardBusy()
 }
 
 // status reads the pool's status page as JSON over FastCGI.

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -41,8 +42,33 @@ func FPMFetcher(network, address, statusPath string, peerUID int) func(ctx conte
 			return nil, err
 		}
 		if resp.Status != http.StatusOK {
-			return nil, fmt.Errorf("php-fpm status page %s on %s answered %d: %.100q; is pm.status_path set to %s?", statusPath, address, resp.Status, resp.Body, statusPath)
+			return nil, &StatusPageError{Path: statusPath, Address: address, Status: resp.Status, Body: resp.Body}
 		}
 		return resp.Body, nil
 	}
+}
+
+// StatusPageError is a php-fpm status page that answered other than 200.
+type StatusPageError struct {
+	Path, Address string
+	Status        int
+	Body          []byte
+}
+
+func (e *StatusPageError) Error() string {
+	return fmt.Sprintf("php-fpm status page %s on %s answered %d: %.100q; is pm.status_path set to %s?", e.Path, e.Address, e.Status, e.Body, e.Path)
+}
+
+// scoreboardBusyBody is what php-fpm's status page answers, with 500,
+// when it cannot take the scoreboard's lock at once (fpm_status.c copies
+// the scoreboard with a lock that does not wait): the master or a child
+// holds it for a moment, typically while the master reloads or spawns.
+var scoreboardBusyBody = []byte("Internal error. Please review log file for errors.")
+
+// ScoreboardBusy says the answer may be php-fpm's scoreboard lock taken
+// for a moment rather than a broken pool: asked again shortly, the page
+// answers. (The same answer, persisting, is a pool without its status
+// memory.)
+func (e *StatusPageError) ScoreboardBusy() bool {
+	return e.Status == http.StatusInternalServerError && bytes.HasPrefix(bytes.TrimSpace(e.Body), scoreboardBusyBody)
 }
