@@ -97,25 +97,12 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 		}
 		unix.Close(fd)
 	}
-	// util-linux's unshare binds the new namespaces to the files from a
-	// child it forked before unsharing; now and then (seen inside a
-	// mount namespace of its own, on Linux 6.18) that child's bind of the
-	// mount namespace fails with EINVAL, the kernel's answer to binding a
-	// namespace no newer than the binder's own: the new one was not
-	// there yet. The namespaces of a failed try die with its processes
-	// once the files it bound are unbound; a second try has always
-	// succeeded.
-	var err error
-	for try := 0; try < 3; try++ {
-		err = run(ctx, strings.NewReader(routes), "unshare", "--net="+s.netFile(), "--mount="+s.mntFile(), "--ipc="+s.ipcFile(),
-			"--propagation", "private", "--", tool("ip"), "-batch", "-")
-		if err == nil || !strings.Contains(err.Error(), "Invalid argument") {
-			break
-		}
+	err := unshareBound(ctx, func() io.Reader { return strings.NewReader(routes) }, func() {
 		for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile()} {
 			_ = unix.Unmount(f, unix.MNT_DETACH)
 		}
-	}
+	}, "--net="+s.netFile(), "--mount="+s.mntFile(), "--ipc="+s.ipcFile(),
+		"--propagation", "private", "--", tool("ip"), "-batch", "-")
 	if err != nil {
 		return fmt.Errorf("making the namespaces: %v", err)
 	}
