@@ -17,7 +17,7 @@ import (
 // the last CPU (as under a container or test/realserver.sh), binding a new
 // mount namespace to a file fails with EINVAL on a CPU whose namespace ids
 // are behind (Linux 6.18's per-CPU ids); unshareBound finds the CPU where
-// it takes, every time. CI stop 33 failed two site tests on this.
+// it takes, every time. Two site tests of the real-server tier failed on this.
 func TestUnshareBoundInsideAMountNamespace(t *testing.T) {
 	if os.Getenv("PHPTUNE_NSBIND_CHILD") == "1" {
 		nsBindChild(t)
