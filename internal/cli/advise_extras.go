@@ -76,7 +76,7 @@ func (x *adviseExtras) check() error {
 func (x *adviseExtras) extend(env *Env, a *advise.Advice, fs *proc.FS, masters []livehost.Master, prefix string) error {
 	version := ""
 	if len(masters) > 0 {
-		version = masterPHPVersion(fs, masters[0].PID)
+		version = masters[0].PHPBranch()
 	}
 	t, runID, selected, err := x.storedTune(env.Ctx, version)
 	if err != nil {
@@ -121,20 +121,6 @@ func readMasterOpcache(ctx context.Context, m livehost.Master, prefix, dir strin
 		}
 	}
 	return advise.AdviseOpcache(m.Conf, names, "", nil, strings.Join(why, "; "), measured)
-}
-
-// masterPHPVersion is the PHP branch of a master's binary
-// (/usr/sbin/php-fpm8.2 -> 8.2), "" when its name does not say.
-func masterPHPVersion(fs *proc.FS, pid int) string {
-	exe, err := os.Readlink(filepath.Join(fs.Root(), fmt.Sprint(pid), "exe"))
-	if err != nil {
-		return ""
-	}
-	v := strings.TrimPrefix(filepath.Base(exe), "php-fpm")
-	if !knob.SameBranch(v, v) {
-		return ""
-	}
-	return v
 }
 
 // storedTune finds the tune to put beside the advice: --tune's, or the

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -140,7 +139,7 @@ func apacheServer(root string) (*advise.WebServer, error) {
 	if _, err := os.Stat(conf); err != nil {
 		return nil, nil
 	}
-	if root == "/" && !apacheRuns() {
+	if root == "/" && !livehost.ApacheRuns() {
 		return nil, nil
 	}
 	ps, err := livehost.ReadApache(root)
@@ -169,29 +168,4 @@ func apacheServer(root string) (*advise.WebServer, error) {
 		s.Passes = append(s.Passes, advise.Pass{Server: server, Target: p.Addr, Addrs: []string{p.Addr}, At: fmt.Sprintf("%s:%d", p.File, p.Line)})
 	}
 	return s, nil
-}
-
-// apacheRuns says whether an Apache owned by root runs here.
-func apacheRuns() bool {
-	fs, err := proc.Default()
-	if err != nil {
-		return false
-	}
-	pids, err := fs.PIDs()
-	if err != nil {
-		return false
-	}
-	for _, pid := range pids {
-		cmd, err := fs.ReadCmdline(pid)
-		if err != nil {
-			continue
-		}
-		first, _, _ := strings.Cut(cmd, " ")
-		if b := filepath.Base(first); b == "apache2" || b == "httpd" {
-			if st, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil && st.Sys().(*syscall.Stat_t).Uid == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -94,10 +93,10 @@ func (f *nginxFlags) master(root string) (*livehost.Nginx, error) {
 		}
 		return nil, nil
 	}
-	// The binary the verified master runs (a root process's exe link,
-	// checked by NginxMasters), else nginx from PATH.
-	bin, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(m.PID), "exe"))
-	if err != nil || !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {
+	// The binary the verified master runs (its exe link, checked by
+	// NginxMasters), else nginx from PATH.
+	bin := m.Exe
+	if !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {
 		if bin, err = exec.LookPath("nginx"); err != nil {
 			bin = "/usr/sbin/nginx"
 		}
