@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,7 +47,8 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 		}
 	}
 	var servers []advise.WebServer
-	ngx, err := f.nginx.resolve(ctx, f.root)
+	ngx, err := livehost.OpenNginx(ctx, f.nginx.spec(f.root))
+	err = hostErr(err)
 	switch {
 	case err != nil && isUsage(err):
 		return nil, nil, err
@@ -60,9 +60,9 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 		findings = append(findings, advise.Finding{Severity: "warning", Message: msg})
 	case ngx != nil:
 		servers = append(servers, nginxServer(ngx))
-		if len(ngx.conf.Unreached) > 0 {
+		if len(ngx.Conf.Unreached) > 0 {
 			findings = append(findings, advise.Finding{Severity: "warning", Message: fmt.Sprintf(
-				"nginx -T shows files no include of %s names (%s): a configuration file holds a \"# configuration file\" line of its own; advise reads that dump with care and apply refuses it", ngx.ng.Conf, strings.Join(ngx.conf.Unreached, ", "))})
+				"nginx -T shows files no include of %s names (%s): a configuration file holds a \"# configuration file\" line of its own; advise reads that dump with care and apply refuses it", ngx.Nginx.Conf, strings.Join(ngx.Conf.Unreached, ", "))})
 		}
 	}
 	ap, err := apacheServer(f.root)
@@ -81,16 +81,11 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 	return &front, append(findings, more...), nil
 }
 
-func isUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
-
 // nginxServer is what advise needs of a running nginx.
-func nginxServer(ngx *liveNginx) advise.WebServer {
-	c := ngx.conf
-	s := advise.WebServer{Kind: "nginx", Conf: ngx.ng.Conf, WorkerConnections: 512, KeepaliveTimeout: "75s"}
-	if pid, err := ngx.ng.Master(); err == nil {
+func nginxServer(ngx *livehost.LiveNginx) advise.WebServer {
+	c := ngx.Conf
+	s := advise.WebServer{Kind: "nginx", Conf: ngx.Nginx.Conf, WorkerConnections: 512, KeepaliveTimeout: "75s"}
+	if pid, err := ngx.Nginx.Master(); err == nil {
 		if fs, err := proc.Default(); err == nil {
 			s.Workers = int64(livehost.NginxWorkers(fs, pid))
 		}
