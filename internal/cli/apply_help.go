@@ -51,7 +51,7 @@ apply); a query must answer and the values read back. MariaDB is found in /proc
 (--mariadb-socket names its socket) and is talked to only after SO_PEERCRED
 shows the socket is its process's. It is never restarted: a variable that is
 not dynamic takes effect at its next restart, unless --restart-db is given
-and systemd runs it (systemctl restart).
+and systemd runs it as its service's main process (systemctl restart).
 
 --settle (5s) is also an error-rate check: the 5xx lines in the access logs of
 the nginx servers whose fastcgi_pass sends to the pool (never another server's;
