@@ -67,10 +67,3 @@ func hostErr(err error) error {
 	}
 	return err
 }
-
-// isUsage says whether err is a mistake on the command line.
-func isUsage(err error) bool {
-	var u *UsageError
-	var ie *livehost.InputError
-	return errors.As(err, &u) || errors.As(err, &ie)
-}
