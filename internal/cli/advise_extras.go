@@ -20,7 +20,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
@@ -73,10 +72,10 @@ func (x *adviseExtras) check() error {
 }
 
 // extend adds the stored tune and the opcache readings to a.
-func (x *adviseExtras) extend(env *Env, a *advise.Advice, fs *proc.FS, masters []livehost.Master, prefix string) error {
+func (x *adviseExtras) extend(env *Env, a *advise.Advice, masters []livehost.Master, prefix string) error {
 	version := ""
 	if len(masters) > 0 {
-		version = masterPHPVersion(fs, masters[0].PID)
+		version = masters[0].PHPBranch()
 	}
 	t, runID, selected, err := x.storedTune(env.Ctx, version)
 	if err != nil {
@@ -88,7 +87,7 @@ func (x *adviseExtras) extend(env *Env, a *advise.Advice, fs *proc.FS, masters [
 	}
 	if x.opcache {
 		for _, m := range masters {
-			oa, found := readMasterOpcache(env.Ctx, m, prefix, x.opcacheDir, measured)
+			oa, found := livehost.ReadMasterOpcache(env.Ctx, m, prefix, x.opcacheDir, measured)
 			a.Opcache = append(a.Opcache, oa)
 			a.Findings = append(a.Findings, found...)
 		}
@@ -98,43 +97,6 @@ func (x *adviseExtras) extend(env *Env, a *advise.Advice, fs *proc.FS, masters [
 	}
 	sort.SliceStable(a.Findings, func(i, j int) bool { return a.Findings[i].Severity == "warning" && a.Findings[j].Severity != "warning" })
 	return nil
-}
-
-// readMasterOpcache reads a master's opcache through the first of its
-// pools that allows it; the refusals of the others are kept in the
-// error when none does.
-func readMasterOpcache(ctx context.Context, m livehost.Master, prefix, dir string, measured []results.Decision) (advise.OpcacheAdvice, []advise.Finding) {
-	h, err := livehost.ReadFPM(m.Conf, prefix)
-	if err != nil {
-		return advise.AdviseOpcache(m.Conf, nil, "", nil, err.Error(), measured)
-	}
-	names := h.PoolNames()
-	var why []string
-	for _, p := range h.Pools {
-		o, err := livehost.ReadOpcache(ctx, m, p, dir)
-		if err == nil {
-			return advise.AdviseOpcache(m.Conf, names, p.Name, o, "", measured)
-		}
-		why = append(why, "through pool "+p.Name+": "+err.Error())
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return advise.AdviseOpcache(m.Conf, names, "", nil, strings.Join(why, "; "), measured)
-}
-
-// masterPHPVersion is the PHP branch of a master's binary
-// (/usr/sbin/php-fpm8.2 -> 8.2), "" when its name does not say.
-func masterPHPVersion(fs *proc.FS, pid int) string {
-	exe, err := os.Readlink(filepath.Join(fs.Root(), fmt.Sprint(pid), "exe"))
-	if err != nil {
-		return ""
-	}
-	v := strings.TrimPrefix(filepath.Base(exe), "php-fpm")
-	if !knob.SameBranch(v, v) {
-		return ""
-	}
-	return v
 }
 
 // storedTune finds the tune to put beside the advice: --tune's, or the
@@ -220,7 +182,7 @@ func adviceFiles(a advise.Advice, prefix, iniDir string) []report.AdviceFile {
 		}
 		lines := poolKnobs(p)
 		out = append(out, report.AdviceFile{Name: "pool " + p.Pool + ": knob file (phptune apply --pool " + p.Pool + " --knobs FILE)", Text: strings.Join(lines, "\n") + "\n"})
-		if d := dropIns(p.Master, prefix, p.Pool, iniDir, lines); d != nil && d.Pool != nil {
+		if d := livehost.AdviceDropIns(p.Master, prefix, p.Pool, iniDir, lines); d != nil && d.Pool != nil {
 			out = append(out, report.AdviceFile{Name: d.PoolPath, Text: string(d.Pool)})
 		}
 	}
@@ -230,34 +192,12 @@ func adviceFiles(a advise.Advice, prefix, iniDir string) []report.AdviceFile {
 		}
 		out = append(out, report.AdviceFile{Name: "opcache of " + o.Master + ": knob file (phptune apply --knobs FILE)", Text: strings.Join(o.Knobs, "\n") + "\n"})
 		if len(o.Pools) > 0 {
-			if d := dropIns(o.Master, prefix, o.Pools[0], iniDir, o.Knobs); d != nil && d.Ini != nil {
+			if d := livehost.AdviceDropIns(o.Master, prefix, o.Pools[0], iniDir, o.Knobs); d != nil && d.Ini != nil {
 				out = append(out, report.AdviceFile{Name: d.IniPath, Text: string(d.Ini)})
 			}
 		}
 	}
 	return out
-}
-
-// dropIns renders knob assignments as apply's drop-ins for a pool of the
-// master of conf (PHP's conf.d beside it, as Debian lays it out); nil when
-// they cannot be rendered (apply would say why).
-func dropIns(conf, prefix, pool, iniDir string, assignments []string) *livehost.DropIns {
-	h, err := livehost.ReadFPM(conf, prefix)
-	if err != nil {
-		return nil
-	}
-	cfg, err := knob.Defaults().Apply(assignments)
-	if err != nil {
-		return nil
-	}
-	if iniDir == "" {
-		iniDir = filepath.Join(filepath.Dir(conf), "conf.d")
-	}
-	d, err := livehost.Compose(h, pool, cfg, iniDir)
-	if err != nil {
-		return nil
-	}
-	return d
 }
 
 // write puts the advice into --html's file and -o's directory.

@@ -6,26 +6,7 @@ import (
 
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/proc"
 )
-
-// readMariaDB reads the host's MariaDB for advise: nil when none runs (or
-// --no-mariadb); what could not be read is in the result's Error.
-func readMariaDB(env *Env, fs *proc.FS, root, socket string, off bool) *advise.MariaDB {
-	if off {
-		return nil
-	}
-	servers, err := livehost.MariaDBServers(fs, root)
-	servers = livehost.MariaDBUnder(servers, root, socket)
-	if err != nil || (len(servers) == 0 && socket == "") {
-		return nil
-	}
-	s, err := livehost.PickMariaDB(servers, socket)
-	if err != nil {
-		return &advise.MariaDB{Socket: socket, Error: err.Error()}
-	}
-	return livehost.ReadMariaDB(env.Ctx, fs, s)
-}
 
 // printMariaDBAdvice prints the database's figures and the knob lines
 // apply takes.

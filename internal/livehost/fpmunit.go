@@ -23,12 +23,20 @@ func FPMService(root string, systemd bool, unit string, mainPID, master int) str
 	return unit
 }
 
-// FindFPMService is FPMService for the running master pid, read from
-// this machine: systemd as init (/run/systemd/system), the master's
-// cgroup and the unit's MainPID.
-func FindFPMService(ctx context.Context, root string, master int) string {
+// SystemdRuns reports whether systemd is this machine's init.
+func SystemdRuns() bool {
 	st, err := os.Stat("/run/systemd/system")
-	systemd := err == nil && st.IsDir()
+	return err == nil && st.IsDir()
+}
+
+// MainService is FPMService's rule for any server's running master pid
+// (php-fpm, nginx, MariaDB), read from this machine: systemd as init
+// (/run/systemd/system), the master's cgroup and the unit's MainPID. A
+// process whose cgroup names a service it is not the main process of
+// (one started by hand from a service's shell, a test's copy) is not
+// that service's: systemctl would reload or restart another process.
+func MainService(ctx context.Context, root string, master int) string {
+	systemd := SystemdRuns()
 	unit := SystemdUnit("/proc", master)
 	if root != "/" || !systemd || unit == "" {
 		return ""

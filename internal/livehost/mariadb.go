@@ -68,11 +68,11 @@ func MariaDBServers(fs *proc.FS, root string) ([]MariaDBServer, error) {
 		if base := filepath.Base(args[0]); base != "mariadbd" && base != "mysqld" {
 			continue
 		}
-		uid, err := processAccount(fs, pid, []string{"mariadbd", "mysqld"}, func(uid int) bool { return owners[uid] })
+		v, err := processAccount(fs, pid, []string{"mariadbd", "mysqld"}, func(uid int) bool { return owners[uid] })
 		if err != nil {
 			continue
 		}
-		s := describeMariaDB(pid, uid, args, root)
+		s := describeMariaDB(pid, v.uid, args, root)
 		s.attributeSocket(listeningUnixPaths(fs, pid, listeners))
 		out = append(out, s)
 	}

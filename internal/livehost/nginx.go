@@ -42,6 +42,9 @@ type NginxMaster struct {
 	Conf   string // -c from its title, or NginxDefaultConf
 	Prefix string // -p, or ""
 	Binary string // the first word after "master process"
+	// Exe is the binary it runs, as verified (/proc/PID/exe's target;
+	// "" when it could not be read without root).
+	Exe string
 }
 
 const nginxMasterTitle = "nginx: master process "
@@ -107,10 +110,11 @@ func NginxMasters(fs *proc.FS) ([]NginxMaster, error) {
 		if !ok {
 			continue
 		}
-		if _, err := processAccount(fs, pid, []string{"nginx"}, rootOrMe); err != nil {
+		v, err := processAccount(fs, pid, []string{"nginx"}, rootOrMe)
+		if err != nil {
 			continue
 		}
-		m.PID = pid
+		m.PID, m.Exe = pid, v.exe
 		ppid := 0
 		if st, err := fs.ReadStat(pid); err == nil {
 			ppid = st.PPID

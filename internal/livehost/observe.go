@@ -13,6 +13,7 @@ import (
 
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/fpmstatus"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
@@ -23,9 +24,25 @@ type Master struct {
 	PID  int
 	Conf string // from its title: php-fpm: master process (CONF)
 	UID  int    // the account it runs as
+	// Exe is the binary it runs, as verified (/proc/PID/exe's target;
+	// "" when it could not be read without root).
+	Exe string
 }
 
 const masterTitle = "php-fpm: master process ("
+
+// PHPBranch is the PHP branch of the master's verified binary
+// (/usr/sbin/php-fpm8.2 -> 8.2), "" when its name does not say.
+func (m Master) PHPBranch() string {
+	if m.Exe == "" {
+		return ""
+	}
+	v := strings.TrimPrefix(filepath.Base(strings.TrimSuffix(m.Exe, " (deleted)")), "php-fpm")
+	if !knob.SameBranch(v, v) {
+		return ""
+	}
+	return v
+}
 
 // Masters lists the php-fpm masters running on this machine, by the title
 // php-fpm gives its master, run by root or by this process's user (every
@@ -49,7 +66,7 @@ func Masters(fs *proc.FS) ([]Master, error) {
 			continue
 		}
 		conf := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cmdline), masterTitle), ")")
-		uid, err := processAccount(fs, pid, []string{"php-fpm"}, rootOrMe)
+		v, err := processAccount(fs, pid, []string{"php-fpm"}, rootOrMe)
 		if err != nil {
 			continue
 		}
@@ -57,7 +74,7 @@ func Masters(fs *proc.FS) ([]Master, error) {
 		if ps, err := fs.ReadStat(pid); err == nil {
 			ppid = ps.PPID
 		}
-		found = append(found, candidate{Master{PID: pid, Conf: conf, UID: uid}, ppid})
+		found = append(found, candidate{Master{PID: pid, Conf: conf, UID: v.uid, Exe: v.exe}, ppid})
 	}
 	// A worker just forked keeps its master's title until it names itself
 	// after its pool: a candidate whose parent is a master of the same

@@ -14,37 +14,49 @@ import (
 	"github.com/phptune/phptune/internal/proc"
 )
 
-// processAccount verifies that pid, found by the title it shows, is a
-// server of the expected kind run by one account, and returns that
-// account. Any process can set its title, and the owner of /proc/PID is
-// only its effective uid: a set-uid program (su, run by anyone) shows
-// uid 0 there while its real uid is its caller's. So the process's real,
+// verified is what processAccount checked of a server's process: the
+// account it runs as and the binary it runs ("" when the binary could
+// not be read without root; see processAccount).
+type verified struct {
+	uid int
+	exe string
+}
+
+// processAccount is phptune's one trust rule for a server process found
+// in /proc (php-fpm, nginx, Apache, MariaDB): it verifies that pid, found
+// by the title it shows, is a server of the expected kind run by one
+// account, and returns that account and its binary (the exe link's
+// target as the kernel shows it, " (deleted)" included). Any process can
+// set its title, and the owner of /proc/PID is only its effective uid:
+// a set-uid program (su, run by anyone) shows uid 0 there while its real
+// uid is its caller's. So the process's real,
 // effective, saved and filesystem uids must all be the same account,
 // accepted by accept, and the binary it runs (/proc/PID/exe) a regular
 // file owned by root (or by this process's user, for tests run without
 // root) that nobody else can write, whose name starts with one of names
-// ("nginx", "php-fpm", "mariadbd").
-func processAccount(fs *proc.FS, pid int, names []string, accept func(uid int) bool) (int, error) {
+// ("nginx", "php-fpm", "mariadbd", "apache2"). A process in another
+// mount namespace is refused (sameMountNamespace).
+func processAccount(fs *proc.FS, pid int, names []string, accept func(uid int) bool) (verified, error) {
 	dir := filepath.Join(fs.Root(), strconv.Itoa(pid))
 	status, err := os.ReadFile(filepath.Join(dir, "status"))
 	if err != nil {
-		return 0, err
+		return verified{}, err
 	}
 	uids, err := statusUIDs(status)
 	if err != nil {
-		return 0, fmt.Errorf("process %d: %v", pid, err)
+		return verified{}, fmt.Errorf("process %d: %v", pid, err)
 	}
 	uid := uids[0]
 	for _, u := range uids[1:] {
 		if u != uid {
-			return 0, fmt.Errorf("process %d runs with uids %v (real, effective, saved, filesystem): not one account, as a set-uid program's are", pid, uids)
+			return verified{}, fmt.Errorf("process %d runs with uids %v (real, effective, saved, filesystem): not one account, as a set-uid program's are", pid, uids)
 		}
 	}
 	if !accept(uid) {
-		return 0, fmt.Errorf("process %d runs as uid %d", pid, uid)
+		return verified{}, fmt.Errorf("process %d runs as uid %d", pid, uid)
 	}
 	if err := sameMountNamespace(fs, pid); err != nil {
-		return 0, err
+		return verified{}, err
 	}
 	exe := filepath.Join(dir, "exe")
 	st, err := os.Stat(exe)
@@ -52,26 +64,26 @@ func processAccount(fs *proc.FS, pid int, names []string, accept func(uid int) b
 		// advise run as a pool's user cannot read a root process's
 		// binary; it only reads, with its own rights, and signals
 		// nothing: its uids are what it can check.
-		return uid, nil
+		return verified{uid: uid}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("process %d: its binary: %v", pid, err)
+		return verified{}, fmt.Errorf("process %d: its binary: %v", pid, err)
 	}
 	owner := int(st.Sys().(*syscall.Stat_t).Uid)
 	if !st.Mode().IsRegular() || (owner != 0 && owner != os.Geteuid()) || st.Mode().Perm()&0o022 != 0 {
-		return 0, fmt.Errorf("process %d runs a binary owned by uid %d, mode %v: not a root-owned binary only root can write", pid, owner, st.Mode().Perm())
+		return verified{}, fmt.Errorf("process %d runs a binary owned by uid %d, mode %v: not a root-owned binary only root can write", pid, owner, st.Mode().Perm())
 	}
 	target, err := os.Readlink(exe)
 	if err != nil {
-		return 0, fmt.Errorf("process %d: its binary: %v", pid, err)
+		return verified{}, fmt.Errorf("process %d: its binary: %v", pid, err)
 	}
 	base := filepath.Base(strings.TrimSuffix(target, " (deleted)"))
 	for _, n := range names {
 		if strings.HasPrefix(base, n) {
-			return uid, nil
+			return verified{uid: uid, exe: target}, nil
 		}
 	}
-	return 0, fmt.Errorf("process %d runs %s, not %s", pid, target, strings.Join(names, " or "))
+	return verified{}, fmt.Errorf("process %d runs %s, not %s", pid, target, strings.Join(names, " or "))
 }
 
 // statusUIDs reads the Uid line of /proc/PID/status: real, effective,

@@ -1,4 +1,4 @@
-package cli
+package livehost
 
 import (
 	"context"
@@ -10,37 +10,24 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/proc"
-	"github.com/phptune/phptune/internal/sysctl"
 )
 
-// frontFlags say where advise looks for the web servers in front of
-// php-fpm; root is the host flags' --root.
-type frontFlags struct {
-	nginx nginxFlags
-	root  string
-}
-
-func (f *frontFlags) add(cmd *cobra.Command) { f.nginx.add(cmd) }
-
-// adviseFront reads the nginx and Apache in front of the masters' pools
-// and returns what they pass to which pool, with findings. Only bad
-// input (--nginx-config naming no running nginx, a relative --root) is
-// an error; what cannot be read is a finding.
-func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, fpmPrefix string) (*advise.Front, []advise.Finding, error) {
-	if !filepath.IsAbs(f.root) {
-		return nil, nil, usageErr("Try: --root /srv/host-copy", "--root %q: give an absolute directory", f.root)
+// ReadFront reads the nginx (spec) and Apache in front of the masters'
+// pools and returns what they pass to which pool, with findings. Only
+// bad input (a Config naming no running nginx, a relative root) is an
+// error, an *InputError; what cannot be read is a finding. Apache is read
+// on the host itself only when a trusted Apache runs (ApacheRuns).
+func ReadFront(ctx context.Context, spec NginxSpec, masters []Master, fpmPrefix string) (*advise.Front, []advise.Finding, error) {
+	if !filepath.IsAbs(spec.Root) {
+		return nil, nil, inputErr("Try: --root /srv/host-copy", "--root %q: give an absolute directory", spec.Root)
 	}
 	var findings []advise.Finding
 	var pools []advise.PoolSocket
 	for _, m := range masters {
-		h, err := livehost.ReadFPM(m.Conf, fpmPrefix)
+		h, err := ReadFPM(m.Conf, fpmPrefix)
 		if err != nil {
 			continue // Observe reported it
 		}
@@ -49,9 +36,10 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 		}
 	}
 	var servers []advise.WebServer
-	ngx, err := f.nginx.resolve(ctx, f.root)
+	ngx, err := OpenNginx(ctx, spec)
+	var ie *InputError
 	switch {
-	case err != nil && isUsage(err):
+	case errors.As(err, &ie):
 		return nil, nil, err
 	case err != nil:
 		msg := err.Error()
@@ -61,52 +49,41 @@ func adviseFront(ctx context.Context, f *frontFlags, masters []livehost.Master, 
 		findings = append(findings, advise.Finding{Severity: "warning", Message: msg})
 	case ngx != nil:
 		servers = append(servers, nginxServer(ngx))
-		if len(ngx.conf.Unreached) > 0 {
+		if len(ngx.Conf.Unreached) > 0 {
 			findings = append(findings, advise.Finding{Severity: "warning", Message: fmt.Sprintf(
-				"nginx -T shows files no include of %s names (%s): a configuration file holds a \"# configuration file\" line of its own; advise reads that dump with care and apply refuses it", ngx.ng.Conf, strings.Join(ngx.conf.Unreached, ", "))})
+				"nginx -T shows files no include of %s names (%s): a configuration file holds a \"# configuration file\" line of its own; advise reads that dump with care and apply refuses it", ngx.Nginx.Conf, strings.Join(ngx.Conf.Unreached, ", "))})
 		}
 	}
-	ap, err := apacheServer(f.root)
+	ap, err := apacheServer(spec.Root)
 	if err != nil {
 		findings = append(findings, advise.Finding{Severity: "warning", Message: "Apache: " + err.Error()})
 	} else if ap != nil {
 		servers = append(servers, *ap)
 	}
-	somaxconn := int64(-1)
-	if v, err := sysctl.NewFS("/proc").Value(sysctl.Somaxconn); err == nil {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			somaxconn = n
-		}
-	}
-	front, more := advise.FrontFindings(pools, servers, somaxconn)
+	front, more := advise.FrontFindings(pools, servers, Somaxconn())
 	return &front, append(findings, more...), nil
 }
 
-func isUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
-
 // nginxServer is what advise needs of a running nginx.
-func nginxServer(ngx *liveNginx) advise.WebServer {
-	c := ngx.conf
-	s := advise.WebServer{Kind: "nginx", Conf: ngx.ng.Conf, WorkerConnections: 512, KeepaliveTimeout: "75s"}
-	if pid, err := ngx.ng.Master(); err == nil {
+func nginxServer(ngx *LiveNginx) advise.WebServer {
+	c := ngx.Conf
+	s := advise.WebServer{Kind: "nginx", Conf: ngx.Nginx.Conf, WorkerConnections: 512, KeepaliveTimeout: "75s"}
+	if pid, err := ngx.Nginx.Master(); err == nil {
 		if fs, err := proc.Default(); err == nil {
-			s.Workers = int64(livehost.NginxWorkers(fs, pid))
+			s.Workers = int64(NginxWorkers(fs, pid))
 		}
 	}
 	if s.Workers == 0 {
-		if v, ok := livehost.First(c.MainDirectives("worker_processes")); ok && v != "auto" {
+		if v, ok := First(c.MainDirectives("worker_processes")); ok && v != "auto" {
 			s.Workers, _ = strconv.ParseInt(v, 10, 64)
 		} else {
 			s.Workers = int64(runtime.NumCPU())
 		}
 	}
-	if v, ok := livehost.First(c.EventsDirectives("worker_connections")); ok {
+	if v, ok := First(c.EventsDirectives("worker_connections")); ok {
 		s.WorkerConnections, _ = strconv.ParseInt(v, 10, 64)
 	}
-	if v, ok := livehost.First(c.HTTPDirectives("keepalive_timeout")); ok {
+	if v, ok := First(c.HTTPDirectives("keepalive_timeout")); ok {
 		s.KeepaliveTimeout = v
 	}
 	for _, srv := range c.Servers {
@@ -140,17 +117,17 @@ func apacheServer(root string) (*advise.WebServer, error) {
 	if _, err := os.Stat(conf); err != nil {
 		return nil, nil
 	}
-	if root == "/" && !apacheRuns() {
+	if root == "/" && !ApacheRuns() {
 		return nil, nil
 	}
-	ps, err := livehost.ReadApache(root)
+	ps, err := ReadApache(root)
 	if err != nil {
 		return nil, err
 	}
 	names := map[string]string{} // file -> virtual host names
 	if root == "/" {
 		if out, err := exec.Command("apache2ctl", "-S").Output(); err == nil {
-			for _, v := range livehost.ParseApacheS(out) {
+			for _, v := range ParseApacheS(out) {
 				if !strings.Contains(names[v.File], v.Name) {
 					names[v.File] = strings.TrimSpace(names[v.File] + " " + v.Name)
 				}
@@ -169,29 +146,4 @@ func apacheServer(root string) (*advise.WebServer, error) {
 		s.Passes = append(s.Passes, advise.Pass{Server: server, Target: p.Addr, Addrs: []string{p.Addr}, At: fmt.Sprintf("%s:%d", p.File, p.Line)})
 	}
 	return s, nil
-}
-
-// apacheRuns says whether an Apache owned by root runs here.
-func apacheRuns() bool {
-	fs, err := proc.Default()
-	if err != nil {
-		return false
-	}
-	pids, err := fs.PIDs()
-	if err != nil {
-		return false
-	}
-	for _, pid := range pids {
-		cmd, err := fs.ReadCmdline(pid)
-		if err != nil {
-			continue
-		}
-		first, _, _ := strings.Cut(cmd, " ")
-		if b := filepath.Base(first); b == "apache2" || b == "httpd" {
-			if st, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil && st.Sys().(*syscall.Stat_t).Uid == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
