@@ -51,8 +51,11 @@ It reads Locust's JSON statistics (locust --json > stats.json, or
 run_stats.csv and run_failures.csv). The JSON has response-time buckets but no
 failure messages: failures count as locust_failure unless the CSV's failures
 file is beside it. Failures of a locustfile phptune export locust wrote carry
-phptune's error classes (status_5xx, redirect, read_timeout...). Latencies
-are Locust's rounded buckets, timed from each send.`,
+phptune's error classes and their status (status_5xx (status 502),
+read_timeout (status 0)). Locust's statistics count no status codes: the
+record has those the failure messages name, and says that the successful
+requests' are not known (a run of phptune bench --engine locust counts them
+all). Latencies are Locust's rounded buckets, timed from each send.`,
 		Example: `  locust -f load/locustfile.py --headless -u 4 -t 30s --host http://10.0.0.5 --json > stats.json
   phptune import locust stats.json --target http://10.0.0.5/ --users 4
   phptune import locust run     # run_stats.csv and run_failures.csv`,
