@@ -101,7 +101,7 @@ func Bench(res *Result, m Meta) *results.Bench {
 		}
 	}
 	var statusNote string
-	b.StatusCodes, statusNote = StatusCodes(res, b.Requests, b.Errors)
+	b.StatusCodes, b.StatusUnknown, statusNote = StatusCodes(res, b.Requests, b.Errors)
 	if statusNote != "" {
 		b.Warnings = append(b.Warnings, statusNote)
 	}
@@ -151,9 +151,10 @@ func series(entries []Entry, first float64) []results.Second {
 // response: those requests are in the error classes, as with phptune's
 // generator). A run of the locustfile phptune writes counted every
 // response (Result.StatusCodes). Locust's own statistics count none: then
-// only the failures whose messages name a status give theirs, and the
-// note says plainly which statuses are not known ("" when all are).
-func StatusCodes(res *Result, requests, errors int64) (map[string]int64, string) {
+// only the failures whose messages name a status give theirs; unknown
+// counts the requests whose status is not known, and the note says so
+// plainly ("" when all are known).
+func StatusCodes(res *Result, requests, errors int64) (codes map[string]int64, unknown int64, note string) {
 	out := map[string]int64{}
 	if res.StatusCodes != nil {
 		for _, codes := range res.StatusCodes {
@@ -166,7 +167,7 @@ func StatusCodes(res *Result, requests, errors int64) (map[string]int64, string)
 		if len(out) == 0 {
 			out = nil
 		}
-		return out, ""
+		return out, 0, ""
 	}
 	var named int64
 	for _, f := range res.Errors {
@@ -181,10 +182,10 @@ func StatusCodes(res *Result, requests, errors int64) (map[string]int64, string)
 		out = nil
 	}
 	if requests <= 0 {
-		return out, ""
+		return out, 0, ""
 	}
 	ok := requests - errors
-	var note string
+	unknown = max(0, requests-named)
 	switch {
 	case errors == 0:
 		note = fmt.Sprintf("status codes are not known: Locust's statistics do not count them (the %d requests all succeeded: a 2xx, or the status the request expected)", requests)
@@ -193,5 +194,5 @@ func StatusCodes(res *Result, requests, errors int64) (map[string]int64, string)
 	default:
 		note = fmt.Sprintf("status codes are known only for the %d of %d failed requests whose failure message names one (Locust's statistics do not count statuses); the %d successful requests' are not known (a 2xx, or the status the request expected)", min(named, errors), errors, ok)
 	}
-	return out, note
+	return out, unknown, note
 }

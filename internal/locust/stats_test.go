@@ -130,6 +130,7 @@ func TestStatusCodes(t *testing.T) {
 		res              Result
 		requests, errors int64
 		want             map[string]int64
+		unknown          int64
 		note             string // a part of the note; "" none
 	}{
 		{name: "counted by the locustfile, across names, without 0",
@@ -147,17 +148,17 @@ func TestStatusCodes(t *testing.T) {
 				{Error: "LocustBadStatusCode(code=404)", Occurrences: 1},
 				{Error: "ConnectionResetError(104, 'Connection reset by peer')", Occurrences: 3},
 			}},
-			requests: 100, errors: 13, want: map[string]int64{"502": 7, "404": 1},
+			requests: 100, errors: 13, want: map[string]int64{"502": 7, "404": 1}, unknown: 90,
 			note: "known only for the 10 of 13 failed requests"},
 		{name: "JSON statistics without failures",
-			res: Result{}, requests: 50, errors: 5, note: "status codes and error classes are not known"},
+			res: Result{}, requests: 50, errors: 5, unknown: 50, note: "status codes and error classes are not known"},
 		{name: "no failure, nothing counted",
-			res: Result{}, requests: 50, note: "the 50 requests all succeeded"},
+			res: Result{}, requests: 50, unknown: 50, note: "the 50 requests all succeeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, note := StatusCodes(&c.res, c.requests, c.errors)
-			if fmt.Sprint(got) != fmt.Sprint(c.want) {
-				t.Errorf("codes %v, want %v", got, c.want)
+			got, unknown, note := StatusCodes(&c.res, c.requests, c.errors)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) || unknown != c.unknown {
+				t.Errorf("codes %v, %d unknown; want %v, %d", got, unknown, c.want, c.unknown)
 			}
 			if (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
 				t.Errorf("note %q, want one with %q", note, c.note)
