@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +77,14 @@ all). Latencies are Locust's rounded buckets, timed from each send.`,
 			if b.Target == "" {
 				b.Target = "(imported from Locust)"
 			}
-			b.ID = fmt.Sprintf("bench-%s-%d", b.StartedAt.Format("20060102T150405"), os.Getpid())
+			started := b.StartedAt
+			if started.IsZero() {
+				// CSV statistics have no timestamps: the run is named by
+				// when it was imported.
+				started = time.Now().UTC()
+				b.Warnings = append(b.Warnings, "the run's start time is not known: Locust's CSV statistics have no timestamps (its JSON statistics do)")
+			}
+			b.ID = fmt.Sprintf("bench-%s-%d", started.Format("20060102T150405"), os.Getpid())
 			b.Warnings = append(b.Warnings, "imported from Locust's statistics ("+args[0]+"): made elsewhere, so no observation of the stack and no generator cost")
 			if err := redact.Value(b, names); err != nil {
 				return err
