@@ -91,10 +91,16 @@ func TestBenchLocustIOLab(t *testing.T) {
 		return b
 	}
 	var own, loc []float64
+	var lastOwn results.Bench
 	for round := 0; round < 3; round++ {
 		b := bench("phptune")
 		own = append(own, b.ThroughputRPS)
+		lastOwn = b
 		c := bench("locust")
+		// Every response counted by status, as phptune's generator counts.
+		if c.StatusCodes["200"] != c.Requests || len(c.StatusCodes) != 1 || c.StatusUnknown != 0 {
+			t.Errorf("round %d: Locust's status codes %v (%d unknown) for %d requests", round+1, c.StatusCodes, c.StatusUnknown, c.Requests)
+		}
 		loc = append(loc, c.ThroughputRPS)
 		if c.Engine != "locust" || c.EngineVersion != locust.PinnedVersion() || c.Workers != 2 || len(c.WorkerCPUSeconds) != 2 || !c.LatencyRounded {
 			t.Errorf("record: engine %q %q workers %d CPU %v rounded %v", c.Engine, c.EngineVersion, c.Workers, c.WorkerCPUSeconds, c.LatencyRounded)
@@ -212,6 +218,17 @@ print(" ".join(sorted(yaml.safe_load(open(sys.argv[2]))["services"])))`, filepat
 	if out, errs, code := runCLI(t, "report", imp.ID, "--format", "json"); code != 0 || !strings.Contains(out, `"engine": "locust"`) {
 		t.Errorf("report of the imported run: exit %d\n%.400s\n%s", code, out, errs)
 	}
+	// Locust's --json has no status: the record says so.
+	if imp.StatusUnknown != imp.Requests || !strings.Contains(strings.Join(imp.Warnings, "\n"), "status codes are not known") {
+		t.Errorf("imported: %d of %d requests' status unknown, warnings %q", imp.StatusUnknown, imp.Requests, imp.Warnings)
+	}
+	// compare --runs: phptune's own run against the imported one, side
+	// by side, nothing started.
+	out, errs, code = runCLI(t, "compare", "--runs", lastOwn.ID, imp.ID)
+	if code != 0 || !strings.Contains(out, lastOwn.ID) || !strings.Contains(out, imp.ID) || !strings.Contains(out, "locust") || !strings.Contains(out, "±") {
+		t.Errorf("compare --runs: exit %d\n%s\n%s", code, out, errs)
+	}
+	t.Logf("compare --runs:\n%s", out)
 }
 
 // TestBenchLocustMixWeights: the WordPress mix workload through Locust

@@ -126,6 +126,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 	var asJSON, raiseSysctl bool
 	var redactNames []string
 	var eng engineFlags
+	var storedRuns compareRunsFlags // stored runs: compare_runs.go
 	cmd := &cobra.Command{
 		Use:   "compare [--app APP | --docroot DIR | --lab NAME | --site NAME] CONFIG...",
 		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
@@ -164,6 +165,9 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
   phptune compare --site site.test live default tuned=recommended.knobs
   phptune compare --app io --engine locust --workers 2 default tuned=recommended.knobs`,
 		RunE: func(c *cobra.Command, args []string) error {
+			if storedRuns.runs { // stored runs: compare_runs.go
+				return compareStoredRuns(env, c, args, storedRuns, asJSON, redactNames)
+			}
 			// Everything is checked before the lab exists.
 			if err := checkApplySysctl(raiseSysctl); err != nil {
 				return err
@@ -419,6 +423,7 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 	addApplySysctlFlag(fl, &raiseSysctl)
 	addRedactFlag(fl, &redactNames)
 	eng.addLocal(fl)
+	storedRuns.add(fl) // stored runs: compare_runs.go
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,8 +52,11 @@ It reads Locust's JSON statistics (locust --json > stats.json, or
 run_stats.csv and run_failures.csv). The JSON has response-time buckets but no
 failure messages: failures count as locust_failure unless the CSV's failures
 file is beside it. Failures of a locustfile phptune export locust wrote carry
-phptune's error classes (status_5xx, redirect, read_timeout...). Latencies
-are Locust's rounded buckets, timed from each send.`,
+phptune's error classes and their status (status_5xx (status 502),
+read_timeout (status 0)). Locust's statistics count no status codes: the
+record has those the failure messages name, and says that the successful
+requests' are not known (a run of phptune bench --engine locust counts them
+all). Latencies are Locust's rounded buckets, timed from each send.`,
 		Example: `  locust -f load/locustfile.py --headless -u 4 -t 30s --host http://10.0.0.5 --json > stats.json
   phptune import locust stats.json --target http://10.0.0.5/ --users 4
   phptune import locust run     # run_stats.csv and run_failures.csv`,
@@ -73,7 +77,14 @@ are Locust's rounded buckets, timed from each send.`,
 			if b.Target == "" {
 				b.Target = "(imported from Locust)"
 			}
-			b.ID = fmt.Sprintf("bench-%s-%d", b.StartedAt.Format("20060102T150405"), os.Getpid())
+			started := b.StartedAt
+			if started.IsZero() {
+				// CSV statistics have no timestamps: the run is named by
+				// when it was imported.
+				started = time.Now().UTC()
+				b.Warnings = append(b.Warnings, "the run's start time is not known: Locust's CSV statistics have no timestamps (its JSON statistics do)")
+			}
+			b.ID = fmt.Sprintf("bench-%s-%d", started.Format("20060102T150405"), os.Getpid())
 			b.Warnings = append(b.Warnings, "imported from Locust's statistics ("+args[0]+"): made elsewhere, so no observation of the stack and no generator cost")
 			if err := redact.Value(b, names); err != nil {
 				return err

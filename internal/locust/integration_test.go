@@ -216,6 +216,106 @@ func TestRunExpectWorkers(t *testing.T) {
 	})
 }
 
+// TestRunStatusCodes runs two workers against a server whose paths answer
+// 200, 404 and 500, or close the connection unanswered: the record counts
+// the statuses the server sent (the locustfile's tally, handed from each
+// worker to the master with its statistics), and the error classes and
+// Locust's failure messages name them.
+func TestRunStatusCodes(t *testing.T) {
+	home := installed(t)
+	uid, gid := account(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := map[int]int64{}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		code := map[string]int{"/ok": 200, "/missing": 404, "/broken": 500}[r.URL.Path]
+		if code == 0 {
+			// No answer: the connection is closed under the request.
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			mu.Lock()
+			sent[0]++
+			mu.Unlock()
+			return
+		}
+		mu.Lock()
+		sent[code]++
+		mu.Unlock()
+		w.WriteHeader(code)
+		w.Write([]byte("<title>ok</title>"))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	lf, err := Generate(Workload{Requests: []load.Request{
+		{Weight: 7, Path: "/ok"}, {Weight: 2, Path: "/missing"}, {Weight: 1, Path: "/broken"}, {Weight: 1, Path: "/drop"},
+	}, TimeoutS: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := Start(context.Background(), RunOptions{Home: home, Locustfile: lf, Host: "http://" + ln.Addr().String(), Users: 4, Duration: 4 * time.Second,
+		Workers: 2, UID: uid, GID: gid, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Bench(run.Result, Meta{Users: 4, KeepAlive: true})
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d requests, %d errors; record's status codes %v, classes %v; the server sent %v; by name %v", b.Requests, b.Errors, b.StatusCodes, b.ErrorsByClass, sent, run.Result.StatusCodes)
+	var counted int64
+	for _, codes := range run.Result.StatusCodes {
+		for _, n := range codes {
+			counted += n
+		}
+	}
+	if b.Requests < 200 || counted != b.Requests {
+		t.Errorf("the status tally counts %d responses, Locust's statistics %d requests: want the same, and at least 200", counted, b.Requests)
+	}
+	for code, name := range map[int]string{200: "GET /ok", 404: "GET /missing", 500: "GET /broken", 0: "GET /drop"} {
+		got := run.Result.StatusCodes[name][strconv.Itoa(code)]
+		// A connection closed unanswered is tried again by Locust's HTTP
+		// client (the server sees several attempts per request counted):
+		// status 0 is checked against the errors below instead.
+		if got == 0 || code > 0 && absDiff(got, sent[code]) > max(sent[code]/100, 4) {
+			t.Errorf("%s: Locust counted %d of status %d, the server %d", name, got, code, sent[code])
+		}
+		if code > 0 && b.StatusCodes[strconv.Itoa(code)] != got {
+			t.Errorf("the record counts %d of status %d, the tally %d", b.StatusCodes[strconv.Itoa(code)], code, got)
+		}
+	}
+	if _, ok := b.StatusCodes["0"]; ok {
+		t.Errorf("the record counts status 0 (%v): no response is an error class, as phptune's generator counts it", b.StatusCodes)
+	}
+	if b.ErrorsByClass["status_4xx"] != b.StatusCodes["404"] || b.ErrorsByClass["status_5xx"] != b.StatusCodes["500"] {
+		t.Errorf("classes %v against statuses %v", b.ErrorsByClass, b.StatusCodes)
+	}
+	if noAnswer := b.Errors - b.ErrorsByClass["status_4xx"] - b.ErrorsByClass["status_5xx"]; noAnswer != run.Result.StatusCodes["GET /drop"]["0"] {
+		t.Errorf("%d errors without an answer, %d counted as status 0", noAnswer, run.Result.StatusCodes["GET /drop"]["0"])
+	}
+	// The failure messages name the statuses too (what import reads from
+	// a _failures.csv).
+	fromMessages := map[string]int64{}
+	for _, f := range run.Result.Errors {
+		if code, ok := StatusOf(f.Error); ok {
+			fromMessages[strconv.Itoa(code)] += f.Occurrences
+		} else {
+			t.Errorf("failure %q names no status", f.Error)
+		}
+	}
+	if fromMessages["404"] != b.StatusCodes["404"] || fromMessages["500"] != b.StatusCodes["500"] {
+		t.Errorf("failure messages name %v, the tally %v", fromMessages, b.StatusCodes)
+	}
+	for _, w := range b.Warnings {
+		if strings.Contains(w, "status codes") {
+			t.Errorf("warning %q: this run counted every status", w)
+		}
+	}
+}
+
 func absDiff(a, b int64) int64 {
 	if a > b {
 		return a - b

@@ -183,7 +183,7 @@ const header = `# A Locust workload written by phptune (https://locust.io, MIT).
 # it is: locust -f locustfile.py --headless -u USERS -t 30s --host URL --json
 # Values that are credentials are read from PHPTUNE_SECRET_* environment
 # variables, never written here. Failures are named by phptune's error
-# classes (status_5xx, redirect, read_timeout, ...).
+# classes and the status (status_5xx (status 502), read_timeout (status 0)).
 import base64
 import json
 import os
@@ -255,13 +255,52 @@ class PhptuneUser(FastHttpUser):
     tasks = {_make_task(req): req[0] for req in REQUESTS}
 
     def _send(self, method, path, headers, body, expect_status):
-        with self.client.request(method, path, headers=dict(headers), data=body, name=method + " " + path.split("?")[0],
+        name = method + " " + path.split("?")[0]
+        with self.client.request(method, path, headers=dict(headers), data=body, name=name,
                                  catch_response=True, allow_redirects=False) as r:
+            code = r.status_code or 0
+            _count_status(name, code)
             cls = _error_class(r, expect_status)
             if cls is None:
                 r.success()
             else:
-                r.failure(cls)
+                # The status goes into the message too: Locust's failure
+                # table (its _failures.csv) then tells codes apart.
+                r.failure("%s (status %d)" % (cls, code))
+
+
+# Response status codes by request name ({name: {"200": n, "0": n}}; 0 is
+# no response: refused, reset, timed out). A worker hands its tally to the
+# master with each statistics report (Locust's report_to_master and
+# worker_report events, its own protocol, so workers on other machines
+# count too), and then starts a new one: the counts cover exactly the
+# requests the statistics count.
+_STATUS = {}
+
+
+def _count_status(name, code):
+    by = _STATUS.setdefault(name, {})
+    key = str(code)
+    by[key] = by.get(key, 0) + 1
+
+
+def _add_status(tally):
+    for name, codes in (tally or {}).items():
+        by = _STATUS.setdefault(str(name), {})
+        for code, n in codes.items():
+            by[str(code)] = by.get(str(code), 0) + int(n)
+
+
+@events.report_to_master.add_listener
+def _status_to_master(client_id, data, **_kw):
+    global _STATUS
+    data["phptune_status_codes"] = _STATUS
+    _STATUS = {}
+
+
+@events.worker_report.add_listener
+def _status_from_worker(client_id, data, **_kw):
+    _add_status(data.get("phptune_status_codes"))
 
 
 if os.environ.get("PHPTUNE_LOCUST_RESULT_FD"):
@@ -305,6 +344,7 @@ def _write_result(environment, **_kw):
         "errors": [{"method": e.method, "name": e.name, "error": str(e.error), "occurrences": e.occurrences}
                    for e in environment.runner.stats.errors.values()],
         "workers": len(getattr(environment.runner, "clients", {}) or {}),
+        "status_codes": _STATUS,
     }
     with os.fdopen(int(fd), "w") as f:
         json.dump(doc, f)

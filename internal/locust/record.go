@@ -100,6 +100,11 @@ func Bench(res *Result, m Meta) *results.Bench {
 			b.ErrorsByClass["locust_failure"] += b.Errors - classified
 		}
 	}
+	var statusNote string
+	b.StatusCodes, b.StatusUnknown, statusNote = StatusCodes(res, b.Requests, b.Errors)
+	if statusNote != "" {
+		b.Warnings = append(b.Warnings, statusNote)
+	}
 	b.Warnings = append(b.Warnings, "latencies are Locust's: rounded response-time buckets (1 ms below 100 ms, 10 ms below 1 s, 100 ms above), counted from each request's send")
 	if b.Model == "open" {
 		short := 0.0
@@ -139,4 +144,55 @@ func series(entries []Entry, first float64) []results.Second {
 		out = append(out, results.Second{TS: float64(s) - math.Floor(first), Requests: reqs[s], Errors: errs[s]})
 	}
 	return out
+}
+
+// StatusCodes maps a run's status counts into a record's: by code over all
+// request names, as phptune's own generator counts them, without "0" (no
+// response: those requests are in the error classes, as with phptune's
+// generator). A run of the locustfile phptune writes counted every
+// response (Result.StatusCodes). Locust's own statistics count none: then
+// only the failures whose messages name a status give theirs; unknown
+// counts the requests whose status is not known, and the note says so
+// plainly ("" when all are known).
+func StatusCodes(res *Result, requests, errors int64) (codes map[string]int64, unknown int64, note string) {
+	out := map[string]int64{}
+	if res.StatusCodes != nil {
+		for _, codes := range res.StatusCodes {
+			for code, n := range codes {
+				if code != "0" && n > 0 {
+					out[code] += n
+				}
+			}
+		}
+		if len(out) == 0 {
+			out = nil
+		}
+		return out, 0, ""
+	}
+	var named int64
+	for _, f := range res.Errors {
+		if code, ok := StatusOf(f.Error); ok {
+			named += f.Occurrences
+			if code > 0 && f.Occurrences > 0 {
+				out[strconv.Itoa(code)] += f.Occurrences
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	if requests <= 0 {
+		return out, 0, ""
+	}
+	ok := requests - errors
+	unknown = max(0, requests-named)
+	switch {
+	case errors == 0:
+		note = fmt.Sprintf("status codes are not known: Locust's statistics do not count them (the %d requests all succeeded: a 2xx, or the status the request expected)", requests)
+	case len(res.Errors) == 0:
+		note = fmt.Sprintf("status codes and error classes are not known: Locust's JSON statistics hold neither (%d requests succeeded, %d failed as locust_failure); import the --csv prefix, whose _failures.csv names each failure, or run the load with phptune bench --engine locust", ok, errors)
+	default:
+		note = fmt.Sprintf("status codes are known only for the %d of %d failed requests whose failure message names one (Locust's statistics do not count statuses); the %d successful requests' are not known (a 2xx, or the status the request expected)", min(named, errors), errors, ok)
+	}
+	return out, unknown, note
 }

@@ -51,6 +51,10 @@ type Result struct {
 	// Percentiles, from a CSV summary (no response-time buckets): the
 	// aggregate line's 50% ... 100% columns in milliseconds.
 	Percentiles map[string]float64 `json:"-"`
+	// StatusCodes counts responses by request name and status code ("0":
+	// no response), as the locustfile phptune writes tallies them; nil when
+	// the run did not count them (Locust's own statistics do not).
+	StatusCodes map[string]map[string]int64 `json:"-"`
 }
 
 // maxDoc bounds what is read of a statistics document.
@@ -72,11 +76,18 @@ func ParseResult(r io.Reader) (*Result, error) {
 		Stats   []Entry   `json:"stats"`
 		Workers int       `json:"workers"`
 		Errors  []failure `json:"errors"`
+		// StatusCodes is absent in a document of a locustfile that did
+		// not count them (phptune before it did).
+		StatusCodes map[string]map[string]int64 `json:"status_codes"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("reading Locust's result: %v", err)
 	}
-	res := &Result{Version: doc.Version, Stats: doc.Stats, Workers: doc.Workers}
+	res := &Result{Version: doc.Version, Stats: doc.Stats, Workers: doc.Workers, StatusCodes: doc.StatusCodes}
+	if doc.StatusCodes == nil && bytes.Contains(data, []byte(`"status_codes"`)) {
+		// Present but empty ({} or null): counted, and none answered.
+		res.StatusCodes = map[string]map[string]int64{}
+	}
 	for _, f := range doc.Errors {
 		res.Errors = append(res.Errors, Failure(f))
 	}
@@ -114,6 +125,13 @@ func (r *Result) check() error {
 		for k, v := range e.ResponseTimes {
 			if _, err := strconv.ParseFloat(k, 64); err != nil || v < 0 {
 				return fmt.Errorf("Locust's statistics entry %d (%q): response-time bucket %q=%d is not a count of milliseconds", i+1, e.Name, k, v)
+			}
+		}
+	}
+	for name, codes := range r.StatusCodes {
+		for code, n := range codes {
+			if c, err := strconv.Atoi(code); err != nil || c < 0 || c > 999 || n < 0 {
+				return fmt.Errorf("Locust's status counts of %q: %q=%d is not a count of a status code", name, code, n)
 			}
 		}
 	}
@@ -281,7 +299,7 @@ var knownClasses = []string{"connect_refused", "connect_timeout", "reset", "clos
 // ClassOf is the phptune error class of one Locust failure message.
 func ClassOf(msg string) string {
 	for _, c := range knownClasses {
-		if strings.Contains(msg, "'"+c+"'") || strings.Contains(msg, "\""+c+"\"") || msg == c {
+		if namesClass(msg, c) {
 			return c
 		}
 	}
@@ -353,4 +371,59 @@ func percentile(ms []float64, counts []int64, p float64) float64 {
 		}
 	}
 	return ms[len(ms)-1]
+}
+
+// namesClass reports whether msg is class c as the generated locustfile
+// fails a request: "c" or "c (status N)", alone or quoted inside Locust's
+// wrapper (CatchResponseError('c (status N)')).
+func namesClass(msg, c string) bool {
+	for _, open := range []string{"", "'", "\""} {
+		i := strings.Index(msg, open+c)
+		if i < 0 || (open == "" && i != 0) {
+			continue
+		}
+		rest := msg[i+len(open)+len(c):]
+		switch {
+		case open == "" && rest == "", open != "" && strings.HasPrefix(rest, open), strings.HasPrefix(rest, " (status "):
+			return true
+		}
+	}
+	return false
+}
+
+// StatusOf is the response status a Locust failure message names, and
+// whether it names one: the generated locustfile's "(status 502)" (0: no
+// response), Locust's own LocustBadStatusCode(code=502) and HttpUser's
+// "502 Server Error". Other messages (a connection error of another
+// locustfile) name none.
+func StatusOf(msg string) (int, bool) {
+	for _, marker := range []string{"(status ", "code="} {
+		if i := strings.LastIndex(msg, marker); i >= 0 {
+			if code, ok := leadingCode(msg[i+len(marker):]); ok {
+				return code, true
+			}
+		}
+	}
+	for _, kind := range []string{" Server Error", " Client Error", " Redirection"} {
+		if i := strings.Index(msg, kind); i >= 3 {
+			if code, ok := leadingCode(msg[i-3 : i]); ok && code >= 100 {
+				return code, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// leadingCode reads the 1 to 3 digits s starts with, not followed by
+// another digit, as a status code.
+func leadingCode(s string) (int, bool) {
+	n := 0
+	for n < len(s) && n < 4 && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 3 {
+		return 0, false
+	}
+	code, err := strconv.Atoi(s[:n])
+	return code, err == nil
 }

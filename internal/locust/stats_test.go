@@ -2,6 +2,7 @@ package locust
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ func TestParseStatsJSON(t *testing.T) {
 	if b.ErrorsByClass["locust_failure"] != 1366 {
 		t.Errorf("classes %v: a JSON file has no failure messages", b.ErrorsByClass)
 	}
+	if b.StatusCodes != nil || !strings.Contains(strings.Join(b.Warnings, "\n"), "status codes and error classes are not known") {
+		t.Errorf("status codes %v, warnings %q: a JSON file knows none, and the record must say so", b.StatusCodes, b.Warnings)
+	}
 	if b.Latency.P50Ms != 1 || b.Latency.P99Ms != 4 || b.Latency.MaxMs < 14 || b.DurationS < 2.8 || b.DurationS > 3 {
 		t.Errorf("latency %+v duration %.2f", b.Latency, b.DurationS)
 	}
@@ -45,6 +49,9 @@ func TestParseCSV(t *testing.T) {
 	b := Bench(res, Meta{})
 	if b.Requests != 3031+994 || b.Errors != 994 || b.ErrorsByClass["status_4xx"] != 994 {
 		t.Fatalf("requests %d errors %d classes %v", b.Requests, b.Errors, b.ErrorsByClass)
+	}
+	if b.StatusCodes["404"] != 994 || len(b.StatusCodes) != 1 || !strings.Contains(strings.Join(b.Warnings, "\n"), "the 3031 successful requests' are not known") {
+		t.Errorf("status codes %v, warnings %q", b.StatusCodes, b.Warnings)
 	}
 	if b.Latency.P50Ms != 1 || b.Latency.P99Ms != 4 || b.Latency.P999Ms != 8 {
 		t.Errorf("latency %+v", b.Latency)
@@ -71,6 +78,9 @@ func TestParseRejects(t *testing.T) {
 func TestClassOf(t *testing.T) {
 	for msg, want := range map[string]string{
 		"CatchResponseError('status_5xx')":                      "status_5xx",
+		"CatchResponseError('status_5xx (status 502)')":         "status_5xx",
+		"read_timeout (status 0)":                               "read_timeout",
+		"CatchResponseError('status_4xxx')":                     "locust_failure",
 		"unexpected_body":                                       "unexpected_body",
 		`CatchResponseError("redirect")`:                        "redirect",
 		"LocustBadStatusCode(code=404)":                         "status_4xx",
@@ -82,6 +92,101 @@ func TestClassOf(t *testing.T) {
 	} {
 		if got := ClassOf(msg); got != want {
 			t.Errorf("ClassOf(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		code int
+		ok   bool
+	}{
+		{"CatchResponseError('status_5xx (status 502)')", 502, true},
+		{"CatchResponseError('status_4xx (status 404)')", 404, true},
+		{"CatchResponseError('connect_refused (status 0)')", 0, true},
+		{"redirect (status 301)", 301, true},
+		{"LocustBadStatusCode(code=404)", 404, true},
+		{"HTTPError('500 Server Error: INTERNAL SERVER ERROR for url: /x')", 500, true},
+		{"HTTPError('404 Client Error: Not Found for url: /x')", 404, true},
+		{"CatchResponseError('status_5xx')", 0, false},
+		{"ConnectionRefusedError(111, 'Connection refused')", 0, false},
+		{"(status 12345)", 0, false},
+		{"code=", 0, false},
+		{"", 0, false},
+	} {
+		code, ok := StatusOf(c.msg)
+		if code != c.code || ok != c.ok {
+			t.Errorf("StatusOf(%q) = %d, %v; want %d, %v", c.msg, code, ok, c.code, c.ok)
+		}
+	}
+}
+
+// TestStatusCodes maps each way a run comes back into the record's status
+// codes, and says what is not known.
+func TestStatusCodes(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		res              Result
+		requests, errors int64
+		want             map[string]int64
+		unknown          int64
+		note             string // a part of the note; "" none
+	}{
+		{name: "counted by the locustfile, across names, without 0",
+			res: Result{StatusCodes: map[string]map[string]int64{
+				"GET /":     {"200": 90, "500": 3, "0": 2},
+				"GET /nope": {"404": 5},
+			}},
+			requests: 100, errors: 10, want: map[string]int64{"200": 90, "404": 5, "500": 3}},
+		{name: "counted, nothing answered",
+			res: Result{StatusCodes: map[string]map[string]int64{"GET /": {"0": 4}}}, requests: 4, errors: 4},
+		{name: "failures' messages only",
+			res: Result{Errors: []Failure{
+				{Error: "CatchResponseError('status_5xx (status 502)')", Occurrences: 7},
+				{Error: "CatchResponseError('read_timeout (status 0)')", Occurrences: 2},
+				{Error: "LocustBadStatusCode(code=404)", Occurrences: 1},
+				{Error: "ConnectionResetError(104, 'Connection reset by peer')", Occurrences: 3},
+			}},
+			requests: 100, errors: 13, want: map[string]int64{"502": 7, "404": 1}, unknown: 90,
+			note: "known only for the 10 of 13 failed requests"},
+		{name: "JSON statistics without failures",
+			res: Result{}, requests: 50, errors: 5, unknown: 50, note: "status codes and error classes are not known"},
+		{name: "no failure, nothing counted",
+			res: Result{}, requests: 50, unknown: 50, note: "the 50 requests all succeeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, unknown, note := StatusCodes(&c.res, c.requests, c.errors)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) || unknown != c.unknown {
+				t.Errorf("codes %v, %d unknown; want %v, %d", got, unknown, c.want, c.unknown)
+			}
+			if (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
+				t.Errorf("note %q, want one with %q", note, c.note)
+			}
+		})
+	}
+}
+
+func TestParseResultStatusCodes(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"stats": [], "status_codes": {"GET /": {"200": 3, "0": 1}}}`: "map[GET /:map[0:1 200:3]]",
+		`{"stats": [], "status_codes": {}}`:                            "map[]",
+		`{"stats": []}`:                                                "map[]",
+	} {
+		res, err := ParseResult(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(res.StatusCodes); got != want {
+			t.Errorf("%s: %s, want %s", doc, got, want)
+		}
+	}
+	if res, _ := ParseResult(strings.NewReader(`{"stats": []}`)); res.StatusCodes != nil {
+		t.Errorf("a document without status_codes: %v, want nil (not counted)", res.StatusCodes)
+	}
+	for _, bad := range []string{`{"status_codes": {"GET /": {"abc": 1}}}`, `{"status_codes": {"GET /": {"200": -1}}}`, `{"status_codes": {"GET /": {"1000": 1}}}`} {
+		if _, err := ParseResult(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseResult(%s) accepted it", bad)
 		}
 	}
 }

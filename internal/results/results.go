@@ -85,6 +85,11 @@ type Bench struct {
 	LatencyDistribution []PercentilePoint `json:"latency_distribution,omitempty"`
 	// StatusCodes counts responses by status code ("200", "502").
 	StatusCodes map[string]int64 `json:"status_codes,omitempty"`
+	// StatusUnknown counts requests whose status code is not known: a run
+	// imported from Locust's statistics, which count none (only failure
+	// messages may name one). 0 for phptune's own runs and Locust runs
+	// phptune made, which count every response.
+	StatusUnknown int64 `json:"status_unknown,omitempty"`
 	// ErrorsByClass counts failed requests by class: connect_refused,
 	// connect_timeout, reset, read_timeout, redirect (a 3xx not expected),
 	// status_4xx, status_5xx, unexpected_status (a 2xx where a request
