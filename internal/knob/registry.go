@@ -29,7 +29,7 @@ var registry = []Knob{
 	{Name: "listen.backlog", Component: PHPFPM, Kind: Int, Default: "511", Min: 1, Max: 65535,
 		Help: "listen(2) backlog of the pool socket (capped by net.core.somaxconn)"},
 	{Name: PoolsKnob, Component: PHPFPM, Kind: Int, Default: "1", Min: 1, Max: 64,
-		Help: "pools on sockets of their own behind an nginx upstream (seed 003's several masters), pm.max_children and the spares split between them; at most pm.max_children"},
+		Help: "pools on sockets of their own behind an nginx upstream (one master; each pool has its own accept queue and workers), pm.max_children and the spares split between them; at most pm.max_children"},
 	{Name: ZendAllocHugePagesKnob, Component: PHPFPM, Kind: Bool, Default: "off", Directive: "env[USE_ZEND_ALLOC_HUGE_PAGES]",
 		Help: "USE_ZEND_ALLOC_HUGE_PAGES=1 in the pool's environment: the Zend allocator's 2 MiB chunks on huge pages"},
 	// php.ini

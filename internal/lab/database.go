@@ -87,8 +87,8 @@ func (l *Lab) provision(ctx context.Context, acct *account, b *mariadb.Binaries,
 	return writeOwned(layout{l.Dir}.clientConf(), []byte(mariadb.ClientConf(l.MariaDBSocket, "root", s.MariaDBRootPassword)), acct.readFileMode(), acct.group())
 }
 
-// snapshot dumps the seeded database so Reset can restore it (seed 004: a
-// growing comments table silently slowed every later run). mariadb-dump
+// snapshot dumps the seeded database so Reset can restore it (a growing
+// comments table silently slows every later run). mariadb-dump
 // runs as the stack account; its output goes to a root-owned file.
 func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, db string) error {
 	y := layout{l.Dir}

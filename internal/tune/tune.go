@@ -45,7 +45,7 @@ const (
 	PhaseHoldout = "holdout"
 	// PhaseCurve measures the start and the recommended configuration at
 	// other concurrencies than the tuned one, after the holdout: the
-	// throughput and p99 curves the report draws (seed 000's table).
+	// throughput and p99 curves the report draws.
 	PhaseCurve = "curve"
 )
 
