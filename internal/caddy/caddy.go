@@ -14,7 +14,6 @@ package caddy
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -31,13 +30,6 @@ func Find() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("caddy is not installed; run: phptune setup (or apt-get install caddy, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's caddy binary is present (tests skip
-// without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/bin/caddy")
-	return err == nil
 }
 
 // Site describes what Caddy serves.

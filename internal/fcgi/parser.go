@@ -75,9 +75,6 @@ func (p *Parser) Reset() {
 // Done reports whether END_REQUEST has been read.
 func (p *Parser) Done() bool { return p.done }
 
-// HeadDone reports whether the CGI head has been read.
-func (p *Parser) HeadDone() bool { return p.headDone }
-
 // Feed consumes b and returns how many bytes belonged to this response: once
 // END_REQUEST is read it stops, and the rest of b is not consumed. An error is
 // a *ProtocolError; the parser must not be fed again before Reset.

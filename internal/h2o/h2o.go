@@ -12,7 +12,6 @@ package h2o
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -29,13 +28,6 @@ func Find() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("h2o is not installed; run: phptune setup (or apt-get install h2o, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's h2o binary is present (tests skip
-// without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/bin/h2o")
-	return err == nil
 }
 
 // Site describes what h2o serves.

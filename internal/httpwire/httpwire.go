@@ -105,9 +105,6 @@ func (p *Parser) keep(b []byte) {
 // Done reports whether the response is complete.
 func (p *Parser) Done() bool { return p.st == stDone }
 
-// HeadDone reports whether the head has been read.
-func (p *Parser) HeadDone() bool { return p.st != stHead }
-
 // Feed consumes the bytes of b that belong to the current response and
 // returns how many. Bytes after the end of the response are left (a server
 // must not send them unasked; the caller decides). After an error, Reset

@@ -13,7 +13,6 @@ package lighttpd
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -38,13 +37,6 @@ func Find() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("lighttpd is not installed; run: phptune setup (or apt-get install lighttpd, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's lighttpd binary is present (tests
-// skip without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/sbin/lighttpd")
-	return err == nil
 }
 
 // Site describes what lighttpd serves.

@@ -88,14 +88,6 @@ func (h *SiteHost) check() error {
 	return nil
 }
 
-// Check reports the first path or address of s that nginx.conf cannot
-// carry (see package confpath), so that a caller can refuse it before
-// anything starts.
-func (s Site) Check() error {
-	_, err := render(knob.Defaults(), s, s.AccessLog != "")
-	return err
-}
-
 // Render returns nginx.conf for site with cfg's nginx knobs. Every path is
 // written as a quoted string. A site that nginx.conf cannot carry (see
 // Check) renders as a refusal instead: a comment with the reason and a

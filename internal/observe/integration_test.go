@@ -3,7 +3,6 @@ package observe
 import (
 	"context"
 	"fmt"
-	"github.com/phptune/phptune/internal/peercred"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/peercred"
 
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/phpfpm"

@@ -26,7 +26,6 @@ import (
 	"database/sql"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -412,11 +411,4 @@ func (o *Observer) Stop() *results.Observation {
 	obs := &results.Observation{StartedAt: o.start, IntervalS: o.cfg.Interval.Seconds(), Samples: o.samples}
 	Derive(obs, Window{FromS: o.cfg.Warmup.Seconds()})
 	return obs
-}
-
-// Samples returns a copy of the samples taken so far.
-func (o *Observer) Samples() []results.Sample {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.samples)
 }

@@ -280,11 +280,6 @@ func expected(k warningKind, tr results.Trial) bool {
 	return (k.key == "pool" || k.key == "modphp-pool") && n > 0 && n <= tr.Connections
 }
 
-func knobInt(cfg map[string]string, k string) int {
-	n, _ := strconv.Atoi(cfg[k])
-	return n
-}
-
 // trialWarnings are the warnings of the trials' own runs (generator
 // saturation, steal, the pool at its limit, the page...) grouped by kind,
 // one line each with the count and the trials, worst figure first; facts

@@ -259,9 +259,6 @@ func (s *DB) migrate(ctx context.Context) error {
 // Close closes the database.
 func (s *DB) Close() error { return s.db.Close() }
 
-// Path is the database file.
-func (s *DB) Path() string { return s.path }
-
 // Run kinds.
 const (
 	KindTune     = "tune"
@@ -544,18 +541,6 @@ func (s *DB) Trials(ctx context.Context, runID string) ([]Trial, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
-}
-
-// Check runs SQLite's integrity check.
-func (s *DB) Check(ctx context.Context) error {
-	var res string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return err
-	}
-	if res != "ok" {
-		return fmt.Errorf("results database %s is damaged: %s", s.path, res)
-	}
-	return nil
 }
 
 // SaveBench stores a finished bench run under b.ID, redacted.
