@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/peercred"
-
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/results"
 )
