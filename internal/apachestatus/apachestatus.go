@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/statuspage"
@@ -37,29 +36,21 @@ const MaxBody = 256 << 10
 // that is not a non-negative number, a scoreboard character Apache does not
 // write, or a repeated key is an error.
 func Parse(b []byte) (*results.ApacheStatus, error) {
-	if len(b) > MaxBody {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrNotStatus, len(b), MaxBody)
-	}
 	var st results.ApacheStatus
 	ints := map[string]*int64{
 		"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
 		"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
 	}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		key, value, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		_, isInt := ints[key]
-		if !isInt && key != "Scoreboard" && key != "ReqPerSec" && key != "ServerMPM" {
-			continue
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("%w: %s given twice", ErrNotStatus, key)
-		}
-		seen[key] = true
+	keys := map[string]bool{"Scoreboard": true, "ReqPerSec": true, "ServerMPM": true}
+	for k := range ints {
+		keys[k] = true
+	}
+	fields, err := statuspage.AutoFields(b, MaxBody, keys, ErrNotStatus)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		key, value := f.Key, f.Value
 		switch key {
 		case "Scoreboard":
 			if err := scoreboard(&st, value); err != nil {
@@ -85,10 +76,8 @@ func Parse(b []byte) (*results.ApacheStatus, error) {
 			*ints[key] = n
 		}
 	}
-	for _, k := range []string{"BusyWorkers", "IdleWorkers", "Scoreboard"} {
-		if !seen[k] {
-			return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
-		}
+	if k := statuspage.Missing(fields, "BusyWorkers", "IdleWorkers", "Scoreboard"); k != "" {
+		return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
 	}
 	return &st, nil
 }

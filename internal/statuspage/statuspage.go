@@ -1,6 +1,7 @@
 // Package statuspage fetches a web server's own status page (nginx's
-// stub_status, Apache's mod_status) from a loopback URL, bounded in size.
-// The servers' packages parse what it returns.
+// stub_status, Apache's mod_status) from a loopback URL, bounded in size,
+// and reads the "Key: value" lines of mod_status's machine format (?auto),
+// which Apache and lighttpd share. The servers' packages parse the values.
 package statuspage
 
 import (
