@@ -549,21 +549,8 @@ func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload stri
 	if err != nil {
 		return err
 	}
-	names, err := s.names(nil)
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC().Format(timeFormat)
-	created := now
-	if !b.StartedAt.IsZero() {
-		created = b.StartedAt.UTC().Format(timeFormat)
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, bench, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.ID, KindBench, created, now, StatusDone, s.text(b.Command), app, s.text(workload), data, names)
-	if err != nil {
-		return fmt.Errorf("storing bench %s: %w", b.ID, err)
-	}
-	return nil
+	return s.saveDone(ctx, finishedRun{id: b.ID, kind: KindBench, column: "bench", started: b.StartedAt,
+		command: b.Command, app: app, workload: workload, doc: data})
 }
 
 // SaveCapacity stores a finished capacity search under c.ID, redacted: its
@@ -573,19 +560,37 @@ func (s *DB) SaveCapacity(ctx context.Context, c *results.Capacity, app, workloa
 	if err != nil {
 		return err
 	}
+	return s.saveDone(ctx, finishedRun{id: c.ID, kind: KindCapacity, column: "result", started: c.StartedAt,
+		command: c.Command, app: app, workload: workload, doc: data})
+}
+
+// finishedRun is a run stored whole once it is done: its document goes in
+// column ("bench" or "result").
+type finishedRun struct {
+	id, kind, column string
+	started          time.Time
+	command          string
+	app, workload    string
+	doc              string
+}
+
+// saveDone inserts a finished run, created when it started (now if
+// unknown), with the redaction names in force.
+func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
 	names, err := s.names(nil)
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Format(timeFormat)
 	created := now
-	if !c.StartedAt.IsZero() {
-		created = c.StartedAt.UTC().Format(timeFormat)
+	if !r.started.IsZero() {
+		created = r.started.UTC().Format(timeFormat)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, result, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, KindCapacity, created, now, StatusDone, s.text(c.Command), app, s.text(workload), data, names)
+	// column is one of two constants above, never input.
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, `+r.column+`, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), r.doc, names)
 	if err != nil {
-		return fmt.Errorf("storing capacity %s: %w", c.ID, err)
+		return fmt.Errorf("storing %s %s: %w", r.kind, r.id, err)
 	}
 	return nil
 }
