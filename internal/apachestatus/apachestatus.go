@@ -124,14 +124,10 @@ func NewClient(rawURL string) (*Client, error) {
 // server reads 0 busy. With every slot busy the request waits for one to
 // free (the caller's ctx bounds the wait).
 func (c *Client) Fetch(ctx context.Context) (*results.ApacheStatus, error) {
-	b, err := c.Get(ctx)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: no Apache slot freed up for the status request in time; every child was busy (with KeepAlive on, a prefork child stays with its connection until it closes)", err)
-		}
-		return nil, err
+	st, err := statuspage.Fetch(ctx, c.Client, Parse)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: no Apache slot freed up for the status request in time; every child was busy (with KeepAlive on, a prefork child stays with its connection until it closes)", err)
 	}
-	st, err := Parse(b)
 	if err != nil {
 		return nil, err
 	}

@@ -211,11 +211,7 @@ func NewClient(statusURL, statisticsURL string) (*Client, error) {
 // of its own, being handled: Fetch leaves it out so an idle server reads
 // 0 busy.
 func (c *Client) Fetch(ctx context.Context) (*results.LighttpdStatus, error) {
-	b, err := c.status.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := Parse(b)
+	st, err := statuspage.Fetch(ctx, c.status, Parse)
 	if err != nil {
 		return nil, err
 	}

@@ -86,3 +86,12 @@ func (c *Client) Get(ctx context.Context) ([]byte, error) {
 
 // Close releases the kept-alive connection.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Fetch reads the page with c and parses it with parse.
+func Fetch[T any](ctx context.Context, c *Client, parse func([]byte) (*T, error)) (*T, error) {
+	b, err := c.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parse(b)
+}
