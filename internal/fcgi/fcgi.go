@@ -252,11 +252,7 @@ func ParseHead(head []byte) (int, http.Header, error) {
 	status := 200
 	for len(head) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			line, head = head[:i], head[i+1:]
-		} else {
-			line, head = head, nil
-		}
+		line, head, _ = bytes.Cut(head, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) == 0 {
 			continue

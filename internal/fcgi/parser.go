@@ -261,11 +261,7 @@ func (p *Parser) parseHead() error {
 	h := p.head
 	for len(h) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(h, '\n'); i >= 0 {
-			line, h = h[:i], h[i+1:]
-		} else {
-			line, h = h, nil
-		}
+		line, h, _ = bytes.Cut(h, []byte("\n"))
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
