@@ -132,14 +132,11 @@ func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, 
 // account (the snapshot holds whatever the lab's database held, so it is
 // executed with the lab's rights only).
 func (l *Lab) Reset(ctx context.Context) error {
-	unlock, err := lockLab(l.Dir, true)
+	unlock, err := l.lockFresh()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := l.refresh(); err != nil {
-		return err
-	}
 	y := layout{l.Dir}
 	in, err := os.OpenFile(y.snapshot(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -1,8 +1,6 @@
 package phpbuild
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,18 +93,4 @@ func (b *builder) copyBinary(rel, to string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// fileDigest is the sha256 of a file (a --source tarball).
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
