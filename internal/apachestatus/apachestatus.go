@@ -41,11 +41,11 @@ func Parse(b []byte) (*results.ApacheStatus, error) {
 		"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
 		"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
 	}
-	keys := map[string]bool{"Scoreboard": true, "ReqPerSec": true, "ServerMPM": true}
-	for k := range ints {
-		keys[k] = true
+	known := func(k string) bool {
+		_, isInt := ints[k]
+		return isInt || k == "Scoreboard" || k == "ReqPerSec" || k == "ServerMPM"
 	}
-	fields, err := statuspage.AutoFields(b, MaxBody, keys, ErrNotStatus)
+	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
 	if err != nil {
 		return nil, err
 	}

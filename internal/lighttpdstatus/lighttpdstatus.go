@@ -43,11 +43,8 @@ func Parse(b []byte) (*results.LighttpdStatus, error) {
 		"Total Accesses": &st.TotalAccesses, "Total kBytes": &st.TotalKBytes, "Uptime": &st.UptimeS,
 		"BusyServers": &st.BusyServers, "IdleServers": &st.IdleServers,
 	}
-	keys := map[string]bool{"Scoreboard": true}
-	for k := range ints {
-		keys[k] = true
-	}
-	fields, err := statuspage.AutoFields(b, MaxBody, keys, ErrNotStatus)
+	known := func(k string) bool { _, isInt := ints[k]; return isInt || k == "Scoreboard" }
+	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,9 @@ type Field struct{ Key, Value string }
 // AutoFields reads a mod_status page in its machine format (?auto),
 // Apache's or lighttpd's: the "Key: value" lines whose key is in keys, in
 // the page's order. Other lines (a host name, counters phptune does not
-// read) are skipped. A page of more than limit bytes or a key given twice
+// read) are skipped: known says which keys to keep. A page of more than limit bytes or a key given twice
 // is an error wrapping notStatus; the values are the caller's to check.
-func AutoFields(b []byte, limit int, keys map[string]bool, notStatus error) ([]Field, error) {
+func AutoFields(b []byte, limit int, known func(key string) bool, notStatus error) ([]Field, error) {
 	if len(b) > limit {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", notStatus, len(b), limit)
 	}
@@ -25,7 +25,7 @@ func AutoFields(b []byte, limit int, keys map[string]bool, notStatus error) ([]F
 			continue
 		}
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		if !keys[key] {
+		if !known(key) {
 			continue
 		}
 		if seen[key] {

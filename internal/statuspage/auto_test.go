@@ -25,7 +25,7 @@ func TestAutoFields(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := AutoFields([]byte(c.page), 100, keys, errNot)
+			got, err := AutoFields([]byte(c.page), 100, func(k string) bool { return keys[k] }, errNot)
 			if c.err != "" {
 				if !errors.Is(err, errNot) || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want %q wrapping errNot", err, c.err)
@@ -56,7 +56,7 @@ func FuzzAutoFields(f *testing.F) {
 	f.Add([]byte(":\n: :\nScoreboard:\n"))
 	keys := map[string]bool{"BusyWorkers": true, "IdleWorkers": true, "Scoreboard": true, "Total Accesses": true}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fields, err := AutoFields(b, 4096, keys, errNot)
+		fields, err := AutoFields(b, 4096, func(k string) bool { return keys[k] }, errNot)
 		if err != nil {
 			if !errors.Is(err, errNot) {
 				t.Fatalf("error %v does not wrap errNot", err)
