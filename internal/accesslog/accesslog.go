@@ -151,15 +151,15 @@ func validTarget(t string) bool {
 
 // staticExt are the extensions nginx and Apache serve from disk without
 // PHP: stylesheets, scripts, images, fonts, media, documents and archives.
-var staticExt = map[string]bool{}
-
-func init() {
+var staticExt = func() map[string]bool {
+	m := map[string]bool{}
 	for _, e := range strings.Fields(`css js mjs map png jpg jpeg gif webp avif svg svgz ico bmp tif tiff
 		woff woff2 ttf otf eot mp4 webm ogv mp3 ogg oga wav flac m4a avi mov pdf zip gz tgz bz2 xz 7z rar
 		txt csv html htm`) {
-		staticExt[e] = true
+		m[e] = true
 	}
-}
+	return m
+}()
 
 // IsStatic says whether target names a static file by its extension (the
 // query string is ignored: /style.css?ver=6.1 is static).

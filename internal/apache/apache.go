@@ -16,12 +16,12 @@ package apache
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/distrobin"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -31,15 +31,7 @@ var ModulesDir = "/usr/lib/apache2/modules"
 
 // Find returns the path of the apache2 binary or says how to install it.
 func Find() (string, error) {
-	for _, p := range []string{"/usr/sbin/apache2"} {
-		if _, err := exec.LookPath(p); err == nil {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("apache2"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("apache2 is not installed; run: phptune setup (or apt-get install apache2-bin libapache2-mod-php8.2 — phptune needs only the binary and its modules, not Debian's apache2 service)")
+	return distrobin.Find("/usr/sbin/apache2", "apt-get install apache2-bin libapache2-mod-php8.2 — phptune needs only the binary and its modules, not Debian's apache2 service")
 }
 
 // FindModPHP returns Debian's PHP module for Apache (libphp8.2.so), the

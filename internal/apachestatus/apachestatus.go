@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/statuspage"
@@ -37,29 +36,21 @@ const MaxBody = 256 << 10
 // that is not a non-negative number, a scoreboard character Apache does not
 // write, or a repeated key is an error.
 func Parse(b []byte) (*results.ApacheStatus, error) {
-	if len(b) > MaxBody {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrNotStatus, len(b), MaxBody)
-	}
 	var st results.ApacheStatus
 	ints := map[string]*int64{
 		"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
 		"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
 	}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		key, value, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		_, isInt := ints[key]
-		if !isInt && key != "Scoreboard" && key != "ReqPerSec" && key != "ServerMPM" {
-			continue
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("%w: %s given twice", ErrNotStatus, key)
-		}
-		seen[key] = true
+	known := func(k string) bool {
+		_, isInt := ints[k]
+		return isInt || k == "Scoreboard" || k == "ReqPerSec" || k == "ServerMPM"
+	}
+	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		key, value := f.Key, f.Value
 		switch key {
 		case "Scoreboard":
 			if err := scoreboard(&st, value); err != nil {
@@ -85,10 +76,8 @@ func Parse(b []byte) (*results.ApacheStatus, error) {
 			*ints[key] = n
 		}
 	}
-	for _, k := range []string{"BusyWorkers", "IdleWorkers", "Scoreboard"} {
-		if !seen[k] {
-			return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
-		}
+	if k := statuspage.Missing(fields, "BusyWorkers", "IdleWorkers", "Scoreboard"); k != "" {
+		return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
 	}
 	return &st, nil
 }
@@ -135,14 +124,10 @@ func NewClient(rawURL string) (*Client, error) {
 // server reads 0 busy. With every slot busy the request waits for one to
 // free (the caller's ctx bounds the wait).
 func (c *Client) Fetch(ctx context.Context) (*results.ApacheStatus, error) {
-	b, err := c.Get(ctx)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: no Apache slot freed up for the status request in time; every child was busy (with KeepAlive on, a prefork child stays with its connection until it closes)", err)
-		}
-		return nil, err
+	st, err := statuspage.Fetch(ctx, c.Client, Parse)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: no Apache slot freed up for the status request in time; every child was busy (with KeepAlive on, a prefork child stays with its connection until it closes)", err)
 	}
-	st, err := Parse(b)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ type App struct {
 
 var catalog = []App{
 	{Name: "hello", Description: "echoes Hello, world! (the stack's own cost)", Marker: "Hello, world!"},
-	{Name: "phpinfo", Description: "phpinfo() page (seed 000)", Marker: "PHP Version"},
+	{Name: "phpinfo", Description: "phpinfo() page: a larger page of PHP output, no database", Marker: "PHP Version"},
 	{Name: "strings", Description: "CPU-bound string processing, a few ms per request", Marker: "strings ok"},
 	{Name: "io", Description: "waits 20 ms on MariaDB per request (SELECT SLEEP(0.02))", NeedsDB: true, Marker: "io ok answer=42"},
 	{Name: "wordpress", Description: "WordPress from the distro's package, seeded with posts, pages and comments", NeedsDB: true, Marker: "phptune lab", FrontController: true},

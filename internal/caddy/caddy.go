@@ -13,31 +13,16 @@ package caddy
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/distrobin"
 	"github.com/phptune/phptune/internal/knob"
 )
 
 // Find returns the path of the caddy binary or says how to install it.
 func Find() (string, error) {
-	if _, err := exec.LookPath("/usr/bin/caddy"); err == nil {
-		return "/usr/bin/caddy", nil
-	}
-	if p, err := exec.LookPath("caddy"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("caddy is not installed; run: phptune setup (or apt-get install caddy, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's caddy binary is present (tests skip
-// without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/bin/caddy")
-	return err == nil
+	return distrobin.Find("/usr/bin/caddy", "apt-get install caddy, then disable its service: phptune needs only the binary")
 }
 
 // Site describes what Caddy serves.
@@ -88,34 +73,10 @@ func Render(cfg knob.Config, s Site) string {
 }
 
 func render(cfg knob.Config, s Site) (string, error) {
-	var firstErr error
-	fail := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	q := func(what, p string) string {
-		out, err := confpath.Caddyfile.Quote(p)
-		if err != nil {
-			fail(fmt.Errorf("Caddyfile %s: %w", what, err))
-		}
-		return out
-	}
-	// u checks a URL path of phptune's own (written unquoted).
-	u := func(what, p string) string {
-		if !strings.HasPrefix(p, "/") || strings.ContainsFunc(p, func(r rune) bool {
-			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("/-_.", r))
-		}) {
-			fail(fmt.Errorf("Caddyfile %s: %q is not a plain absolute URL path", what, p))
-		}
-		return p
-	}
-	host, port, err := net.SplitHostPort(s.Listen)
-	if err != nil || net.ParseIP(host) == nil || !digits(port) {
-		fail(fmt.Errorf("Caddyfile: the listen address %q is not IP:PORT", s.Listen))
-	}
-	upstream, err := upstream(s.FastCGI)
-	fail(err)
+	r := &confpath.Refusals{File: "Caddyfile", Syntax: confpath.Caddyfile}
+	q, u := r.Quote, r.PlainURLPath
+	host, port := r.Listen("bind", s.Listen)
+	upstream := upstream(r, s.FastCGI)
 
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -171,7 +132,7 @@ func render(cfg knob.Config, s Site) (string, error) {
 	if s.FrontController == "" {
 		w("\t\ttry_files {path} {path}/index.php")
 	} else if s.FrontController != "/index.php" {
-		fail(fmt.Errorf("Caddyfile php_fastcgi: the front controller is index.php, not %q", s.FrontController))
+		r.Add(fmt.Errorf("Caddyfile php_fastcgi: the front controller is index.php, not %q", s.FrontController))
 	}
 	if d := cfg.Int("caddy.lb_try_duration"); d > 0 {
 		w("\t\tlb_try_duration %dms", d)
@@ -179,38 +140,19 @@ func render(cfg knob.Config, s Site) (string, error) {
 	w("\t}")
 	w("\tfile_server")
 	w("}")
-	if firstErr != nil {
-		return "", firstErr
+	if err := r.Err(); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
 
 // upstream is php-fpm's address as php_fastcgi takes it.
-func upstream(addr string) (string, error) {
-	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		quoted, err := confpath.Caddyfile.Quote(path)
-		if err != nil {
-			return "", fmt.Errorf("Caddyfile php_fastcgi (php-fpm's socket): %w", err)
-		}
-		return `"unix/` + quoted[1:], nil
+func upstream(r *confpath.Refusals, addr string) string {
+	socket, _, _ := r.FastCGI("php_fastcgi", addr)
+	if socket != "" {
+		return `"unix/` + socket[1:]
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || net.ParseIP(host) == nil || !digits(port) {
-		return "", fmt.Errorf("Caddyfile php_fastcgi: php-fpm's address %q is neither unix:PATH nor IP:PORT", addr)
-	}
-	return addr, nil
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return addr
 }
 
 // Args is caddy's command line: `caddy run` stays in the foreground, one

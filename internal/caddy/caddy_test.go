@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/confcheck"
+	"github.com/phptune/phptune/internal/configtest"
 	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -183,7 +183,7 @@ func TestCaddyValidatesRendered(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	dir, run := confcheck.Dir(t, "log", "www", "fpm")
+	dir, run := configtest.Dir(t, "log", "www", "fpm")
 	for _, c := range goldenCases(t, dir) {
 		t.Run(c.name, func(t *testing.T) {
 			conf := filepath.Join(dir, c.name+".Caddyfile")

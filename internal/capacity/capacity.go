@@ -149,26 +149,20 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 func (o *Options) defaults() {
-	if o.MinRate == 0 {
-		o.MinRate = DefaultMinRate
-	}
-	if o.MaxRate == 0 {
-		o.MaxRate = DefaultMaxRate
-	}
-	if o.Growth == 0 {
-		o.Growth = DefaultGrowth
-	}
-	if o.Tolerance == 0 {
-		o.Tolerance = DefaultTolerance
-	}
-	if o.MaxSteps == 0 {
-		o.MaxSteps = DefaultMaxSteps
-	}
-	if o.StealLimit == 0 {
-		o.StealLimit = DefaultStealLimit
-	}
-	if o.ConfirmRounds == 0 {
-		o.ConfirmRounds = DefaultConfirmRounds
+	orDefault(&o.MinRate, DefaultMinRate)
+	orDefault(&o.MaxRate, DefaultMaxRate)
+	orDefault(&o.Growth, DefaultGrowth)
+	orDefault(&o.Tolerance, DefaultTolerance)
+	orDefault(&o.MaxSteps, DefaultMaxSteps)
+	orDefault(&o.StealLimit, DefaultStealLimit)
+	orDefault(&o.ConfirmRounds, DefaultConfirmRounds)
+}
+
+// orDefault sets *v to def when it is zero (not given).
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 

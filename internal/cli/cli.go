@@ -12,12 +12,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/hostinfo"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
@@ -126,8 +129,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// So does a run with --apply-sysctl killed outright: the kernel
 	// settings it raised go back to the values it recorded.
 	restoreLeftoverSysctl(stderr)
-	// A figure JSON cannot carry (+Inf, NaN) is written as 0, and said.
-	redact.Warn = func(msg string) { fmt.Fprintln(stderr, "phptune: warning: "+msg) }
+	wire(stderr)
 	root := newRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -135,6 +137,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return &UsageError{Msg: err.Error(), Hint: "Try: phptune --help"}
 	}
 	return err
+}
+
+// wireBuilds is done once per process: see wire.
+var wireBuilds sync.Once
+
+// wire connects packages that must not import each other, for every
+// command. The knob php.build names a PHP phptune built: its valid values
+// come from the build cache and a lab resolves them through package
+// phpbuild, which imports knob and lab. A figure JSON cannot carry (+Inf,
+// NaN) is written as 0, and said on stderr.
+func wire(stderr io.Writer) {
+	wireBuilds.Do(func() {
+		knob.BuildValidator = phpbuild.Validator
+		lab.PHPBuilds = phpbuild.ForLab
+	})
+	redact.Warn = func(msg string) { fmt.Fprintln(stderr, "phptune: warning: "+msg) }
 }
 
 func isUnknownCommand(err error) bool {

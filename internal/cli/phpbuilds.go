@@ -5,19 +5,9 @@ import (
 	"io"
 
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/results"
 )
-
-// The knob php.build names a PHP phptune built. Its valid values come from
-// the build cache and a lab resolves them through package phpbuild; the
-// knob model and the lab stay free of it (phpbuild imports lab), so the
-// CLI connects them here, for every command.
-func init() {
-	knob.BuildValidator = phpbuild.Validator
-	lab.PHPBuilds = phpbuild.ForLab
-}
 
 // buildsOf names every PHP build the configurations ran (php.build other
 // than distro), from the build cache, in the order first met.

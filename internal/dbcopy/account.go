@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"strconv"
 	"syscall"
 
@@ -22,17 +21,6 @@ type Account struct {
 	// lab's cgroup and records its pid (the lab's startCapped); nil is
 	// cmd.Start.
 	Start func(cmd *exec.Cmd) error
-}
-
-// LookupAccount returns the account called name.
-func LookupAccount(name string) (Account, error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return Account{}, fmt.Errorf("account %q: %v; give the lab's account (phptune's own is %q)", name, err, "phptune")
-	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-	return Account{Name: u.Username, UID: uint32(uid), GID: uint32(gid)}, nil
 }
 
 // sysProcAttr starts a client as a, in its own session.

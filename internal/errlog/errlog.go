@@ -287,9 +287,6 @@ var classes = []Class{
 	},
 }
 
-// Classes returns every class.
-func Classes() []Class { return append([]Class(nil), classes...) }
-
 // Lookup returns the class called name.
 func Lookup(name string) (Class, bool) {
 	for _, c := range classes {

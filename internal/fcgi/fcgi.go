@@ -130,41 +130,6 @@ func AppendPair(dst []byte, name, value string) []byte {
 // so the bytes of a request are reproducible.
 type Pair struct{ Name, Value string }
 
-// DecodePairs decodes a name-value pair stream (the content of PARAMS or
-// GET_VALUES_RESULT). It never allocates more than len(b) for the strings.
-func DecodePairs(b []byte) ([]Pair, error) {
-	var out []Pair
-	for len(b) > 0 {
-		var nl, vl int
-		var err error
-		if nl, b, err = readLen(b); err != nil {
-			return out, err
-		}
-		if vl, b, err = readLen(b); err != nil {
-			return out, err
-		}
-		if nl > len(b) || vl > len(b)-nl {
-			return out, protoErr("name-value pair longer than its record (%d+%d > %d)", nl, vl, len(b))
-		}
-		out = append(out, Pair{string(b[:nl]), string(b[nl : nl+vl])})
-		b = b[nl+vl:]
-	}
-	return out, nil
-}
-
-func readLen(b []byte) (int, []byte, error) {
-	if len(b) == 0 {
-		return 0, b, protoErr("truncated name-value length")
-	}
-	if b[0] < 128 {
-		return int(b[0]), b[1:], nil
-	}
-	if len(b) < 4 {
-		return 0, b, protoErr("truncated 4-byte name-value length")
-	}
-	return int(b[0]&0x7f)<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3]), b[4:], nil
-}
-
 // AppendRequest appends a whole request: BEGIN_REQUEST (responder role, with
 // FCGI_KEEP_CONN when keepConn), the params, the empty PARAMS record, stdin
 // and the empty STDIN record. The load generator builds each request once
@@ -287,11 +252,7 @@ func ParseHead(head []byte) (int, http.Header, error) {
 	status := 200
 	for len(head) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			line, head = head[:i], head[i+1:]
-		} else {
-			line, head = head, nil
-		}
+		line, head, _ = bytes.Cut(head, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) == 0 {
 			continue

@@ -1,6 +1,10 @@
 package fcgi
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/phptune/phptune/internal/httpwire"
+)
 
 // DefaultMaxHead bounds the CGI response head a Parser accepts; a server that
 // sends more without a blank line is broken, and holding it would be an
@@ -74,9 +78,6 @@ func (p *Parser) Reset() {
 
 // Done reports whether END_REQUEST has been read.
 func (p *Parser) Done() bool { return p.done }
-
-// HeadDone reports whether the CGI head has been read.
-func (p *Parser) HeadDone() bool { return p.headDone }
 
 // Feed consumes b and returns how many bytes belonged to this response: once
 // END_REQUEST is read it stops, and the rest of b is not consumed. An error is
@@ -260,38 +261,28 @@ func (p *Parser) parseHead() error {
 	h := p.head
 	for len(h) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(h, '\n'); i >= 0 {
-			line, h = h[:i], h[i+1:]
-		} else {
-			line, h = h, nil
-		}
+		line, h, _ = bytes.Cut(h, []byte("\n"))
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
 		if len(line) == 0 {
 			continue
 		}
-		if bytes.IndexByte(line, ':') <= 0 {
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		if len(name) == 0 || len(name) == len(line) {
 			return protoErr("CGI header line without a name: %.60q", line)
 		}
 		switch {
-		case hasPrefixFold(line, "status:"):
-			code, ok := parseStatusValue(line[7:])
+		case httpwire.EqualFold(name, "status"):
+			code, ok := parseStatusValue(value)
 			if !ok {
 				return protoErr("CGI Status header %.60q is not a 3-digit code", line)
 			}
 			p.Status = code
-		case hasPrefixFold(line, "content-length:"):
-			v := bytes.TrimSpace(line[15:])
-			var n int64
-			if len(v) == 0 || len(v) > 18 {
+		case httpwire.EqualFold(name, "content-length"):
+			n, ok := httpwire.ParseLength(bytes.TrimSpace(value))
+			if !ok {
 				return protoErr("bad Content-Length %.60q", line)
-			}
-			for _, c := range v {
-				if c < '0' || c > '9' {
-					return protoErr("bad Content-Length %.60q", line)
-				}
-				n = n*10 + int64(c-'0')
 			}
 			p.ContentLength = n
 		}
@@ -343,21 +334,4 @@ func (p *Parser) Response() (*Response, error) {
 		Stderr:    append([]byte(nil), p.stderr...),
 		AppStatus: p.AppStatus,
 	}, nil
-}
-
-// hasPrefixFold reports whether b starts with the lower-case ASCII prefix.
-func hasPrefixFold(b []byte, prefix string) bool {
-	if len(b) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
 }

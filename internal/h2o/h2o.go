@@ -11,31 +11,16 @@ package h2o
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/distrobin"
 	"github.com/phptune/phptune/internal/knob"
 )
 
 // Find returns the path of the h2o binary or says how to install it.
 func Find() (string, error) {
-	if _, err := exec.LookPath("/usr/bin/h2o"); err == nil {
-		return "/usr/bin/h2o", nil
-	}
-	if p, err := exec.LookPath("h2o"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("h2o is not installed; run: phptune setup (or apt-get install h2o, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's h2o binary is present (tests skip
-// without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/bin/h2o")
-	return err == nil
+	return distrobin.Find("/usr/bin/h2o", "apt-get install h2o, then disable its service: phptune needs only the binary")
 }
 
 // Site describes what h2o serves.
@@ -76,57 +61,27 @@ func Render(cfg knob.Config, s Site) string {
 	if err != nil {
 		msg := confpath.Summary(err)
 		return "# phptune refused to render this h2o.conf: " + msg + "\n" +
-			yamlString("phptune refused to render this file: "+msg) + ": ON\n"
+			confpath.DoubleQuoted("phptune refused to render this file: "+msg) + ": ON\n"
 	}
 	return out
 }
 
-// yamlString is s as a YAML double-quoted scalar: \ and " are escaped;
-// s is printable (confpath checked it).
-func yamlString(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
 func render(cfg knob.Config, s Site) (string, error) {
-	var firstErr error
-	fail := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	q := func(what, p string) string {
-		out, err := confpath.H2OYAML.Quote(p)
-		if err != nil {
-			fail(fmt.Errorf("h2o.conf %s: %w", what, err))
-		}
-		return out
-	}
+	r := &confpath.Refusals{File: "h2o.conf", Syntax: confpath.H2OYAML}
+	q := r.Quote
 	// u quotes a URL path of phptune's own.
-	u := func(what, p string) string {
-		if !strings.HasPrefix(p, "/") || strings.ContainsFunc(p, func(r rune) bool {
-			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("/-_.", r))
-		}) {
-			fail(fmt.Errorf("h2o.conf %s: %q is not a plain absolute URL path", what, p))
-		}
-		return `"` + p + `"`
-	}
-	host, port, err := net.SplitHostPort(s.Listen)
-	if err != nil || net.ParseIP(host) == nil || !digits(port) {
-		fail(fmt.Errorf("h2o.conf listen: %q is not IP:PORT", s.Listen))
-	}
+	u := func(what, p string) string { return `"` + r.PlainURLPath(what, p) + `"` }
+	host, port := r.Listen("listen", s.Listen)
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	// connect writes fastcgi.connect for php-fpm at indent.
 	connect := func(indent string) {
 		w("%sfastcgi.connect:", indent)
-		if path, ok := strings.CutPrefix(s.FastCGI, "unix:"); ok {
-			w("%s  port: %s", indent, q("fastcgi.connect (php-fpm's socket)", path))
+		socket, h, p := r.FastCGI("fastcgi.connect", s.FastCGI)
+		if socket != "" {
+			w("%s  port: %s", indent, socket)
 			w("%s  type: unix", indent)
 			return
-		}
-		h, p, err := net.SplitHostPort(s.FastCGI)
-		if err != nil || net.ParseIP(h) == nil || !digits(p) {
-			fail(fmt.Errorf("h2o.conf fastcgi.connect: php-fpm's address %q is neither unix:PATH nor IP:PORT", s.FastCGI))
 		}
 		w("%s  host: %s", indent, h)
 		w("%s  port: %s", indent, p)
@@ -178,7 +133,7 @@ func render(cfg knob.Config, s Site) (string, error) {
 	connect("          ")
 	if s.FrontController != "" {
 		if s.FrontController != "/index.php" {
-			fail(fmt.Errorf("h2o.conf: the front controller is index.php, not %q", s.FrontController))
+			r.Add(fmt.Errorf("h2o.conf: the front controller is index.php, not %q", s.FrontController))
 		}
 		// A path that is no file goes to /index.php/PATH; PHP sees the
 		// original REQUEST_URI (WordPress's permalinks).
@@ -187,22 +142,10 @@ func render(cfg knob.Config, s Site) (string, error) {
 		w("          internal: YES")
 		w("          status: 307")
 	}
-	if firstErr != nil {
-		return "", firstErr
+	if err := r.Err(); err != nil {
+		return "", err
 	}
 	return b.String(), nil
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Args is h2o's command line: h2o's default worker mode stays in the

@@ -92,11 +92,7 @@ func NewClient(rawURL string) (*Client, error) {
 // Fetch reads and parses the page. The status request is a connection of
 // its own, in flight: Fetch leaves it out so an idle server reads 0.
 func (c *Client) Fetch(ctx context.Context) (*results.H2OStatus, error) {
-	b, err := c.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := Parse(b)
+	st, err := statuspage.Fetch(ctx, c.Client, Parse)
 	if err != nil {
 		return nil, err
 	}

@@ -25,10 +25,6 @@ import (
 	"github.com/phptune/phptune/internal/sysctl"
 )
 
-// Collect reads the environment. Programs that are missing are left out of
-// Versions; nothing here fails a run.
-func Collect(ctx context.Context) *results.Environment { return CollectCached(ctx, "") }
-
 // CollectCached is Collect with the programs' versions cached in the JSON
 // file cache (none when empty), keyed by each binary's path, size and
 // modification time: asking php, php-fpm, nginx and mariadbd costs about

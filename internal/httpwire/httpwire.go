@@ -105,9 +105,6 @@ func (p *Parser) keep(b []byte) {
 // Done reports whether the response is complete.
 func (p *Parser) Done() bool { return p.st == stDone }
 
-// HeadDone reports whether the head has been read.
-func (p *Parser) HeadDone() bool { return p.st != stHead }
-
 // Feed consumes the bytes of b that belong to the current response and
 // returns how many. Bytes after the end of the response are left (a server
 // must not send them unasked; the caller decides). After an error, Reset
@@ -334,8 +331,8 @@ func (p *Parser) scanHead(b []byte) (int, error) {
 		}
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
-		case equalFold(name, "content-length"):
-			n, ok := parseDec(value)
+		case EqualFold(name, "content-length"):
+			n, ok := ParseLength(value)
 			switch {
 			case !ok:
 				err = protoErr("bad Content-Length %.40q", value)
@@ -344,18 +341,18 @@ func (p *Parser) scanHead(b []byte) (int, error) {
 			default:
 				p.ContentLength = n
 			}
-		case equalFold(name, "transfer-encoding"):
+		case EqualFold(name, "transfer-encoding"):
 			// The last coding decides; anything but chunked last means
 			// the body runs to the close (RFC 9112, 6.3).
 			last := value
 			if j := bytes.LastIndexByte(value, ','); j >= 0 {
 				last = bytes.TrimSpace(value[j+1:])
 			}
-			p.Chunked = equalFold(last, "chunked")
+			p.Chunked = EqualFold(last, "chunked")
 			if !p.Chunked {
 				p.Close = true
 			}
-		case equalFold(name, "connection"):
+		case EqualFold(name, "connection"):
 			if containsTokenFold(value, "close") {
 				p.Close = true
 			}
@@ -454,7 +451,9 @@ func hexVal(c byte) int {
 	return -1
 }
 
-func parseDec(v []byte) (int64, bool) {
+// ParseLength reads a Content-Length value: 1 to 18 decimal digits, nothing
+// else (no sign, no space).
+func ParseLength(v []byte) (int64, bool) {
 	if len(v) == 0 || len(v) > 18 {
 		return 0, false
 	}
@@ -468,8 +467,9 @@ func parseDec(v []byte) (int64, bool) {
 	return n, true
 }
 
-// equalFold compares b with a lower-case ASCII string, ignoring case.
-func equalFold(b []byte, lower string) bool {
+// EqualFold compares b with a lower-case ASCII string, ignoring case: a
+// header name, a coding, a token.
+func EqualFold(b []byte, lower string) bool {
 	if len(b) != len(lower) {
 		return false
 	}
@@ -495,7 +495,7 @@ func containsTokenFold(v []byte, token string) bool {
 		} else {
 			t, v = v, nil
 		}
-		if equalFold(bytes.TrimSpace(t), token) {
+		if EqualFold(bytes.TrimSpace(t), token) {
 			return true
 		}
 	}

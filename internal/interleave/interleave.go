@@ -131,9 +131,6 @@ func New(configs []Config, runner Runner) *Session {
 		outcomes: make([][]*Outcome, len(configs)), failed: make([]string, len(configs))}
 }
 
-// Configs are the session's configurations.
-func (s *Session) Configs() []Config { return slices.Clone(s.configs) }
-
 // Rounds is the number of rounds run so far.
 func (s *Session) Rounds() int { return s.rounds }
 

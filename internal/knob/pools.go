@@ -9,8 +9,8 @@ import (
 // Topology knobs: how the web server reaches php-fpm.
 const (
 	// PoolsKnob splits php-fpm into pools on sockets of their own behind
-	// an nginx upstream. Seed 003 ran several php-fpm masters for this;
-	// the master answers no request (its workers accept on the pool's
+	// an nginx upstream. Several php-fpm masters would do the same:
+	// a master answers no request (its workers accept on the pool's
 	// socket), so what several masters buy is several sockets, each with
 	// its own accept queue and its own workers, which pools of one master
 	// give with one process to start, reload and watch.

@@ -45,14 +45,11 @@ func (l *Lab) apply(ctx context.Context, cfg knob.Config, profiler string, setPr
 	if err != nil {
 		return err
 	}
-	unlock, err := lockLab(l.Dir, true)
+	unlock, err := l.lockFresh()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := l.refresh(); err != nil {
-		return err
-	}
 	dbChanged := false
 	for _, ch := range knob.Diff(l.Config, cfg) {
 		// A lab without MariaDB (hello, strings...) has none to restart:

@@ -87,8 +87,8 @@ func (l *Lab) provision(ctx context.Context, acct *account, b *mariadb.Binaries,
 	return writeOwned(layout{l.Dir}.clientConf(), []byte(mariadb.ClientConf(l.MariaDBSocket, "root", s.MariaDBRootPassword)), acct.readFileMode(), acct.group())
 }
 
-// snapshot dumps the seeded database so Reset can restore it (seed 004: a
-// growing comments table silently slowed every later run). mariadb-dump
+// snapshot dumps the seeded database so Reset can restore it (a growing
+// comments table silently slows every later run). mariadb-dump
 // runs as the stack account; its output goes to a root-owned file.
 func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, db string) error {
 	y := layout{l.Dir}
@@ -132,14 +132,11 @@ func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, 
 // account (the snapshot holds whatever the lab's database held, so it is
 // executed with the lab's rights only).
 func (l *Lab) Reset(ctx context.Context) error {
-	unlock, err := lockLab(l.Dir, true)
+	unlock, err := l.lockFresh()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := l.refresh(); err != nil {
-		return err
-	}
 	y := layout{l.Dir}
 	in, err := os.OpenFile(y.snapshot(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -61,3 +61,17 @@ func lockLab(dir string, wait bool) (unlock func(), err error) {
 	}
 	return func() { syscall.Close(fd) }, nil
 }
+
+// lockFresh takes the lab's lock, waiting for it, and re-reads the lab's
+// state under it: what another command changed meanwhile is seen.
+func (l *Lab) lockFresh() (unlock func(), err error) {
+	unlock, err = lockLab(l.Dir, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.refresh(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}

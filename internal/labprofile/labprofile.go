@@ -114,7 +114,6 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 	if !o.PHP {
 		res.PHPUnavailable = "not asked for (--php=false)"
 	}
-	stack := labstack.New(l, w)
 	fs, err := proc.Default()
 	if err != nil {
 		return nil, err
@@ -136,103 +135,130 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 	if o.PHP {
 		configs = append(configs, interleave.Config{Label: RunPHP, Config: l.Config})
 	}
-	nb := &profile.NativeBuilder{PHPJIT: res.PHPJIT}
-	jit := &profile.PerfMap{}
-	var php profile.PHP
-	phpMissing := false
-	unlinked := map[string]string{}
-	perfCPU := map[*results.Bench]float64{} // perf's CPU seconds per request sent
-	runner := interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
-		clock := ""
-		switch {
-		case r.Label == RunPHP:
-			clock = o.PHPClock
-		case r.Label == RunNative && res.PHPJIT:
-			clock = lab.ProfilerPerfMap // the JIT names its code for perf
-		}
-		// Every run restarts the stack, as compare's do: fresh workers
-		// for each, the sampler in or out.
-		if err := l.SetPHPProfiler(ctx, clock); err != nil {
-			if ctx.Err() != nil {
-				return interleave.Outcome{}, ctx.Err()
-			}
-			return interleave.Outcome{Failed: "restarting: " + err.Error()}, nil
-		}
-		if r.Label == RunPHP {
-			if err := l.ClearPHPProfile(); err != nil {
-				return interleave.Outcome{}, err
-			}
-		}
-		var rec *perf.Recording
-		var sc *scanner
-		var perfStart float64
-		if r.Label == RunNative {
-			dir, err := os.MkdirTemp(o.TempDir, "perf-")
-			if err != nil {
-				return interleave.Outcome{}, err
-			}
-			defer os.RemoveAll(dir)
-			sc = newScanner(l, fs)
-			sc.start(500 * time.Millisecond)
-			if rec, err = pb.Record(ctx, dir, o.Perf); err != nil {
-				sc.stopAndWait()
-				return interleave.Outcome{Failed: err.Error()}, nil
-			}
-			perfStart = cpuSeconds(fs, rec.PID())
-		}
-		b, merr := stack.Measure(ctx, o.Conns, o.Duration, o.Warmup)
-		if rec != nil {
-			perfCPUUsed := cpuSeconds(fs, rec.PID()) - perfStart
-			serr := rec.Stop()
-			sc.stopAndWait()
-			if merr == nil && serr == nil {
-				if b.RequestsSent > 0 {
-					perfCPU[b] = perfCPUUsed / float64(b.RequestsSent)
-				}
-				if res.PHPJIT {
-					readPerfMaps(l, sc, jit, say)
-					nb.JIT = jit
-				}
-				if err := readNative(ctx, pb, rec, sc, nb, unlinked, o.TempDir); err != nil {
-					say("reading perf's samples: %v", err)
-				}
-			} else if serr != nil {
-				say("perf: %v", serr)
-			}
-		}
-		if merr != nil {
-			if ctx.Err() != nil {
-				return interleave.Outcome{}, ctx.Err()
-			}
-			return interleave.Outcome{Failed: merr.Error()}, nil
-		}
-		if r.Label == RunPHP {
-			data, truncated, err := l.ReadPHPProfile()
-			if err != nil {
-				say("reading the PHP sampler's output: %v", err)
-			}
-			res.PHPTruncated = res.PHPTruncated || truncated
-			if bytes.Contains(data, []byte("#excimer-missing")) {
-				phpMissing = true
-			}
-			php.ReadCollapsed(bytes.NewReader(data))
-		}
-		if r.Label == RunPlain && b.Runtime != nil {
-			res.Runtime = b.Runtime
-		}
-		return interleave.Outcome{Bench: b}, nil
-	})
-	s := interleave.New(configs, runner)
+	p := &profiling{l: l, o: o, say: say, res: res, pb: pb, fs: fs, stack: labstack.New(l, w),
+		nb: &profile.NativeBuilder{PHPJIT: res.PHPJIT}, jit: &profile.PerfMap{},
+		unlinked: map[string]string{}, perfCPU: map[*results.Bench]float64{}}
+	s := interleave.New(configs, interleave.RunnerFunc(p.run))
 	s.OnRun = func(r interleave.Run, out interleave.Outcome) {
 		if !out.OK() {
 			say("round %d/%d %s: %s", r.Round+1, o.Rounds, r.Label, out.Failed)
 			return
 		}
-		say("round %d/%d %s: %.1f rps, stack CPU %.2f ms/request", r.Round+1, o.Rounds, r.Label, out.Bench.ThroughputRPS, 1000*stackCPU(out.Bench, perfCPU))
+		say("round %d/%d %s: %.1f rps, stack CPU %.2f ms/request", r.Round+1, o.Rounds, r.Label, out.Bench.ThroughputRPS, 1000*stackCPU(out.Bench, p.perfCPU))
 	}
 	if err := s.Run(ctx, o.Rounds); err != nil {
 		return nil, err
 	}
+	p.overheads(s, configs)
+	p.finish()
+	return res, nil
+}
+
+// profiling is one profile's state while its rounds run: what the
+// samplers gathered so far and perf's own CPU per request of each run.
+type profiling struct {
+	l          *lab.Lab
+	o          Options
+	say        func(string, ...any)
+	res        *Result
+	pb         *perf.Binary // nil: no native profile
+	fs         *proc.FS
+	stack      *labstack.Stack
+	nb         *profile.NativeBuilder
+	jit        *profile.PerfMap
+	php        profile.PHP
+	phpMissing bool
+	unlinked   map[string]string
+	perfCPU    map[*results.Bench]float64 // perf's CPU seconds per request sent
+}
+
+// run is one round's run of one kind: plain, under perf, or with the PHP
+// sampler. Every run restarts the stack, as compare's do: fresh workers
+// for each, the sampler in or out.
+func (p *profiling) run(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
+	l, o, res, say := p.l, p.o, p.res, p.say
+	clock := ""
+	switch {
+	case r.Label == RunPHP:
+		clock = o.PHPClock
+	case r.Label == RunNative && res.PHPJIT:
+		clock = lab.ProfilerPerfMap // the JIT names its code for perf
+	}
+	if err := l.SetPHPProfiler(ctx, clock); err != nil {
+		if ctx.Err() != nil {
+			return interleave.Outcome{}, ctx.Err()
+		}
+		return interleave.Outcome{Failed: "restarting: " + err.Error()}, nil
+	}
+	if r.Label == RunPHP {
+		if err := l.ClearPHPProfile(); err != nil {
+			return interleave.Outcome{}, err
+		}
+	}
+	var rec *perf.Recording
+	var sc *scanner
+	var perfStart float64
+	if r.Label == RunNative {
+		dir, err := os.MkdirTemp(o.TempDir, "perf-")
+		if err != nil {
+			return interleave.Outcome{}, err
+		}
+		defer os.RemoveAll(dir)
+		sc = newScanner(l, p.fs)
+		sc.start(500 * time.Millisecond)
+		if rec, err = p.pb.Record(ctx, dir, o.Perf); err != nil {
+			sc.stopAndWait()
+			return interleave.Outcome{Failed: err.Error()}, nil
+		}
+		perfStart = cpuSeconds(p.fs, rec.PID())
+	}
+	b, merr := p.stack.Measure(ctx, o.Conns, o.Duration, o.Warmup)
+	if rec != nil {
+		perfCPUUsed := cpuSeconds(p.fs, rec.PID()) - perfStart
+		serr := rec.Stop()
+		sc.stopAndWait()
+		if merr == nil && serr == nil {
+			if b.RequestsSent > 0 {
+				p.perfCPU[b] = perfCPUUsed / float64(b.RequestsSent)
+			}
+			if res.PHPJIT {
+				readPerfMaps(l, sc, p.jit, say)
+				p.nb.JIT = p.jit
+			}
+			if err := readNative(ctx, p.pb, rec, sc, p.nb, p.unlinked, o.TempDir); err != nil {
+				say("reading perf's samples: %v", err)
+			}
+		} else if serr != nil {
+			say("perf: %v", serr)
+		}
+	}
+	if merr != nil {
+		if ctx.Err() != nil {
+			return interleave.Outcome{}, ctx.Err()
+		}
+		return interleave.Outcome{Failed: merr.Error()}, nil
+	}
+	if r.Label == RunPHP {
+		data, truncated, err := l.ReadPHPProfile()
+		if err != nil {
+			say("reading the PHP sampler's output: %v", err)
+		}
+		res.PHPTruncated = res.PHPTruncated || truncated
+		if bytes.Contains(data, []byte("#excimer-missing")) {
+			p.phpMissing = true
+		}
+		p.php.ReadCollapsed(bytes.NewReader(data))
+	}
+	if r.Label == RunPlain && b.Runtime != nil {
+		res.Runtime = b.Runtime
+	}
+	return interleave.Outcome{Bench: b}, nil
+}
+
+// overheads sets each kind's median throughput and the samplers' cost
+// against the plain runs: stack CPU per request and throughput ratios.
+func (p *profiling) overheads(s *interleave.Session, configs []interleave.Config) {
+	res, perfCPU := p.res, p.perfCPU
 	metric := func(b *results.Bench) float64 { return stackCPU(b, perfCPU) }
 	for i, c := range configs {
 		if vals := s.Values(i, interleave.Throughput); len(vals) > 0 {
@@ -257,6 +283,12 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 		}
 		res.Overhead = append(res.Overhead, ov)
 	}
+}
+
+// finish sets the result's profiles, what perf could not read and the
+// findings.
+func (p *profiling) finish() {
+	l, o, res, pb, nb, php := p.l, p.o, p.res, p.pb, p.nb, &p.php
 	if pb != nil {
 		n := nb.Result()
 		res.Native = &n
@@ -264,24 +296,23 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 			res.NativeUnavailable = "perf recorded no sample of the lab's processes"
 		}
 	}
-	if len(unlinked) > 0 {
-		res.Unlinked = unlinked
+	if len(p.unlinked) > 0 {
+		res.Unlinked = p.unlinked
 	}
 	if o.PHP {
 		res.PHPClock = o.PHPClock
 		if php.Self == nil {
 			php.ReadCollapsed(strings.NewReader(""))
 		}
-		res.PHP = &php
+		res.PHP = php
 		switch {
-		case phpMissing:
+		case p.phpMissing:
 			res.PHPUnavailable = "the excimer extension is not loaded in the lab's PHP (as root: apt-get install php-excimer, or phptune setup); a php.build build loads only its own extensions"
 		case php.Samples == 0:
 			res.PHPUnavailable = "the PHP sampler recorded no sample (requests shorter than its 10 ms period, or the app never ran PHP)"
 		}
 	}
 	res.Findings = profile.Findings(res.Native, res.PHP, cacheState(l.Config, res.Runtime))
-	return res, nil
 }
 
 // readNative runs perf script on a recording and adds its samples of the

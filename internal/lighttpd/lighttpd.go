@@ -12,12 +12,10 @@ package lighttpd
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/distrobin"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -31,20 +29,7 @@ const MimeScript = "/usr/share/lighttpd/create-mime.conf.pl"
 
 // Find returns the path of the lighttpd binary or says how to install it.
 func Find() (string, error) {
-	if _, err := exec.LookPath("/usr/sbin/lighttpd"); err == nil {
-		return "/usr/sbin/lighttpd", nil
-	}
-	if p, err := exec.LookPath("lighttpd"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("lighttpd is not installed; run: phptune setup (or apt-get install lighttpd, then disable its service: phptune needs only the binary)")
-}
-
-// Installed reports whether Debian's lighttpd binary is present (tests
-// skip without it).
-func Installed() bool {
-	_, err := os.Stat("/usr/sbin/lighttpd")
-	return err == nil
+	return distrobin.Find("/usr/sbin/lighttpd", "apt-get install lighttpd, then disable its service: phptune needs only the binary")
 }
 
 // Site describes what lighttpd serves.
@@ -121,19 +106,8 @@ var parseOpts = [][2]string{
 }
 
 func render(cfg knob.Config, s Site) (string, error) {
-	var firstErr error
-	fail := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	q := func(what, p string) string {
-		out, err := confpath.Lighttpd.Quote(p)
-		if err != nil {
-			fail(fmt.Errorf("lighttpd.conf %s: %w", what, err))
-		}
-		return out
-	}
+	r := &confpath.Refusals{File: "lighttpd.conf", Syntax: confpath.Lighttpd}
+	q := r.Quote
 	// u quotes a URL path of phptune's own (status pages, the front
 	// controller).
 	u := func(what, p string) string {
@@ -142,14 +116,12 @@ func render(cfg knob.Config, s Site) (string, error) {
 			err = fmt.Errorf("%s %q is not a plain absolute URL path", what, p)
 		}
 		if err != nil {
-			fail(fmt.Errorf("lighttpd.conf %s: %w", what, err))
+			r.Add(fmt.Errorf("lighttpd.conf %s: %w", what, err))
 		}
 		return out
 	}
-	host, port, err := splitListen(s.Listen)
-	fail(err)
-	backend, err := fastCGIBackend(s.FastCGI)
-	fail(err)
+	host, port := r.Listen("server.bind", s.Listen)
+	backend := fastCGIBackend(r, s.FastCGI)
 
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -232,47 +204,19 @@ func render(cfg knob.Config, s Site) (string, error) {
 		}
 		w("}")
 	}
-	if firstErr != nil {
-		return "", firstErr
+	if err := r.Err(); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
 
-// splitListen splits 127.0.0.1:PORT for server.bind and server.port.
-func splitListen(listen string) (host, port string, err error) {
-	host, port, err = net.SplitHostPort(listen)
-	if err != nil || net.ParseIP(host) == nil || !digits(port) {
-		return "", "", fmt.Errorf("lighttpd.conf server.bind: %q is not IP:PORT", listen)
-	}
-	return host, port, nil
-}
-
 // fastCGIBackend is php-fpm's address as a mod_fastcgi host's options.
-func fastCGIBackend(addr string) (string, error) {
-	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		quoted, err := confpath.Lighttpd.Quote(path)
-		if err != nil {
-			return "", fmt.Errorf("lighttpd.conf fastcgi.server (php-fpm's socket): %w", err)
-		}
-		return `"socket" => ` + quoted, nil
+func fastCGIBackend(r *confpath.Refusals, addr string) string {
+	socket, host, port := r.FastCGI("fastcgi.server", addr)
+	if socket != "" {
+		return `"socket" => ` + socket
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || net.ParseIP(host) == nil || !digits(port) {
-		return "", fmt.Errorf("lighttpd.conf fastcgi.server: php-fpm's address %q is neither unix:PATH nor IP:PORT", addr)
-	}
-	return fmt.Sprintf(`"host" => %q, "port" => %s`, host, port), nil
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return fmt.Sprintf(`"host" => %q, "port" => %s`, host, port)
 }
 
 // FDs is server.max-fds for cfg: three descriptors per connection (a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/confcheck"
+	"github.com/phptune/phptune/internal/configtest"
 	"github.com/phptune/phptune/internal/goldentest"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -172,7 +172,7 @@ func TestLighttpdAcceptsRendered(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	dir, run := confcheck.Dir(t, "run", "log", "www", "fpm", "tmp")
+	dir, run := configtest.Dir(t, "run", "log", "www", "fpm", "tmp")
 	for _, c := range goldenCases(t, dir) {
 		t.Run(c.name, func(t *testing.T) {
 			conf := filepath.Join(dir, c.name+".conf")

@@ -38,45 +38,31 @@ const MaxBody = 128 << 10
 // scoreboard character lighttpd does not write, or a repeated key is an
 // error.
 func Parse(b []byte) (*results.LighttpdStatus, error) {
-	if len(b) > MaxBody {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrNotStatus, len(b), MaxBody)
-	}
 	var st results.LighttpdStatus
 	ints := map[string]*int64{
 		"Total Accesses": &st.TotalAccesses, "Total kBytes": &st.TotalKBytes, "Uptime": &st.UptimeS,
 		"BusyServers": &st.BusyServers, "IdleServers": &st.IdleServers,
 	}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		key, value, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		p, isInt := ints[key]
-		if !isInt && key != "Scoreboard" {
-			continue
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("%w: %s given twice", ErrNotStatus, key)
-		}
-		seen[key] = true
-		if key == "Scoreboard" {
-			if err := scoreboard(&st, value); err != nil {
+	known := func(k string) bool { _, isInt := ints[k]; return isInt || k == "Scoreboard" }
+	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		if f.Key == "Scoreboard" {
+			if err := scoreboard(&st, f.Value); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		n, err := count(value)
+		n, err := count(f.Value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s %.40q is not a count", ErrNotStatus, key, value)
+			return nil, fmt.Errorf("%w: %s %.40q is not a count", ErrNotStatus, f.Key, f.Value)
 		}
-		*p = n
+		*ints[f.Key] = n
 	}
-	for _, k := range []string{"BusyServers", "IdleServers", "Scoreboard"} {
-		if !seen[k] {
-			return nil, fmt.Errorf("%w: no %s line (is mod_status's status-url at that URL?)", ErrNotStatus, k)
-		}
+	if k := statuspage.Missing(fields, "BusyServers", "IdleServers", "Scoreboard"); k != "" {
+		return nil, fmt.Errorf("%w: no %s line (is mod_status's status-url at that URL?)", ErrNotStatus, k)
 	}
 	return &st, nil
 }
@@ -222,11 +208,7 @@ func NewClient(statusURL, statisticsURL string) (*Client, error) {
 // of its own, being handled: Fetch leaves it out so an idle server reads
 // 0 busy.
 func (c *Client) Fetch(ctx context.Context) (*results.LighttpdStatus, error) {
-	b, err := c.status.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := Parse(b)
+	st, err := statuspage.Fetch(ctx, c.status, Parse)
 	if err != nil {
 		return nil, err
 	}

@@ -136,18 +136,7 @@ func Run(ctx context.Context, o Options) (*results.Bench, error) {
 		loops[i] = l
 	}
 
-	b := &results.Bench{
-		SchemaVersion: results.SchemaVersion, Kind: results.KindBench,
-		ID:      fmt.Sprintf("bench-%s-%d", time.Now().UTC().Format("20060102T150405"), os.Getpid()),
-		Command: o.Command, Target: o.Target.Display, Protocol: o.Target.Protocol,
-		Model: "closed", Connections: o.Connections, KeepAlive: o.KeepAlive,
-		WarmupS: o.Warmup.Seconds(), Threads: o.Threads,
-	}
-	if o.Pacer != nil {
-		b.Model = "open"
-		b.RateAskedRPS = MeanRate(o.Pacer, o.Duration)
-		b.RateSchedule = o.Pacer.String()
-	}
+	b := newBench(o)
 
 	// One P per loop plus one for everything else (see epollWait).
 	if want := o.Threads + 1; runtime.GOMAXPROCS(0) < want {
@@ -169,9 +158,71 @@ func Run(ctx context.Context, o Options) (*results.Bench, error) {
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 
+	win, cancelled := r.watch(ctx, loops, finished)
+	wall := time.Since(r.start)
+	if r.peerFail.Load() {
+		return nil, fmt.Errorf("stopped: the listener on %s stopped being the lab's account (uid %d); the socket was replaced, so no request was sent to it", o.Target.Address, o.Target.PeerUID)
+	}
+
+	all := make([]*stats, len(loops))
+	var unsent, unfin int64
+	for i, l := range loops {
+		all[i] = l.st
+		b.RequestsSent += l.sent
+		b.ConnectionsOpened += l.opened
+		unsent += l.unsent
+		unfin += l.unfin
+		if l.err != nil {
+			return nil, l.err
+		}
+	}
+	fill(b, all)
+	b.RequestsUnsent, b.RequestsUnanswered = unsent, unfin
+
+	measuredFigures(b, o, win, r, wall, cancelled)
+	r.warn(b, all, unsent, unfin)
+	if b.Requests > 0 && b.Requests == b.ErrorsByClass[ClassConnectRefused] {
+		return b, fmt.Errorf("every connection to %s was refused: is the server running and listening there? (start a lab with: phptune lab up)", o.Target.Display)
+	}
+	if cancelled && ctx.Err() != nil {
+		return b, ctx.Err()
+	}
+	return b, nil
+}
+
+// newBench is the record of a run of o, before it runs.
+func newBench(o Options) *results.Bench {
+	b := &results.Bench{
+		SchemaVersion: results.SchemaVersion, Kind: results.KindBench,
+		ID:      fmt.Sprintf("bench-%s-%d", time.Now().UTC().Format("20060102T150405"), os.Getpid()),
+		Command: o.Command, Target: o.Target.Display, Protocol: o.Target.Protocol,
+		Model: "closed", Connections: o.Connections, KeepAlive: o.KeepAlive,
+		WarmupS: o.Warmup.Seconds(), Threads: o.Threads,
+	}
+	if o.Pacer != nil {
+		b.Model = "open"
+		b.RateAskedRPS = MeanRate(o.Pacer, o.Duration)
+		b.RateSchedule = o.Pacer.String()
+	}
+
+	return b
+}
+
+// cpuWindow is the generator's CPU seconds and the machine's CPU ticks
+// (total and idle) at the start and the end of the measured part.
+type cpuWindow struct {
+	cpu0, cpuEnd                 float64
+	tot0, idle0, totEnd, idleEnd uint64
+}
+
+// watch waits for the loops to finish (finished closes), marks the
+// measured window's CPU figures, reports progress every second and stops
+// the loops when ctx is cancelled (cancelled true).
+func (r *run) watch(ctx context.Context, loops []*loop, finished <-chan struct{}) (win cpuWindow, cancelled bool) {
+	o := &r.o
 	// CPU and machine idle time are sampled over the measured part only.
-	cpu0, tot0, idle0 := CPUTime(), uint64(0), uint64(0)
-	tot0, idle0 = cpuTimes()
+	win.cpu0 = CPUTime()
+	win.tot0, win.idle0 = cpuTimes()
 	measuring := o.Warmup == 0
 	var warmTimer <-chan time.Time
 	if !measuring {
@@ -181,18 +232,16 @@ func Run(ctx context.Context, o Options) (*results.Bench, error) {
 	if o.Duration > 0 {
 		endTimer = time.After(o.Warmup + o.Duration)
 	}
-	cpuEnd, totEnd, idleEnd := 0.0, uint64(0), uint64(0)
 	markEnd := func() {
-		if cpuEnd == 0 {
-			cpuEnd = CPUTime()
-			totEnd, idleEnd = cpuTimes()
+		if win.cpuEnd == 0 {
+			win.cpuEnd = CPUTime()
+			win.totEnd, win.idleEnd = cpuTimes()
 		}
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var lastReq int64
 	lastTick := time.Now()
-	cancelled := false
 wait:
 	for {
 		select {
@@ -205,8 +254,8 @@ wait:
 				r.stop.Store(true)
 			}
 		case <-warmTimer:
-			cpu0 = CPUTime()
-			tot0, idle0 = cpuTimes()
+			win.cpu0 = CPUTime()
+			win.tot0, win.idle0 = cpuTimes()
 			measuring = true
 			if o.OnMeasure != nil {
 				o.OnMeasure()
@@ -231,26 +280,13 @@ wait:
 		}
 	}
 	markEnd()
-	wall := time.Since(r.start)
-	if r.peerFail.Load() {
-		return nil, fmt.Errorf("stopped: the listener on %s stopped being the lab's account (uid %d); the socket was replaced, so no request was sent to it", o.Target.Address, o.Target.PeerUID)
-	}
+	return win, cancelled
+}
 
-	all := make([]*stats, len(loops))
-	var unsent, unfin int64
-	for i, l := range loops {
-		all[i] = l.st
-		b.RequestsSent += l.sent
-		b.ConnectionsOpened += l.opened
-		unsent += l.unsent
-		unfin += l.unfin
-		if l.err != nil {
-			return nil, l.err
-		}
-	}
-	fill(b, all)
-	b.RequestsUnsent, b.RequestsUnanswered = unsent, unfin
-
+// measuredFigures sets b's measured duration, throughput and generator
+// CPU from the run's window (wall: the whole run's time; cancelled: it was
+// interrupted), and warns when the generator was the bottleneck.
+func measuredFigures(b *results.Bench, o Options, win cpuWindow, r *run, wall time.Duration, cancelled bool) {
 	// The measured duration: the window, or for -n the time to the last
 	// answer; shortened when the run was interrupted.
 	switch {
@@ -268,15 +304,15 @@ wait:
 			b.RateAchievedRPS = float64(b.Requests) / b.DurationS
 		}
 	}
-	b.Generator.CPUSeconds = math.Max(0, cpuEnd-cpu0)
+	b.Generator.CPUSeconds = math.Max(0, win.cpuEnd-win.cpu0)
 	if b.Generator.CPUSeconds > 0 {
 		b.Generator.RequestsPerCPUSecond = float64(b.Requests) / b.Generator.CPUSeconds
 	}
 	// Saturated: the generator used most of the cores it ran on while the
 	// machine still had idle CPU, so the server was waiting for it.
-	if b.DurationS > 0 && totEnd > tot0 {
+	if b.DurationS > 0 && win.totEnd > win.tot0 {
 		genCores := b.Generator.CPUSeconds / b.DurationS
-		machineIdle := float64(idleEnd-idle0) / float64(totEnd-tot0)
+		machineIdle := float64(win.idleEnd-win.idle0) / float64(win.totEnd-win.tot0)
 		b.MachineIdlePct = 100 * machineIdle
 		if genCores > 0.85*float64(o.Threads) && machineIdle > 0.10 {
 			b.Generator.Saturated = true
@@ -285,6 +321,13 @@ wait:
 				o.Threads, genCores, 100*machineIdle))
 		}
 	}
+}
+
+// warn adds the run's warnings to b: requests never sent or never
+// answered, re-sent, with PHP's stderr, redirected, or not the expected
+// body.
+func (r *run) warn(b *results.Bench, all []*stats, unsent, unfin int64) {
+	o := &r.o
 	if unsent > 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf(
 			"%d requests scheduled in the measured part were never sent because all %d connections were busy: the server could not keep up with the asked rate (raise -c to queue more)",
@@ -310,13 +353,6 @@ wait:
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d responses did not match --expect %q (matched against the first %d KiB of each body); the first: %s",
 			n, o.Expect, ExpectBodyLimit>>10, r.unexpected))
 	}
-	if b.Requests > 0 && b.Requests == b.ErrorsByClass[ClassConnectRefused] {
-		return b, fmt.Errorf("every connection to %s was refused: is the server running and listening there? (start a lab with: phptune lab up)", o.Target.Display)
-	}
-	if cancelled && ctx.Err() != nil {
-		return b, ctx.Err()
-	}
-	return b, nil
 }
 
 // prepare resolves the address and serialises every request once.

@@ -70,43 +70,15 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	if o.Users < 1 || o.Duration < time.Second {
 		return nil, fmt.Errorf("Locust needs at least one user and a run of at least 1s")
 	}
-	dir, err := os.MkdirTemp(filepath.Join(o.Home, "locust"), "run-")
+	dir, file, err := o.runDir()
 	if err != nil {
-		return nil, fmt.Errorf("making Locust's run directory: %v; run phptune setup --with-locust", err)
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if o.GID >= 0 {
-		if err := os.Chown(dir, -1, o.GID); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Chmod(dir, 0o750); err != nil {
-		return nil, err
-	}
-	file := filepath.Join(dir, "locustfile.py")
-	if err := os.WriteFile(file, o.Locustfile.Source, 0o640); err != nil {
-		return nil, err
-	}
-	if o.GID >= 0 {
-		if err := os.Chown(file, -1, o.GID); err != nil {
-			return nil, err
-		}
-	}
 	distributed := o.Workers > 0 || o.ExpectWorkers > 0
-	bindHost, bindPort := "127.0.0.1", 0
-	if o.MasterBind != "" {
-		h, p, err := net.SplitHostPort(o.MasterBind)
-		if err != nil {
-			return nil, fmt.Errorf("--master-bind %q: want ADDR:PORT, e.g. 0.0.0.0:5557", o.MasterBind)
-		}
-		bindHost = h
-		if bindPort, err = strconv.Atoi(p); err != nil || bindPort < 1 || bindPort > 65535 {
-			return nil, fmt.Errorf("--master-bind %q: the port must be 1 to 65535", o.MasterBind)
-		}
-	} else if distributed {
-		if bindPort, err = freePort(); err != nil {
-			return nil, err
-		}
+	bindHost, bindPort, err := o.masterAddress(distributed)
+	if err != nil {
+		return nil, err
 	}
 	wait := o.WorkerWait
 	if wait <= 0 {
@@ -195,26 +167,7 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	}
 	merr := master.Wait()
 	run := &Run{MasterCPUSeconds: cpu(master.ProcessState)}
-	// Workers quit when the master tells them; one that does not is
-	// stopped.
-	done := make(chan struct{})
-	go func() {
-		for _, w := range workers {
-			w.Wait()
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			<-done
-		}
-	}
+	reapWorkers(workers, pgid)
 	for _, w := range workers {
 		run.WorkerCPUSeconds = append(run.WorkerCPUSeconds, cpu(w.ProcessState))
 	}
@@ -245,6 +198,82 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	}
 	run.Result = res
 	return run, nil
+}
+
+// runDir makes the run's directory, only root can write it (the run's
+// group may read it), and writes the locustfile there.
+func (o RunOptions) runDir() (dir, file string, err error) {
+	dir, err = os.MkdirTemp(filepath.Join(o.Home, "locust"), "run-")
+	if err != nil {
+		return "", "", fmt.Errorf("making Locust's run directory: %v; run phptune setup --with-locust", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	if o.GID >= 0 {
+		if err := os.Chown(dir, -1, o.GID); err != nil {
+			return "", "", err
+		}
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		return "", "", err
+	}
+	file = filepath.Join(dir, "locustfile.py")
+	if err := os.WriteFile(file, o.Locustfile.Source, 0o640); err != nil {
+		return "", "", err
+	}
+	if o.GID >= 0 {
+		if err := os.Chown(file, -1, o.GID); err != nil {
+			return "", "", err
+		}
+	}
+	return dir, file, nil
+}
+
+// masterAddress is where the master listens for its workers: --master-bind,
+// or a free loopback port for a distributed run (port 0 otherwise).
+func (o RunOptions) masterAddress(distributed bool) (host string, port int, err error) {
+	bindHost, bindPort := "127.0.0.1", 0
+	if o.MasterBind != "" {
+		h, p, err := net.SplitHostPort(o.MasterBind)
+		if err != nil {
+			return "", 0, fmt.Errorf("--master-bind %q: want ADDR:PORT, e.g. 0.0.0.0:5557", o.MasterBind)
+		}
+		bindHost = h
+		if bindPort, err = strconv.Atoi(p); err != nil || bindPort < 1 || bindPort > 65535 {
+			return "", 0, fmt.Errorf("--master-bind %q: the port must be 1 to 65535", o.MasterBind)
+		}
+	} else if distributed {
+		if bindPort, err = freePort(); err != nil {
+			return "", 0, err
+		}
+	}
+	return bindHost, bindPort, nil
+}
+
+// reapWorkers waits for the workers, which quit when the master tells
+// them; one that does not is stopped with the process group pgid.
+func reapWorkers(workers []*exec.Cmd, pgid int) {
+	done := make(chan struct{})
+	go func() {
+		for _, w := range workers {
+			w.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			<-done
+		}
+	}
 }
 
 // attr runs a Locust process as the run's account in process group pgid

@@ -20,13 +20,6 @@ func IP(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// HostPort reports whether a HOST:PORT address has a loopback IP literal
-// for its host.
-func HostPort(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && IP(host)
-}
-
 // ErrNotLoopback is wrapped by HTTPURL's refusals.
 var ErrNotLoopback = errors.New("not an http:// URL on a loopback address")
 

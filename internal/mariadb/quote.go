@@ -7,13 +7,6 @@ import (
 	"github.com/phptune/phptune/internal/confpath"
 )
 
-// Check reports the first path of p that my.cnf cannot carry (see package
-// confpath), so that a caller can refuse it before anything starts.
-func (p Paths) Check() error {
-	_, err := p.quoted()
-	return err
-}
-
 // quoted returns p with every path quoted for my.cnf, or the first refusal.
 func (p Paths) quoted() (Paths, error) {
 	var firstErr error

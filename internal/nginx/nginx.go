@@ -6,25 +6,17 @@ package nginx
 
 import (
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/confpath"
+	"github.com/phptune/phptune/internal/distrobin"
 	"github.com/phptune/phptune/internal/knob"
 )
 
 // Find returns the path of the nginx binary or says how to install it.
 func Find() (string, error) {
-	for _, p := range []string{"/usr/sbin/nginx"} {
-		if _, err := exec.LookPath(p); err == nil {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("nginx is not installed; run: phptune setup (or apt-get install nginx)")
+	return distrobin.Find("/usr/sbin/nginx", "apt-get install nginx")
 }
 
 // Site describes what nginx serves.
@@ -88,14 +80,6 @@ func (h *SiteHost) check() error {
 	return nil
 }
 
-// Check reports the first path or address of s that nginx.conf cannot
-// carry (see package confpath), so that a caller can refuse it before
-// anything starts.
-func (s Site) Check() error {
-	_, err := render(knob.Defaults(), s, s.AccessLog != "")
-	return err
-}
-
 // Render returns nginx.conf for site with cfg's nginx knobs. Every path is
 // written as a quoted string. A site that nginx.conf cannot carry (see
 // Check) renders as a refusal instead: a comment with the reason and a
@@ -108,14 +92,9 @@ func Render(cfg knob.Config, s Site) string {
 		// An unknown directive is the one error nginx prints with its
 		// name, so the name is the message.
 		return "# phptune refused to render this nginx.conf: " + msg + "\n" +
-			quoteMessage("phptune refused to render this file: "+msg) + ";\n"
+			confpath.DoubleQuoted("phptune refused to render this file: "+msg) + ";\n"
 	}
 	return out
-}
-
-// quoteMessage quotes a message that confpath.Summary made printable.
-func quoteMessage(msg string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(msg) + `"`
 }
 
 func render(cfg knob.Config, s Site, accessLog bool) (string, error) {

@@ -85,11 +85,7 @@ func NewClient(rawURL string) (*Client, error) {
 // as one active, writing connection; Fetch subtracts it so an idle server
 // reads 0.
 func (c *Client) Fetch(ctx context.Context) (*results.NginxStatus, error) {
-	b, err := c.Get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := Parse(b)
+	st, err := statuspage.Fetch(ctx, c.Client, Parse)
 	if err != nil {
 		return nil, err
 	}

@@ -355,7 +355,7 @@ func percentile(sorted []int64, p float64) int64 {
 // backlogWarnings says when the kernel gave a listening socket a smaller
 // backlog than its configuration asked for: listen(2) caps it at
 // net.core.somaxconn silently, so the server believes it has the queue it
-// asked for (seed 003's 502s come from such a queue filling up).
+// asked for (nginx's 502s come from such a queue filling up).
 func backlogWarnings(in []results.Sample) []string {
 	type capped struct{ asked, got int64 }
 	seen := map[string]*capped{}

@@ -3,7 +3,6 @@ package observe
 import (
 	"context"
 	"fmt"
-	"github.com/phptune/phptune/internal/peercred"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/results"
 )

@@ -21,7 +21,7 @@ func unitSample(s *unit.Status, maxProcs int64) *results.UnitStatus {
 // one, every process up to unit.processes running, and more requests
 // active than processes — the rest wait in Unit's router, which accepts
 // every connection, so the kernel's accept queue stays empty and only
-// Unit's own figures show the queue (seed 002's "one busy process").
+// Unit's own figures show the queue (one busy process, the others idle).
 func unitWarnings(in []results.Sample) []string {
 	var full, seen int
 	var running, waiting int64

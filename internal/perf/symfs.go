@@ -97,9 +97,6 @@ func debugFile(path string) string {
 	return ""
 }
 
-// Linked is the number of files linked.
-func (s *Symfs) Linked() int { return len(s.linked) }
-
 // RootOnly checks that path is a regular file that only root could have
 // written or replaced: it and every directory above it owned by root,
 // none a symlink, none writable by group or others (a sticky directory

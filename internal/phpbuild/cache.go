@@ -353,19 +353,6 @@ func Remove(id string) error {
 	return os.RemoveAll(gone)
 }
 
-// Binary returns the php-fpm and php (cli) binaries of complete build id,
-// for a lab (knob php.build). They are root-owned and not writable by the
-// lab; run them as the lab's account. An id that names no complete build is
-// an error wrapping ErrNoBuild. A lab running them must load the build's
-// own opcache (Files.Opcache) instead of the distro's: see Files.
-func Binary(id string) (fpmPath, cliPath string, err error) {
-	f, err := BuildFiles(id)
-	if err != nil {
-		return "", "", err
-	}
-	return f.FPM, f.CLI, nil
-}
-
 // Files are a complete build's files, each checked to be a regular file
 // owned by the user running phptune and writable by it alone.
 type Files struct {

@@ -79,7 +79,7 @@ func (b *builder) fetch(ctx context.Context, log io.Writer) error {
 			err = b.copyDir(ctx, b.o.Source, dest, log)
 		} else {
 			var digest string
-			if digest, err = fileDigest(b.o.Source); err == nil {
+			if digest, err = fileSHA256(b.o.Source); err == nil {
 				b.rec.Source += " sha256:" + digest
 				err = b.untar(ctx, b.o.Source, dest, log)
 			}

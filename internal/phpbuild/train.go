@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/apps"
-	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
@@ -437,43 +435,4 @@ func (b *builder) stopTraining(work string) {
 	if err == nil && strings.HasPrefix(exe, work+"/") {
 		killGroup(pgid, 2*time.Second)
 	}
-}
-
-// ServeOnce starts a build's php-fpm (with its own opcache) as acct on a
-// private socket under dir, sends one FastCGI request for script and stops
-// it: a build is shown to serve.
-func ServeOnce(ctx context.Context, f *Files, acct *Account, dir, extDir, script string) (*fcgi.Response, error) {
-	run := filepath.Join(dir, "run")
-	if err := os.MkdirAll(run, 0o755); err != nil {
-		return nil, err
-	}
-	if uid, gid := acct.ids(); uid >= 0 {
-		if err := os.Lchown(run, uid, gid); err != nil {
-			return nil, err
-		}
-	}
-	conf := filepath.Join(dir, "php-fpm.conf")
-	if err := os.WriteFile(conf, []byte(FPMConfig(run, 1)), 0o644); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(f.FPM, append([]string{"-F", "-y", conf}, TrainINI(extDir, f.Opcache, "")...)...)
-	cmd.Dir, cmd.Env = run, []string{buildPath, "HOME=" + run}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if acct.drop {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: acct.UID, Gid: acct.GID, Groups: []uint32{}}
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	w := waitFor(cmd)
-	defer func() { killGroup(cmd.Process.Pid, 2*time.Second); <-w.done }()
-	sock := filepath.Join(run, "php-fpm.sock")
-	if err := waitSocket(ctx, sock, int(acct.UID), w); err != nil {
-		return nil, err
-	}
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-		return peercred.Dial(ctx, network, address, int(acct.UID))
-	}
-	params := fcgi.Params("GET", "/"+filepath.Base(script), script, nil, nil)
-	return fcgi.GetWith(ctx, dial, "unix", sock, params, nil)
 }

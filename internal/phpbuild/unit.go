@@ -236,7 +236,8 @@ func (b *builder) completeUnit(cache string, rec *unit.BuildRecord) error {
 	return nil
 }
 
-// fileSHA256 is the hex digest of the file at path.
+// fileSHA256 is the hex sha256 digest of the file at path (a --source
+// tarball, a Unit source).
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -5,7 +5,6 @@ package phpfpm
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -400,10 +399,4 @@ func CheckSocketPath(path string) error {
 		return fmt.Errorf("socket path %s is %d bytes, over the kernel's 107; use a shorter PHPTUNE_HOME or lab name", path, len(path))
 	}
 	return nil
-}
-
-// Exists reports whether path exists (used to wait for sockets).
-func Exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

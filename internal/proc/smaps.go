@@ -42,11 +42,7 @@ func ParseSmapsRollup(b []byte) (Memory, error) {
 	orig := b
 	for len(b) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
+		line, b, _ = bytes.Cut(b, []byte("\n"))
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
 			continue

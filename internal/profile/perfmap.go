@@ -72,9 +72,6 @@ func (m *PerfMap) Lookup(ip uint64) (string, bool) {
 	return m.entries[i].name, true
 }
 
-// Len is the number of entries kept.
-func (m *PerfMap) Len() int { return len(m.entries) }
-
 // printableName keeps a name printable and bounded: control characters
 // and the folded format's separators (";" and newlines) become "_".
 func printableName(s string) string {

@@ -113,10 +113,6 @@ func WriteAll(dir *outdir.Dir, r Run) (map[string]string, error) {
 // Redacted replaces a secret's value.
 const Redacted = redact.Placeholder
 
-// Redact replaces the values of anything that looks like a credential
-// (redact.Text with no extra names).
-func Redact(s string) string { return redact.Text(s, nil) }
-
 // redactRun returns a deep copy of r in which every string (every field,
 // slice element and map value of the results, at any depth) is redacted,
 // values of map keys with secret names (redact.IsSecretName, with the run's

@@ -95,13 +95,7 @@ type configErrors struct {
 // the start); none when no holdout trial had its logs read.
 func holdoutErrors(t *results.Tune) []configErrors {
 	var out []configErrors
-	for _, which := range []struct {
-		label string
-		cfg   map[string]string
-	}{{"start", t.Start}, {"recommended", t.Recommended}} {
-		if which.label == "recommended" && maps.Equal(t.Start, t.Recommended) {
-			break
-		}
+	for _, which := range startAndRecommended(t) {
 		var runs []*results.Bench
 		var trials []int
 		for _, tr := range t.Trials {

@@ -233,14 +233,6 @@ func mib(b int64) string {
 	}
 }
 
-func counts(m map[string]int64) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -182,18 +182,29 @@ type curvePoint struct {
 	Trials      []int    `json:"trials"`
 }
 
+// labeledConfig is a configuration of a tune with the label the report
+// gives it.
+type labeledConfig struct {
+	label string
+	cfg   map[string]string
+}
+
+// startAndRecommended are the tune's starting and recommended
+// configurations, the recommendation left out when it is the start.
+func startAndRecommended(t *results.Tune) []labeledConfig {
+	out := []labeledConfig{{"start", t.Start}}
+	if !maps.Equal(t.Start, t.Recommended) {
+		out = append(out, labeledConfig{"recommended", t.Recommended})
+	}
+	return out
+}
+
 // configCurves groups the trials of the starting and the recommended
 // configurations by concurrency: the mean over repeated trials with a 95%
 // interval from their spread (one trial: its within-run interval).
 func configCurves(t *results.Tune) []configCurve {
 	var out []configCurve
-	for _, which := range []struct {
-		label string
-		cfg   map[string]string
-	}{{"start", t.Start}, {"recommended", t.Recommended}} {
-		if which.label == "recommended" && maps.Equal(t.Start, t.Recommended) {
-			break
-		}
+	for _, which := range startAndRecommended(t) {
 		byConns := map[int][]results.Trial{}
 		for _, tr := range t.Trials {
 			// Open-model steps (a capacity tune's) are on the
@@ -278,11 +289,6 @@ func kindOf(w string) (warningKind, bool) {
 func expected(k warningKind, tr results.Trial) bool {
 	n := int(knob.Config(tr.Config).PHPWorkers())
 	return (k.key == "pool" || k.key == "modphp-pool") && n > 0 && n <= tr.Connections
-}
-
-func knobInt(cfg map[string]string, k string) int {
-	n, _ := strconv.Atoi(cfg[k])
-	return n
 }
 
 // trialWarnings are the warnings of the trials' own runs (generator

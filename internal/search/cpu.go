@@ -128,15 +128,6 @@ func (u CPUUse) StackCeiling() float64 {
 	return u.Available() / u.StackCPUPerReq
 }
 
-// PHPCeiling is the PHP-only ceiling the benchmark has reported since wave
-// 1: cores ÷ php-fpm workers' CPU-seconds per request; 0 unknown.
-func (u CPUUse) PHPCeiling() float64 {
-	if u.PHPCPUPerReq <= 0 {
-		return 0
-	}
-	return u.Cores / u.PHPCPUPerReq
-}
-
 // CPUBound is the test for "the stack is CPU-bound at the workload's
 // concurrency": the stack's processes used at least CPUBoundShare (90%) of
 // the CPU left after steal, uncharged softirq time, the generator's own CPU

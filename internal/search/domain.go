@@ -207,8 +207,60 @@ func (d *Domain) fits(cfg knob.Config) bool {
 func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	o := d.opt
 	C := o.Conns
+	d.baseline(measure)
+	// 2. Knee scan with a pool that does not limit concurrency. From here
+	// on every candidate can hold the workload's connections (backlogs,
+	// worker_connections; MariaDB's max_connections follows the pool).
+	fitted := FitConnections(o.Start, C)
+	scan := d.kneeScan(measure, fitted)
+	knee := KneeOf(d.rec.Curve)
+	d.rec.Knee = knee
+	if knee == 0 {
+		d.note("no usable knee scan; sizing the pool to the connections")
+		knee = scan.cap
+	}
 
-	// 1. Baseline.
+	// 3. Pool size at the workload's concurrency.
+	sizes, startSize := poolSizes(o.Start, knee, scan.cap)
+	batch, outs := d.measureSizes(measure, fitted, sizes, scan)
+	scores, top, startScore := d.scoreSizes(batch, outs, startSize)
+	if startSize > 0 {
+		top = d.confirmStartSize(measure, batch, scores, top, startScore, startSize)
+	}
+	workers := d.pickWorkers(batch, outs, scores, top)
+	if workers == 0 {
+		d.note("no pool size met the limits; keeping the start configuration")
+		return
+	}
+	// Memory measured since may have grown the prediction; shrink to fit.
+	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, scan.probe); m > 0 && workers > m {
+		d.note("pool reduced from %d to %d workers to stay within the memory budget", workers, m)
+		workers = m
+	}
+	inc, err := Pool(fitted, "static", workers)
+	if err != nil {
+		d.note("sized pool invalid: %v", err)
+		return
+	}
+	d.rec.Config = inc
+	if inc.Server() == knob.ApachePreforkModPHP && inc.On("apache.keepalive") && workers < C {
+		// A WordPress tune behind prefork measured it: 2 children for 10
+		// connections served as many requests as 150, at p50 130 ms but
+		// p99 3.5-4.5 s; with KeepAlive off p99 was 1.2 s.
+		d.note("with prefork and KeepAlive on, a client connection holds a child (a PHP worker with mod_php) between its requests: %d children for %d connections leave the other clients waiting until a kept-alive connection closes (after apache.max_keepalive_requests=%s requests or apache.keepalive_timeout=%ss idle), which shows in p99 rather than throughput; the apache.keepalive=off challenge measures that trade",
+			workers, C, inc["apache.max_keepalive_requests"], inc["apache.keepalive_timeout"])
+	}
+
+	// 4. Categorical knobs against the incumbent (the static pool just
+	// measured), interleaved.
+	d.categorical(measure, inc)
+}
+
+// baseline measures the start configuration (unless the options bring its
+// run) for its memory figures and its score.
+func (d *Domain) baseline(measure func([]Candidate) []Outcome) {
+	o := d.opt
+	C := o.Conns
 	base := o.Baseline
 	if base == nil {
 		out := measure([]Candidate{{Phase: PhaseBaseline, Label: "start", Config: o.Start.Clone(), Conns: C}})
@@ -223,11 +275,22 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	} else if base != nil {
 		d.note("the start configuration breaks a limit: %s", why)
 	}
+}
 
-	// 2. Knee scan with a pool that does not limit concurrency. From here
-	// on every candidate can hold the workload's connections (backlogs,
-	// worker_connections; MariaDB's max_connections follows the pool).
-	fitted := FitConnections(o.Start, C)
+// kneeScanned is what the knee scan leaves for sizing: the largest pool
+// it could run (cap), that pool (probe) and its run at the workload's
+// concurrency, if the scan reached it.
+type kneeScanned struct {
+	cap     int
+	probe   knob.Config
+	atConns *results.Bench
+}
+
+// kneeScan measures a static pool as large as the connections and the
+// memory budget allow at rising concurrency, into the record's curve.
+func (d *Domain) kneeScan(measure func([]Candidate) []Outcome, fitted knob.Config) kneeScanned {
+	o := d.opt
+	C := o.Conns
 	cap := min(C, o.MaxChildren)
 	probe, _ := Pool(fitted, "static", cap)
 	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, probe); m > 0 {
@@ -277,15 +340,13 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		}
 		best = math.Max(best, b.ThroughputRPS)
 	}
-	knee := KneeOf(d.rec.Curve)
-	d.rec.Knee = knee
-	if knee == 0 {
-		d.note("no usable knee scan; sizing the pool to the connections")
-		knee = cap
-	}
+	return kneeScanned{cap: cap, probe: probe, atConns: scanAtC}
+}
 
-	// 3. Pool size at the workload's concurrency.
-	var sizes []int
+// poolSizes are the static pool sizes to measure at the workload's
+// concurrency: from the knee, bounded by cap, and the start's own size
+// (startSize, 0 when it is already among them or out of bounds).
+func poolSizes(start knob.Config, knee, cap int) (sizes []int, startSize int) {
 	factors := []float64{1, 1.25, 1.5}
 	if float64(knee) >= 0.8*float64(cap) {
 		// The knee is at or near the bound (connections or memory): below
@@ -304,11 +365,18 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	// pages that wait on the database (WordPress comments: a 2-worker pool
 	// from a knee of 2 lost to the default's 5 at 20 connections). It
 	// overrides the model only on clear evidence (startSizeMargin).
-	startSize := 0
-	if n0 := int(o.Start.PHPWorkers()); n0 >= 1 && n0 <= cap && !slices.Contains(sizes, n0) {
+	if n0 := int(start.PHPWorkers()); n0 >= 1 && n0 <= cap && !slices.Contains(sizes, n0) {
 		startSize = n0
 		sizes = append(sizes, n0)
 	}
+	return sizes, startSize
+}
+
+// measureSizes measures a static pool of each size that fits the memory
+// budget, reusing the knee scan's run of the largest.
+func (d *Domain) measureSizes(measure func([]Candidate) []Outcome, fitted knob.Config, sizes []int, scan kneeScanned) ([]Candidate, []Outcome) {
+	C := d.opt.Conns
+	cap, scanAtC := scan.cap, scan.atConns
 	var batch, todo []Candidate
 	var outs []Outcome
 	for _, n := range sizes {
@@ -327,8 +395,13 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 	}
 	batch = append(batch, todo...)
 	outs = append(outs, d.steady(measure, todo)...)
-	scores := make([]float64, len(outs))
-	top, startScore := 0.0, 0.0
+	return batch, outs
+}
+
+// scoreSizes scores each size's run within the limits: top is the best
+// score among the sizes from the knee, startScore the start's size's.
+func (d *Domain) scoreSizes(batch []Candidate, outs []Outcome, startSize int) (scores []float64, top, startScore float64) {
+	scores = make([]float64, len(outs))
 	for i, out := range outs {
 		d.mem.Observe(batch[i].Config, out.Bench)
 		s, why := d.usable(out)
@@ -342,37 +415,49 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 		}
 		top = math.Max(top, s)
 	}
-	if startSize > 0 {
-		si, ti := -1, -1
-		for i := range scores {
-			switch {
-			case int(batch[i].Config.PHPWorkers()) == startSize:
-				si = i
-			case scores[i] == top && top > 0:
-				ti = i
-			}
-		}
-		keep := si >= 0 && startScore > 0 && top == 0 // the only size that ran within the limits
-		if si >= 0 && ti >= 0 && startScore > startSizeMargin*top {
-			// One run each is not evidence enough: both again, and the
-			// start's size stays only if it wins on the sum of both runs.
-			again := d.steadyPair(measure, []Candidate{
-				{Phase: PhaseWorkers, Label: batch[si].Label + " (again)", Config: batch[si].Config, Conns: C},
-				{Phase: PhaseWorkers, Label: batch[ti].Label + " (again)", Config: batch[ti].Config, Conns: C},
-			})
-			s2, _ := d.usable(again[0])
-			t2, _ := d.usable(again[1])
-			if s2 > 0 && t2 > 0 && startScore+s2 > startSizeMargin*(top+t2) {
-				keep = true
-				scores[si], scores[ti] = (startScore+s2)/2, (top+t2)/2
-				top = scores[si]
-				d.note("the start's pool size (%d) beat the sizes from the knee by %.0f%% over two runs each: kept it", startSize, 100*(scores[si]/scores[ti]-1))
-			}
-		}
-		if !keep && si >= 0 {
-			scores[si] = 0 // not clearly better: the knee's sizes decide
+	return scores, top, startScore
+}
+
+// confirmStartSize keeps the start's pool size only on clear evidence
+// (startSizeMargin, over two runs each) against the best size from the
+// knee: otherwise its score is zeroed. It returns the top score.
+func (d *Domain) confirmStartSize(measure func([]Candidate) []Outcome, batch []Candidate, scores []float64, top, startScore float64, startSize int) float64 {
+	C := d.opt.Conns
+	si, ti := -1, -1
+	for i := range scores {
+		switch {
+		case int(batch[i].Config.PHPWorkers()) == startSize:
+			si = i
+		case scores[i] == top && top > 0:
+			ti = i
 		}
 	}
+	keep := si >= 0 && startScore > 0 && top == 0 // the only size that ran within the limits
+	if si >= 0 && ti >= 0 && startScore > startSizeMargin*top {
+		// One run each is not evidence enough: both again, and the
+		// start's size stays only if it wins on the sum of both runs.
+		again := d.steadyPair(measure, []Candidate{
+			{Phase: PhaseWorkers, Label: batch[si].Label + " (again)", Config: batch[si].Config, Conns: C},
+			{Phase: PhaseWorkers, Label: batch[ti].Label + " (again)", Config: batch[ti].Config, Conns: C},
+		})
+		s2, _ := d.usable(again[0])
+		t2, _ := d.usable(again[1])
+		if s2 > 0 && t2 > 0 && startScore+s2 > startSizeMargin*(top+t2) {
+			keep = true
+			scores[si], scores[ti] = (startScore+s2)/2, (top+t2)/2
+			top = scores[si]
+			d.note("the start's pool size (%d) beat the sizes from the knee by %.0f%% over two runs each: kept it", startSize, 100*(scores[si]/scores[ti]-1))
+		}
+	}
+	if !keep && si >= 0 {
+		scores[si] = 0 // not clearly better: the knee's sizes decide
+	}
+	return top
+}
+
+// pickWorkers is the smallest pool size within 1% of the top score (0:
+// none ran within the limits), its run the record's score.
+func (d *Domain) pickWorkers(batch []Candidate, outs []Outcome, scores []float64, top float64) int {
 	// The best, unless a smaller pool is within 1%: beyond the knee more
 	// workers only cost memory, below it they cost throughput, and single
 	// runs are noisy, so thrift gets only a small margin.
@@ -386,32 +471,7 @@ func (d *Domain) run(measure func([]Candidate) []Outcome) {
 			}
 		}
 	}
-	if workers == 0 {
-		d.note("no pool size met the limits; keeping the start configuration")
-		return
-	}
-	// Memory measured since may have grown the prediction; shrink to fit.
-	if m := d.mem.MaxWorkers(o.Limits.MemoryBudgetB, probe); m > 0 && workers > m {
-		d.note("pool reduced from %d to %d workers to stay within the memory budget", workers, m)
-		workers = m
-	}
-	inc, err := Pool(fitted, "static", workers)
-	if err != nil {
-		d.note("sized pool invalid: %v", err)
-		return
-	}
-	d.rec.Config = inc
-	if inc.Server() == knob.ApachePreforkModPHP && inc.On("apache.keepalive") && workers < C {
-		// A WordPress tune behind prefork measured it: 2 children for 10
-		// connections served as many requests as 150, at p50 130 ms but
-		// p99 3.5-4.5 s; with KeepAlive off p99 was 1.2 s.
-		d.note("with prefork and KeepAlive on, a client connection holds a child (a PHP worker with mod_php) between its requests: %d children for %d connections leave the other clients waiting until a kept-alive connection closes (after apache.max_keepalive_requests=%s requests or apache.keepalive_timeout=%ss idle), which shows in p99 rather than throughput; the apache.keepalive=off challenge measures that trade",
-			workers, C, inc["apache.max_keepalive_requests"], inc["apache.keepalive_timeout"])
-	}
-
-	// 4. Categorical knobs against the incumbent (the static pool just
-	// measured), interleaved.
-	d.categorical(measure, inc)
+	return workers
 }
 
 // startSizeMargin is how much better (score ratio, over two runs each) the

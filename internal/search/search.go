@@ -325,7 +325,7 @@ var GridChallenges = []Challenge{
 // MariaDB's max_connections is raised, if needed, to the pool size plus 10
 // (a worker holds at most one connection; the 10 are for the tool and an
 // administrator), so that a large pool does not fail on "Too many
-// connections" (seed 004 sized it to the benchmark).
+// connections".
 func Pool(base knob.Config, pm string, n int) (knob.Config, error) {
 	c := base.Clone()
 	if v, ok := c["mariadb.max_connections"]; ok {
@@ -463,7 +463,7 @@ func FitConnections(base knob.Config, conns int) knob.Config {
 	return c
 }
 
-// TwoPerCore is the "2 × cores children" rule of thumb (seed 000) applied to
+// TwoPerCore is the "2 × cores children" rule of thumb applied to
 // base with a static pool, for the benchmark's comparison.
 func TwoPerCore(base knob.Config, cores int) (knob.Config, error) {
 	return Pool(base, "static", max(1, 2*cores))

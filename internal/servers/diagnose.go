@@ -36,7 +36,7 @@ const (
 //
 //   - imbalance: its stack used clearly less CPU than the best's while its
 //     busiest PHP worker did far more than an even share of the pool's CPU
-//     (seed 002: one of Unit's processes busy at a time);
+//     (Unit with one of its processes busy at a time);
 //   - queueing: its stack used clearly less CPU than the best's while
 //     requests waited for a worker (a queue in front of PHP in most
 //     rounds, or every worker busy in most samples): too few workers for

@@ -34,7 +34,7 @@ type Options struct {
 }
 
 // Added is a configuration measured beside the servers without a tune
-// (seed 002's Unit with 20 processes against php-fpm static 10).
+// (e.g. Unit with 20 processes against php-fpm static 10).
 type Added struct {
 	Label  string
 	Config knob.Config

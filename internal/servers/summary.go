@@ -257,6 +257,3 @@ func medianInt(xs []int64) int64 {
 // Slower reports whether r says significantly slower (its whole interval
 // below 1); Faster the opposite.
 func Slower(r *results.Ratio) bool { return r != nil && r.High > 0 && r.High < 1 }
-
-// Faster reports whether r's whole interval lies above 1.
-func Faster(r *results.Ratio) bool { return r != nil && r.High > 0 && r.Low > 1 }

@@ -32,14 +32,6 @@ type Start struct {
 	Notes []string
 }
 
-// StartConfig is the live site's configuration in phptune's knobs, and
-// notes naming every live setting that is carried as-is, left out or
-// refused by the knob model. See LiveStart for the pool lines it carries.
-func StartConfig(s *Site) (knob.Config, []string) {
-	st := LiveStart(s)
-	return st.Config, st.Notes
-}
-
 // startupOnly are the PHP settings php-fpm's master reads once, when it
 // starts: the opcache's shared memory is sized before a pool's
 // php_value/php_admin_value apply, so a pool override of these has no

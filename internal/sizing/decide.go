@@ -139,12 +139,3 @@ func bool2f(b bool) float64 {
 	}
 	return 0
 }
-
-// trialsOf lists the readings' trial numbers.
-func trialsOf(rs []Reading) []int {
-	var out []int
-	for _, r := range rs {
-		out = append(out, r.Trial)
-	}
-	return out
-}

@@ -44,11 +44,7 @@ func ParseNetTCP(b []byte) ([]Listener, error) {
 	first := true
 	for len(b) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
+		line, b, _ = bytes.Cut(b, []byte("\n"))
 		if first {
 			first = false
 			if bytes.Contains(line, []byte("local_address")) {

@@ -276,30 +276,24 @@ func betaCF(a, b, x float64) float64 {
 	}
 	d = 1 / d
 	h := d
+	// step advances the continued fraction by one term of numerator num
+	// (Lentz's method) and returns the factor it multiplies h by.
+	step := func(num float64) float64 {
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		return d * c
+	}
 	for m := 1; m <= 300; m++ {
 		fm := float64(m)
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)))
+		del := step(-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)))
 		h *= del
 		if math.Abs(del-1) < 1e-14 {
 			break
@@ -311,46 +305,6 @@ func betaCF(a, b, x float64) float64 {
 // Pair is the paired rounds of one comparison: A[i] and B[i] were measured
 // in the same round.
 type Pair struct{ A, B []float64 }
-
-// ComparePooled decides several comparisons measured on the same machine in
-// the same rounds (challengers against one incumbent), with the spread of
-// the log ratios pooled over all of them. Each comparison alone has only
-// n-1 degrees of freedom, which with 3–4 rounds makes the t interval very
-// wide; the noise is the machine's, not the configuration's, so pooling is
-// a fair assumption and gives the interval sum(n_i - 1) degrees of freedom.
-// Rounds, budget and margins follow o as in Compare, per pair.
-func ComparePooled(pairs []Pair, o CompareOptions) ([]Decision, error) {
-	if o.Confidence <= 0 || o.Confidence >= 1 {
-		o.Confidence = 0.95
-	}
-	if o.MinRounds < 2 {
-		o.MinRounds = 2
-	}
-	if o.MaxRounds < o.MinRounds {
-		o.MaxRounds = o.MinRounds
-	}
-	logs, ss, df, err := pooledLogs(pairs)
-	if err != nil {
-		return nil, err
-	}
-	looks := float64(o.MaxRounds - o.MinRounds + 1)
-	perLook := 1 - (1-o.Confidence)/math.Pow(looks, 0.7)
-	out := make([]Decision, len(pairs))
-	for i, l := range logs {
-		n := len(l)
-		ci := RatioCI{Confidence: perLook, N: n, Low: 0, High: math.Inf(1)}
-		if n > 0 {
-			ci.Ratio = math.Exp(Mean(l))
-		}
-		if n >= 1 && df >= 1 {
-			half := TQuantile(0.5+perLook/2, float64(df)) * math.Sqrt(ss/float64(df)/float64(n))
-			m := Mean(l)
-			ci.Low, ci.High = math.Exp(m-half), math.Exp(m+half)
-		}
-		out[i] = Decision{CI: ci, Verdict: verdict(ci, n, o)}
-	}
-	return out, nil
-}
 
 func verdict(ci RatioCI, n int, o CompareOptions) Verdict {
 	v := NeedMore

@@ -82,46 +82,6 @@ func Quantile(xs []float64, q float64) float64 {
 // Median is the 0.5 quantile.
 func Median(xs []float64) float64 { return Quantile(xs, 0.5) }
 
-// TrimmedMean drops the lowest and highest frac (0..0.5) of the values and
-// averages the rest, so one run hit by a steal spike does not move it much.
-// At least one value is always kept.
-func TrimmedMean(xs []float64, frac float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	if frac < 0 {
-		frac = 0
-	}
-	s := sorted(xs)
-	k := int(math.Floor(frac * float64(len(s))))
-	if 2*k >= len(s) {
-		k = (len(s) - 1) / 2
-	}
-	return Mean(s[k : len(s)-k])
-}
-
-// MedianOfMeans splits xs, in order, into groups of consecutive values,
-// averages each group and returns the median of the averages. Consecutive
-// values (e.g. the seconds of one run) share their disturbance, so grouping
-// them first and taking a median across groups resists a disturbed stretch.
-func MedianOfMeans(xs []float64, groups int) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	if groups < 1 {
-		groups = 1
-	}
-	if groups > len(xs) {
-		groups = len(xs)
-	}
-	means := make([]float64, 0, groups)
-	for g := 0; g < groups; g++ {
-		lo, hi := g*len(xs)/groups, (g+1)*len(xs)/groups
-		means = append(means, Mean(xs[lo:hi]))
-	}
-	return Median(means)
-}
-
 // Summary describes a sample.
 type Summary struct {
 	N      int     `json:"n"`
@@ -133,17 +93,4 @@ type Summary struct {
 	// CV is StdDev/Mean: the relative noise, the figure to compare with
 	// the size of the effect one hopes to see.
 	CV float64 `json:"cv"`
-}
-
-// Summarize computes a Summary; the zero Summary for no values.
-func Summarize(xs []float64) Summary {
-	if len(xs) == 0 {
-		return Summary{}
-	}
-	s := sorted(xs)
-	out := Summary{N: len(xs), Mean: Mean(xs), Median: Median(xs), StdDev: StdDev(xs), Min: s[0], Max: s[len(s)-1]}
-	if out.Mean != 0 {
-		out.CV = out.StdDev / math.Abs(out.Mean)
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 // Package statuspage fetches a web server's own status page (nginx's
-// stub_status, Apache's mod_status) from a loopback URL, bounded in size.
-// The servers' packages parse what it returns.
+// stub_status, Apache's mod_status) from a loopback URL, bounded in size,
+// and reads the "Key: value" lines of mod_status's machine format (?auto),
+// which Apache and lighttpd share. The servers' packages parse the values.
 package statuspage
 
 import (
@@ -85,3 +86,12 @@ func (c *Client) Get(ctx context.Context) ([]byte, error) {
 
 // Close releases the kept-alive connection.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Fetch reads the page with c and parses it with parse.
+func Fetch[T any](ctx context.Context, c *Client, parse func([]byte) (*T, error)) (*T, error) {
+	b, err := c.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parse(b)
+}

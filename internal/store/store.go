@@ -259,9 +259,6 @@ func (s *DB) migrate(ctx context.Context) error {
 // Close closes the database.
 func (s *DB) Close() error { return s.db.Close() }
 
-// Path is the database file.
-func (s *DB) Path() string { return s.path }
-
 // Run kinds.
 const (
 	KindTune     = "tune"
@@ -546,39 +543,14 @@ func (s *DB) Trials(ctx context.Context, runID string) ([]Trial, error) {
 	return out, rows.Err()
 }
 
-// Check runs SQLite's integrity check.
-func (s *DB) Check(ctx context.Context) error {
-	var res string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return err
-	}
-	if res != "ok" {
-		return fmt.Errorf("results database %s is damaged: %s", s.path, res)
-	}
-	return nil
-}
-
 // SaveBench stores a finished bench run under b.ID, redacted.
 func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload string) error {
 	data, err := s.doc(b)
 	if err != nil {
 		return err
 	}
-	names, err := s.names(nil)
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC().Format(timeFormat)
-	created := now
-	if !b.StartedAt.IsZero() {
-		created = b.StartedAt.UTC().Format(timeFormat)
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, bench, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.ID, KindBench, created, now, StatusDone, s.text(b.Command), app, s.text(workload), data, names)
-	if err != nil {
-		return fmt.Errorf("storing bench %s: %w", b.ID, err)
-	}
-	return nil
+	return s.saveDone(ctx, finishedRun{id: b.ID, kind: KindBench, column: "bench", started: b.StartedAt,
+		command: b.Command, app: app, workload: workload, doc: data})
 }
 
 // SaveCapacity stores a finished capacity search under c.ID, redacted: its
@@ -588,19 +560,37 @@ func (s *DB) SaveCapacity(ctx context.Context, c *results.Capacity, app, workloa
 	if err != nil {
 		return err
 	}
+	return s.saveDone(ctx, finishedRun{id: c.ID, kind: KindCapacity, column: "result", started: c.StartedAt,
+		command: c.Command, app: app, workload: workload, doc: data})
+}
+
+// finishedRun is a run stored whole once it is done: its document goes in
+// column ("bench" or "result").
+type finishedRun struct {
+	id, kind, column string
+	started          time.Time
+	command          string
+	app, workload    string
+	doc              string
+}
+
+// saveDone inserts a finished run, created when it started (now if
+// unknown), with the redaction names in force.
+func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
 	names, err := s.names(nil)
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Format(timeFormat)
 	created := now
-	if !c.StartedAt.IsZero() {
-		created = c.StartedAt.UTC().Format(timeFormat)
+	if !r.started.IsZero() {
+		created = r.started.UTC().Format(timeFormat)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, result, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, KindCapacity, created, now, StatusDone, s.text(c.Command), app, s.text(workload), data, names)
+	// column is one of two constants above, never input.
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, `+r.column+`, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), r.doc, names)
 	if err != nil {
-		return fmt.Errorf("storing capacity %s: %w", c.ID, err)
+		return fmt.Errorf("storing %s %s: %w", r.kind, r.id, err)
 	}
 	return nil
 }

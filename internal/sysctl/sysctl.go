@@ -7,7 +7,7 @@
 // it, and — only when asked (--apply-sysctl) — raises settings for the
 // length of a run and restores them afterwards, after a crash included.
 //
-// Why it matters (seed 003): listen(2) silently caps its backlog at
+// Why it matters: listen(2) silently caps its backlog at
 // somaxconn, so `listen.backlog = 4096` on a host whose somaxconn is 128
 // queues 128 connections and the rest are refused with EAGAIN (nginx's
 // 502s); the server is never told.

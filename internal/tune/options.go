@@ -62,7 +62,8 @@ type Options struct {
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Warmup   time.Duration `json:"warmup_ns,omitempty"`
 	// ResetBetween resets the stack's state before every measurement
-	// (writing workloads: seed 004's comments table).
+	// (writing workloads: a comments table that grows slows every later
+	// measurement).
 	ResetBetween bool `json:"reset_between,omitempty"`
 	// DriftRuns is how often the start configuration is measured before
 	// the search (default 2); the holdout re-measures it at the end.

@@ -45,7 +45,7 @@ const (
 	PhaseHoldout = "holdout"
 	// PhaseCurve measures the start and the recommended configuration at
 	// other concurrencies than the tuned one, after the holdout: the
-	// throughput and p99 curves the report draws (seed 000's table).
+	// throughput and p99 curves the report draws.
 	PhaseCurve = "curve"
 )
 
@@ -263,17 +263,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		return nil, err
 	}
 	defer strat.Close()
-	s.total = o.DriftRuns + est + reserve + s.baselines*o.HoldoutRounds + 2*len(o.CurveConns)
-	if o.Objective == ObjectiveCapacity {
-		s.total += 2 * capacityStepsPerSearch
-	}
-	if o.TimeBudget > 0 && s.perTrial > 0 {
-		// The progress counts to what the budget affords, not to what the
-		// strategy would ask without one: at least one search trial and
-		// the holdout.
-		afford := len(s.trials) + int((s.left()-s.capReserve)/s.perTrial)
-		s.total = min(s.total, max(afford, len(s.trials)+1+reserve))
-	}
+	s.planTotal(est, reserve)
 	if plan, err := o.plan(); err == nil && plan.Search >= 0 {
 		s.note("the time budget of %s planned %s, at about %s a trial", o.TimeBudget, plan, plan.PerTrial.Round(time.Second))
 	}
@@ -296,7 +286,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if err != nil {
 		return nil, err
 	}
-	sRPS, rRPS, sP99, rP99, after, recBenches := hold.sRPS, hold.rRPS, hold.sP99, hold.rP99, hold.after, hold.recBenches
+	sRPS, rRPS, after, recBenches := hold.sRPS, hold.rRPS, hold.after, hold.recBenches
 	s.checkSizing(recCfg)
 
 	// Curve: start and recommended at the other concurrencies.
@@ -319,6 +309,66 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	tune.Baselines = hold.baselines
 	tune.Capacity = capVerdict
 	tune.Sizing = sized
+	holdCI := s.holdoutVerdict(tune, hold)
+	// Drift: the start configuration at the beginning against the end.
+	if len(before) > 0 && len(after) > 0 {
+		if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
+			s.warn("the machine drifted during the tune: the start configuration ran at %.2f× its first speed at the end (%s); comparisons far apart in time are less reliable", d.CI.Ratio, d.CI)
+		}
+	}
+
+	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
+	kernelEvidence(tune, recCfg, o.Conns, s.warn)
+	tune.Decisions = decisionsOf(rec.Decisions)
+
+	s.checkMemory(tune, recBenches, recCfg)
+
+	if len(rec.Curve) > 0 {
+		tune.Curves = append(tune.Curves, results.Curve{Label: fmt.Sprintf("knee scan (static pool), knee ≈ %d", rec.Knee), Points: rec.Curve})
+	}
+	comment := s.recommendationComment(start, tune, holdCI)
+	tune.Trials = s.trials
+	s.note("trials run: %s", s.phaseSummary())
+	s.warnNotThePage()
+	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune, s.notes)}
+	if s.t.RenderFiles != nil {
+		for name, text := range s.t.RenderFiles(start, recCfg) {
+			tune.Files[name] = text
+		}
+	}
+	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
+	for _, n := range rec.Notes {
+		s.warn("search: %s", n)
+	}
+	tune.Warnings = s.warnings
+	tune.WallS = s.elapsed().Seconds()
+	return tune, nil
+}
+
+// planTotal sets the progress's count of trials once the strategy has
+// estimated its own (est), with reserve trials kept for the holdout.
+func (s *session) planTotal(est, reserve int) {
+	o := s.opt
+	s.total = o.DriftRuns + est + reserve + s.baselines*o.HoldoutRounds + 2*len(o.CurveConns)
+	if o.Objective == ObjectiveCapacity {
+		s.total += 2 * capacityStepsPerSearch
+	}
+	if o.TimeBudget > 0 && s.perTrial > 0 {
+		// The progress counts to what the budget affords, not to what the
+		// strategy would ask without one: at least one search trial and
+		// the holdout.
+		afford := len(s.trials) + int((s.left()-s.capReserve)/s.perTrial)
+		s.total = min(s.total, max(afford, len(s.trials)+1+reserve))
+	}
+}
+
+// holdoutVerdict records the holdout's figures in tune, with the ratios of
+// the rules of thumb that are the start itself, and warns when the
+// recommendation lost. It returns the throughput ratio's interval (zero
+// without a complete round).
+func (s *session) holdoutVerdict(tune *results.Tune, hold *holdoutResult) stats.RatioCI {
+	o := s.opt
+	sRPS, rRPS, sP99, rP99 := hold.sRPS, hold.rRPS, hold.sP99, hold.rP99
 	var holdCI stats.RatioCI
 	if len(sRPS) > 0 {
 		holdCI, _ = stats.PairedRatio(sRPS, rRPS, hold.confidence)
@@ -352,26 +402,29 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		s.warn("no complete holdout round: the recommendation is not validated")
 	}
 
-	// Drift: the start configuration at the beginning against the end.
-	if len(before) > 0 && len(after) > 0 {
-		if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
-			s.warn("the machine drifted during the tune: the start configuration ran at %.2f× its first speed at the end (%s); comparisons far apart in time are less reliable", d.CI.Ratio, d.CI)
-		}
-	}
+	return holdCI
+}
 
-	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
-	kernelEvidence(tune, recCfg, o.Conns, s.warn)
-	for _, d := range rec.Decisions {
+// decisionsOf are the strategy's decisions as the record lists them.
+func decisionsOf(ds []search.Decision) []results.Decision {
+	var out []results.Decision
+	for _, d := range ds {
 		var ch []string
 		for _, c := range d.Changes {
 			ch = append(ch, fmt.Sprintf("%s: %s -> %s", c.Knob, c.From, c.To))
 		}
-		tune.Decisions = append(tune.Decisions, results.Decision{Name: d.Name, Changes: strings.Join(ch, ", "),
+		out = append(out, results.Decision{Name: d.Name, Changes: strings.Join(ch, ", "),
 			Ratio: d.CI.Ratio, CILow: d.CI.Low, CIHigh: d.CI.High, Verdict: d.Verdict, Adopted: d.Adopted, Rounds: d.Rounds, Skipped: d.Skipped,
 			Statistic: d.Statistic, Basis: d.Basis})
 	}
 
-	// Memory: the prediction against what the recommended stack used.
+	return out
+}
+
+// checkMemory records the most memory the recommended stack used in its
+// runs and warns when it exceeds the prediction or the budget.
+func (s *session) checkMemory(tune *results.Tune, recBenches []*results.Bench, recCfg knob.Config) {
+	o := s.opt
 	for _, b := range recBenches {
 		tune.MeasuredMemB = max(tune.MeasuredMemB, measuredMemory(b, recCfg))
 	}
@@ -384,9 +437,12 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		s.warn("the recommended stack used %d MiB, above the memory budget of %d MiB", tune.MeasuredMemB>>20, b>>20)
 	}
 
-	if len(rec.Curve) > 0 {
-		tune.Curves = append(tune.Curves, results.Curve{Label: fmt.Sprintf("knee scan (static pool), knee ≈ %d", rec.Knee), Points: rec.Curve})
-	}
+}
+
+// recommendationComment heads recommended.knobs: what it is for, the
+// holdout's and the capacity's verdicts, and how to use it.
+func (s *session) recommendationComment(start knob.Config, tune *results.Tune, holdCI stats.RatioCI) string {
+	o := s.opt
 	comment := fmt.Sprintf("phptune tune %s: recommended for %s %s at %d connections", o.ID, o.App, o.Workload, o.Conns)
 	if sv := start.Server(); sv != knob.NginxFPM {
 		comment += " behind " + sv
@@ -401,8 +457,12 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		}
 	}
 	comment += "\nbring it up with: phptune lab up --knobs recommended.knobs"
-	tune.Trials = s.trials
-	s.note("trials run: %s", s.phaseSummary())
+	return comment
+}
+
+// warnNotThePage warns when measured requests answered something else
+// than the page.
+func (s *session) warnNotThePage() {
 	var benches []*results.Bench
 	for _, tr := range s.trials {
 		benches = append(benches, tr.Bench)
@@ -411,17 +471,4 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 		s.warn("%d of the %d measured requests (%.1f%%) answered a redirect or an error status, not the page (counted as errors: redirect, status_4xx, status_5xx, unexpected_status); a trial above --max-errors was no candidate",
 			bad, all, 100*float64(bad)/float64(all))
 	}
-	tune.Files = map[string]string{"recommended.knobs": knob.FormatFile(recCfg, comment), "evidence.txt": evidence(rec, tune, s.notes)}
-	if s.t.RenderFiles != nil {
-		for name, text := range s.t.RenderFiles(start, recCfg) {
-			tune.Files[name] = text
-		}
-	}
-	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
-	for _, n := range rec.Notes {
-		s.warn("search: %s", n)
-	}
-	tune.Warnings = s.warnings
-	tune.WallS = s.elapsed().Seconds()
-	return tune, nil
 }

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -183,12 +182,4 @@ func Render(cfg knob.Config, site Site) string {
 		panic(fmt.Sprintf("unit: rendering the configuration: %v", err)) // plain structs: cannot fail
 	}
 	return string(b) + "\n"
-}
-
-// Processes of a rendered application, for messages: "20 (static)".
-func ProcessesOf(cfg knob.Config) string {
-	if cfg["unit.pm"] == "dynamic" {
-		return fmt.Sprintf("up to %s (dynamic, %s spare)", cfg["unit.processes"], cfg["unit.spare_processes"])
-	}
-	return strconv.FormatInt(cfg.Int("unit.processes"), 10) + " (static)"
 }

@@ -39,24 +39,6 @@ func Check() error {
 	return nil
 }
 
-// Version reads the WordPress version from wp-includes/version.php.
-func Version() string {
-	data, err := os.ReadFile(filepath.Join(Source, "wp-includes/version.php"))
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "$wp_version") {
-			if i := strings.IndexByte(l, '\''); i >= 0 {
-				if j := strings.IndexByte(l[i+1:], '\''); j >= 0 {
-					return l[i+1 : i+1+j]
-				}
-			}
-		}
-	}
-	return ""
-}
-
 // Prepare copies WordPress and the lab's must-use plugin into docroot; the
 // caller writes wp-config.php (see Config), which holds the database
 // password and so gets its own owner and mode.

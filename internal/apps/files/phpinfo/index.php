@@ -1,3 +1,3 @@
 <?php
-// phptune app "phpinfo": the page seed 000 measured.
+// phptune app "phpinfo": PHP's own information page (no database).
 phpinfo();

@@ -1,10 +1,10 @@
-// Package confcheck is for the tests of the web server packages (nginx,
+// Package configtest is for the tests of the web server packages (nginx,
 // apache, lighttpd, caddy, h2o): it runs a server's own configuration
 // check (lighttpd -tt, caddy validate, h2o -t) on a rendered file the way a
 // lab does, as the unprivileged phptune account, in a directory of its own
 // that the account can traverse. It imports nothing of the lab, so the
 // packages the lab imports can use it in their tests.
-package confcheck
+package configtest
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func Dir(t *testing.T, subdirs ...string) (dir string, run func(cmd *exec.Cmd, e
 	t.Helper()
 	// t.TempDir's parents are private to root: the account could not
 	// reach the files.
-	dir, err := os.MkdirTemp("", "phptune-confcheck-")
+	dir, err := os.MkdirTemp("", "phptune-configtest-")
 	if err != nil {
 		t.Fatal(err)
 	}
