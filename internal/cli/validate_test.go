@@ -243,7 +243,7 @@ func TestProfileChecksEverythingFirst(t *testing.T) {
 	writeFiles(t, dir, badInputs)
 	checkUsageErrors(t, []usageCase{
 		{[]string{"profile", "--app", "nosuch"}, `--app "nosuch" is not a built-in app`, "Choose one of"},
-		{[]string{"profile", "--app", "hello", "--lab", "x"}, "give only one of --app, --docroot, --lab and --site", "Try: phptune profile"},
+		{[]string{"profile", "--app", "hello", "--lab", "x"}, "give exactly one of --lab, --app, --docroot and --site", "Try: phptune profile"},
 		{[]string{"profile", "--lab", "nosuch"}, `--lab nosuch: no such lab "nosuch"`, "phptune lab status"},
 		{[]string{"profile", "--php-clock", "sometimes"}, `--php-clock "sometimes" is not cpu or wall`, "Try: --php-clock cpu"},
 		{[]string{"profile", "--freq", "5000"}, "--freq 5000: use 1..999 Hz", "Try: --freq 49"},
