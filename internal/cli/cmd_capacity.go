@@ -260,59 +260,23 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 			return err
 		}
 	}
-	var set []string
-	if f.stack.lab == "" {
-		if set, _, err = knobConfig(f.stack.knobsFile, f.stack.set); err != nil {
-			return err
-		}
+	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
+	if err != nil {
+		return err
 	}
-	docroot, workload := f.stack.docroot, f.stack.workloadSpec()
-	var site *siteLab
-	app := f.stack.app
-	if f.stack.site != "" {
-		if site, err = planSiteLab(ctx, f.stack.site, f.stack.user, f.stack.siteData); err != nil {
-			return err
-		}
-		app = lab.SiteApp
-	}
-	l, pw, err := checkStack(ctx, f.stack.lab, app, docroot, workload)
+	plan, err := f.stack.plan(ctx)
 	if err != nil {
 		return err
 	}
 	command := "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
-	if site != nil {
-		down, err := upOwnSiteLab(env, site, "capacity", f.stack.user, set, f.stack.caps, func(sl *lab.Lab) { l = sl })
-		if err != nil {
-			return err
-		}
-		defer down()
-		w, err := labstack.ParseWorkload(ctx, l, workload)
-		if err != nil {
-			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, f.redact), l.Name, err)
-		}
-		pw = &w
-	} else if l == nil {
-		warnNeighbours(env)
-		name := fmt.Sprintf("capacity-%d", os.Getpid())
-		say("bringing up lab %s (%s)", name, firstNonEmpty(f.stack.app, docroot))
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: f.stack.app, DocRoot: docroot, User: f.stack.user, CPUs: f.stack.caps.CPUs, MemoryMax: f.stack.caps.MemoryMax, Set: set, OwnedBy: "capacity"})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if derr := lab.Down(l.Name); derr != nil {
-				say("taking lab %s down: %v", l.Name, derr)
-			}
-		}()
-		w, err := labstack.ParseWorkload(ctx, l, workload)
-		if err != nil {
-			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, f.redact), l.Name, err)
-		}
-		pw = &w
+	// A running lab is measured as it runs: nothing to restore.
+	sess, err := openSession(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	if err != nil {
+		return err
 	}
-	w := *pw
-	w.Expect, w.Host = f.stack.expect, f.stack.host
+	defer sess.Close()
+	l, w := sess.Lab, sess.Workload
 	stack := labstack.New(l, w)
 	var engineVersion string
 	if f.eng.engine == "locust" {

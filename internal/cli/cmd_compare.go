@@ -189,26 +189,18 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
 			}
-			workload := st.workloadSpec()
-			app, docroot, labName, user, siteQuery, host, expect := st.app, st.docroot, st.lab, st.user, st.site, st.host, st.expect
-			appName := st.appLabel()
 			// --site: the site found and its live configuration, the
-			// "live" configuration of the arguments.
-			var site *siteLab
-			var live knob.Config
-			if siteQuery != "" {
-				var err error
-				if site, err = planSiteLab(env.Ctx, siteQuery, user, st.siteData); err != nil {
-					return err
-				}
-				app, live = lab.SiteApp, site.live.Config
-			}
-			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
+			// "live" configuration of the arguments (also a running site
+			// lab's).
+			plan, err := st.plan(env.Ctx)
 			if err != nil {
 				return err
 			}
-			if l != nil {
-				if live, _, err = labstack.LiveStart(l); err != nil {
+			var live knob.Config
+			if plan.site != nil {
+				live = plan.site.live.Config
+			} else if plan.lab != nil {
+				if live, _, err = labstack.LiveStart(plan.lab); err != nil {
 					return err
 				}
 			}
@@ -219,75 +211,27 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
 			var kernelRun *sysctl.Run
-			// Raised before the lab of its own starts, or after a running
-			// lab's configuration is set to come back (its servers then
-			// restart under the host's limits again): every run restarts
-			// the servers, so they listen under the raised settings.
-			raise := func() error {
-				if !raiseSysctl {
-					return nil
-				}
+			// Every run restarts the servers, so they listen under the
+			// raised settings (the session raises them before a lab of its
+			// own starts, or after a running lab's configuration is saved).
+			var raise func() (func(), error)
+			if raiseSysctl {
 				var cs []knob.Config
 				for _, cc := range cfgs {
 					cs = append(cs, cc.Config)
 				}
-				kr, err := applySysctl(env, sysctl.NeedOf(cs, conns), "compare")
-				kernelRun = kr
+				raise = raiseKernel(env, sysctl.NeedOf(cs, conns), "compare", &kernelRun)
+			}
+			sess, err := openSession(env, &st, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: st.workloadSpec(), redactNames: redactNames})
+			if err != nil {
 				return err
 			}
-			if l != nil {
+			defer sess.Close()
+			l, w := sess.Lab, sess.Workload
+			appName := st.appLabel()
+			if st.lab != "" {
 				appName = l.App
-				restore := l.Config.Clone()
-				defer restoreLab(ctx, l, restore, say)
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-			} else if site != nil {
-				appName = lab.SiteApp
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-				down, err := upOwnSiteLab(env, site, "compare", user, nil, st.caps, func(sl *lab.Lab) { l = sl })
-				if err != nil {
-					return err
-				}
-				defer down()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
-				}
-				pw = &w
-			} else {
-				if docroot != "" {
-					appName = "docroot"
-				}
-				warnNeighbours(env)
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-				name := fmt.Sprintf("compare-%d", os.Getpid())
-				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, CPUs: st.caps.CPUs, MemoryMax: st.caps.MemoryMax, OwnedBy: "compare"})
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if err := lab.Down(l.Name); err != nil {
-						say("taking lab %s down: %v", l.Name, err)
-					}
-				}()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					// Checked as far as it could be without the lab; this
-					// is what needs it (a post open to comments).
-					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
-				}
-				pw = &w
 			}
-			w := *pw
-			w.Expect, w.Host = expect, host
 			stack := labstack.New(l, w)
 			var engineVersion string
 			if eng.engine == "locust" {

@@ -68,8 +68,6 @@ made and the reason is printed.`,
 			if err != nil {
 				return err
 			}
-			app, docroot, labName, user, siteQuery, workload := st.app, st.docroot, st.lab, st.user, st.site, st.workloadSpec()
-			appName := st.appLabel()
 			if rounds < 1 || rounds > 20 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 8 -d 10s", "--rounds 1..20, -c at least 1, -d at least 1s")
 			}
@@ -85,14 +83,7 @@ made and the reason is printed.`,
 			if err := checkOutDirFor(outDir, "phptune-profile-TIME", "profile"); err != nil {
 				return err
 			}
-			var site *siteLab
-			if siteQuery != "" {
-				if site, err = planSiteLab(env.Ctx, siteQuery, user, st.siteData); err != nil {
-					return err
-				}
-				app = lab.SiteApp
-			}
-			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
+			plan, err := st.plan(env.Ctx)
 			if err != nil {
 				return err
 			}
@@ -108,44 +99,17 @@ made and the reason is printed.`,
 			defer out.CloseRemovingIfEmpty()
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "profile: "+format+"\n", a...) }
-			if l != nil {
-				appName = l.App
-				restore := l.Config.Clone()
-				defer restoreLab(ctx, l, restore, say)
-			} else if site != nil {
-				appName = lab.SiteApp
-				down, err := upOwnSiteLab(env, site, "profile", user, set, st.caps, func(sl *lab.Lab) { l = sl })
-				if err != nil {
-					return err
-				}
-				defer down()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", workload, l.Name, err)
-				}
-				pw = &w
-			} else {
-				if docroot != "" {
-					appName = "docroot"
-				}
-				warnNeighbours(env)
-				name := fmt.Sprintf("profile-%d", os.Getpid())
-				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, CPUs: st.caps.CPUs, MemoryMax: st.caps.MemoryMax, Set: set, OwnedBy: "profile"})
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if err := lab.Down(l.Name); err != nil {
-						say("taking lab %s down: %v", l.Name, err)
-					}
-				}()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", workload, l.Name, err)
-				}
-				pw = &w
+			sess, err := openSession(env, &st, sessionSpec{command: "profile", site: plan.site, set: set, restore: true, workload: st.workloadSpec()})
+			if err != nil {
+				return err
 			}
-			pw.Expect, pw.Host = st.expect, st.host
+			defer sess.Close()
+			l, w := sess.Lab, sess.Workload
+			pw := &w
+			appName := st.appLabel()
+			if st.lab != "" {
+				appName = l.App
+			}
 			tmp, err := os.MkdirTemp("", "phptune-profile-")
 			if err != nil {
 				return err

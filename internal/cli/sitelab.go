@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -123,10 +122,10 @@ func useLabLiveStart(l *lab.Lab, opt *tune.Options, say func(string, ...any)) (b
 	return true, nil
 }
 
-// upOwnLab is bench --app, --docroot or --site: it brings up a lab of
-// its own (for --site the site's sealed lab, started from the live
-// configuration) and points the bench at it as --lab would; down takes it
-// down.
+// upOwnLab is bench --app, --docroot or --site: it opens a session on a
+// lab of its own (for --site the site's sealed lab, started from the live
+// configuration) and points the bench at it as --lab would; down closes
+// it.
 func (f *benchFlags) upOwnLab(env *Env) (down func(), err error) {
 	st := &f.stack
 	if st.site != "" && f.labFCGI {
@@ -136,67 +135,15 @@ func (f *benchFlags) upOwnLab(env *Env) (down func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	use := func(l *lab.Lab) { st.lab = l.Name }
-	if st.site == "" {
-		if _, _, err := checkStack(env.Ctx, "", st.appLabel(), st.docroot, st.workloadSpec()); err != nil {
-			return nil, err
-		}
-		return upOwnLab(env, lab.Options{App: st.app, DocRoot: st.docroot, User: st.user, MemoryMax: st.caps.MemoryMax, Set: set}, "bench", use)
-	}
-	s, err := planSiteLab(env.Ctx, st.site, st.user, st.siteData)
+	plan, err := st.plan(env.Ctx)
 	if err != nil {
 		return nil, err
 	}
-	return upOwnSiteLab(env, s, "bench", st.user, set, st.caps, use)
-}
-
-// upOwnLab brings up a lab of its own for command with opt (its name and
-// owner filled in), tells use about it, and returns what takes it down.
-func upOwnLab(env *Env, opt lab.Options, command string, use func(*lab.Lab)) (down func(), err error) {
-	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, command+": "+format+"\n", a...) }
-	warnNeighbours(env)
-	opt.Name, opt.OwnedBy = fmt.Sprintf("%s-%d", command, os.Getpid()), command
-	say("bringing up lab %s (%s)", opt.Name, firstNonEmpty(opt.App, opt.DocRoot))
-	l, err := lab.Up(env.Ctx, opt)
+	// bench parses its workload itself, on the lab it then names.
+	sess, err := openSession(env, st, sessionSpec{command: "bench", site: plan.site, set: set, redactNames: f.redact})
 	if err != nil {
 		return nil, err
 	}
-	use(l)
-	return func() {
-		if derr := lab.Down(l.Name); derr != nil {
-			say("taking lab %s down: %v", l.Name, derr)
-		} else {
-			say("lab %s is down", l.Name)
-		}
-	}, nil
-}
-
-// upOwnSiteLab brings up s's sealed lab of its own for command (bench,
-// compare, capacity, profile), started from the live configuration with
-// set on top and caps' CPUs and MemoryMax (--cpus, --memory-max), tells
-// use about it, and returns what takes it down.
-func upOwnSiteLab(env *Env, s *siteLab, command, user string, set []string, caps lab.Options, use func(*lab.Lab)) (down func(), err error) {
-	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, command+": "+format+"\n", a...) }
-	s.say(env.Stderr)
-	warnNeighbours(env)
-	name := fmt.Sprintf("%s-%d", command, os.Getpid())
-	say("bringing up lab %s (site %s, sealed)", name, termsafe.Text(s.site.Query))
-	opt, err := s.options(env, name, command, user, set, caps.MemoryMax)
-	if err != nil {
-		return nil, err
-	}
-	opt.CPUs = caps.CPUs
-	opt.Progress = func(m string) { say("lab: %s", m) }
-	l, err := lab.Up(env.Ctx, opt)
-	if err != nil {
-		return nil, err
-	}
-	use(l)
-	return func() {
-		if derr := lab.Down(l.Name); derr != nil {
-			say("taking lab %s down: %v", l.Name, derr)
-		} else {
-			say("lab %s is down", l.Name)
-		}
-	}, nil
+	st.lab = sess.Lab.Name
+	return sess.Close, nil
 }
