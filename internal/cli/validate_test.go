@@ -209,7 +209,7 @@ func TestTuneLabCheckedBeforeRestart(t *testing.T) {
 		{[]string{"tune", "--lab", "running", "--workload", "bad.scenario"}, "--workload: scenario bad.scenario: line 2", "WEIGHT METHOD PATH"},
 		{[]string{"tune", "--lab", "running", "--workload", "comment"}, "--workload: workload comment posts WordPress comments", "Try: --workload front"},
 		{[]string{"tune", "--lab", "running", "-o", "a-file"}, "-o a-file exists and is not a directory", "Try: -o DIR"},
-		{[]string{"tune", "--lab", "running", "--set", "pm=static"}, "--lab tunes the lab as it runs", "phptune lab up --knobs FILE"},
+		{[]string{"tune", "--lab", "running", "--set", "pm=static"}, "--set: only for a lab of its own (--app, --docroot, --site)", "phptune lab up --set"},
 		{[]string{"tune", "--lab", "running", "--slo", "fast"}, "--slo", "Try: --slo 'p99<300ms'"},
 	})
 	after, err := lab.Open("running")
