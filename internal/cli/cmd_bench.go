@@ -48,9 +48,7 @@ type benchFlags struct {
 	failOnStderr           bool
 	allowRemote            bool
 	asJSON, quiet          bool
-	labName, appPath       string
-	site, user             string
-	siteData               siteDataFlags
+	appPath                string
 	labFCGI                bool
 	scriptFilename         string
 	durationSet, methodSet bool
@@ -59,16 +57,14 @@ type benchFlags struct {
 	observeInterval        time.Duration
 	reportFile             string
 	redact                 []string
-	expect                 string
-	host                   string
-	workload, fromLog      string
-	allowPost              bool
 	applySysctl            bool
 	// logSummary is what --workload-from-log found, shown before the run.
 	logSummary *accesslog.Summary
 	logOpt     accesslog.Options
 	// eng is --engine and Locust's flags.
 	eng engineFlags
+	// stack is the lab benched instead of a TARGET, and its traffic.
+	stack stackFlags
 }
 
 func newBenchCmd(env *Env) *cobra.Command {
@@ -175,16 +171,17 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 			if err := f.eng.check(); err != nil {
 				return err
 			}
-			if f.site != "" {
-				// A sealed lab of the site's own, benched as --lab and
-				// taken down at the end.
-				down, err := f.upSiteLab(env, args)
+			if err := f.stack.check(len(args) > 0); err != nil {
+				return err
+			}
+			if f.stack.ownLab() {
+				// A lab of its own (--app, --docroot, or a sealed one of
+				// the site's), benched as --lab and taken down at the end.
+				down, err := f.upOwnLab(env)
 				if err != nil {
 					return err
 				}
 				defer down()
-			} else if f.user != "" {
-				return usageErr("Try: phptune bench --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
 			}
 			opt, err := f.options(env.Ctx, args, c.Flags().Changed("app-path"))
 			if err != nil {
@@ -227,13 +224,13 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 				defer pprof.StopCPUProfile()
 			}
 			if f.logSummary != nil {
-				f.logSummary.Print(env.Stderr, f.fromLog, f.logOpt)
+				f.logSummary.Print(env.Stderr, f.stack.fromLog, f.logOpt)
 			}
 			// The lab the load goes to, when there is one: its
 			// configuration asks for the backlogs.
 			var benchLab *lab.Lab
-			if f.labName != "" {
-				if l, lerr := lab.Open(f.labName); lerr == nil {
+			if f.stack.lab != "" {
+				if l, lerr := lab.Open(f.stack.lab); lerr == nil {
 					benchLab = l
 				}
 			}
@@ -261,9 +258,9 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 			// The page measured, looked at once before it is loaded: an
 			// error page answered with 200 must not pass for the app.
 			var pageWarnings []string
-			if f.labName != "" {
-				if l, lerr := lab.Open(f.labName); lerr == nil {
-					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests, Host: f.host})
+			if f.stack.lab != "" {
+				if l, lerr := lab.Open(f.stack.lab); lerr == nil {
+					page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests, Host: f.stack.host})
 					if perr != nil {
 						pageWarnings = append(pageWarnings, fmt.Sprintf("page check: %v", perr))
 					} else {
@@ -287,8 +284,8 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 			var res *results.Bench
 			var logs *labstack.ErrorLogs
 			var blocked *labstack.BlockedCounter
-			if f.labName != "" {
-				l, lerr := lab.Open(f.labName)
+			if f.stack.lab != "" {
+				l, lerr := lab.Open(f.stack.lab)
 				if lerr != nil {
 					return lerr
 				}
@@ -334,8 +331,8 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 			}
 			if !f.noSave {
 				app := ""
-				if f.labName != "" {
-					if l, lerr := lab.Open(f.labName); lerr == nil {
+				if f.stack.lab != "" {
+					if l, lerr := lab.Open(f.stack.lab); lerr == nil {
 						app = l.App
 					}
 				}
@@ -373,21 +370,16 @@ unix socket; no -n or ramps. See docs/locust.md.`,
 	fl.StringVar(&f.body, "body", "", "request body; a form body is sent as application/x-www-form-urlencoded unless -H sets Content-Type (implies POST)")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (implies POST)")
 	fl.StringVar(&f.scenario, "scenario", "", "file of weighted requests (see above)")
-	fl.StringVar(&f.workload, "workload", "", "with --lab: front, comment, mix (WordPress), a path, or a scenario file, as tune takes it")
-	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log (see above)")
-	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too (with an empty form body)")
-	fl.StringVar(&f.expect, "expect", "", "count 2xx responses whose body (first 64 KiB) does not match this regular expression as unexpected_body errors")
-	fl.StringVar(&f.host, "host", "", hostFlagHelp)
-	fl.StringVar(&f.cpus, "cpus", "", `pin the generator to these CPUs ("0", "2-3")`)
+	// bench's --cpus pins the generator, as it did before the stack
+	// flags: the lab's CPUs are lab up's --cpus (see stackFlags.ownCPUs).
+	fl.StringVar(&f.cpus, "cpus", "", `pin the generator (not the lab) to these CPUs ("0", "2-3")`)
+	f.stack.targetOK, f.stack.ownCPUs = true, true
+	f.stack.add(fl, "bench", "")
 	fl.BoolVar(&f.checkLength, "check-length", false, "count bodies whose length differs from the first response as length_mismatch errors")
 	fl.BoolVar(&f.failOnStderr, "fail-on-stderr", false, "count FastCGI responses with stderr output (PHP notices, errors) as errors")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a target that is not on loopback")
 	fl.BoolVar(&f.asJSON, "json", false, "write the result as JSON to stdout")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
-	fl.StringVar(&f.labName, "lab", "", "bench a running lab (phptune lab up) instead of TARGET")
-	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; taken down at the end")
-	f.siteData.add(fl)
-	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the request path")
 	fl.BoolVar(&f.labFCGI, "fcgi", false, "with --lab: talk FastCGI to the lab's php-fpm instead of HTTP to its web server")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the generator to this file (go tool pprof)")
@@ -409,11 +401,11 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 	help := "Try: phptune bench --help"
 	userScript, labFront := f.scriptFilename, ""
 	switch {
-	case f.labName != "" && len(args) > 0:
+	case f.stack.lab != "" && len(args) > 0:
 		return o, usageErr(help, "give either TARGET or --lab, not both")
-	case f.labName == "" && len(args) == 0:
+	case f.stack.lab == "" && len(args) == 0:
 		return o, usageErr("Try: phptune bench http://127.0.0.1:8080/ or phptune bench --lab NAME", "no target")
-	case f.labName == "" && (f.labFCGI || appPathSet):
+	case f.stack.lab == "" && (f.labFCGI || appPathSet):
 		return o, usageErr(help, "--fcgi and --app-path go with --lab NAME; for other targets put them in the URL (fcgi://...)")
 	}
 	if f.conns < 1 {
@@ -428,7 +420,7 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 	if f.duration <= 0 || f.warmup < 0 || f.timeout <= 0 {
 		return o, usageErr("Try: -d 10s --warmup 2s --timeout 5s", "-d, --warmup and --timeout must be positive durations")
 	}
-	if f.labName != "" && !f.noObserve && f.observeInterval < 50*time.Millisecond {
+	if f.stack.lab != "" && !f.noObserve && f.observeInterval < 50*time.Millisecond {
 		return o, usageErr("Try: --observe-interval 1s (or --no-observe)", "--observe-interval %v: below 50ms /proc CPU times (10 ms ticks) only measure noise", f.observeInterval)
 	}
 	if f.requests > 0 && f.durationSet {
@@ -460,12 +452,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 		return o, usageErr(help, "--fcgi-keep-conn and --no-keepalive contradict each other")
 	}
 	o.CheckLength, o.FailOnStderr = f.checkLength, f.failOnStderr
-	if _, err := load.CompileExpect(f.expect); err != nil {
+	if _, err := load.CompileExpect(f.stack.expect); err != nil {
 		return o, usageErr(`Try: --expect '<title>My blog' (quoted for the shell)`, "--expect: %v", err)
 	}
-	o.Expect = f.expect
+	o.Expect = f.stack.expect
 	sources := 0
-	for _, set := range []bool{f.scenario != "", f.workload != "", f.fromLog != ""} {
+	for _, set := range []bool{f.scenario != "", f.stack.workload != "", f.stack.fromLog != ""} {
 		if set {
 			sources++
 		}
@@ -475,21 +467,21 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 		return o, usageErr(help, "give one of --scenario, --workload and --workload-from-log")
 	case sources == 1 && (f.body != "" || f.bodyFile != "" || f.methodSet || appPathSet):
 		return o, usageErr(help, "--scenario, --workload and --workload-from-log bring their own requests: drop -m, --body, --body-file and --app-path")
-	case f.workload != "" && f.labName == "":
+	case f.stack.workload != "" && f.stack.lab == "":
 		return o, usageErr("Try: phptune bench --lab NAME --workload mix", "--workload goes with --lab NAME")
-	case f.allowPost && f.fromLog == "":
+	case f.stack.allowPost && f.stack.fromLog == "":
 		return o, usageErr(help, "--allow-post goes with --workload-from-log FILE")
 	}
-	if f.fromLog != "" {
-		f.logOpt = accesslog.Options{AllowPost: f.allowPost}
-		fh, err := os.Open(f.fromLog)
+	if f.stack.fromLog != "" {
+		f.logOpt = accesslog.Options{AllowPost: f.stack.allowPost}
+		fh, err := os.Open(f.stack.fromLog)
 		if err != nil {
 			return o, usageErr("", "--workload-from-log: %v", err)
 		}
 		sum, err := accesslog.Read(fh, f.logOpt)
 		fh.Close()
 		if err != nil {
-			return o, usageErr("Give an nginx or Apache access log in the common or combined format", "--workload-from-log %s: %v", f.fromLog, err)
+			return o, usageErr("Give an nginx or Apache access log in the common or combined format", "--workload-from-log %s: %v", f.stack.fromLog, err)
 		}
 		f.logSummary = sum
 	}
@@ -529,10 +521,10 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 
 	// The target.
 	var reqPath string
-	if f.labName != "" {
-		l, err := lab.Open(f.labName)
+	if f.stack.lab != "" {
+		l, err := lab.Open(f.stack.lab)
 		if err != nil {
-			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.labName, err)
+			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
 		}
 		if !strings.HasPrefix(f.appPath, "/") {
 			return o, usageErr("Try: --app-path /index.php", "--app-path %q must start with /", f.appPath)
@@ -578,11 +570,11 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 		}
 		o.Target, reqPath = t, p
 	}
-	if err := checkHostFlag(f.host); err != nil {
+	if err := checkHostFlag(f.stack.host); err != nil {
 		return o, err
 	}
-	if f.host != "" {
-		o.Target.Host = f.host
+	if f.stack.host != "" {
+		o.Target.Host = f.stack.host
 	}
 	if o.Target.Protocol == "fcgi" {
 		o.KeepAlive = f.keepConn
@@ -597,12 +589,12 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 	switch {
 	case f.logSummary != nil:
 		fromFile = f.logSummary.Requests()
-	case f.workload != "":
-		l, err := lab.Open(f.labName)
+	case f.stack.workload != "":
+		l, err := lab.Open(f.stack.lab)
 		if err != nil {
-			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.labName, err)
+			return o, usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
 		}
-		w, err := labstack.ParseWorkload(ctx, l, f.workload)
+		w, err := labstack.ParseWorkload(ctx, l, f.stack.workload)
 		if err != nil {
 			return o, usageErr("Try: --workload front, comment, mix, /path or a scenario file", "--workload: %v", err)
 		}

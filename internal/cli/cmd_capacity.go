@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -28,24 +27,19 @@ func init() { register(newCapacityCmd) }
 
 // capacityFlags are phptune capacity's command line.
 type capacityFlags struct {
-	labName, app, docroot string
-	site, user            string
-	siteData              siteDataFlags
-	knobsFile             string
-	set                   []string
-	workload, expect      string
-	host                  string
-	slo, maxErrors        string
-	startRate             float64
-	minRate, maxRate      float64
-	growth, tolerance     float64
-	step, stepWarmup      time.Duration
-	timeBudget            time.Duration
-	maxSteps              int
-	probeConns            int
-	asJSON, noSave        bool
-	reportFile            string
-	redact                []string
+	// stack is the stack measured and its traffic.
+	stack             stackFlags
+	slo, maxErrors    string
+	startRate         float64
+	minRate, maxRate  float64
+	growth, tolerance float64
+	step, stepWarmup  time.Duration
+	timeBudget        time.Duration
+	maxSteps          int
+	probeConns        int
+	asJSON, noSave    bool
+	reportFile        string
+	redact            []string
 	// eng is --engine and --workers.
 	eng engineFlags
 }
@@ -116,17 +110,7 @@ the asked one (a step short by more than 10% fails). HTTP only (not a sealed
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.labName, "lab", "", "measure this running lab (see phptune lab status); it is not restarted")
-	fl.StringVar(&f.app, "app", "", "measure a lab of its own with this built-in app: "+appNames())
-	fl.StringVar(&f.docroot, "docroot", "", "measure a lab of its own serving this PHP directory")
-	fl.StringVar(&f.site, "site", "", siteFlagHelp+"; --set and --knobs go on top of its live configuration")
-	f.siteData.add(fl)
-	fl.StringVar(&f.user, "user", "", "with --site: run its lab as this account (default: the site pool's); "+userFlagRule)
-	fl.StringVar(&f.knobsFile, "knobs", "", "with --app or --docroot: start the lab with the knob settings in this file (recommended.knobs)")
-	fl.StringArrayVar(&f.set, "set", nil, "with --app or --docroot: start the lab with this knob set, KNOB=VALUE (repeatable)")
-	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
-	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
-	fl.StringVar(&f.host, "host", "", hostFlagHelp)
+	f.stack.add(fl, "capacity", labstack.WorkloadFront)
 	fl.StringVar(&f.slo, "slo", "p99<500ms", "latency SLO, e.g. 'p99<500ms' or 'p95<1s,errors<0.1%' (grammar above)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0", "highest error rate a step may have, e.g. 0.1% or 0 (unless --slo has an errors term)")
 	fl.Float64Var(&f.startRate, "start-rate", 0, "first rate in requests/s (default: half the throughput of a closed-model probe)")
@@ -177,25 +161,8 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 	if err := checkRedactNames(f.redact); err != nil {
 		return o, err
 	}
-	n := 0
-	for _, s := range []string{f.labName, f.app, f.docroot, f.site} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
-		return o, usageErr("Try: phptune capacity --app hello, or --lab NAME, or --docroot DIR, or --site NAME", "give exactly one of --lab, --app, --docroot and --site")
-	}
-	if f.user != "" && f.site == "" {
-		return o, usageErr("Try: phptune capacity --site NAME --user ACCOUNT", "--user is for the lab of its own that --site brings up")
-	}
-	if f.app != "" {
-		if _, err := apps.Lookup(f.app); err != nil {
-			return o, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
-		}
-	}
-	if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
-		return o, usageErr("Try: phptune lab up --knobs FILE, then phptune capacity --lab NAME", "--lab measures the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
+	if err := f.stack.check(false); err != nil {
+		return o, err
 	}
 	slo, err := capacity.ParseSLO(f.slo)
 	if err != nil {
@@ -210,14 +177,6 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		return o, err
 	}
 	o.Errors = capacity.ErrorLimit{Rate: rate}
-	if err := checkHostFlag(f.host); err != nil {
-		return o, err
-	}
-	if f.expect != "" {
-		if _, err := load.CompileExpect(f.expect); err != nil {
-			return o, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
-		}
-	}
 	if f.probeConns < 1 || f.probeConns > 10000 {
 		return o, usageErr("Try: --probe-connections 50", "--probe-connections %d: give 1 to 10000", f.probeConns)
 	}
@@ -293,7 +252,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 		return err
 	}
 	if f.eng.engine == "locust" {
-		if f.site != "" {
+		if f.stack.site != "" {
 			return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
 		}
 		// Installed before a lab is started for it.
@@ -301,66 +260,23 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 			return err
 		}
 	}
-	var set []string
-	if f.labName == "" {
-		if set, _, err = knobConfig(f.knobsFile, f.set); err != nil {
-			return err
-		}
+	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
+	if err != nil {
+		return err
 	}
-	docroot := f.docroot
-	if docroot != "" {
-		abs, err := filepath.Abs(docroot)
-		if err != nil {
-			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "--docroot %s: %v", docroot, err)
-		}
-		docroot = abs
-	}
-	var site *siteLab
-	app := f.app
-	if f.site != "" {
-		if site, err = planSiteLab(ctx, f.site, f.user, f.siteData); err != nil {
-			return err
-		}
-		app = lab.SiteApp
-	}
-	l, pw, err := checkStack(ctx, f.labName, app, docroot, f.workload)
+	plan, err := f.stack.plan(ctx)
 	if err != nil {
 		return err
 	}
 	command := "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
-	if site != nil {
-		down, err := upOwnSiteLab(env, site, "capacity", f.user, set, func(sl *lab.Lab) { l = sl })
-		if err != nil {
-			return err
-		}
-		defer down()
-		w, err := labstack.ParseWorkload(ctx, l, f.workload)
-		if err != nil {
-			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(f.workload, f.redact), l.Name, err)
-		}
-		pw = &w
-	} else if l == nil {
-		warnNeighbours(env)
-		name := fmt.Sprintf("capacity-%d", os.Getpid())
-		say("bringing up lab %s (%s)", name, firstNonEmpty(f.app, docroot))
-		l, err = lab.Up(ctx, lab.Options{Name: name, App: f.app, DocRoot: docroot, Set: set, OwnedBy: "capacity"})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if derr := lab.Down(l.Name); derr != nil {
-				say("taking lab %s down: %v", l.Name, derr)
-			}
-		}()
-		w, err := labstack.ParseWorkload(ctx, l, f.workload)
-		if err != nil {
-			return fmt.Errorf("workload %s on lab %s: %w", redact.Text(f.workload, f.redact), l.Name, err)
-		}
-		pw = &w
+	// A running lab is measured as it runs: nothing to restore.
+	sess, err := openSession(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	if err != nil {
+		return err
 	}
-	w := *pw
-	w.Expect, w.Host = f.expect, f.host
+	defer sess.Close()
+	l, w := sess.Lab, sess.Workload
 	stack := labstack.New(l, w)
 	var engineVersion string
 	if f.eng.engine == "locust" {

@@ -46,7 +46,7 @@ func TestCapacityRefusesBadInput(t *testing.T) {
 		{[]string{"capacity", "--app", "hello", "--start-rate", "100", "--time-budget", "5s"}, "--time-budget: 5s is shorter than one step", "Try: --time-budget"},
 		{[]string{"capacity", "--app", "hello", "--slo", "p99<2s", "--start-rate", "100", "--time-budget", "20s"}, "shorter than one step at 100 rps (4s warm-up + 20s measured)", "Try: --time-budget"},
 		{[]string{"capacity", "--app", "hello", "--probe-connections", "0"}, "--probe-connections 0", "Try: --probe-connections 50"},
-		{[]string{"capacity", "--lab", "x", "--set", "pm=static"}, "--set and --knobs are for a lab of its own", "phptune lab up --knobs"},
+		{[]string{"capacity", "--lab", "x", "--set", "pm=static"}, "--set: only for a lab of its own", "phptune lab up --set"},
 		{[]string{"capacity", "--app", "hello", "--set", "pm.max_children=0"}, "--set pm.max_children=0", "phptune knobs"},
 		{[]string{"capacity", "--lab", "nosuch"}, "--lab nosuch", "phptune lab status"},
 		{[]string{"capacity", "--app", "hello", "--workload", "comment"}, "--workload comment", "--app wordpress"},

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/interleave"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
@@ -117,10 +116,8 @@ func phpSpeed(b *results.Bench) float64 {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var appName, docroot, labName, user, workload, expect, fromLog, host string
-	var siteQuery string
-	var siteDB siteDataFlags
-	var allowPost bool
+	st := stackFlags{defaultApp: "hello", refused: refuseAll("compare measures the configurations named as its CONFIG arguments",
+		"Put the settings in a knob file and name it: phptune compare ... default mine=FILE", flagKnobs, flagSet)}
 	var conns, rounds int
 	var d, warmup time.Duration
 	var asJSON, raiseSysctl bool
@@ -181,8 +178,11 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 			if err := eng.check(); err != nil {
 				return err
 			}
+			if err := st.check(false); err != nil {
+				return err
+			}
 			if eng.engine == "locust" {
-				if siteQuery != "" {
+				if st.site != "" {
 					return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
 				}
 				// Installed before a lab is started for it.
@@ -190,77 +190,21 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 					return err
 				}
 			}
-			appSet := c.Flags().Changed("app")
-			given := 0
-			for _, set := range []bool{appSet, docroot != "", labName != "", siteQuery != ""} {
-				if set {
-					given++
-				}
-			}
-			if given > 1 {
-				return usageErr("Try: phptune compare --app hello ..., or --docroot DIR, or --lab NAME, or --site NAME", "give only one of --app, --docroot, --lab and --site")
-			}
-			if labName != "" && user != "" {
-				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune compare --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
-			}
-			if err := lab.CheckUser(user, docroot); err != nil {
-				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
-			}
-			if labName == "" && docroot == "" && siteQuery == "" {
-				if _, err := apps.Lookup(appName); err != nil {
-					return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
-				}
-			}
 			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
 			}
-			if need, ok := labstack.Builtin(workload); ok && need != "" && labName == "" && (docroot != "" || siteQuery != "" || appName != need) {
-				return usageErr("Try: --app "+need+" --workload "+workload, "--workload %s needs --app %s", workload, need)
-			}
-			if fromLog != "" {
-				if c.Flags().Changed("workload") {
-					return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")
-				}
-				workload = labstack.LogSpec(fromLog, allowPost)
-			} else if allowPost {
-				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
-			}
-			if err := checkHostFlag(host); err != nil {
-				return err
-			}
-			if expect != "" {
-				if _, err := load.CompileExpect(expect); err != nil {
-					return usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
-				}
-			}
-			if docroot != "" {
-				abs, err := filepath.Abs(docroot)
-				if err != nil {
-					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "--docroot %s: %v", docroot, err)
-				}
-				docroot = abs
-			}
-			app := appName
-			if labName != "" || docroot != "" {
-				app = ""
-			}
 			// --site: the site found and its live configuration, the
-			// "live" configuration of the arguments.
-			var site *siteLab
-			var live knob.Config
-			if siteQuery != "" {
-				var err error
-				if site, err = planSiteLab(env.Ctx, siteQuery, user, siteDB); err != nil {
-					return err
-				}
-				app, live = lab.SiteApp, site.live.Config
-			}
-			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
+			// "live" configuration of the arguments (also a running site
+			// lab's).
+			plan, err := st.plan(env.Ctx)
 			if err != nil {
 				return err
 			}
-			if l != nil {
-				if live, _, err = labstack.LiveStart(l); err != nil {
+			var live knob.Config
+			if plan.site != nil {
+				live = plan.site.live.Config
+			} else if plan.lab != nil {
+				if live, _, err = labstack.LiveStart(plan.lab); err != nil {
 					return err
 				}
 			}
@@ -271,75 +215,27 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
 			var kernelRun *sysctl.Run
-			// Raised before the lab of its own starts, or after a running
-			// lab's configuration is set to come back (its servers then
-			// restart under the host's limits again): every run restarts
-			// the servers, so they listen under the raised settings.
-			raise := func() error {
-				if !raiseSysctl {
-					return nil
-				}
+			// Every run restarts the servers, so they listen under the
+			// raised settings (the session raises them before a lab of its
+			// own starts, or after a running lab's configuration is saved).
+			var raise func() (func(), error)
+			if raiseSysctl {
 				var cs []knob.Config
 				for _, cc := range cfgs {
 					cs = append(cs, cc.Config)
 				}
-				kr, err := applySysctl(env, sysctl.NeedOf(cs, conns), "compare")
-				kernelRun = kr
+				raise = raiseKernel(env, sysctl.NeedOf(cs, conns), "compare", &kernelRun)
+			}
+			sess, err := openSession(env, &st, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: st.workloadSpec(), redactNames: redactNames})
+			if err != nil {
 				return err
 			}
-			if l != nil {
+			defer sess.Close()
+			l, w := sess.Lab, sess.Workload
+			appName := st.appLabel()
+			if st.lab != "" {
 				appName = l.App
-				restore := l.Config.Clone()
-				defer restoreLab(ctx, l, restore, say)
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-			} else if site != nil {
-				appName = lab.SiteApp
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-				down, err := upOwnSiteLab(env, site, "compare", user, nil, func(sl *lab.Lab) { l = sl })
-				if err != nil {
-					return err
-				}
-				defer down()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
-				}
-				pw = &w
-			} else {
-				if docroot != "" {
-					appName = "docroot"
-				}
-				warnNeighbours(env)
-				if err := raise(); err != nil {
-					return err
-				}
-				defer restoreSysctl(env, kernelRun, "compare")
-				name := fmt.Sprintf("compare-%d", os.Getpid())
-				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, OwnedBy: "compare"})
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if err := lab.Down(l.Name); err != nil {
-						say("taking lab %s down: %v", l.Name, err)
-					}
-				}()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					// Checked as far as it could be without the lab; this
-					// is what needs it (a post open to comments).
-					return fmt.Errorf("workload %s on lab %s: %w", redact.Text(workload, redactNames), l.Name, err)
-				}
-				pw = &w
 			}
-			w := *pw
-			w.Expect, w.Host = expect, host
 			stack := labstack.New(l, w)
 			var engineVersion string
 			if eng.engine == "locust" {
@@ -404,17 +300,7 @@ HTTP only (not a sealed --site lab). See docs/locust.md.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&appName, "app", "hello", "built-in app to compare on: "+appNames())
-	fl.StringVar(&docroot, "docroot", "", "compare on a lab of its own serving this PHP directory (your app)")
-	fl.StringVar(&labName, "lab", "", "compare on this running lab; its configuration is restored at the end")
-	fl.StringVar(&siteQuery, "site", "", siteFlagHelp+"; the configuration name live is its live configuration")
-	siteDB.add(fl)
-	fl.StringVar(&user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights; "+userFlagRule)
-	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
-	fl.StringVar(&fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log, weighted by their counts")
-	fl.BoolVar(&allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too")
-	fl.StringVar(&expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
-	fl.StringVar(&host, "host", "", hostFlagHelp)
+	st.add(fl, "compare", labstack.WorkloadFront)
 	fl.IntVarP(&conns, "connections", "c", 50, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")

@@ -26,9 +26,9 @@ func TestCompareFlagsCheckedFirst(t *testing.T) {
 	writeFiles(t, filepath.Join(dir, "app"), map[string]string{"index.php": "<?php echo 1;"})
 	app := filepath.Join(dir, "app")
 	checkUsageErrors(t, []usageCase{
-		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give only one of --app, --docroot, --lab and --site", "Try:"},
-		{[]string{"compare", "--docroot", app, "--lab", "x", "default"}, "give only one of", "Try:"},
-		{[]string{"compare", "--lab", "x", "--user", "www-data", "default"}, "--user is for a lab of its own", "phptune lab up --user"},
+		{[]string{"compare", "--app", "io", "--docroot", app, "default"}, "give exactly one of --lab, --app, --docroot and --site", "Try:"},
+		{[]string{"compare", "--docroot", app, "--lab", "x", "default"}, "give exactly one of", "Try:"},
+		{[]string{"compare", "--lab", "x", "--user", "www-data", "default"}, "--user: only for a lab of its own", "phptune lab up --user"},
 		{[]string{"compare", "--user", "root", "default"}, "--user root", "Try: --user www-data"},
 		{[]string{"compare", "--lab", "nosuch", "default"}, "--lab nosuch", "phptune lab status"},
 		{[]string{"compare", "--docroot", filepath.Join(dir, "nosuch"), "default"}, "--docroot", "Try: --docroot DIR"},

@@ -12,7 +12,8 @@ func init() { register(newDemoCmd) }
 // WordPress. It is phptune tune with the demo's settings.
 func newDemoCmd(env *Env) *cobra.Command {
 	f := &tuneFlags{
-		app: "wordpress", workload: "front", objective: "throughput",
+		stack:     stackFlags{app: "wordpress", defaultApp: "wordpress", workload: "front", command: "demo"},
+		objective: "throughput",
 		maxErrors: "0.1%", strategy: "domain", holdoutRounds: 4,
 	}
 	cmd := &cobra.Command{

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/flamegraph"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
@@ -27,9 +25,8 @@ import (
 func init() { register(newProfileCmd) }
 
 func newProfileCmd(env *Env) *cobra.Command {
-	var appName, docroot, labName, user, workload, clock, outDir string
-	var siteQuery string
-	var siteDB siteDataFlags
+	st := stackFlags{defaultApp: "hello"}
+	var clock, outDir string
 	var conns, rounds, freq int
 	var d, warmup time.Duration
 	var asJSON, native, php bool
@@ -64,26 +61,12 @@ made and the reason is printed.`,
   phptune profile --app strings --rounds 2
   phptune profile --lab mylab --php-clock wall`,
 		RunE: func(c *cobra.Command, args []string) error {
-			appSet := c.Flags().Changed("app")
-			given := 0
-			for _, set := range []bool{appSet, docroot != "", labName != "", siteQuery != ""} {
-				if set {
-					given++
-				}
+			if err := st.check(false); err != nil {
+				return err
 			}
-			if given > 1 {
-				return usageErr("Try: phptune profile --app wordpress, or --docroot DIR, or --lab NAME, or --site NAME", "give only one of --app, --docroot, --lab and --site")
-			}
-			if labName != "" && user != "" {
-				return usageErr("Try: phptune lab up --user "+user+" ..., then phptune profile --lab NAME", "--user is for a lab of its own (--app, --docroot)")
-			}
-			if err := lab.CheckUser(user, docroot); err != nil {
-				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
-			}
-			if labName == "" && docroot == "" && siteQuery == "" {
-				if _, err := apps.Lookup(appName); err != nil {
-					return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", appName)
-				}
+			set, _, err := knobConfig(st.knobsFile, st.set)
+			if err != nil {
+				return err
 			}
 			if rounds < 1 || rounds > 20 || conns < 1 || d < time.Second || warmup < 0 {
 				return usageErr("Try: --rounds 3 -c 8 -d 10s", "--rounds 1..20, -c at least 1, -d at least 1s")
@@ -100,26 +83,7 @@ made and the reason is printed.`,
 			if err := checkOutDirFor(outDir, "phptune-profile-TIME", "profile"); err != nil {
 				return err
 			}
-			if docroot != "" {
-				abs, err := filepath.Abs(docroot)
-				if err != nil {
-					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "--docroot %s: %v", docroot, err)
-				}
-				docroot = abs
-			}
-			app := appName
-			if labName != "" || docroot != "" {
-				app = ""
-			}
-			var site *siteLab
-			if siteQuery != "" {
-				var err error
-				if site, err = planSiteLab(env.Ctx, siteQuery, user, siteDB); err != nil {
-					return err
-				}
-				app = lab.SiteApp
-			}
-			l, pw, err := checkStack(env.Ctx, labName, app, docroot, workload)
+			plan, err := st.plan(env.Ctx)
 			if err != nil {
 				return err
 			}
@@ -135,42 +99,16 @@ made and the reason is printed.`,
 			defer out.CloseRemovingIfEmpty()
 			ctx := env.Ctx
 			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "profile: "+format+"\n", a...) }
-			if l != nil {
+			sess, err := openSession(env, &st, sessionSpec{command: "profile", site: plan.site, set: set, restore: true, workload: st.workloadSpec()})
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			l, w := sess.Lab, sess.Workload
+			pw := &w
+			appName := st.appLabel()
+			if st.lab != "" {
 				appName = l.App
-				restore := l.Config.Clone()
-				defer restoreLab(ctx, l, restore, say)
-			} else if site != nil {
-				appName = lab.SiteApp
-				down, err := upOwnSiteLab(env, site, "profile", user, nil, func(sl *lab.Lab) { l = sl })
-				if err != nil {
-					return err
-				}
-				defer down()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", workload, l.Name, err)
-				}
-				pw = &w
-			} else {
-				if docroot != "" {
-					appName = "docroot"
-				}
-				warnNeighbours(env)
-				name := fmt.Sprintf("profile-%d", os.Getpid())
-				l, err = lab.Up(ctx, lab.Options{Name: name, App: app, DocRoot: docroot, User: user, OwnedBy: "profile"})
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if err := lab.Down(l.Name); err != nil {
-						say("taking lab %s down: %v", l.Name, err)
-					}
-				}()
-				w, err := labstack.ParseWorkload(ctx, l, workload)
-				if err != nil {
-					return fmt.Errorf("workload %s on lab %s: %w", workload, l.Name, err)
-				}
-				pw = &w
 			}
 			tmp, err := os.MkdirTemp("", "phptune-profile-")
 			if err != nil {
@@ -202,13 +140,7 @@ made and the reason is printed.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&appName, "app", "hello", "built-in app to profile: "+appNames())
-	fl.StringVar(&docroot, "docroot", "", "profile a lab of its own serving this PHP directory (your app)")
-	fl.StringVar(&siteQuery, "site", "", siteFlagHelp)
-	siteDB.add(fl)
-	fl.StringVar(&labName, "lab", "", "profile this running lab; its configuration is restored at the end")
-	fl.StringVar(&user, "user", "", "run the lab as this account; "+userFlagRule)
-	fl.StringVar(&workload, "workload", "front", "front, comment, mix (WordPress), a path, or a scenario file")
+	st.add(fl, "profile", labstack.WorkloadFront)
 	fl.IntVarP(&conns, "connections", "c", 8, "connections")
 	fl.IntVar(&rounds, "rounds", 3, "rounds; each runs plain, with perf and with excimer once")
 	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")

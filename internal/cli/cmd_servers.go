@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
@@ -24,19 +23,23 @@ func init() { register(newServersCmd) }
 
 // serversFlags are phptune servers' command line.
 type serversFlags struct {
-	app, list, workload, expect string
-	memoryBudget, maxErrors     string
-	outDir                      string
-	add                         []string
-	conns, rounds               int
-	timeBudget                  time.Duration
-	duration, warmup            time.Duration
-	trialDuration, trialWarmup  time.Duration
-	asJSON                      bool
+	// stack is the app the servers run and its traffic (--lab,
+	// --docroot, --site and the lab's own settings are refused: every
+	// server gets a lab of the built-in app, from its default).
+	stack                      stackFlags
+	list                       string
+	memoryBudget, maxErrors    string
+	outDir                     string
+	add                        []string
+	conns, rounds              int
+	timeBudget                 time.Duration
+	duration, warmup           time.Duration
+	trialDuration, trialWarmup time.Duration
+	asJSON                     bool
 }
 
 func newServersCmd(env *Env) *cobra.Command {
-	f := &serversFlags{}
+	f := &serversFlags{stack: stackFlags{defaultApp: "wordpress", refused: serversRefused}}
 	cmd := &cobra.Command{
 		Use:   "servers [--app APP] [--servers a,b,...] [-c N] [--time-budget T]",
 		Short: "Tune each web server, then measure them all side by side and say why one wins",
@@ -78,10 +81,8 @@ stored, printed and written.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.app, "app", "wordpress", "built-in app to compare on: "+appNames())
+	f.stack.add(fl, "servers", labstack.WorkloadFront)
 	fl.StringVar(&f.list, "servers", "", "servers to tune and compare, comma-separated (default: every one of "+strings.Join(knob.Servers, ",")+" that can run here, the others named with how to install them)")
-	fl.StringVar(&f.workload, "workload", "front", "front, comment, mix (WordPress), a path like /shop/, or a scenario file")
-	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match; others count as errors (unexpected_body)")
 	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrency of the workload, for the tunes and the comparison")
 	fl.DurationVar(&f.timeBudget, "time-budget", 60*time.Minute, "time for everything: the tunes (an equal share each) and the interleaved comparison")
 	fl.IntVar(&f.rounds, "rounds", 4, "rounds of the interleaved comparison; each measures every configuration once")
@@ -97,6 +98,16 @@ stored, printed and written.`,
 	return cmd
 }
 
+// serversRefused are the stack flags servers cannot take: it tunes every
+// server on a lab of its own of a built-in app, each from its default.
+var serversRefused = merge(
+	refuseAll("every server is tuned on a lab of its own of a built-in app (--app)", "Try: phptune servers --app wordpress; tune your running lab or site with phptune tune --server SERVER --lab NAME or --site NAME",
+		flagLab, flagDocroot, flagSite, flagDBFrom, flagDBDump, flagHost),
+	refuseAll("the servers' labs run with the lab account and no caps", "Leave it out, or tune one server's lab with it: phptune tune --server SERVER --app APP",
+		flagUser, flagCPUs, flagMemoryMax),
+	refuseAll("every server is tuned from its own default", "Try: --add LABEL=FILE to measure a knob file beside the tuned servers",
+		flagKnobs, flagSet))
+
 // serversPlan is everything checked before anything starts.
 type serversPlan struct {
 	opt    servers.Options
@@ -110,16 +121,11 @@ type serversPlan struct {
 // directory.
 func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, error) {
 	p := &serversPlan{}
-	if _, err := apps.Lookup(f.app); err != nil {
-		return nil, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
-	}
-	if err := checkWorkload(f.workload, f.app); err != nil {
+	if err := f.stack.check(false); err != nil {
 		return nil, err
 	}
-	if f.expect != "" {
-		if _, err := load.CompileExpect(f.expect); err != nil {
-			return nil, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
-		}
+	if err := checkWorkload(f.stack.workloadSpec(), f.stack.app); err != nil {
+		return nil, err
 	}
 	if f.conns < 1 || f.conns > 10000 {
 		return nil, usageErr("Try: -c 10", "--connections %d: give 1 to 10000", f.conns)
@@ -209,7 +215,7 @@ func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, 
 		}
 		added = append(added, servers.Added{Label: label, Config: cfg})
 	}
-	p.opt = servers.Options{Command: command, App: f.app, Workload: f.workload, Servers: run, Added: added, NotCompared: notCompared,
+	p.opt = servers.Options{Command: command, App: f.stack.app, Workload: f.stack.workloadSpec(), Servers: run, Added: added, NotCompared: notCompared,
 		Conns: f.conns, TimeBudget: f.timeBudget, Rounds: f.rounds, Duration: f.duration, Warmup: f.warmup,
 		TrialDuration: f.trialDuration, TrialWarmup: f.trialWarmup}
 	if _, err := p.opt.Budget().PerTune(); err != nil {
@@ -266,7 +272,7 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 	if b, err := phpfpm.Find(); err == nil {
 		phpVersion = b.Version
 	}
-	lo := servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.expect, Store: db, Environment: environment(ctx),
+	lo := servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.stack.expect, Store: db, Environment: environment(ctx),
 		PHPVersion: phpVersion, MemAvailableB: memAvailable(), Say: say,
 		TuneProgress: func(server string, p tune.Progress) {
 			left := ""

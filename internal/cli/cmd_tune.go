@@ -40,36 +40,28 @@ func init() { register(newTuneCmd) }
 
 // tuneFlags are phptune tune's command line.
 type tuneFlags struct {
-	labName, app, docroot string
-	site                  string
-	siteData              siteDataFlags
-	user                  string
-	cpus, memoryMax       string
-	expect                string
-	host                  string
-	fromLog               string
-	allowPost             bool
-	workload, objective   string
-	slo, maxErrors        string
-	memoryBudget          string
-	timeBudget            time.Duration
-	trialDuration         time.Duration
-	trialWarmup           time.Duration
-	conns                 int
-	holdoutRounds         int
-	searchTrials          int
-	strategy              string
-	resume                string
-	outDir                string
-	knobsFile             string
-	set                   []string
-	server                string
-	challenges            []string
-	profile               bool
-	baselines             string
-	curve                 string
-	redact                []string
-	applySysctl           bool
+	// stack is the stack tuned and its traffic (--lab, --app, --site,
+	// --workload...).
+	stack          stackFlags
+	objective      string
+	slo, maxErrors string
+	memoryBudget   string
+	timeBudget     time.Duration
+	trialDuration  time.Duration
+	trialWarmup    time.Duration
+	conns          int
+	holdoutRounds  int
+	searchTrials   int
+	strategy       string
+	resume         string
+	outDir         string
+	server         string
+	challenges     []string
+	profile        bool
+	baselines      string
+	curve          string
+	redact         []string
+	applySysctl    bool
 	// workloadSet: --workload was given (for --resume, whose workload
 	// may have been stored redacted).
 	workloadSet bool
@@ -141,41 +133,21 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
   phptune tune --resume 20261123-071502`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			f.workloadSet = c.Flags().Changed("workload")
+			f.workloadSet = c.Flags().Changed("workload") || f.stack.fromLog != ""
 			f.maxErrorsSet = c.Flags().Changed("max-errors")
-			if f.fromLog != "" {
-				if f.workloadSet {
-					return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")
-				}
-				f.workload, f.workloadSet = labstack.LogSpec(f.fromLog, f.allowPost), true
-			} else if f.allowPost {
-				return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
-			}
 			if f.server != "" {
-				if f.resume != "" || f.labName != "" {
+				if f.resume != "" || f.stack.lab != "" {
 					return usageErr("Try: phptune tune --app APP --server "+f.server, "--server picks the web server of a lab of its own (--app, --docroot); a resumed run keeps its own, a running lab (--lab) the one it was started with")
 				}
 				// --server X is --set server=X, after the other settings.
-				f.set = append(f.set, knob.ServerKnob+"="+f.server)
+				f.stack.set = append(f.stack.set, knob.ServerKnob+"="+f.server)
 			}
 			return runTune(env, f, tuneCommandLine(c))
 		},
 	}
 	fl := cmd.Flags()
 	addRedactFlag(fl, &f.redact)
-	fl.StringVar(&f.labName, "lab", "", "tune this running lab (see phptune lab status)")
-	fl.StringVar(&f.app, "app", "", "tune a lab of its own with this built-in app: "+appNames())
-	fl.StringVar(&f.docroot, "docroot", "", "tune a lab of its own serving this PHP directory")
-	fl.StringVar(&f.site, "site", "", siteFlagHelp)
-	f.siteData.add(fl)
-	fl.StringVar(&f.user, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app runs with that account's rights, e.g. www-data for an app whose writable directories it owns; "+userFlagRule)
-	fl.StringVar(&f.workload, "workload", "front", "front (GET /), comment (WordPress comment POSTs; the DB is reset between trials), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file")
-	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server")
-	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)")
-	fl.StringVar(&f.expect, "expect", "", "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not tuned")
-	fl.StringVar(&f.host, "host", "", hostFlagHelp)
-	fl.StringVar(&f.cpus, "cpus", "", "pin the lab of its own to these CPUs (e.g. 1 or 0-1), beside production")
-	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)")
+	f.stack.add(fl, "tune", labstack.WorkloadFront)
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'; with --objective capacity the SLO the capacity is measured at, in phptune capacity's grammar (default p99<500ms)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")
@@ -193,8 +165,6 @@ those searches; the closed-model curve is left out (docs/capacity.md).`,
 	fl.StringVar(&f.curve, "curve", "", "connections at which start and recommended are also measured at the end, comma-separated, or 'none' (default: a quarter, half and twice -c); kept in the time budget when the work after the search fits a third of it")
 	fl.StringVar(&f.resume, "resume", "", "continue an interrupted tune by its run ID")
 	fl.StringVarP(&f.outDir, "output", "o", "", "a new or empty directory of yours for the files (default ./phptune-tune-RUN)")
-	fl.StringVar(&f.knobsFile, "knobs", "", "start from the knob settings in this file")
-	fl.StringArrayVar(&f.set, "set", nil, "start with this knob set, KNOB=VALUE (repeatable)")
 	fl.StringVar(&f.server, "server", "", "tune a lab of its own behind this web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
 	addApplySysctlFlag(fl, &f.applySysctl)
 	return cmd
@@ -326,41 +296,24 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		return nil, err
 	}
 	if f.resume != "" {
-		if f.labName != "" || f.app != "" || f.docroot != "" || f.site != "" || len(f.set) > 0 || f.knobsFile != "" {
+		if f.stack.lab != "" || f.stack.app != "" || f.stack.docroot != "" || f.stack.site != "" || len(f.stack.set) > 0 || f.stack.knobsFile != "" {
 			return nil, usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --site, --set or --knobs")
 		}
+		if err := f.stack.checkTraffic(true); err != nil {
+			return nil, err
+		}
 	} else {
-		n := 0
-		for _, s := range []string{f.labName, f.app, f.docroot, f.site} {
-			if s != "" {
-				n++
-			}
+		if err := f.stack.check(false); err != nil {
+			return nil, err
 		}
-		if n != 1 {
-			return nil, usageErr("Try: phptune tune --app hello, or --lab NAME, or --docroot DIR, or --site NAME", "give exactly one of --lab, --app, --docroot and --site")
-		}
-		if f.app != "" {
-			if _, err := apps.Lookup(f.app); err != nil {
-				return nil, usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", f.app)
-			}
-		}
-		if f.labName != "" && f.user != "" {
-			return nil, usageErr("Try: phptune lab up --user "+f.user+" ..., then phptune tune --lab NAME", "--user is for a lab of its own (--app, --docroot); a running lab keeps the account it was started with")
-		}
-		if err := lab.CheckUser(f.user, f.docroot); err != nil {
-			return nil, usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
-		}
-		if f.labName != "" && (len(f.set) > 0 || f.knobsFile != "") {
-			return nil, usageErr("Try: phptune lab up --knobs FILE, then phptune tune --lab NAME", "--lab tunes the lab as it runs; --set and --knobs are for a lab of its own (--app, --docroot)")
-		}
-		set, start, err := knobConfig(f.knobsFile, f.set)
+		set, start, err := knobConfig(f.stack.knobsFile, f.stack.set)
 		if err != nil {
 			return nil, err
 		}
 		p.start = start
-		if f.site != "" {
+		if f.stack.site != "" {
 			// The live configuration, --set and --knobs on top.
-			if p.site, err = planSiteLab(ctx, f.site, f.user, f.siteData); err != nil {
+			if p.site, err = planSiteLab(ctx, f.stack.site, f.stack.user, f.stack.siteData); err != nil {
 				return nil, err
 			}
 			if p.start, err = p.site.start(set); err != nil {
@@ -368,24 +321,7 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 			}
 		}
 	}
-	if need, ok := labstack.Builtin(f.workload); ok && need != "" && f.app != "" && f.app != need {
-		return nil, usageErr("Try: --app "+need+" --workload "+f.workload, "--workload %s needs --app %s; --app %s has no such pages", f.workload, need, f.app)
-	}
-	if f.expect != "" {
-		if _, err := load.CompileExpect(f.expect); err != nil {
-			return nil, usageErr("Try: --expect 'Just another WordPress site'", "--expect: %v", err)
-		}
-	}
-	if (f.cpus != "" || f.memoryMax != "") && f.labName != "" {
-		return nil, usageErr("Try: phptune lab up --cpus ... --memory-max ..., then phptune tune --lab NAME", "--cpus and --memory-max cap a lab of its own (--app, --docroot); a running lab keeps the caps it was started with")
-	}
-	var caps lab.Options
-	if f.cpus != "" {
-		caps.CPUs = f.cpus
-	}
-	if err := labLimits(&caps, f.memoryMax); err != nil {
-		return nil, err
-	}
+	f.stack.workload = f.stack.workloadSpec()
 	if f.objective != "throughput" && f.objective != "latency" && f.objective != tune.ObjectiveCapacity {
 		return nil, usageErr("Try: --objective throughput", "--objective %q: choose throughput, latency or capacity", f.objective)
 	}
@@ -427,14 +363,11 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHostFlag(f.host); err != nil {
-		return nil, err
-	}
 	p.budgetMsg = msg
 	p.opt = tune.Options{
-		Command: command, App: f.app, Workload: f.workload, Objective: f.objective, SLO: capSLO,
-		Lab: f.labName, DocRoot: f.docroot, Site: f.site, User: f.user, Conns: f.conns,
-		CPUs: caps.CPUs, MemoryMaxB: caps.MemoryMax, Expect: f.expect, Host: f.host,
+		Command: command, App: f.stack.app, Workload: f.stack.workload, Objective: f.objective, SLO: capSLO,
+		Lab: f.stack.lab, DocRoot: f.stack.docroot, Site: f.stack.site, User: f.stack.user, Conns: f.conns,
+		CPUs: f.stack.caps.CPUs, MemoryMaxB: f.stack.caps.MemoryMax, Expect: f.stack.expect, Host: f.stack.host,
 		Limits:     results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate, SLOP99Ms: slo},
 		TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,
@@ -445,13 +378,6 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	var be *tune.BudgetError
 	if _, err := p.opt.BudgetPlan(); errors.As(err, &be) {
 		return nil, usageErr("Try: --time-budget "+be.Min.String(), "%v", err)
-	}
-	if f.docroot != "" {
-		abs, err := filepath.Abs(f.docroot)
-		if err != nil {
-			return nil, usageErr("", "--docroot %s: %v", f.docroot, err)
-		}
-		p.opt.DocRoot = abs
 	}
 	for _, v := range f.challenges {
 		specs, err := tune.SplitChallengeFlag(v)
@@ -507,11 +433,11 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if f.resume == "" {
 		// The stack last: --lab reads the lab's state (and, for the
 		// comment workload, its database).
-		app := f.app
-		if f.site != "" {
+		app := f.stack.app
+		if f.stack.site != "" {
 			app = lab.SiteApp
 		}
-		if p.lab, p.workload, err = checkStack(ctx, f.labName, app, f.docroot, f.workload); err != nil {
+		if p.lab, p.workload, err = checkStack(ctx, f.stack.lab, app, f.stack.docroot, f.stack.workload); err != nil {
 			return nil, err
 		}
 	}
@@ -836,7 +762,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 // again with --workload.
 func resumeWorkload(f *tuneFlags, stored string, names []string) (string, error) {
 	if !strings.Contains(stored, redact.Placeholder) {
-		if f.workloadSet && f.workload != stored {
+		if f.workloadSet && f.stack.workload != stored {
 			return "", usageErr("Try: phptune tune --resume "+f.resume, "--resume continues run %s with its workload %s; leave out --workload", f.resume, stored)
 		}
 		return stored, nil
@@ -845,11 +771,11 @@ func resumeWorkload(f *tuneFlags, stored string, names []string) (string, error)
 		return "", usageErr("Try: phptune tune --resume "+f.resume+" --workload '"+stored+"' with the secret filled in",
 			"run %s's workload was stored with its secret redacted (%s): give the workload again with --workload", f.resume, stored)
 	}
-	if redact.Text(f.workload, names) != stored && redact.URL(f.workload, names) != stored {
+	if redact.Text(f.stack.workload, names) != stored && redact.URL(f.stack.workload, names) != stored {
 		return "", usageErr("Try: phptune tune --resume "+f.resume+" --workload '"+stored+"' with the secret filled in",
 			"--workload: run %s's workload was %s, which this one is not", f.resume, stored)
 	}
-	return f.workload, nil
+	return f.stack.workload, nil
 }
 
 func challengeNames(cs []search.Challenge) string {

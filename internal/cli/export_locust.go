@@ -53,11 +53,11 @@ PHPTUNE_SECRET_* environment variables the README lists.`,
 			}
 			source := "a page of " + opt.Target.Display
 			switch {
-			case f.workload != "":
-				source = "the " + f.workload + " workload of lab " + f.labName
+			case f.stack.workload != "":
+				source = "the " + f.stack.workload + " workload of lab " + f.stack.lab
 			case f.scenario != "":
 				source = "a scenario file"
-			case f.fromLog != "":
+			case f.stack.fromLog != "":
 				source = "the top paths of an access log"
 			}
 			files := locust.Export(lf, locust.ExportOptions{Host: "http://" + opt.Target.Address, Users: opt.Connections,
@@ -71,17 +71,17 @@ PHPTUNE_SECRET_* environment variables the README lists.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.labName, "lab", "", "the lab whose URL and workload the files load")
+	fl.StringVar(&f.stack.lab, "lab", "", "the lab whose URL and workload the files load")
 	fl.StringVar(&f.appPath, "app-path", "/", "with --lab: the path loaded")
-	fl.StringVar(&f.workload, "workload", "", "with --lab: front, comment, mix (WordPress), a path, or a scenario file")
+	fl.StringVar(&f.stack.workload, "workload", "", "with --lab: front, comment, mix (WordPress), a path, or a scenario file")
 	fl.StringVar(&f.scenario, "scenario", "", "file of weighted requests (see phptune bench --help)")
-	fl.StringVar(&f.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log")
-	fl.BoolVar(&f.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too")
+	fl.StringVar(&f.stack.fromLog, "workload-from-log", "", "replay the top paths of this nginx/Apache access log")
+	fl.BoolVar(&f.stack.allowPost, "allow-post", false, "with --workload-from-log: replay POSTs too")
 	fl.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value" (repeatable; credentials go to the environment)`)
 	fl.StringVar(&f.body, "body", "", "request body (implies POST)")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (implies POST)")
-	fl.StringVar(&f.expect, "expect", "", "fail 2xx responses whose body does not match this regular expression (unexpected_body)")
+	fl.StringVar(&f.stack.expect, "expect", "", "fail 2xx responses whose body does not match this regular expression (unexpected_body)")
 	fl.IntVarP(&f.conns, "connections", "c", 10, "Locust users")
 	fl.StringVar(&f.rate, "rate", "", "open model: total requests/second, kept by each user as its share (constant throughput)")
 	fl.DurationVarP(&f.duration, "duration", "d", time.Minute, "run time")

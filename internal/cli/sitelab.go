@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -123,47 +122,28 @@ func useLabLiveStart(l *lab.Lab, opt *tune.Options, say func(string, ...any)) (b
 	return true, nil
 }
 
-// upSiteLab is bench --site: it brings up the site's sealed lab of its
-// own, started from the live configuration, and points the bench at it as
-// --lab would; down takes it down.
-func (f *benchFlags) upSiteLab(env *Env, args []string) (down func(), err error) {
-	if f.labName != "" || len(args) > 0 {
-		return nil, usageErr("Try: phptune bench --site NAME -c 10 -d 10s", "give either --site, --lab or TARGET")
-	}
-	if f.labFCGI {
+// upOwnLab is bench --app, --docroot or --site: it opens a session on a
+// lab of its own (for --site the site's sealed lab, started from the live
+// configuration) and points the bench at it as --lab would; down closes
+// it.
+func (f *benchFlags) upOwnLab(env *Env) (down func(), err error) {
+	st := &f.stack
+	if st.site != "" && f.labFCGI {
 		return nil, usageErr("Leave --fcgi out: a site lab is benched through its web server, with the site's Host", "--fcgi does not go with --site")
 	}
-	s, err := planSiteLab(env.Ctx, f.site, f.user, f.siteData)
+	set, _, err := knobConfig(st.knobsFile, st.set)
 	if err != nil {
 		return nil, err
 	}
-	return upOwnSiteLab(env, s, "bench", f.user, nil, func(l *lab.Lab) { f.labName = l.Name })
-}
-
-// upOwnSiteLab brings up s's sealed lab of its own for command (bench,
-// compare, capacity, profile), started from the live configuration with
-// set on top, tells use about it, and returns what takes it down.
-func upOwnSiteLab(env *Env, s *siteLab, command, user string, set []string, use func(*lab.Lab)) (down func(), err error) {
-	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, command+": "+format+"\n", a...) }
-	s.say(env.Stderr)
-	warnNeighbours(env)
-	name := fmt.Sprintf("%s-%d", command, os.Getpid())
-	say("bringing up lab %s (site %s, sealed)", name, termsafe.Text(s.site.Query))
-	opt, err := s.options(env, name, command, user, set, 0)
+	plan, err := st.plan(env.Ctx)
 	if err != nil {
 		return nil, err
 	}
-	opt.Progress = func(m string) { say("lab: %s", m) }
-	l, err := lab.Up(env.Ctx, opt)
+	// bench parses its workload itself, on the lab it then names.
+	sess, err := openSession(env, st, sessionSpec{command: "bench", site: plan.site, set: set, redactNames: f.redact})
 	if err != nil {
 		return nil, err
 	}
-	use(l)
-	return func() {
-		if derr := lab.Down(l.Name); derr != nil {
-			say("taking lab %s down: %v", l.Name, derr)
-		} else {
-			say("lab %s is down", l.Name)
-		}
-	}, nil
+	st.lab = sess.Lab.Name
+	return sess.Close, nil
 }

@@ -211,12 +211,12 @@ func TestSiteFlagRefusals(t *testing.T) {
 	checkUsageErrors(t, []usageCase{
 		{args: []string{"tune", "--site", "site.test", "--app", "hello"}, want: "give exactly one of --lab, --app, --docroot and --site", fix: "--site NAME"},
 		{args: []string{"capacity", "--site", "site.test", "--lab", "x"}, want: "give exactly one of --lab, --app, --docroot and --site", fix: "--site NAME"},
-		{args: []string{"capacity", "--app", "hello", "--user", "www-data"}, want: "--user is for the lab of its own that --site brings up", fix: "phptune capacity --site NAME --user ACCOUNT"},
-		{args: []string{"compare", "--site", "site.test", "--docroot", "/srv", "default"}, want: "give only one of --app, --docroot, --lab and --site", fix: "--site NAME"},
-		{args: []string{"profile", "--site", "site.test", "--lab", "x"}, want: "give only one of --app, --docroot, --lab and --site", fix: "--site NAME"},
-		{args: []string{"bench", "--site", "site.test", "--lab", "x"}, want: "give either --site, --lab or TARGET", fix: "phptune bench --site NAME"},
+		{args: []string{"capacity", "--lab", "x", "--user", "www-data"}, want: "--user: only for a lab of its own (--app, --docroot, --site)", fix: "phptune lab up --user"},
+		{args: []string{"compare", "--site", "site.test", "--docroot", "/srv", "default"}, want: "give exactly one of --lab, --app, --docroot and --site", fix: "--site NAME"},
+		{args: []string{"profile", "--site", "site.test", "--lab", "x"}, want: "give exactly one of --lab, --app, --docroot and --site", fix: "--site NAME"},
+		{args: []string{"bench", "--site", "site.test", "--lab", "x"}, want: "give exactly one of TARGET, --lab, --app, --docroot and --site", fix: "--site NAME"},
 		{args: []string{"bench", "--site", "site.test", "--fcgi"}, want: "--fcgi does not go with --site", fix: "Leave --fcgi out"},
-		{args: []string{"bench", "--user", "www-data", "http://127.0.0.1:1/"}, want: "--user is for the lab of its own that --site brings up", fix: "phptune bench --site NAME --user ACCOUNT"},
+		{args: []string{"bench", "--user", "www-data", "http://127.0.0.1:1/"}, want: "--user: only for a lab of its own (--app, --docroot, --site)", fix: "phptune lab up --user"},
 		{args: []string{"compare", "--app", "hello", "live"}, want: "live is a site's live configuration", fix: "Give --site NAME"},
 	})
 }

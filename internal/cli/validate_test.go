@@ -209,7 +209,7 @@ func TestTuneLabCheckedBeforeRestart(t *testing.T) {
 		{[]string{"tune", "--lab", "running", "--workload", "bad.scenario"}, "--workload: scenario bad.scenario: line 2", "WEIGHT METHOD PATH"},
 		{[]string{"tune", "--lab", "running", "--workload", "comment"}, "--workload: workload comment posts WordPress comments", "Try: --workload front"},
 		{[]string{"tune", "--lab", "running", "-o", "a-file"}, "-o a-file exists and is not a directory", "Try: -o DIR"},
-		{[]string{"tune", "--lab", "running", "--set", "pm=static"}, "--lab tunes the lab as it runs", "phptune lab up --knobs FILE"},
+		{[]string{"tune", "--lab", "running", "--set", "pm=static"}, "--set: only for a lab of its own (--app, --docroot, --site)", "phptune lab up --set"},
 		{[]string{"tune", "--lab", "running", "--slo", "fast"}, "--slo", "Try: --slo 'p99<300ms'"},
 	})
 	after, err := lab.Open("running")
@@ -243,7 +243,7 @@ func TestProfileChecksEverythingFirst(t *testing.T) {
 	writeFiles(t, dir, badInputs)
 	checkUsageErrors(t, []usageCase{
 		{[]string{"profile", "--app", "nosuch"}, `--app "nosuch" is not a built-in app`, "Choose one of"},
-		{[]string{"profile", "--app", "hello", "--lab", "x"}, "give only one of --app, --docroot, --lab and --site", "Try: phptune profile"},
+		{[]string{"profile", "--app", "hello", "--lab", "x"}, "give exactly one of --lab, --app, --docroot and --site", "Try: phptune profile"},
 		{[]string{"profile", "--lab", "nosuch"}, `--lab nosuch: no such lab "nosuch"`, "phptune lab status"},
 		{[]string{"profile", "--php-clock", "sometimes"}, `--php-clock "sometimes" is not cpu or wall`, "Try: --php-clock cpu"},
 		{[]string{"profile", "--freq", "5000"}, "--freq 5000: use 1..999 Hz", "Try: --freq 49"},

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/stacksession"
+	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/termsafe"
+)
+
+// stackPlan is the stack checked before anything starts: the site found
+// for --site, the running lab of --lab.
+type stackPlan struct {
+	site *siteLab
+	lab  *lab.Lab
+}
+
+// plan finds the stack the flags name and checks the workload can run on
+// it, before anything is created: every refusal is a usage error.
+func (st *stackFlags) plan(ctx context.Context) (*stackPlan, error) {
+	p := &stackPlan{}
+	app := st.app
+	if st.site != "" {
+		var err error
+		if p.site, err = planSiteLab(ctx, st.site, st.user, st.siteData); err != nil {
+			return nil, err
+		}
+		app = lab.SiteApp
+	}
+	var err error
+	p.lab, _, err = checkStack(ctx, st.lab, app, st.docroot, st.workloadSpec())
+	return p, err
+}
+
+// sessionSpec is what a command asks of its stack session beside its
+// stack flags.
+type sessionSpec struct {
+	command string
+	// site is --site's site, found by plan.
+	site *siteLab
+	// set goes on top of a lab of its own's start (--set, --knobs).
+	set []string
+	// restore: the command changes a running lab's configuration, which
+	// is restored at Close.
+	restore bool
+	// raise, when set, raises the kernel's settings in the session's
+	// order (raiseKernel).
+	raise func() (func(), error)
+	// workload is parsed on the lab ("": the command builds its own
+	// requests).
+	workload    string
+	redactNames []string
+}
+
+// openSession opens command's stack session for its stack flags: the
+// running lab of --lab, or a lab of its own (the site's sealed lab for
+// --site), its workload parsed. It says what it brings up on stderr.
+func openSession(env *Env, st *stackFlags, spec sessionSpec) (*stacksession.Session, error) {
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, spec.command+": "+format+"\n", a...) }
+	o := stacksession.Options{Command: spec.command, Lab: st.lab, RestoreConfig: spec.restore, Workload: spec.workload,
+		Expect: st.expect, Host: st.host, RedactNames: spec.redactNames, Raise: spec.raise, Say: say}
+	if st.lab == "" {
+		own, err := ownLabOptions(env, st, spec.site, spec.set, spec.command)
+		if err != nil {
+			return nil, err
+		}
+		o.Own = own
+	}
+	return stacksession.Open(env.Ctx, o)
+}
+
+// ownLabOptions are the options of command's lab of its own: site's
+// sealed lab started from its live configuration, or an app's or
+// docroot's, with set (--set, --knobs) on top and the stack flags'
+// account and caps.
+func ownLabOptions(env *Env, st *stackFlags, site *siteLab, set []string, command string) (lab.Options, error) {
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, command+": "+format+"\n", a...) }
+	name := stacksession.LabName(command)
+	if site == nil {
+		warnNeighbours(env)
+		say("bringing up lab %s (%s)", name, firstNonEmpty(st.app, st.docroot))
+		return lab.Options{Name: name, App: st.app, DocRoot: st.docroot, User: st.user, CPUs: st.caps.CPUs, MemoryMax: st.caps.MemoryMax, Set: set, OwnedBy: command}, nil
+	}
+	site.say(env.Stderr)
+	warnNeighbours(env)
+	say("bringing up lab %s (site %s, sealed)", name, termsafe.Text(site.site.Query))
+	opt, err := site.options(env, name, command, st.user, set, st.caps.MemoryMax)
+	if err != nil {
+		return lab.Options{}, err
+	}
+	opt.CPUs = st.caps.CPUs
+	opt.Progress = func(m string) { say("lab: %s", m) }
+	return opt, nil
+}
+
+// raiseKernel is a session's Raise for --apply-sysctl: it raises what need
+// asks for, keeps the run in *run (for the result's kernel limits) and
+// returns what restores them.
+func raiseKernel(env *Env, need sysctl.Need, command string, run **sysctl.Run) func() (func(), error) {
+	return func() (func(), error) {
+		kr, err := applySysctl(env, need, command)
+		if err != nil {
+			return nil, err
+		}
+		*run = kr
+		return func() { restoreSysctl(env, kr, command) }, nil
+	}
+}

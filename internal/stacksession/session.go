@@ -1,0 +1,164 @@
+// Package stacksession owns the lifecycle of the stack a measuring command
+// runs on: a lab of its own brought up and taken down, or a running lab
+// attached to and given its configuration back, the kernel settings raised
+// for the run and restored in the right order, and the workload parsed on
+// the lab. compare, capacity, profile and bench open one session and
+// close it however they end (a cancelled context included: the restores
+// run without it), so that no lab, raised setting or changed
+// configuration outlives the run.
+package stacksession
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/redact"
+)
+
+// Options say which stack a session runs on and what it holds for the run.
+type Options struct {
+	// Command names the command ("compare"): a lab of its own is called
+	// COMMAND-PID and owned by it.
+	Command string
+	// Lab is a running lab to attach to (--lab); its configuration is
+	// restored at Close when RestoreConfig is set. Empty: Own is brought
+	// up.
+	Lab           string
+	RestoreConfig bool
+	// Own is the lab of its own (Name and OwnedBy are filled in when
+	// empty): an app's, a docroot's, or a sealed site lab's.
+	Own lab.Options
+	// Workload is the workload spec parsed on the lab ("": none, the
+	// command builds its own requests), with Expect and Host set on it.
+	Workload     string
+	Expect, Host string
+	// RedactNames are the run's secret names, for messages.
+	RedactNames []string
+	// Raise, when set, raises the kernel settings for the run and returns
+	// what restores them: before a lab of its own starts (its sockets
+	// open under them), after a running lab's configuration is saved (it
+	// is restored last, under the host's own settings again).
+	Raise func() (restore func(), err error)
+	// Say gets progress lines.
+	Say func(format string, args ...any)
+}
+
+// Session is a stack held for a run. Close gives everything back.
+type Session struct {
+	Lab      *lab.Lab
+	Workload labstack.Workload
+	// Own: the lab is the session's own (taken down at Close).
+	Own     bool
+	closers []func()
+}
+
+// LabName is the name of command's lab of its own in this process.
+func LabName(command string) string { return fmt.Sprintf("%s-%d", command, os.Getpid()) }
+
+// Open brings up or attaches to the stack, in the order that lets Close
+// undo it: on an error everything done so far is undone before it returns.
+func Open(ctx context.Context, o Options) (s *Session, err error) {
+	say := o.Say
+	if say == nil {
+		say = func(string, ...any) {}
+	}
+	s = &Session{}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	if o.Lab != "" {
+		if s.Lab, err = lab.Open(o.Lab); err != nil {
+			return s, fmt.Errorf("lab %s: %w", o.Lab, err)
+		}
+		if o.RestoreConfig {
+			l, cfg := s.Lab, s.Lab.Config.Clone()
+			s.defer_(func() { restoreConfig(ctx, l, cfg, say) })
+		}
+		if err = s.raise(o.Raise); err != nil {
+			return s, err
+		}
+	} else {
+		if err = s.raise(o.Raise); err != nil {
+			return s, err
+		}
+		opt := o.Own
+		if opt.Name == "" {
+			opt.Name = LabName(o.Command)
+		}
+		if opt.OwnedBy == "" {
+			opt.OwnedBy = o.Command
+		}
+		if s.Lab, err = lab.Up(ctx, opt); err != nil {
+			return s, err
+		}
+		s.Own = true
+		name := s.Lab.Name
+		s.defer_(func() {
+			if derr := lab.Down(name); derr != nil {
+				say("taking lab %s down: %v", name, derr)
+			} else {
+				say("lab %s is down", name)
+			}
+		})
+	}
+	if o.Workload != "" {
+		if s.Workload, err = labstack.ParseWorkload(ctx, s.Lab, o.Workload); err != nil {
+			return s, fmt.Errorf("workload %s on lab %s: %w", redact.Text(o.Workload, o.RedactNames), s.Lab.Name, err)
+		}
+	}
+	s.Workload.Expect, s.Workload.Host = o.Expect, o.Host
+	return s, nil
+}
+
+// Stack is the session's lab loaded with its workload.
+func (s *Session) Stack() *labstack.Stack { return labstack.New(s.Lab, s.Workload) }
+
+// Close undoes what Open did, last first: a lab of its own goes down
+// before the kernel's settings are restored, and a running lab gets its
+// configuration back after them, so its sockets open under the host's own
+// settings again. A second Close does nothing.
+func (s *Session) Close() {
+	if s == nil {
+		return
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+func (s *Session) defer_(f func()) { s.closers = append(s.closers, f) }
+
+func (s *Session) raise(raise func() (func(), error)) error {
+	if raise == nil {
+		return nil
+	}
+	restore, err := raise()
+	if err != nil {
+		return err
+	}
+	if restore != nil {
+		s.defer_(restore)
+	}
+	return nil
+}
+
+// restoreConfig puts a running lab back to the configuration it had before
+// the run, however the run ended (a cancelled context included).
+func restoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := l.Apply(rctx, cfg); err != nil {
+		say("restoring lab %s's configuration: %v", l.Name, err)
+	} else {
+		say("lab %s runs its starting configuration again", l.Name)
+	}
+}

@@ -1,0 +1,66 @@
+package stacksession
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/phptune/phptune/internal/lab"
+)
+
+// TestOpenUndoesOnError: a session that fails to open has given back
+// what it took (here the raised kernel settings), and nothing is left to
+// close.
+func TestOpenUndoesOnError(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	cases := []struct {
+		name      string
+		o         Options
+		raised    bool
+		restored  bool
+		wantError bool
+	}{
+		{"raise refused", Options{Command: "test", Own: lab.Options{App: "hello"}}, false, false, true},
+		{"lab refused after the raise", Options{Command: "test", Own: lab.Options{App: "no-such-app"}}, true, true, true},
+		{"no such running lab", Options{Command: "test", Lab: "no-such-lab"}, false, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			raised, restored := false, false
+			c.o.Raise = func() (func(), error) {
+				if c.name == "raise refused" {
+					return nil, errors.New("refused")
+				}
+				raised = true
+				return func() { restored = true }, nil
+			}
+			s, err := Open(context.Background(), c.o)
+			if (err != nil) != c.wantError {
+				t.Fatalf("err %v, want error %v", err, c.wantError)
+			}
+			if s != nil {
+				t.Errorf("a failed Open returned a session")
+			}
+			if raised != c.raised || restored != c.restored {
+				t.Errorf("raised %v restored %v, want %v %v", raised, restored, c.raised, c.restored)
+			}
+		})
+	}
+}
+
+// TestCloseRunsLastFirst: Close undoes in the reverse order of Open (a
+// lab of its own goes down before the kernel's settings are restored; a
+// running lab's configuration comes back after them).
+func TestCloseRunsLastFirst(t *testing.T) {
+	var order []int
+	s := &Session{}
+	s.defer_(func() { order = append(order, 1) })
+	s.defer_(func() { order = append(order, 2) })
+	s.Close()
+	s.Close() // twice is harmless
+	if len(order) != 2 || order[0] != 2 || order[1] != 1 {
+		t.Errorf("order %v, want [2 1]", order)
+	}
+	var nilSession *Session
+	nilSession.Close()
+}
