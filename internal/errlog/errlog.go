@@ -312,18 +312,23 @@ const exampleLimit = 400
 // Example makes a log line safe to keep and show: cut to a few hundred
 // bytes, control characters, escape sequences and bytes that are not
 // UTF-8 shown as escapes (termsafe.Line).
-func Example(line string) string {
-	// Escaped first, then cut: an escape makes the line longer, and the
-	// example must stay within exampleLimit.
-	line = termsafe.Line(line)
-	if len(line) > exampleLimit {
-		cut := exampleLimit
-		for cut > 0 && !isRuneStart(line[cut]) {
+func Example(line string) string { return safeCut(line, exampleLimit) }
+
+// safeCut is s with its control characters, escape sequences and bytes
+// that are not UTF-8 shown as escapes (termsafe.Line), cut to limit bytes
+// (and an ellipsis) at a rune's start.
+func safeCut(s string, limit int) string {
+	// Escaped first, then cut: an escape makes the text longer, and the
+	// result must stay within limit.
+	s = termsafe.Line(s)
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !isRuneStart(s[cut]) {
 			cut--
 		}
-		line = line[:cut] + "…"
+		s = s[:cut] + "…"
 	}
-	return line
+	return s
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -61,7 +61,7 @@ func ClassifyFPM(l FPMLine) string {
 	switch {
 	case l.Level == "DEBUG":
 		return ""
-	case strings.HasPrefix(m, "PHP message:"), strings.Contains(m, " said into std"):
+	case l.workerOutput():
 		// A worker's output: the web server logged the same message
 		// with the request it belonged to.
 		return ""
@@ -89,4 +89,11 @@ func ClassifyFPM(l FPMLine) string {
 		return ""
 	}
 	return "fpm_other"
+}
+
+// workerOutput reports whether a line is a worker's output php-fpm
+// passed on (catch_workers_output): PHP's messages, decorated ("child 7
+// said into stderr") or not.
+func (l FPMLine) workerOutput() bool {
+	return strings.HasPrefix(l.Message, "PHP message:") || strings.Contains(l.Message, " said into std")
 }

@@ -228,8 +228,12 @@ func (t *PHPTally) AddError(e PHPError) {
 		t.counts, t.total = map[[2]string]*PHPFileCount{}, map[string]int64{}
 	}
 	file := e.File
-	if t.Root != "" {
-		file = strings.TrimPrefix(strings.TrimPrefix(file, strings.TrimSuffix(t.Root, "/")), "/")
+	if root := strings.TrimSuffix(t.Root, "/"); root != "" {
+		// Only a path under the root loses it: "/srv/lab2/x.php" is not
+		// under "/srv/lab".
+		if rel, ok := strings.CutPrefix(file, root+"/"); ok {
+			file = rel
+		}
 	}
 	k := [2]string{e.Class, file}
 	c := t.counts[k]

@@ -32,6 +32,7 @@ func Result(s *Scanner, logs []LogRead, b *results.Bench, set Settings) *results
 		out.Classes = append(out.Classes, classResult(c, set))
 	}
 	out.Explanations = Explain(counts, Generator{StatusCodes: b.StatusCodes, ErrorsByClass: b.ErrorsByClass, Connections: b.Connections, Warmup: b.WarmupS > 0}, set, read)
+	out.PHP = PHPRecord(s.PHP())
 	return out
 }
 
@@ -51,6 +52,8 @@ type Combined struct {
 	// Explanations explain the sums against the runs' summed status codes
 	// and error classes.
 	Explanations []string
+	// PHP sums PHP's own messages of the runs (nil: none).
+	PHP *results.PHPErrors
 }
 
 // Combine sums the server errors of runs of one configuration (a tune's
@@ -100,6 +103,13 @@ func Combine(runs []*results.Bench, knobs map[string]string) Combined {
 	if out.Runs == 0 {
 		return out
 	}
+	var php []*results.PHPErrors
+	for _, b := range runs {
+		if b != nil && b.ServerErrors != nil {
+			php = append(php, b.ServerErrors.PHP)
+		}
+	}
+	out.PHP = MergePHP(php...)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := classIndex(order[i].class), classIndex(order[j].class)
 		if a != b {

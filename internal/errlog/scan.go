@@ -38,6 +38,10 @@ type Scanner struct {
 	// apacheLast is each Apache thread's last request-failing line, to
 	// fold mod_proxy_fcgi's second line into the first.
 	apacheLast map[[2]int64]countKey
+	// php counts PHP's own messages in the web servers' lines of PHP's
+	// classes; fpmPHP those php-fpm's log repeats from its workers'
+	// output, for a web server whose log phptune does not read.
+	php, fpmPHP PHPTally
 }
 
 type countKey struct {
@@ -89,6 +93,7 @@ func (s *Scanner) Line(src Source, line string) {
 			delete(s.nginxLast, l.PID)
 		}
 		s.add(k, line, true)
+		s.addPHP(k, line)
 	case FPM:
 		l, ok := ParseFPM(line)
 		if !ok {
@@ -96,6 +101,8 @@ func (s *Scanner) Line(src Source, line string) {
 		}
 		if c := ClassifyFPM(l); c != "" {
 			s.add(countKey{classIndex(c), FPM}, line, true)
+		} else if l.workerOutput() {
+			s.fpmPHP.Add(line)
 		}
 	case Apache:
 		l, ok := ParseApache(line)
@@ -121,6 +128,30 @@ func (s *Scanner) Line(src Source, line string) {
 			delete(s.apacheLast, thread)
 		}
 		s.add(k, line, true)
+		s.addPHP(k, line)
+	}
+}
+
+// SetDocRoot names the lab's document root, cut from the front of the
+// files PHP's messages name.
+func (s *Scanner) SetDocRoot(root string) { s.php.Root, s.fpmPHP.Root = root, root }
+
+// PHP is the tally of PHP's own messages: those in nginx's or Apache's
+// lines when either log was read (a message of a request is there with
+// the request), else those php-fpm's log held (a web server whose log
+// phptune does not read: lighttpd, Caddy, h2o).
+func (s *Scanner) PHP() *PHPTally {
+	if s.lines[Nginx] > 0 || s.lines[Apache] > 0 {
+		return &s.php
+	}
+	return &s.fpmPHP
+}
+
+// addPHP counts PHP's messages in a line of one of PHP's classes: nginx's
+// "FastCGI sent in stderr", Apache's proxy_fcgi or mod_php lines.
+func (s *Scanner) addPHP(k countKey, line string) {
+	if classes[k.class].Source == "" {
+		s.php.Add(line)
 	}
 }
 

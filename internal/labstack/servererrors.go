@@ -43,7 +43,8 @@ func (e *ErrorLogs) Mark() {
 
 // Attach reads what the logs gained since the last mark, classifies it
 // and sets b.ServerErrors, explained against b's status codes and error
-// classes with the lab's knob values.
+// classes with the lab's knob values, with PHP's own messages counted by
+// class and by file under the lab's document root.
 func (e *ErrorLogs) Attach(b *results.Bench) {
 	if b == nil {
 		return
@@ -52,6 +53,7 @@ func (e *ErrorLogs) Attach(b *results.Bench) {
 	m := e.mark
 	e.mu.Unlock()
 	sc := errlog.NewScanner()
+	sc.SetDocRoot(e.lab.DocRoot)
 	var logs []errlog.LogRead
 	for _, a := range e.lab.ReadErrorLogs(m, 0, func(name string, r io.Reader) error {
 		_, err := sc.Read(errlog.Source(name), r)

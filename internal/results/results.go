@@ -140,6 +140,9 @@ type ServerErrors struct {
 	// Somaxconn is net.core.somaxconn when the logs were read: the kernel
 	// cuts every listen backlog to it (0: not read).
 	Somaxconn int `json:"somaxconn,omitempty"`
+	// PHP counts PHP's own messages in the web server's log by class and
+	// file; nil when PHP logged none.
+	PHP *PHPErrors `json:"php,omitempty"`
 }
 
 // ServerLog is one error log as a run read it.
