@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/phptune/phptune/internal/errlog"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sysctl"
 )
@@ -34,6 +35,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":  func(v float64) string { return fmt.Sprintf("%.1f", 1000*v) },
 	// kernelLines are the kernel limits a run was bounded by.
 	"kernelLines": sysctl.Lines,
+	// phpLine says what PHP logged in a run, in one sentence.
+	"phpLine": errlog.PHPLine,
 	"capacities": func(tc *results.TuneCapacity) []*results.Capacity {
 		var out []*results.Capacity
 		for _, c := range []*results.Capacity{tc.Start, tc.Recommended} {

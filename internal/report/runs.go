@@ -63,6 +63,9 @@ type ComparedRun struct {
 	// status is not known.
 	StatusCodes   map[string]int64 `json:"status_codes,omitempty"`
 	StatusUnknown int64            `json:"status_unknown,omitempty"`
+	// PHPErrors are PHP's own messages the lab's web server logged in the
+	// run (results.ServerErrors.PHP); absent when none.
+	PHPErrors *results.PHPErrors `json:"php_errors,omitempty"`
 	// Ratios against the first run (1 for it; 0 when the first's value is
 	// 0).
 	ThroughputRatio float64 `json:"throughput_ratio"`
@@ -124,6 +127,9 @@ func comparedRun(s StoredBench) ComparedRun {
 		DurationS: b.DurationS, Requests: b.Requests, Errors: b.Errors, ThroughputRPS: b.ThroughputRPS,
 		P50Ms: b.Latency.P50Ms, P95Ms: b.Latency.P95Ms, P99Ms: b.Latency.P99Ms, Latency: "hdrhistogram",
 		StatusCodes: b.StatusCodes, StatusUnknown: b.StatusUnknown}
+	if b.ServerErrors != nil {
+		r.PHPErrors = b.ServerErrors.PHP
+	}
 	if r.Engine == "" {
 		r.Engine = "phptune"
 	}

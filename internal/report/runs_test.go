@@ -103,3 +103,25 @@ func TestLocustRounding(t *testing.T) {
 		}
 	}
 }
+
+// A run whose web server logged PHP's messages says so in a line of its
+// own; the others are not listed.
+func TestCompareRunsPHPErrors(t *testing.T) {
+	run := func(id string, php *results.PHPErrors) StoredBench {
+		return StoredBench{Bench: &results.Bench{ID: id, Target: "http://127.0.0.1:1/", Model: "closed", Connections: 4, Requests: 100,
+			ThroughputRPS: 50, ServerErrors: &results.ServerErrors{PHP: php}}}
+	}
+	php := &results.PHPErrors{Classes: []results.PHPErrorClass{{Class: "warning", Count: 3, Files: []results.PHPErrorFile{{File: "\x1b[2Jindex.php", Count: 3, Example: "w"}}}}}
+	c, err := CompareRuns([]StoredBench{run("first", nil), run("second", php)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := RunsComparisonText(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	want := "PHP's own messages in the web server's log (runs without any not listed)\n  second  PHP logged 3 warnings (top: \\x1b[2Jindex.php 3) during the run\n"
+	if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "  first   PHP") {
+		t.Errorf("comparison:\n%s\nwant it to hold:\n%s", b.String(), want)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/phptune/phptune/internal/errlog"
 )
 
 // RunsComparisonText writes a RunsComparison as phptune compare --runs
@@ -33,6 +35,18 @@ func runsComparisonText(w io.Writer, c *RunsComparison) {
 	fmt.Fprintln(w, "status codes (share of the requests whose status is known)")
 	for _, r := range c.Runs {
 		fmt.Fprintf(w, "  %-*s  %s\n", idw, r.ID, statusText(r))
+	}
+	header := false
+	for _, r := range c.Runs {
+		p := errlog.PHPLine(r.PHPErrors)
+		if p == "" {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "PHP's own messages in the web server's log (runs without any not listed)")
+			header = true
+		}
+		fmt.Fprintf(w, "  %-*s  %s\n", idw, r.ID, p)
 	}
 	var engines []string
 	seen := map[string]bool{}

@@ -54,6 +54,9 @@ func serverErrorsText(w io.Writer, se *results.ServerErrors, indent string, widt
 		}
 		fmt.Fprintf(w, "%s%s\n", label(l), e)
 	}
+	if p := errlog.PHPLine(se.PHP); p != "" {
+		fmt.Fprintf(w, "%s%s\n", label(""), p)
+	}
 }
 
 // classList is "nginx_fpm_backlog_full 312 (502), fpm_max_children_reached 1".
@@ -144,11 +147,14 @@ func serverErrorsTuneText(w io.Writer, t *results.Tune) {
 		fmt.Fprintf(w, "  %s (holdout trials %s): ", h.Label, intList(h.Trials))
 		if len(h.Classes) == 0 {
 			fmt.Fprintln(w, "no errors logged")
-			continue
+		} else {
+			fmt.Fprintln(w, classList(h.Classes))
+			for _, e := range h.Explanations {
+				fmt.Fprintf(w, "    %s\n", e)
+			}
 		}
-		fmt.Fprintln(w, classList(h.Classes))
-		for _, e := range h.Explanations {
-			fmt.Fprintf(w, "    %s\n", e)
+		if p := errlog.PHPLine(h.PHP); p != "" {
+			fmt.Fprintf(w, "    %s\n", p)
 		}
 	}
 	if len(others) > 0 {

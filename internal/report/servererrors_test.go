@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,57 @@ func TestServerErrorsNoneAndOld(t *testing.T) {
 	}
 	if strings.Contains(render(t, "html", Run{Tune: loadTune(t)}), `id="server-errors"`) {
 		t.Error("a tune stored before the logs were read shows a server errors section")
+	}
+}
+
+// PHP's own messages of a run are one sentence in the text and a table
+// in the page, their hostile text shown, never run.
+func TestServerErrorsPHP(t *testing.T) {
+	b := loadJSON[results.Bench](t, "bench-errors.json")
+	b.ServerErrors.PHP = &results.PHPErrors{Classes: []results.PHPErrorClass{
+		{Class: "warning", Count: 4, Files: []results.PHPErrorFile{{File: "index.php", Count: 4, Example: "Undefined variable $x"}}},
+		{Class: "deprecation", Count: 312, Files: []results.PHPErrorFile{
+			{File: "wp-includes/class-wp.php", Count: 300, Example: "strftime() is deprecated"},
+			{File: "x.php", Count: 2, Example: attack},
+		}, OtherFiles: 10},
+	}}
+	text := render(t, "text", Run{Bench: b})
+	if want := "\n               PHP logged 4 warnings (top: index.php 4) and 312 deprecations (top: wp-includes/class-wp.php 300) during the run\n"; !strings.Contains(text, want) {
+		t.Errorf("bench summary lacks %q:\n%s", want, text)
+	}
+	page := section(t, render(t, "html", Run{Bench: b}))
+	for _, want := range []string{
+		"<p>PHP logged 4 warnings (top: index.php 4) and 312 deprecations (top: wp-includes/class-wp.php 300) during the run.</p>",
+		`<tr><td>deprecation</td><td><code>wp-includes/class-wp.php</code></td><td class="n">300</td><td><code>strftime() is deprecated</code></td></tr>`,
+		`<tr><td>deprecation</td><td>other files</td><td class="n">10</td><td></td></tr>`,
+		"&lt;script&gt;window.pwned=1&lt;/script&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("bench page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<script>window.pwned") {
+		t.Fatal("markup from PHP's message reached the page unescaped")
+	}
+
+	// A tune sums its holdout rounds' messages per configuration.
+	tn := loadJSON[results.Tune](t, "tune-errors.json")
+	var rounds int
+	for i := range tn.Trials {
+		tr := &tn.Trials[i]
+		if tr.Phase == "holdout" && tr.Bench != nil && tr.Bench.ServerErrors != nil && tr.N != 27 && tr.N != 30 && tr.N != 31 {
+			tr.Bench.ServerErrors.PHP = &results.PHPErrors{Classes: []results.PHPErrorClass{{Class: "notice", Count: 2, Files: []results.PHPErrorFile{{File: "a.php", Count: 2, Example: "n"}}}}}
+			rounds++
+		}
+	}
+	if rounds == 0 {
+		t.Fatal("the tune fixture has no holdout round of the recommendation")
+	}
+	tuneText := render(t, "text", Run{Tune: tn})
+	if want := fmt.Sprintf("    PHP logged %d notices (top: a.php %d) during the run\n", 2*rounds, 2*rounds); !strings.Contains(tuneText, want) {
+		t.Errorf("tune summary lacks %q:\n%s", want, tuneText)
+	}
+	if page := section(t, render(t, "html", Run{Tune: tn})); !strings.Contains(page, fmt.Sprintf("<p>PHP logged %d notices (top: a.php %d) during the run.</p>", 2*rounds, 2*rounds)) {
+		t.Errorf("tune page lacks the recommendation's PHP messages:\n%s", page)
 	}
 }

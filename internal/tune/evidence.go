@@ -218,7 +218,8 @@ func trialList(ns []int) string {
 // serverErrorsEvidence lists, trial by trial, the failed requests the
 // servers' own error logs explain (trials that failed none are counted,
 // not listed), so that an error rate that ruled a configuration out comes
-// with its cause.
+// with its cause, then each trial's PHP messages (deprecations, warnings)
+// in one line.
 func serverErrorsEvidence(b *strings.Builder, t *results.Tune) {
 	var read, causesOnly []string
 	var listed []results.Trial
@@ -249,5 +250,13 @@ func serverErrorsEvidence(b *strings.Builder, t *results.Tune) {
 	}
 	if len(causesOnly) > 0 {
 		fmt.Fprintf(b, "  trials whose logs held only causes, no failed request (pm.max_children reached, workers recycled...): %s\n", strings.Join(causesOnly, ", "))
+	}
+	for _, tr := range t.Trials {
+		if tr.Bench == nil || tr.Bench.ServerErrors == nil {
+			continue
+		}
+		if p := errlog.PHPLine(tr.Bench.ServerErrors.PHP); p != "" {
+			fmt.Fprintf(b, "  trial %d (%s): %s\n", tr.N, tr.Phase, p)
+		}
 	}
 }

@@ -15,7 +15,9 @@ func TestServerErrorsEvidence(t *testing.T) {
 	}
 	causes := &results.ServerErrors{Logs: []results.ServerLog{{Name: "php-fpm", Lines: 1}},
 		Classes:      []results.ServerErrorClass{{Class: "fpm_max_children_reached", Log: "php-fpm", Lines: 1}},
-		Explanations: []string{"php-fpm reaching pm.max_children (logged once): …"}}
+		Explanations: []string{"php-fpm reaching pm.max_children (logged once): …"},
+		PHP: &results.PHPErrors{Classes: []results.PHPErrorClass{
+			{Class: "deprecation", Count: 9, Files: []results.PHPErrorFile{{File: "wp-includes/class-wp.php", Count: 9, Example: "d"}}}}}}
 	tn := &results.Tune{Trials: []results.Trial{
 		{N: 1, Phase: "knee", Connections: 200, Bench: &results.Bench{Requests: 1000, Errors: 318, ServerErrors: backlog}},
 		{N: 2, Phase: "knee", Connections: 10, Bench: &results.Bench{Requests: 900, ServerErrors: causes}},
@@ -30,6 +32,7 @@ server error logs (what nginx, Apache and php-fpm wrote in each trial's measured
   trial 1 (knee, 200 conns, 318 errors of 1000 requests): nginx_fpm_backlog_full 312×502
     312 of 318 502s were nginx's connect() to the fpm socket failing with EAGAIN: …
   trials whose logs held only causes, no failed request (pm.max_children reached, workers recycled...): 2
+  trial 2 (knee): PHP logged 9 deprecations (top: wp-includes/class-wp.php 9) during the run
 `
 	if b.String() != want {
 		t.Errorf("evidence:\n%s\nwant:\n%s", b.String(), want)
