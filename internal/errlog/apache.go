@@ -96,6 +96,13 @@ func (l ApacheLine) companion() bool {
 	return l.Code == "AH01079" || l.Code == "AH01075"
 }
 
+// modPHP reports whether a line is mod_php's: PHP's own message, logged
+// at PHP's level (warn for a warning, notice and info for notices and
+// deprecations, which Apache's default LogLevel warn leaves out).
+func (l ApacheLine) modPHP() bool {
+	return l.Module == "php" || l.Module == "php7" || l.Module == "php8"
+}
+
 // ClassifyApache returns the class of one parsed Apache line, or "" for a
 // line that is not an error worth counting.
 func ClassifyApache(l ApacheLine) string {
@@ -103,7 +110,7 @@ func ClassifyApache(l ApacheLine) string {
 	case l.Code == "AH00484" || l.Code == "AH00161":
 		// The event MPM's and prefork's "server reached MaxRequestWorkers".
 		return "apache_max_request_workers"
-	case l.Module == "php" || l.Module == "php7" || l.Module == "php8":
+	case l.modPHP():
 		// mod_php logs PHP's messages itself, at PHP's level.
 		return classifyPHP(l.Message, errorLevel(l.Level))
 	case l.Code == "AH01071":

@@ -121,6 +121,7 @@ func TestScannerPHP(t *testing.T) {
 	fpm := `[27-Nov-2026 13:00:00] NOTICE: PHP message: PHP Warning:  Undefined variable $x in /srv/lab/a.php on line 3`
 	apache := `[Fri Nov 27 13:00:00.000000 2026] [proxy_fcgi:error] [pid 9:tid 10] [client 127.0.0.1:5000] AH01071: Got error 'PHP message: PHP Notice:  n in /srv/lab/c.php on line 1'`
 	modphp := `[Fri Nov 27 13:00:00.000000 2026] [php:error] [pid 9] [client 127.0.0.1:5000] PHP Fatal error:  Uncaught Error: x in /srv/lab/d.php:2`
+	modphpWarn := `[Fri Nov 27 13:00:00.000000 2026] [php:warn] [pid 6940:tid 6940] [client 127.0.0.1:40060] PHP Warning:  w in /srv/lab/lib/warn.php on line 2`
 	other := `2026/11/27 13:00:00 [error] 7#7: *5 open() "/srv/PHP Warning:  x in /srv/lab/e.php on line 1" failed (2: No such file or directory)`
 	for _, tc := range []struct {
 		name  string
@@ -130,8 +131,8 @@ func TestScannerPHP(t *testing.T) {
 		{"nginx and fpm: nginx's", map[Source][]string{Nginx: {nginx, other}, FPM: {fpm, fpm}},
 			"1 warnings (a.php 1); 1 deprecations (b.php 1)"},
 		{"fpm alone", map[Source][]string{FPM: {fpm, fpm}}, "2 warnings (a.php 2)"},
-		{"apache, proxy_fcgi and mod_php", map[Source][]string{Apache: {apache, modphp}, FPM: {fpm}},
-			"1 fatal (d.php 1); 1 notices (c.php 1)"},
+		{"apache, proxy_fcgi and mod_php", map[Source][]string{Apache: {apache, modphp, modphpWarn}, FPM: {fpm}},
+			"1 fatal (d.php 1); 1 warnings (lib/warn.php 1); 1 notices (c.php 1)"},
 	} {
 		s := NewScanner()
 		s.SetDocRoot("/srv/lab")

@@ -111,6 +111,11 @@ func (s *Scanner) Line(src Source, line string) {
 		}
 		c := ClassifyApache(l)
 		if c == "" {
+			if l.modPHP() {
+				// A warning mod_php logged below Apache's error level:
+				// no class, but PHP's message all the same.
+				s.php.Add(line)
+			}
 			return
 		}
 		thread := [2]int64{int64(l.PID), l.TID}
