@@ -483,6 +483,7 @@ func FuzzScanner(f *testing.F) {
 			}
 		}
 		checkCounts(t, s)
+		checkPHPRecord(t, PHPRecord(s.PHP()))
 		_ = Explain(s.Counts(), Generator{StatusCodes: map[string]int64{"502": 3, "503": 1, "500": 2, "504": 1}}, Settings{}, Sources)
 	})
 }

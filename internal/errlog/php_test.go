@@ -104,17 +104,6 @@ func FuzzParsePHPErrors(f *testing.F) {
 		var tally PHPTally
 		tally.Add(line)
 		_ = tally.Summary(1)
-		if r := PHPRecord(&tally); r != nil {
-			for _, c := range r.Classes {
-				for _, f := range c.Files {
-					if len(f.File) > phpRecordFileLimit+len("…") || len(f.Example) > phpRecordExampleLimit+len("…") || !printable(f.File) || !printable(f.Example) {
-						t.Fatalf("record file %q example %q", f.File, f.Example)
-					}
-				}
-			}
-			if l := PHPLine(r); !printable(l) {
-				t.Fatalf("PHPLine %q", l)
-			}
-		}
+		checkPHPRecord(t, PHPRecord(&tally))
 	})
 }

@@ -151,3 +151,31 @@ func TestScannerPHP(t *testing.T) {
 func printable(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u202e' })
 }
+
+// checkPHPRecord checks what a record of hostile lines may hold: bounded
+// printable text, at most PHPFilesPerClass files a class, counts that add
+// up.
+func checkPHPRecord(t *testing.T, r *results.PHPErrors) {
+	t.Helper()
+	if r == nil {
+		return
+	}
+	for _, c := range r.Classes {
+		sum := c.OtherFiles
+		if len(c.Files) > PHPFilesPerClass || c.Count <= 0 {
+			t.Fatalf("class %+v", c)
+		}
+		for _, f := range c.Files {
+			if len(f.File) > phpRecordFileLimit+len("…") || len(f.Example) > phpRecordExampleLimit+len("…") || !printable(f.File) || !printable(f.Example) {
+				t.Fatalf("record file %q example %q", f.File, f.Example)
+			}
+			sum += f.Count
+		}
+		if sum != c.Count {
+			t.Fatalf("class %s counts %d, its files and others %d", c.Class, c.Count, sum)
+		}
+	}
+	if l := PHPLine(r); !printable(l) {
+		t.Fatalf("PHPLine %q", l)
+	}
+}

@@ -101,7 +101,9 @@ func (s *Scanner) Line(src Source, line string) {
 		}
 		if c := ClassifyFPM(l); c != "" {
 			s.add(countKey{classIndex(c), FPM}, line, true)
-		} else if l.workerOutput() {
+		} else if l.workerOutput() && s.lines[Nginx] == 0 && s.lines[Apache] == 0 {
+			// Counted only while no web server's log has been read
+			// (PHP() uses this tally only then).
 			s.fpmPHP.Add(line)
 		}
 	case Apache:
