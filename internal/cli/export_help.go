@@ -1,5 +1,7 @@
 package cli
 
+import "github.com/phptune/phptune/internal/locust"
+
 // exportAnsibleLong is export ansible's --help text.
 const exportAnsibleLong = `phptune export ansible writes, into the new directory DIR, a playbook
 (playbook.yml), a rollback playbook (rollback.yml) and the role phptune_apply
@@ -29,3 +31,23 @@ settings) is listed in the README for merging by hand.`
 const exportAnsibleExample = `  phptune export ansible fleet phptune-tune-RUN
   phptune export ansible fleet --knobs recommended.knobs --pool www --php-version 8.2
   cd fleet && ansible-playbook -i inventory playbook.yml --check --diff`
+
+// exportLocustLong is export locust's --help text; it names the Locust
+// release the files run on.
+func exportLocustLong() string {
+	return `phptune export locust writes, into the new directory DIR, a locustfile
+generated from the workload bench would send (--lab NAME with --workload,
+--scenario, --workload-from-log, or one page of TARGET with -m, -H, --body,
+--expect), a README with the commands for one machine, a master and its
+workers, a Kubernetes manifest (the locustfile in a ConfigMap, a master
+Deployment and Service, a worker Deployment with --replicas) and a compose
+file. They run on Locust ` + locust.PinnedVersion() + ` without phptune; phptune import locust
+reads the statistics back. Values of credential headers, and paths and bodies
+that hold a credential (the rules of bench's redaction, --redact adding
+names), are kept out of every file: the locustfile reads them from
+PHPTUNE_SECRET_* environment variables the README lists.`
+}
+
+// exportLocustExample is export locust's --help examples.
+const exportLocustExample = `  phptune export locust load --lab demo --workload mix -c 50 -d 5m --replicas 4
+  phptune export locust load http://127.0.0.1:8080/ -H "Authorization: Bearer $TOKEN"`
