@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/livehost"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/report"
@@ -43,9 +40,6 @@ func (x *adviseExtras) addFlags(fl *pflag.FlagSet) {
 	fl.StringVarP(&x.outDir, "output", "o", "", "write advice.json, advice.html and advice.txt into this new (or empty) directory of yours")
 }
 
-// resultsDB is the results database's path.
-func resultsDB() string { return filepath.Join(lab.Home(), "results.db") }
-
 // check refuses bad flags before anything is read.
 func (x *adviseExtras) check() error {
 	if x.opcache {
@@ -54,12 +48,12 @@ func (x *adviseExtras) check() error {
 		}
 	}
 	if x.tune != "" {
-		if _, err := os.Stat(resultsDB()); err != nil {
-			return usageErr("Run phptune tune first, or leave out --tune", "--tune %s: there is no results database (%s)", x.tune, resultsDB())
+		if !store.Exists(resultsDBPath()) {
+			return usageErr("Run phptune tune first, or leave out --tune", "--tune %s: there is no results database (%s)", x.tune, resultsDBPath())
 		}
 	}
 	if x.html != "" {
-		if st, err := os.Stat(filepath.Dir(x.html)); err != nil || !st.IsDir() {
+		if !outdir.ParentIsDir(x.html) {
 			return usageErr("Give a file in an existing directory", "--html %s: its directory does not exist", x.html)
 		}
 	}
@@ -103,8 +97,8 @@ func (x *adviseExtras) extend(env *Env, a *advise.Advice, masters []livehost.Mas
 // newest finished tune of the host's PHP version with a pool size.
 // Nothing (and no error) when there is no database or no such tune.
 func (x *adviseExtras) storedTune(ctx context.Context, version string) (*results.Tune, string, string, error) {
-	path := resultsDB()
-	if _, err := os.Stat(path); err != nil {
+	path := resultsDBPath()
+	if !store.Exists(path) {
 		return nil, "", "", nil // advise creates nothing
 	}
 	db, err := store.Open(ctx, path)

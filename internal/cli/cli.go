@@ -234,3 +234,16 @@ func checkRedactNames(names []string) error {
 	}
 	return nil
 }
+
+// groupCmd is a command that only holds subcommands: run alone it fails
+// with missing, the usage error naming them.
+func groupCmd(use, short string, missing error, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE:  func(*cobra.Command, []string) error { return missing },
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}

@@ -23,87 +23,13 @@ func newBuildCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Rebuild the installed PHP (Debian's flags; plain, PGO, LTO, BOLT) into phptune's build cache",
-		Long: `build compiles the installed php-fpm's PHP from the distro's source package
-with Debian's own configure choices (read from the package's debian/rules),
-together with every shared extension the installed php-fpm enables (mysqli,
-mbstring, xml...: each with Debian's flags for it), and keeps php-fpm, php,
-php-cgi and those extensions in phptune's build cache (` + phpbuild.Dir() + `).
-A lab runs a build with --set php.build=ID (compare, tune --challenges too).
-
-Variants:
-  plain    Debian's flags, rebuilt here.
-  pgo      GCC profile-guided optimisation: make prof-gen, then the instrumented
-           php-fpm serves --train APP[:WORKLOAD] over FastCGI under phptune's
-           generator with opcache (hello, phpinfo, strings from a private
-           docroot; io and wordpress[:front|mix|comment] in a lab of their own
-           with MariaDB; default strings), then prof-use.
-  pgo-lto  pgo with gcc's link-time optimisation (-flto=auto), except the
-           two files that keep PHP's VM registers in global register
-           variables (Zend/zend_execute.c, opcache's JIT helpers), which
-           an LTO link cannot handle.
-  bolt, pgo-bolt, pgo-lto-bolt
-           plain, pgo or pgo-lto linked with its relocations kept, then its
-           php-fpm rewritten by LLVM BOLT (Debian's bolt-16): instrumented
-           with llvm-bolt -instrument, trained like pgo on --train, and
-           laid out from that profile (hot blocks and functions together,
-           cold code split away).
-
-The source: apt-get source through a private sources list and apt state under
-the build cache (nothing under /etc changes). --php 8.4 builds Debian 13
-(trixie)'s php8.4 source instead: the private list gets a deb-src line for
-trixie, the build compiles every extension the installed php-fpm enables that
-PHP 8.4's source has (opcache, mysqli, mbstring, xml, curl, gd, intl, zip...),
-and names those it cannot have (Debian 12 builds APCu, redis, imagick... for
-8.2 only): a lab of the build runs without them, with the installed 8.2's
-php.ini. When the archive no longer serves
-the installed version, the newest source of the same PHP it serves is built,
-and every output naming that build says it is OLDER than the installed binary
-(missing its security fixes); give the exact version with --source.
-
-Security: every step runs as the unprivileged account phptune-build (created on
-first use), training as the lab account; root never runs a build's binary.
-Every build step runs with the lowest CPU priority (nice 19, SCHED_IDLE), so a
-build takes only CPU nobody else wants; --jobs is make's -j (default 2).
-
---cflags adds compiler flags after Debian's (optimisation, code generation,
-warnings and macros only: -O3, -march=native, -fno-semantic-interposition,
--fno-stack-protector -U_FORTIFY_SOURCE...). They are part of the build's key
-and shown wherever the build is named; flags that drop Debian's hardening
-trade safety for speed, a choice phptune leaves to you.
-
-A build is complete or absent: Ctrl-C stops every process of it and keeps
-nothing. The same request again returns the existing build at once (--rebuild
-to make it again). Missing build dependencies are installed when run as root
-(like phptune setup), otherwise the apt-get line is printed.
-
-Timings measured on a 2-core VM: see docs/build.md.`,
-		Args: cobra.NoArgs,
+		Long:  buildLong(),
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !phpbuild.Trained(o.Variant) && c.Flags().Changed("train") {
 				return usageErr("Try: phptune build --variant pgo --train wordpress", "--train is for the trained variants: pgo, pgo-lto, bolt, pgo-bolt, pgo-lto-bolt")
 			}
-			o.Progress = env.Stderr
-			start := time.Now()
-			res, err := phpbuild.Build(env.Ctx, o)
-			if err != nil {
-				var me *phpbuild.MissingDepsError
-				if errors.As(err, &me) {
-					return err
-				}
-				if strings.HasPrefix(err.Error(), "--") {
-					return usageErr("Try: phptune build --help", "%v", err)
-				}
-				return err
-			}
-			r := res.Record
-			if jsonOut {
-				return printJSON(env, r)
-			}
-			if res.Cached {
-				fmt.Fprintf(env.Stderr, "build: already built (%s); --rebuild makes it again\n", time.Since(start).Round(time.Millisecond))
-			}
-			printBuild(env, r)
-			return nil
+			return runBuild(env, o, jsonOut)
 		},
 	}
 	f := cmd.Flags()
@@ -120,6 +46,49 @@ Timings measured on a 2-core VM: see docs/build.md.`,
 	f.BoolVar(&jsonOut, "json", false, "print the build's record as JSON")
 	cmd.AddCommand(newBuildListCmd(env), newBuildRmCmd(env), newBuildDepsCmd(env), newBuildUnitCmd(env))
 	return cmd
+}
+
+// runBuild builds (or finds) the build o asks for and prints its record.
+func runBuild(env *Env, o phpbuild.Options, jsonOut bool) error {
+	o.Progress = env.Stderr
+	start := time.Now()
+	res, err := phpbuild.Build(env.Ctx, o)
+	if err != nil {
+		return buildErr(err, "Try: phptune build --help")
+	}
+	r := res.Record
+	if jsonOut {
+		return printJSON(env, r)
+	}
+	if res.Cached {
+		fmt.Fprintf(env.Stderr, "build: already built (%s); --rebuild makes it again\n", time.Since(start).Round(time.Millisecond))
+	}
+	printBuild(env, r)
+	return nil
+}
+
+// buildErr is a build's error: one about a flag (its text starts with
+// "--") is a usage error with hint; a missing dependency names its
+// apt-get line itself.
+func buildErr(err error, hint string) error {
+	var me *phpbuild.MissingDepsError
+	if !errors.As(err, &me) && strings.HasPrefix(err.Error(), "--") {
+		return usageErr(hint, "%v", err)
+	}
+	return err
+}
+
+// stepsText is a build's n steps (step(i) is the name and seconds of
+// the i-th) and their total, as "configure 12.0s, make 300.1s (total 312s)".
+func stepsText(n int, step func(i int) (string, float64)) string {
+	var steps []string
+	total := 0.0
+	for i := 0; i < n; i++ {
+		name, sec := step(i)
+		steps = append(steps, fmt.Sprintf("%s %.1fs", name, sec))
+		total += sec
+	}
+	return fmt.Sprintf("%s (total %.0fs)", strings.Join(steps, ", "), total)
 }
 
 // printBuild prints a build's record for people, its security warning
@@ -144,13 +113,7 @@ func printBuild(env *Env, r *phpbuild.Record) {
 		fmt.Fprintf(env.Stdout, "  added to Debian's flags: %s\n", r.ExtraCFLAGS)
 	}
 	fmt.Fprintf(env.Stdout, "  CFLAGS %s\n  configure %s\n", r.CFLAGS, strings.Join(r.Configure, " "))
-	var steps []string
-	total := 0.0
-	for _, s := range r.Steps {
-		steps = append(steps, fmt.Sprintf("%s %.1fs", s.Name, s.Seconds))
-		total += s.Seconds
-	}
-	fmt.Fprintf(env.Stdout, "  steps %s (total %.0fs)\n", strings.Join(steps, ", "), total)
+	fmt.Fprintf(env.Stdout, "  steps %s\n", stepsText(len(r.Steps), func(i int) (string, float64) { return r.Steps[i].Name, r.Steps[i].Seconds }))
 	fmt.Fprintf(env.Stdout, "  distro extensions: %s\n", phpbuild.SummarizeExt(r.Extensions))
 	if r.DistroPHP != "" {
 		fmt.Fprintf(env.Stdout, "  PHP %s built on Debian's PHP %s: a lab of it reads /etc/php/%s/fpm/php.ini", r.SourceVersion, r.DistroPHP, r.DistroPHP)

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,25 +38,15 @@ return the existing build at once (--rebuild makes it again).`,
 			o.Progress = env.Stderr
 			res, err := phpbuild.BuildUnit(env.Ctx, o)
 			if err != nil {
-				var me *phpbuild.MissingDepsError
-				if !errors.As(err, &me) && strings.HasPrefix(err.Error(), "--") {
-					return usageErr("Try: phptune build unit --help", "%v", err)
-				}
-				return err
+				return buildErr(err, "Try: phptune build unit --help")
 			}
 			r := res.Record
 			if jsonOut {
 				return printJSON(env, r)
 			}
-			total := 0.0
-			var steps []string
-			for _, s := range r.Steps {
-				steps = append(steps, fmt.Sprintf("%s %.1fs", s.Name, s.Seconds))
-				total += s.Seconds
-			}
 			fmt.Fprintf(env.Stdout, "Unit build %s\n  Unit %s from %s (sha256 %s)\n  PHP module against %s\n", r.ID, r.Version, r.Source, r.SourceSHA256[:16], r.PHP)
-			if len(steps) > 0 {
-				fmt.Fprintf(env.Stdout, "  steps %s (total %.0fs)\n", strings.Join(steps, ", "), total)
+			if len(r.Steps) > 0 {
+				fmt.Fprintf(env.Stdout, "  steps %s\n", stepsText(len(r.Steps), func(i int) (string, float64) { return r.Steps[i].Name, r.Steps[i].Seconds }))
 			}
 			fmt.Fprintf(env.Stdout, "  unitd and modules: %s\n  run it: phptune lab up --server unit\n", filepath.Join(unit.BuildsDir(phpbuild.Dir()), r.ID))
 			return nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,56 +13,25 @@ import (
 	"github.com/phptune/phptune/internal/ansible"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/results"
 )
 
 func init() { register(newExportCmd) }
 
 func newExportCmd(env *Env) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "export",
-		Short: "Write for other tools: an Ansible role for a fleet, a Locust workload for many machines",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("Try: phptune export ansible DIR phptune-tune-RUN, or phptune export locust DIR --lab NAME --workload mix", "export needs what to write: ansible or locust")
-		},
-	}
-	cmd.AddCommand(newExportAnsibleCmd(env))
-	cmd.AddCommand(newExportLocustCmd(env))
-	return cmd
+	return groupCmd("export", "Write for other tools: an Ansible role for a fleet, a Locust workload for many machines",
+		usageErr("Try: phptune export ansible DIR phptune-tune-RUN, or phptune export locust DIR --lab NAME --workload mix", "export needs what to write: ansible or locust"),
+		newExportAnsibleCmd(env), newExportLocustCmd(env))
 }
 
 func newExportAnsibleCmd(env *Env) *cobra.Command {
 	var knobs, pool, version string
 	cmd := &cobra.Command{
-		Use:   "ansible DIR [TUNE-DIR | --knobs FILE]",
-		Short: "Write an Ansible playbook and role that apply a recommendation to a fleet as phptune apply does",
-		Long: `phptune export ansible writes, into the new directory DIR, a playbook
-(playbook.yml), a rollback playbook (rollback.yml) and the role phptune_apply
-that put a recommendation (a tune's directory, or --knobs FILE as
-recommended.knobs holds) on every host of an inventory the way phptune apply
-puts it on one: php-fpm and PHP drop-ins next to the distro's files
-(pool.d/zz-phptune.conf reopening the pool, conf.d/99-phptune.ini), nginx's
-access_log off (/etc/nginx/conf.d/zz-phptune.conf) and MariaDB's
-99-phptune.cnf, never editing them; php-fpm -t, nginx -t and mariadbd --help
---verbose on each whole configuration; graceful reloads (systemctl, or
-SIGUSR2/SIGHUP to the master found by its title, run by root); MariaDB's
-variables set live with SET GLOBAL and read back, never a restart; a health
-check (php-fpm's master runs, an optional loopback check URL answers as
-before); on any failure the previous files and MariaDB values back and the
-servers reloaded. The rollout goes one host at a time (serial) and stops at
-the first host that fails (max_fail_percentage: 0). DIR/README.md says how to
-run it. DIR is made new (an existing one must be empty, yours and writable by
-you alone); as root the recommendation is read only when no other account
-could have written it, as apply reads it.
-
-Refused, as by apply: another server's recommendation, several pools
-(fpm.pools), a move of the pool's socket (listen=tcp). What needs each host's
-own configuration read (nginx's keepalive_timeout, worker and listen
-settings) is listed in the README for merging by hand.`,
-		Example: `  phptune export ansible fleet phptune-tune-RUN
-  phptune export ansible fleet --knobs recommended.knobs --pool www --php-version 8.2
-  cd fleet && ansible-playbook -i inventory playbook.yml --check --diff`,
-		Args: cobra.RangeArgs(1, 2),
+		Use:     "ansible DIR [TUNE-DIR | --knobs FILE]",
+		Short:   "Write an Ansible playbook and role that apply a recommendation to a fleet as phptune apply does",
+		Long:    exportAnsibleLong,
+		Example: exportAnsibleExample,
+		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			source := knobs
@@ -127,15 +95,11 @@ func tuneBranch(result string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var r struct {
-		Environment struct {
-			Versions map[string]string `json:"versions"`
-		} `json:"environment"`
-	}
-	if json.Unmarshal(b, &r) != nil {
+	v, err := results.TuneFPMVersion(b)
+	if err != nil {
 		return "", usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
 	}
-	parts := strings.SplitN(r.Environment.Versions["php-fpm"], ".", 3)
+	parts := strings.SplitN(v, ".", 3)
 	if len(parts) < 2 {
 		return "", nil
 	}

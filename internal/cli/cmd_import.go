@@ -22,16 +22,9 @@ import (
 func init() { register(newImportCmd) }
 
 func newImportCmd(env *Env) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "import",
-		Short: "Store a run made by another tool as a bench record: Locust's statistics",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("Try: phptune import locust stats.json", "import needs what to read: locust")
-		},
-	}
-	cmd.AddCommand(newImportLocustCmd(env))
-	return cmd
+	return groupCmd("import", "Store a run made by another tool as a bench record: Locust's statistics",
+		usageErr("Try: phptune import locust stats.json", "import needs what to read: locust"),
+		newImportLocustCmd(env))
 }
 
 func newImportLocustCmd(env *Env) *cobra.Command {

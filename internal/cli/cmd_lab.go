@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/knob"
@@ -27,25 +28,7 @@ func newLabCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab",
 		Short: "Bring up, inspect and take down private PHP stacks",
-		Long: `A lab is nginx + php-fpm (+ MariaDB) + an app, started from the distro's
-packages with configuration rendered into a private directory (` + lab.Root() + `),
-on a free loopback port. Nothing under /etc is written and no system service
-is touched. Processes run as an unprivileged user.
-
-lab up --site NAME|DIR serves a site of this host (found as phptune site
-finds it) sealed: every process of the lab in a private network namespace
-with loopback only and a private mount namespace, nginx with the site's names
-on 127.0.0.1:80 and on a unix socket in the lab directory (the host's only
-way in: curl --unix-socket, or phptune lab forward), the lab's own MariaDB
-on 127.0.0.1:3306 and /run/mysqld/mysqld.sock inside, the docroot as an
-overlay whose writes stay in the lab. Connections that try to leave are
-refused and counted (lab up and lab status show them). Its database is a
-copy of production's (--db-from, by default the one the site's
-configuration names: mariadb-dump --single-transaction as the app's own
-account, read-only) or a dump of yours (--db-dump), with the app's account
-and password; lab reset restores that copy. It starts from the live pool
-and php.ini (kept in the lab's live.knobs), and WP-cron is off while it
-runs for a WordPress site.`,
+		Long:  labLong(),
 	}
 	cmd.AddCommand(newLabUpCmd(env), newLabDownCmd(env), newLabStatusCmd(env), newLabLogsCmd(env), newLabResetCmd(env), newLabForwardCmd(env))
 	return cmd
@@ -104,125 +87,166 @@ func knobConfig(file string, set []string) ([]string, knob.Config, error) {
 	return out, cfg, nil
 }
 
+// labUpFlags are lab up's flags.
+type labUpFlags struct {
+	opt                                                     lab.Options
+	knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
+	asJSON                                                  bool
+	appGiven, dbFromGiven                                   bool // --app and --db-from given on the command line
+}
+
+func (f *labUpFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.opt.Name, "name", "lab", "lab name (letters, digits, dashes)")
+	fl.StringVar(&f.opt.App, "app", "hello", "built-in app: "+appNames())
+	fl.StringVar(&f.opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
+	fl.StringVar(&f.siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
+	fl.StringVar(&f.dbFrom, "db-from", "auto", "with --site: copy this production database into the lab, read-only (mariadb-dump --single-transaction as the app's own account): auto is the one the site's configuration names; none leaves the lab's MariaDB empty (the site then answers its error page)")
+	fl.StringVar(&f.dbDump, "db-dump", "", "with --site: load this dump of the site's database (FILE or FILE.gz, root's, as mariadb-dump makes it) instead of copying production's")
+	fl.StringArrayVar(&f.opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs; with --site it goes on top of the live configuration)")
+	fl.StringVar(&f.knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
+	fl.StringVar(&f.server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
+	fl.IntVar(&f.opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
+	fl.StringVar(&f.opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
+	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
+	fl.StringVar(&f.opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns (with --site: the site pool's account unless given); "+userFlagRule)
+	fl.BoolVar(&f.asJSON, "json", false, "print the lab's state as JSON")
+}
+
+// validate refuses, as usage errors (exit 2), the flags that contradict
+// each other or name nothing, before anything is read or started.
+func (f *labUpFlags) validate() error {
+	opt := &f.opt
+	if err := lab.CheckName(opt.Name); err != nil {
+		return usageErr("Try: --name mylab", "--name: %v", err)
+	}
+	switch {
+	case f.siteQuery != "":
+		if opt.DocRoot != "" || f.appGiven {
+			return usageErr("Try: --site NAME alone, or --docroot DIR for a directory", "--site serves the site's own docroot: leave --docroot and --app out")
+		}
+		if opt.Port != 0 {
+			return usageErr("Leave --port out", "--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host")
+		}
+	case f.dbFromGiven || f.dbDump != "":
+		return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
+	case opt.DocRoot != "":
+		if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
+			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
+		}
+	default:
+		if _, err := apps.Lookup(opt.App); err != nil {
+			return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", opt.App)
+		}
+	}
+	if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
+		return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
+	}
+	return nil
+}
+
+// options completes lab.Options: the site (found and said on stderr),
+// the account, the caps, the site's database and the knobs, each
+// checked before lab.Up creates anything.
+func (f *labUpFlags) options(env *Env) (lab.Options, error) {
+	opt := f.opt
+	userDocroot := opt.DocRoot
+	if f.siteQuery != "" {
+		s, err := discoverSite(env.Ctx, f.siteQuery)
+		if err != nil {
+			return opt, err
+		}
+		opt.Site, opt.App = s, lab.SiteApp
+		printSiteFound(env.Stderr, s)
+		live := site.LiveStart(s)
+		opt.Live = &live
+		userDocroot = s.DocRoot.Path
+	}
+	if err := lab.CheckUser(opt.User, userDocroot); err != nil {
+		return opt, usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
+	}
+	if err := labLimits(&opt, f.memoryMax); err != nil {
+		return opt, err
+	}
+	if opt.Site != nil {
+		// After --memory-max: the copy must fit the lab's cap.
+		data, err := siteData(env, opt.Site, f.dbFrom, f.dbDump, opt.MemoryMax)
+		if err != nil {
+			return opt, err
+		}
+		opt.Data = data
+	}
+	set := append([]string(nil), opt.Set...)
+	if f.server != "" {
+		// --server X is --set server=X, after the other settings.
+		set = append(set, knob.ServerKnob+"="+f.server)
+	}
+	set, _, err := knobConfig(f.knobsFile, set)
+	if err != nil {
+		return opt, err
+	}
+	if opt.Live != nil {
+		// The live configuration is the start, as if --set each;
+		// --knobs and --set go on top.
+		set = append(opt.Live.Config.Overrides(), set...)
+		if _, _, err := knobConfig("", set); err != nil {
+			return opt, err
+		}
+	}
+	opt.Set = set
+	opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
+	return opt, nil
+}
+
 func newLabUpCmd(env *Env) *cobra.Command {
-	var opt lab.Options
-	var knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
-	var asJSON bool
+	var f labUpFlags
 	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Start a lab and leave it running",
-		Example: `  phptune lab up --site site.test
-  phptune lab up --app wordpress
-  phptune lab up --name big --app io --set pm=static --set pm.max_children=48
-  phptune lab up --docroot ./public --knobs recommended.knobs
-  phptune lab up --app wordpress --server apache-prefork-modphp --set apache.max_request_workers=10`,
-		Args: cobra.NoArgs,
+		Use:     "up",
+		Short:   "Start a lab and leave it running",
+		Example: labUpExample,
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			// Input errors are usage errors (exit 2), found before
-			// lab.Up creates anything.
-			if err := lab.CheckName(opt.Name); err != nil {
-				return usageErr("Try: --name mylab", "--name: %v", err)
-			}
-			if siteQuery != "" {
-				if opt.DocRoot != "" || c.Flags().Changed("app") {
-					return usageErr("Try: --site NAME alone, or --docroot DIR for a directory", "--site serves the site's own docroot: leave --docroot and --app out")
-				}
-				if opt.Port != 0 {
-					return usageErr("Leave --port out", "--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host")
-				}
-				s, err := discoverSite(env.Ctx, siteQuery)
-				if err != nil {
-					return err
-				}
-				opt.Site, opt.App = s, lab.SiteApp
-				printSiteFound(env.Stderr, s)
-				live := site.LiveStart(s)
-				opt.Live = &live
-			} else if c.Flags().Changed("db-from") || dbDump != "" {
-				return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
-			} else if opt.DocRoot != "" {
-				if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
-					return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
-				}
-			} else if _, err := apps.Lookup(opt.App); err != nil {
-				return usageErr("Choose one of: "+appNames(), "--app %q is not a built-in app", opt.App)
-			}
-			if opt.Port != 0 && (opt.Port < 1024 || opt.Port > 65535) {
-				return usageErr("Try: --port 8080, or leave it out to pick a free port", "--port %d: use 1024..65535 (the lab runs unprivileged)", opt.Port)
-			}
-			userDocroot := opt.DocRoot
-			if opt.Site != nil {
-				userDocroot = opt.Site.DocRoot.Path
-			}
-			if err := lab.CheckUser(opt.User, userDocroot); err != nil {
-				return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
-			}
-			if err := labLimits(&opt, memoryMax); err != nil {
-				return err
-			}
-			if opt.Site != nil {
-				// After --memory-max: the copy must fit the lab's cap.
-				data, err := siteData(env, opt.Site, dbFrom, dbDump, opt.MemoryMax)
-				if err != nil {
-					return err
-				}
-				opt.Data = data
-			}
-			if server != "" {
-				// --server X is --set server=X, after the other settings.
-				opt.Set = append(opt.Set, knob.ServerKnob+"="+server)
-			}
-			set, _, err := knobConfig(knobsFile, opt.Set)
-			if err != nil {
-				return err
-			}
-			if opt.Live != nil {
-				// The live configuration is the start, as if --set each;
-				// --knobs and --set go on top.
-				set = append(opt.Live.Config.Overrides(), set...)
-				if _, _, err := knobConfig("", set); err != nil {
-					return err
-				}
-			}
-			opt.Set = set
-			opt.Progress = func(s string) { fmt.Fprintln(env.Stderr, "lab:", s) }
-			warnNeighbours(env)
-			l, err := lab.Up(env.Ctx, opt)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env, l)
-			}
-			printLab(env, l)
-			printSealed(env.Ctx, env.Stdout, l)
-			printSiteStart(env.Stdout, l, opt.Live)
-			warnFrontPage(env.Stderr, l)
-			if l.FrontPage != nil {
-				if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
-					fmt.Fprintf(env.Stderr, "warning: the front page's title reads like an error or setup page (%q): check the app before measuring it\n", word)
-				}
-			}
-			fmt.Fprintf(env.Stdout, "\nTake it down with: phptune lab down %s\n", l.Name)
-			return nil
+			f.appGiven, f.dbFromGiven = c.Flags().Changed("app"), c.Flags().Changed("db-from")
+			return runLabUp(env, &f)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opt.Name, "name", "lab", "lab name (letters, digits, dashes)")
-	f.StringVar(&opt.App, "app", "hello", "built-in app: "+appNames())
-	f.StringVar(&opt.DocRoot, "docroot", "", "serve your own PHP app from this directory instead of a built-in one")
-	f.StringVar(&siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
-	f.StringVar(&dbFrom, "db-from", "auto", "with --site: copy this production database into the lab, read-only (mariadb-dump --single-transaction as the app's own account): auto is the one the site's configuration names; none leaves the lab's MariaDB empty (the site then answers its error page)")
-	f.StringVar(&dbDump, "db-dump", "", "with --site: load this dump of the site's database (FILE or FILE.gz, root's, as mariadb-dump makes it) instead of copying production's")
-	f.StringArrayVar(&opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs; with --site it goes on top of the live configuration)")
-	f.StringVar(&knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
-	f.StringVar(&server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
-	f.IntVar(&opt.Port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
-	f.StringVar(&opt.CPUs, "cpus", "", "pin every process of the lab to these CPUs (e.g. 1 or 0-1,3), so it leaves the others to what the machine serves")
-	f.StringVar(&memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
-	f.StringVar(&opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns (with --site: the site pool's account unless given); "+userFlagRule)
-	f.BoolVar(&asJSON, "json", false, "print the lab's state as JSON")
+	f.register(cmd.Flags())
 	return cmd
+}
+
+// runLabUp checks lab up's flags, starts the lab and prints it.
+func runLabUp(env *Env, f *labUpFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	opt, err := f.options(env)
+	if err != nil {
+		return err
+	}
+	warnNeighbours(env)
+	l, err := lab.Up(env.Ctx, opt)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return printJSON(env, l)
+	}
+	printLabUp(env, l, opt.Live)
+	return nil
+}
+
+// printLabUp prints a started lab: its state, the seal, what a site lab
+// started from, and the front page's warnings.
+func printLabUp(env *Env, l *lab.Lab, live *site.Start) {
+	printLab(env, l)
+	printSealed(env.Ctx, env.Stdout, l)
+	printSiteStart(env.Stdout, l, live)
+	warnFrontPage(env.Stderr, l)
+	if l.FrontPage != nil {
+		if bad, word := pagecheck.LooksLikeError(l.FrontPage.Title); bad {
+			fmt.Fprintf(env.Stderr, "warning: the front page's title reads like an error or setup page (%q): check the app before measuring it\n", word)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "\nTake it down with: phptune lab down %s\n", l.Name)
 }
 
 func appNames() string {
@@ -368,75 +392,96 @@ func newLabStatusCmd(env *Env) *cobra.Command {
 				return err
 			}
 			if len(args) == 1 {
-				var keep []lab.Health
-				for _, h := range hs {
-					if h.Lab.Name == args[0] {
-						keep = append(keep, h)
-					}
-				}
-				if len(keep) == 0 {
-					_, err := lab.Open(args[0])
+				if hs, err = onlyLab(hs, args[0]); err != nil {
 					return err
 				}
-				hs = keep
 			}
 			if asJSON {
-				type entry struct {
-					*lab.Lab
-					Health  string       `json:"health"`
-					Secrets *lab.Secrets `json:"secrets,omitempty"`
-				}
-				var out []entry
-				for _, h := range hs {
-					e := entry{Lab: h.Lab, Health: h.Status}
-					if secrets {
-						e.Secrets, _ = h.Lab.ReadSecrets()
-					}
-					out = append(out, e)
-				}
-				if len(args) == 1 && len(out) == 1 {
-					return printJSON(env, out[0])
-				}
-				return printJSON(env, out)
+				return printLabStatusJSON(env, hs, secrets, len(args) == 1)
 			}
-			if len(hs) == 0 {
-				fmt.Fprintln(env.Stdout, "no labs; start one with: phptune lab up")
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tAPP\tHEALTH\tURL\tFPM SOCKET")
-			for _, h := range hs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Lab.Name, h.Lab.App, h.Status, h.Lab.URL, h.Lab.FPMListen)
-			}
-			tw.Flush()
-			for _, h := range hs {
-				if h.Lab.Sealed() {
-					fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
-					printAttempts(env.Ctx, env.Stdout, h.Lab)
-					if c := h.Lab.DBCopy; c != nil {
-						fmt.Fprintf(env.Stdout, "database:   %s, a copy from %s (lab reset %s restores it)\n", c.DB, c.Source, h.Lab.Name)
-					}
-					if h.Lab.LiveKnobs != "" {
-						fmt.Fprintf(env.Stdout, "start:      the live configuration, %s: %s\n", h.Lab.LiveKnobs, strings.Join(h.Lab.Config.Overrides(), " "))
-					}
-				}
-			}
-			if secrets {
-				for _, h := range hs {
-					if s, err := h.Lab.ReadSecrets(); err == nil && (s.DBPassword != "" || s.MariaDBRootPassword != "") {
-						fmt.Fprintf(env.Stdout, "\n%s secrets:\n  mariadb root password: %s\n  db %s user %s password %s\n", h.Lab.Name, s.MariaDBRootPassword, s.DBName, s.DBUser, s.DBPassword)
-						if s.WPAdminPassword != "" {
-							fmt.Fprintf(env.Stdout, "  wordpress admin %s password %s\n", s.WPAdminUser, s.WPAdminPassword)
-						}
-					}
-				}
-			}
+			printLabStatus(env, hs, secrets)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&secrets, "secrets", false, "also print the lab's database and admin passwords")
 	return cmd
+}
+
+// onlyLab keeps the lab called name, or says why there is none
+// (lab.Open's error).
+func onlyLab(hs []lab.Health, name string) ([]lab.Health, error) {
+	var keep []lab.Health
+	for _, h := range hs {
+		if h.Lab.Name == name {
+			keep = append(keep, h)
+		}
+	}
+	if len(keep) == 0 {
+		_, err := lab.Open(name)
+		return nil, err
+	}
+	return keep, nil
+}
+
+// printLabStatusJSON prints the labs and their health as JSON, with their
+// secrets when asked: one object when one lab was named.
+func printLabStatusJSON(env *Env, hs []lab.Health, secrets, named bool) error {
+	type entry struct {
+		*lab.Lab
+		Health  string       `json:"health"`
+		Secrets *lab.Secrets `json:"secrets,omitempty"`
+	}
+	var out []entry
+	for _, h := range hs {
+		e := entry{Lab: h.Lab, Health: h.Status}
+		if secrets {
+			e.Secrets, _ = h.Lab.ReadSecrets()
+		}
+		out = append(out, e)
+	}
+	if named && len(out) == 1 {
+		return printJSON(env, out[0])
+	}
+	return printJSON(env, out)
+}
+
+// printLabStatus prints the labs' table, what each sealed site lab holds
+// and, when asked, their passwords.
+func printLabStatus(env *Env, hs []lab.Health, secrets bool) {
+	if len(hs) == 0 {
+		fmt.Fprintln(env.Stdout, "no labs; start one with: phptune lab up")
+		return
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tAPP\tHEALTH\tURL\tFPM SOCKET")
+	for _, h := range hs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Lab.Name, h.Lab.App, h.Status, h.Lab.URL, h.Lab.FPMListen)
+	}
+	tw.Flush()
+	for _, h := range hs {
+		if h.Lab.Sealed() {
+			fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
+			printAttempts(env.Ctx, env.Stdout, h.Lab)
+			if c := h.Lab.DBCopy; c != nil {
+				fmt.Fprintf(env.Stdout, "database:   %s, a copy from %s (lab reset %s restores it)\n", c.DB, c.Source, h.Lab.Name)
+			}
+			if h.Lab.LiveKnobs != "" {
+				fmt.Fprintf(env.Stdout, "start:      the live configuration, %s: %s\n", h.Lab.LiveKnobs, strings.Join(h.Lab.Config.Overrides(), " "))
+			}
+		}
+	}
+	if !secrets {
+		return
+	}
+	for _, h := range hs {
+		if s, err := h.Lab.ReadSecrets(); err == nil && (s.DBPassword != "" || s.MariaDBRootPassword != "") {
+			fmt.Fprintf(env.Stdout, "\n%s secrets:\n  mariadb root password: %s\n  db %s user %s password %s\n", h.Lab.Name, s.MariaDBRootPassword, s.DBName, s.DBUser, s.DBPassword)
+			if s.WPAdminPassword != "" {
+				fmt.Fprintf(env.Stdout, "  wordpress admin %s password %s\n", s.WPAdminUser, s.WPAdminPassword)
+			}
+		}
+	}
 }
 
 func newLabLogsCmd(env *Env) *cobra.Command {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -188,7 +187,7 @@ func siteData(env *Env, s *site.Site, from, dump string, memoryMax int64) (*lab.
 	if err != nil {
 		return nil, usageErr("Give a dump you made with --db-dump FILE, or leave the lab's database empty with --db-from none", "--db-from: %s", termsafe.Text(err.Error()))
 	}
-	budget, err := dbcopy.NewBudget(existingParent(lab.Root()), memoryMax)
+	budget, err := dbcopy.NewBudget(lab.Root(), memoryMax)
 	if err != nil {
 		return nil, err
 	}
@@ -217,16 +216,6 @@ func dumpProgress(w io.Writer) func(done, total int64) {
 			fmt.Fprintf(w, "lab: dumped %s (the database is %s on disk; a dump is often larger or smaller)\n", dbcopy.Size(done), dbcopy.Size(total))
 		} else {
 			fmt.Fprintf(w, "lab: dumped %s\n", dbcopy.Size(done))
-		}
-	}
-}
-
-// existingParent is dir or its nearest parent that exists: the filesystem
-// the lab will be made on.
-func existingParent(dir string) string {
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || d == "/" {
-			return d
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,7 +43,7 @@ terminal. --list shows the stored runs.`,
 			if !list && len(args) == 0 {
 				return usageErr("Try: phptune report --list, then phptune report RUN", "name the run to render (or latest)")
 			}
-			if _, err := os.Stat(resultsDBPath()); err != nil {
+			if !store.Exists(resultsDBPath()) {
 				return fmt.Errorf("no results database at %s yet: run phptune bench or phptune tune first", resultsDBPath())
 			}
 			db, err := store.Open(env.Ctx, resultsDBPath())
@@ -164,31 +163,9 @@ func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, 
 	return filepath.Abs(out)
 }
 
-// labPasswords returns the passwords of the labs that exist now (from each
-// lab's secrets.json), for a report to remove wherever they appear.
-// Results never store them; this catches one echoed in a log or an error.
-func labPasswords() []string {
-	entries, _ := os.ReadDir(lab.Root())
-	var out []string
-	for _, e := range entries {
-		// Through lab.Open and ReadSecrets: only a marked lab's own
-		// root-owned secrets.json is read, never a link a lab planted.
-		l, err := lab.Open(e.Name())
-		if err != nil {
-			continue
-		}
-		s, err := l.ReadSecrets()
-		if err != nil {
-			continue
-		}
-		for _, p := range []string{s.MariaDBRootPassword, s.DBPassword, s.WPAdminPassword} {
-			if p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
+// labPasswords are the passwords of the labs that exist now
+// (lab.Passwords), for a report to remove wherever they appear.
+func labPasswords() []string { return lab.Passwords() }
 
 // writeReport renders r in format to the file out (outdir.WriteFile: a
 // link planted under the name is replaced, never followed; a file of

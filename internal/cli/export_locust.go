@@ -13,22 +13,11 @@ func newExportLocustCmd(env *Env) *cobra.Command {
 	var f benchFlags
 	var replicas int
 	cmd := &cobra.Command{
-		Use:   "locust DIR [TARGET]",
-		Short: "Write a Locust locustfile, README, Kubernetes manifest and compose file for a workload",
-		Long: `phptune export locust writes, into the new directory DIR, a locustfile
-generated from the workload bench would send (--lab NAME with --workload,
---scenario, --workload-from-log, or one page of TARGET with -m, -H, --body,
---expect), a README with the commands for one machine, a master and its
-workers, a Kubernetes manifest (the locustfile in a ConfigMap, a master
-Deployment and Service, a worker Deployment with --replicas) and a compose
-file. They run on Locust ` + locust.PinnedVersion() + ` without phptune; phptune import locust
-reads the statistics back. Values of credential headers, and paths and bodies
-that hold a credential (the rules of bench's redaction, --redact adding
-names), are kept out of every file: the locustfile reads them from
-PHPTUNE_SECRET_* environment variables the README lists.`,
-		Example: `  phptune export locust load --lab demo --workload mix -c 50 -d 5m --replicas 4
-  phptune export locust load http://127.0.0.1:8080/ -H "Authorization: Bearer $TOKEN"`,
-		Args: cobra.RangeArgs(1, 2),
+		Use:     "locust DIR [TARGET]",
+		Short:   "Write a Locust locustfile, README, Kubernetes manifest and compose file for a workload",
+		Long:    exportLocustLong(),
+		Example: exportLocustExample,
+		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.durationSet = c.Flags().Changed("duration")
 			f.methodSet = c.Flags().Changed("method")

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"errors"
-	"os"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/outdir"
 )
@@ -28,7 +25,7 @@ func checkOutDirFor(dir, def, command string) error {
 		}
 		return nil
 	}
-	if err := unix.Access(".", unix.W_OK|unix.X_OK); err != nil {
+	if err := outdir.CheckWorkingDir(); err != nil {
 		return usageErr("Run phptune "+command+" in a directory you can write, or give -o DIR", "the default output directory ./%s: the working directory is not writable: %v", def, err)
 	}
 	return nil
@@ -45,10 +42,7 @@ func createOutDir(dir string) (*outdir.Dir, error) {
 // reopenOutDir opens a resumed run's output directory again, or creates
 // it when it is gone.
 func reopenOutDir(dir string) (*outdir.Dir, error) {
-	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		return createOutDir(dir)
-	}
-	d, err := outdir.Reopen(dir)
+	d, err := outdir.ReopenOrCreate(dir)
 	return d, outDirErr(err)
 }
 

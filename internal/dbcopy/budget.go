@@ -2,6 +2,8 @@ package dbcopy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,8 +26,10 @@ const DiskShare = 0.8
 const CopiesOnDisk = 2
 
 // NewBudget reads the free space (available to unprivileged users) of
-// dir's filesystem; memoryMax is the lab's memory cap.
+// dir's filesystem (of its nearest existing parent while dir is not made
+// yet); memoryMax is the lab's memory cap.
 func NewBudget(dir string, memoryMax int64) (Budget, error) {
+	dir = existingParent(dir)
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return Budget{}, fmt.Errorf("reading the free space of %s: %v", dir, err)
@@ -67,4 +71,14 @@ func Size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// existingParent is dir or its nearest parent that exists: the filesystem
+// a directory not made yet will be made on.
+func existingParent(dir string) string {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == "/" {
+			return d
+		}
+	}
 }

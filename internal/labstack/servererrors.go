@@ -2,14 +2,12 @@ package labstack
 
 import (
 	"io"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/phptune/phptune/internal/errlog"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // ErrorLogs follows a lab's own error logs (nginx's, Apache's, php-fpm's)
@@ -67,13 +65,5 @@ func (e *ErrorLogs) Attach(b *results.Bench) {
 // somaxconn is the kernel's cap on listen backlogs (labs share the host's
 // network namespace); 0 when it cannot be read.
 func somaxconn() int {
-	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
-	if err != nil {
-		return 0
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
+	return int(max(sysctl.HostSomaxconn(), 0))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/phptune/phptune/internal/advise"
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // ReadFront reads the nginx (spec) and Apache in front of the masters'
@@ -60,7 +61,7 @@ func ReadFront(ctx context.Context, spec NginxSpec, masters []Master, fpmPrefix 
 	} else if ap != nil {
 		servers = append(servers, *ap)
 	}
-	front, more := advise.FrontFindings(pools, servers, Somaxconn())
+	front, more := advise.FrontFindings(pools, servers, sysctl.HostSomaxconn())
 	return &front, append(findings, more...), nil
 }
 

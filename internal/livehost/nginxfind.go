@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/phptune/phptune/internal/proc"
@@ -133,15 +132,5 @@ func (c *NginxConf) VerifyDump() error {
 }
 
 // Somaxconn is this machine's net.core.somaxconn, -1 when it cannot be
-// read.
-func Somaxconn() int64 {
-	v, err := sysctl.NewFS("/proc").Value(sysctl.Somaxconn)
-	if err != nil {
-		return -1
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
-}
+// read (sysctl.HostSomaxconn).
+func Somaxconn() int64 { return sysctl.HostSomaxconn() }

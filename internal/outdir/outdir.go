@@ -367,3 +367,25 @@ func WriteFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// ReopenOrCreate opens a resumed run's output directory again (Reopen),
+// or creates it (Create) when it is gone.
+func ReopenOrCreate(path string) (*Dir, error) {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return Create(path)
+	}
+	return Reopen(path)
+}
+
+// CheckWorkingDir says whether the working directory can take a new
+// output directory: nil when this process may write and search it.
+func CheckWorkingDir() error {
+	return unix.Access(".", unix.W_OK|unix.X_OK)
+}
+
+// ParentIsDir says whether the directory a file would be written into
+// exists (and is a directory, links followed).
+func ParentIsDir(path string) bool {
+	st, err := os.Stat(filepath.Dir(path))
+	return err == nil && st.IsDir()
+}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -593,4 +594,11 @@ func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
 		return fmt.Errorf("storing %s %s: %w", r.kind, r.id, err)
 	}
 	return nil
+}
+
+// Exists says whether there is a results database at path: commands that
+// only read results refuse to create an empty one.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

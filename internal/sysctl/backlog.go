@@ -43,6 +43,20 @@ func Backlogs(cfg knob.Config, somaxconn int64) []results.Backlog {
 	return out
 }
 
+// HostSomaxconn is this machine's net.core.somaxconn (read from /proc,
+// no link followed), -1 when it cannot be read.
+func HostSomaxconn() int64 {
+	v, err := NewFS("/proc").Value(Somaxconn)
+	if err != nil {
+		return -1
+	}
+	n, err := parseInt(v)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // RunSomaxconn is the somaxconn a run's sockets were opened under: the
 // value --apply-sysctl set, or else the host's; -1 when unknown.
 func RunSomaxconn(k *results.KernelLimits) int64 {
