@@ -51,7 +51,7 @@ func printNginxPlan(w io.Writer, p *livehost.ApplyPlan, root string) {
 		if name != "nginx.listen_backlog" {
 			continue
 		}
-		if n := livehost.Somaxconn(); n >= 0 {
+		if n := sysctl.HostSomaxconn(); n >= 0 {
 			if note := sysctl.CappedNote(name, value, n); note != "" {
 				fmt.Fprintf(w, "Note: backlog=%s will be %s: raise it too (sysctl -w %s=%s, and a file in /etc/sysctl.d to keep it)\n", value, note, sysctl.Somaxconn, value)
 			}

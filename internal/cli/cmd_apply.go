@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,30 +209,11 @@ func checkMeasuredVersion(result, hostVersion string) error {
 	if result == "" {
 		return nil
 	}
-	b, err := readTrusted(result)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // a directory with recommended.knobs only: nothing to check
-	}
-	if err != nil {
+	v, err := tuneFPMVersion(result)
+	if err != nil || v == "" {
 		return err
 	}
-	var r struct {
-		Environment struct {
-			Versions map[string]string `json:"versions"`
-		} `json:"environment"`
-	}
-	if json.Unmarshal(b, &r) != nil {
-		return usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
-	}
-	v := r.Environment.Versions["php-fpm"]
-	if v == "" {
-		return nil
-	}
-	branch := v
-	if parts := strings.SplitN(v, ".", 3); len(parts) >= 2 {
-		branch = parts[0] + "." + parts[1]
-	}
-	if branch != hostVersion {
+	if !knob.SameBranch(v, hostVersion) {
 		return usageErr("Tune again on this host's PHP (phptune tune), or apply the knobs you checked yourself with --knobs FILE",
 			"the recommendation in %s was measured on PHP %s; this host runs php-fpm %s", filepath.Dir(result), v, hostVersion)
 	}

@@ -3,17 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/ansible"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
-	"github.com/phptune/phptune/internal/results"
 )
 
 func init() { register(newExportCmd) }
@@ -83,27 +81,10 @@ func newExportAnsibleCmd(env *Env) *cobra.Command {
 }
 
 // tuneBranch is the PHP branch ("8.2") a tune's result.json says it
-// measured on; "" when there is no result to read or it names none.
+// measured on; "" when result is "" or names none.
 func tuneBranch(result string) (string, error) {
-	if result == "" {
-		return "", nil
-	}
-	b, err := readTrusted(result)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	v, err := results.TuneFPMVersion(b)
-	if err != nil {
-		return "", usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
-	}
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return "", nil
-	}
-	return parts[0] + "." + parts[1], nil
+	v, err := tuneFPMVersion(result)
+	return knob.Branch(v), err
 }
 
 // writeNewDir writes files under dir, which must not exist yet or be an

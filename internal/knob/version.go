@@ -111,6 +111,16 @@ func branch(v string) (phpBranch, bool) {
 	return b, true
 }
 
+// Branch is v's major.minor ("8.2.36-1+deb12" -> "8.2"), "" when v
+// names none.
+func Branch(v string) string {
+	b, ok := branch(v)
+	if !ok || !b.hasMinor {
+		return ""
+	}
+	return strconv.Itoa(b.major) + "." + strconv.Itoa(b.minor)
+}
+
 // SameBranch reports whether two PHP versions are of one major.minor
 // ("8.2.36" and "8.2"); a version without its minor is of no one branch.
 func SameBranch(a, b string) bool {

@@ -111,3 +111,14 @@ func FuzzSameBranch(f *testing.F) {
 		}
 	})
 }
+
+func TestBranch(t *testing.T) {
+	for _, c := range []struct{ v, want string }{
+		{"8.2.36", "8.2"}, {"8.2.36-1+deb12", "8.2"}, {"8.4", "8.4"}, {" 8.3.1 ", "8.3"},
+		{"8", ""}, {"", ""}, {"x.y", ""}, {"8.", ""}, {"8.2x", "8.2"}, {"-1.2", ""},
+	} {
+		if got := Branch(c.v); got != c.want {
+			t.Errorf("Branch(%q) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/proc"
-	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // NginxSpec names the nginx of a host that advise, apply and rollback
@@ -131,6 +130,3 @@ func (c *NginxConf) VerifyDump() error {
 	return nil
 }
 
-// Somaxconn is this machine's net.core.somaxconn, -1 when it cannot be
-// read (sysctl.HostSomaxconn).
-func Somaxconn() int64 { return sysctl.HostSomaxconn() }
