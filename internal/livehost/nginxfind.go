@@ -129,4 +129,3 @@ func (c *NginxConf) VerifyDump() error {
 	}
 	return nil
 }
-
