@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/mariadb"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // Secrets are a lab's credentials, kept in DIR/secrets.json (root only,
@@ -31,7 +32,7 @@ func (l *Lab) writeSecrets(s Secrets) error {
 
 // ReadSecrets returns the lab's credentials.
 func (l *Lab) ReadSecrets() (*Secrets, error) {
-	data, err := readOwnedFile(filepath.Join(l.Dir, "secrets.json"), 1<<20)
+	data, err := saferead.Read(filepath.Join(l.Dir, "secrets.json"), 1<<20, saferead.Mine)
 	if err != nil {
 		return nil, err
 	}

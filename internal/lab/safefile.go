@@ -104,22 +104,3 @@ func readTail(f *os.File, limit int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.NewSectionReader(f, off, limit))
 }
-
-// readOwnedFile reads a root-owned file of the lab (state, secrets): it must
-// be a regular file owned by the user running phptune, not a link.
-func readOwnedFile(path string, limit int64) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("%s is not a regular file owned by uid %d (owner %d): not trusted", path, os.Geteuid(), st.Uid)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/pagecheck"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // Process is one process phptune started for a lab: the leader of its own
@@ -147,7 +148,7 @@ const stateLimit = 4 << 20
 // phptune's marker.
 func readState(name string) (*Lab, error) {
 	dir := filepath.Join(Root(), name)
-	data, err := readOwnedFile(filepath.Join(dir, "state.json"), stateLimit)
+	data, err := saferead.Read(filepath.Join(dir, "state.json"), stateLimit, saferead.Mine)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, name, Root())
 	}
@@ -211,7 +212,7 @@ func writeMarker(dir string, uids []int) error {
 }
 
 func readMarker(dir string) (string, bool) {
-	data, err := readOwnedFile(filepath.Join(dir, markerFile), 1024)
+	data, err := saferead.Read(filepath.Join(dir, markerFile), 1024, saferead.Mine)
 	return string(data), err == nil && strings.HasPrefix(string(data), markerText)
 }
 

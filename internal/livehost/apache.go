@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // ApacheProxy is one place Apache's configuration hands requests to a
@@ -167,7 +169,7 @@ func ReadApache(root string) ([]ApacheProxy, error) {
 		if rel, err := filepath.Rel(serverRoot, real); err != nil || strings.HasPrefix(rel, "..") {
 			return fmt.Errorf("%s leads to %s, outside %s", path, real, serverRoot)
 		}
-		b, err := readSmall(real, maxConf)
+		b, err := saferead.Whole(real, maxConf, saferead.AnyOwner)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // FPMHost is what apply needs of a php-fpm configuration on disk: where
@@ -85,7 +87,7 @@ func ReadFPM(conf, prefix string) (*FPMHost, error) {
 		if depth > 4 {
 			return fmt.Errorf("%s: includes nested deeper than 4", path)
 		}
-		b, err := readSmall(path, maxConf)
+		b, err := saferead.Whole(path, maxConf, saferead.AnyOwner)
 		if err != nil {
 			return err
 		}

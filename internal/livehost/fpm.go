@@ -344,25 +344,6 @@ func (f FPM) Master() (int, error) {
 	return 0, fmt.Errorf("%d php-fpm masters of %s are running (%v): a reload under way, or a second master", len(pids), f.Conf, pids)
 }
 
-// readSmall reads a small regular file without following a link.
-func readSmall(path string, limit int) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, errors.New(path + " is not a regular file")
-	}
-	b := make([]byte, limit+1)
-	n, _ := f.Read(b)
-	if n > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b[:n], nil
-}
-
 // lastLines is the end of a command's output, one line.
 func lastLines(out []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // MariaDBDropInName is apply's file in the server's last included
@@ -193,7 +194,7 @@ func (m *MariaDBStep) ReadLive(ctx context.Context, vars []string) (values map[s
 // record names, the values before it, and which are dynamic.
 func (m *MariaDBStep) FromDropIn(ctx context.Context) error {
 	m.Before = map[string]string{}
-	if b, err := readSmall(m.DropIn, maxConf); err == nil {
+	if b, err := saferead.Whole(m.DropIn, maxConf, saferead.AnyOwner); err == nil {
 		m.Before = ParsePrevious(b)
 	}
 	m.Vars = m.Vars[:0]
@@ -294,7 +295,7 @@ func ParseHelpVariables(out string) map[string]string {
 // when it is absent), as numbers for SET GLOBAL.
 func (m *MariaDBStep) fileValues() (map[string]string, error) {
 	out := map[string]string{}
-	b, err := readSmall(m.DropIn, maxConf)
+	b, err := saferead.Whole(m.DropIn, maxConf, saferead.AnyOwner)
 	if os.IsNotExist(err) {
 		return out, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // CnfOption is one option of a MariaDB option file, as the server reads
@@ -192,7 +194,7 @@ func ReadCnf(root string, files ...string) (*Cnf, error) {
 		if err != nil {
 			return err
 		}
-		b, err := readSmall(real, maxConf)
+		b, err := saferead.Whole(real, maxConf, saferead.AnyOwner)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/phptune/phptune/internal/liveapply"
 	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // NginxDefaultConf is where Debian's nginx reads its configuration when
@@ -344,4 +345,6 @@ func (n Nginx) Healthy(ctx context.Context) error {
 
 // ReadConfFile reads a configuration file of at most 1 MiB, regular,
 // without following a link at its last component.
-func ReadConfFile(path string) ([]byte, error) { return readSmall(path, maxConf) }
+func ReadConfFile(path string) ([]byte, error) {
+	return saferead.Whole(path, maxConf, saferead.AnyOwner)
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // Variants phptune builds: plain (Debian's flags), pgo (GCC profile-guided
@@ -273,7 +273,7 @@ func Load(id string) (*Record, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%w %q: a build id is 12 hex digits; list them with: phptune build list", ErrNoBuild, id)
 	}
-	data, err := readOwned(filepath.Join(Dir(), id, "record.json"), 1<<20)
+	data, err := saferead.Read(filepath.Join(Dir(), id, "record.json"), 1<<20, saferead.Mine)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%w %s; list them with: phptune build list", ErrNoBuild, id)
@@ -288,25 +288,6 @@ func Load(id string) (*Record, error) {
 		return nil, fmt.Errorf("build %s: record.json names build %q", id, r.ID)
 	}
 	return &r, nil
-}
-
-// readOwned reads a regular file of the current user without following a
-// link, at most limit bytes.
-func readOwned(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	sys, _ := st.Sys().(*syscall.Stat_t)
-	if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("%s: not a regular file of uid %d: refused", path, os.Geteuid())
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // List returns every complete build, newest first. Work in progress and

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // logFile opens logs/NAME.log (root's, written from the children's pipes).
@@ -98,7 +100,7 @@ func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
 // tailFile returns the last n lines of root's own log file.
 func tailFile(path string, n int) string {
-	data, err := readOwned(path, 1<<30)
+	data, err := saferead.Read(path, 1<<30, saferead.Mine)
 	if err != nil {
 		return ""
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/peercred"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // TrainRecipe numbers the way training runs; it is part of a trained
@@ -423,7 +424,7 @@ func waitSocket(ctx context.Context, sock string, uid int, w *waited) error {
 // members still run the build's binary.
 func (b *builder) stopTraining(work string) {
 	t := newTrainDirs(work)
-	data, err := readOwned(filepath.Join(t.root, "pgid"), 32)
+	data, err := saferead.Read(filepath.Join(t.root, "pgid"), 32, saferead.Mine)
 	if err != nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // A process's RLIMIT_NOFILE bounds its open files, sockets included: the
@@ -58,7 +59,7 @@ func (fs FS) NoFile(pid int) (soft, hard int64, err error) {
 	if pid != 0 {
 		p = strconv.Itoa(pid)
 	}
-	data, err := readSmall(filepath.Join(fs.root, p, "limits"), 8192)
+	data, err := saferead.Read(filepath.Join(fs.root, p, "limits"), 8192, saferead.AnyOwner)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -69,7 +70,7 @@ func (fs FS) NoFile(pid int) (soft, hard int64, err error) {
 // of /proc/PID/stat): with the pid it names one process, never a later
 // one that reused the pid.
 func (fs FS) StartTime(pid int) (uint64, error) {
-	data, err := readSmall(filepath.Join(fs.root, strconv.Itoa(pid), "stat"), 4096)
+	data, err := saferead.Read(filepath.Join(fs.root, strconv.Itoa(pid), "stat"), 4096, saferead.AnyOwner)
 	if err != nil {
 		return 0, err
 	}

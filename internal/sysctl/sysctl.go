@@ -19,13 +19,14 @@ package sysctl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // The settings phptune reads.
@@ -87,23 +88,12 @@ func (fs FS) path(name string) string {
 	return filepath.Join(fs.root, "sys", filepath.FromSlash(strings.ReplaceAll(name, ".", "/")))
 }
 
-// readSmall reads a /proc file, which reports size 0 (so os.ReadFile's
-// size hint is useless), up to limit bytes.
-func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
 // Value reads one setting, normalised by ParseValue.
 func (fs FS) Value(name string) (string, error) {
 	if !known(name) {
 		return "", fmt.Errorf("sysctl %s: not a setting phptune reads", name)
 	}
-	data, err := readSmall(fs.path(name), 256)
+	data, err := saferead.Read(fs.path(name), 256, saferead.AnyOwner)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", name, err)
 	}

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // Binary is a unitd to run.
@@ -99,7 +100,7 @@ func LoadBuild(cache, id string) (*BuildRecord, error) {
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("no Unit build %q: an id is 12 hex digits", id)
 	}
-	data, err := readRootFile(filepath.Join(BuildsDir(cache), id, "record.json"), 1<<20)
+	data, err := saferead.Read(filepath.Join(BuildsDir(cache), id, "record.json"), 1<<20, saferead.MineAlone)
 	if err != nil {
 		return nil, err
 	}
@@ -138,25 +139,6 @@ func ownedByMe(p string) error {
 		return fmt.Errorf("%s is not owned by uid %d and writable by it alone: refused", p, os.Geteuid())
 	}
 	return nil
-}
-
-// readRootFile reads a regular file of the current user that nobody else
-// can write, without following a link, at most limit bytes.
-func readRootFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	sys, _ := st.Sys().(*syscall.Stat_t)
-	if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
-		return nil, fmt.Errorf("%s: not a regular file of uid %d writable by it alone: refused", path, os.Geteuid())
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // Args are unitd's command line for a lab: in the foreground, every path
