@@ -80,7 +80,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		}
 		if o.RestoreConfig {
 			l, cfg := s.Lab, s.Lab.Config.Clone()
-			s.defer_(func() { restoreConfig(ctx, l, cfg, say) })
+			s.defer_(func() { RestoreConfig(ctx, l, cfg, say) })
 		}
 		if err = s.raise(o.Raise); err != nil {
 			return s, err
@@ -151,9 +151,9 @@ func (s *Session) raise(raise func() (func(), error)) error {
 	return nil
 }
 
-// restoreConfig puts a running lab back to the configuration it had before
+// RestoreConfig puts a running lab back to the configuration it had before
 // the run, however the run ended (a cancelled context included).
-func restoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
+func RestoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if err := l.Apply(rctx, cfg); err != nil {
