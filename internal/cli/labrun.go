@@ -4,19 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/stacksession"
 )
 
 // What tune and compare do alike around a lab they measure.
-
-// restoreLab puts a running lab (--lab) back to the configuration it had
-// before the run, however the run ended (stacksession.RestoreConfig).
-func restoreLab(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
-	stacksession.RestoreConfig(ctx, l, cfg, say)
-}
 
 // checkStartPage shows the page a run is about before anything is measured
 // and warns when it reads like an error page (an error page answered with
