@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/stacksession"
@@ -326,60 +323,6 @@ func (f *tuneFlags) addCurve(opt *tune.Options) error {
 	}
 	if len(opt.CurveConns) == 0 {
 		opt.NoCurve = true
-	}
-	return nil
-}
-
-// checkStack checks the stack a tune would run on: the lab exists (--lab)
-// or the docroot can be served, and the workload can run on it. For a lab
-// it returns the lab and the parsed workload; for a lab of its own, which
-// does not exist yet, it checks what it can without it.
-func checkStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *labstack.Workload, error) {
-	if labName != "" {
-		l, err := lab.Open(labName)
-		if err != nil {
-			return nil, nil, usageErr("See the running labs with: phptune lab status; start one with: phptune lab up --name "+labName, "--lab %s: %v", labName, err)
-		}
-		w, err := labstack.ParseWorkload(ctx, l, workload)
-		if err != nil {
-			return nil, nil, usageErr("Try: --workload front, --workload /path, or a scenario file", "--workload: %v", err)
-		}
-		return l, &w, nil
-	}
-	if docroot != "" {
-		if err := apps.CheckDocRoot(docroot); err != nil {
-			return nil, nil, usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
-		}
-		app = "docroot"
-	}
-	return nil, nil, checkWorkload(workload, app)
-}
-
-// checkWorkload checks a workload for a lab running app before the lab
-// exists: what labstack.ParseWorkload would refuse without asking the lab.
-func checkWorkload(spec, app string) error {
-	switch {
-	case spec == "" || spec == labstack.WorkloadFront || strings.HasPrefix(spec, "/"):
-		return nil
-	case strings.HasPrefix(spec, labstack.LogPrefix) || strings.HasPrefix(spec, labstack.LogPostPrefix):
-		if _, _, err := labstack.WorkloadFromSpec(spec); err != nil {
-			return usageErr("Try: --workload-from-log /var/log/nginx/access.log", "--workload-from-log: %v", err)
-		}
-		return nil
-	}
-	if need, ok := labstack.Builtin(spec); ok {
-		if need != "" && app != need {
-			return usageErr("Try: --app "+need+" --workload "+spec, "--workload %s needs the %s app; the %s app has no such pages", spec, need, app)
-		}
-		return nil
-	}
-	fh, err := os.Open(spec)
-	if err != nil {
-		return usageErr("Try: --workload front, --workload /path, or a scenario file", "--workload %q is not front, comment, a path starting with / or a readable scenario file: %v", spec, err)
-	}
-	defer fh.Close()
-	if _, err := load.ParseScenario(fh); err != nil {
-		return usageErr("Each line of a scenario file: WEIGHT METHOD PATH [BODY], e.g. 1 GET /index.php", "--workload %s: %v", spec, err)
 	}
 	return nil
 }
