@@ -58,6 +58,10 @@ func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"tune", "--app", "hello", "--server", "iis"}, `knob server: value "iis"`},
 		{[]string{"tune", "--lab", "x", "--server", "apache-event-fpm"}, "--server picks the web server of a lab of its own"},
 		{[]string{"tune", "--app", "hello", "--server", "apache-prefork-modphp", "--set", "pm=static"}, "belongs to server"},
+		{[]string{"tune", "--app", "hello", "--engine", "locust", "--workers", "1"}, "--engine locust: tune cannot run its trials on Locust"},
+		{[]string{"tune", "--app", "hello", "--engine", "locust"}, "phptune compare --app APP --engine locust"},
+		{[]string{"tune", "--app", "hello", "--workers", "1"}, "--workers, --master-bind and --expect-workers go with --engine locust"},
+		{[]string{"tune", "--app", "hello", "--engine", "k6"}, `--engine "k6": want phptune or locust`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {

@@ -5,21 +5,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // Kernel limits: bench, tune and compare read them into every result; only
-// --apply-sysctl changes them, for the length of the run (package sysctl
-// says how they are restored after Ctrl-C and crashes).
+// --apply-sysctl changes them, for the length of the run. The work is
+// stacksession's (raising, restoring, completing a result's limits); this
+// file holds the flag and what is said about it.
 
 // geteuid is os.Geteuid; tests replace it to check what is refused
 // without root.
@@ -46,29 +46,24 @@ func checkApplySysctl(on bool) error {
 // applySysctl raises what need asks for, saying what it did on stderr
 // after prefix ("bench"). The returned run is restored by restoreSysctl.
 func applySysctl(env *Env, need sysctl.Need, prefix string) (*sysctl.Run, error) {
-	home, err := lab.EnsureHome()
-	if err != nil {
-		return nil, fmt.Errorf("--apply-sysctl: %w", err)
-	}
-	a := &sysctl.Applier{FS: sysctl.NewFS(sysctlProc), Dir: home, Self: sysctl.Holder{Command: "phptune " + strings.Join(firstArgs(env.Args, 1), " ")}}
-	run, notes, err := a.Apply(need)
-	for _, n := range notes {
+	kr, err := stacksession.RaiseKernel(sysctlProc, need, "phptune "+strings.Join(firstArgs(env.Args, 1), " "))
+	for _, n := range kr.Notes {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", prefix, n)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(run.Changes) == 0 {
+	if len(kr.Run.Changes) == 0 {
 		fmt.Fprintf(env.Stderr, "%s: --apply-sysctl: the kernel's settings already hold this run (listen backlogs up to %d, %d connections): nothing raised\n", prefix, need.Backlog, need.Connections)
-		return run, nil
+		return kr.Run, nil
 	}
 	var parts []string
-	for _, c := range run.Changes {
+	for _, c := range kr.Run.Changes {
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", c.Name, c.From, c.To))
 	}
 	fmt.Fprintf(env.Stderr, "%s: --apply-sysctl raised %s for this run; the previous values are recorded in %s and restored at its end\n",
-		prefix, strings.Join(parts, ", "), filepath.Join(home, sysctl.RecordFile))
-	return run, nil
+		prefix, strings.Join(parts, ", "), kr.Record)
+	return kr.Run, nil
 }
 
 // restoreSysctl ends a run's hold on raised settings.
@@ -85,16 +80,15 @@ func restoreSysctl(env *Env, run *sysctl.Run, prefix string) {
 // restoreLeftoverSysctl restores the settings a run raised and could not
 // restore (it was killed outright), at the start of every phptune run.
 func restoreLeftoverSysctl(stderr io.Writer) {
-	home := lab.Home()
-	if _, err := os.Lstat(filepath.Join(home, sysctl.RecordFile)); err != nil {
+	rec, ok := stacksession.LeftoverKernel()
+	if !ok {
 		return
 	}
 	if geteuid() != 0 {
-		fmt.Fprintf(stderr, "phptune: %s records kernel settings raised by --apply-sysctl; run phptune as root to restore them if that run has ended\n", filepath.Join(home, sysctl.RecordFile))
+		fmt.Fprintf(stderr, "phptune: %s records kernel settings raised by --apply-sysctl; run phptune as root to restore them if that run has ended\n", rec)
 		return
 	}
-	a := &sysctl.Applier{FS: sysctl.NewFS(sysctlProc), Dir: home}
-	notes, err := a.RestoreLeftovers()
+	notes, err := stacksession.RestoreLeftoverKernel(sysctlProc)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "phptune: %s\n", n)
 	}
@@ -103,73 +97,18 @@ func restoreLeftoverSysctl(stderr io.Writer) {
 	}
 }
 
-// completeKernelLimits finishes a result's kernel limits (read by
-// environment()): the open-file limits of the lab's processes, what
-// --apply-sysctl raised (Sysctl keeps the host's own values, read before
-// the run), and cfg's backlogs as the kernel gives them (nil cfg: none).
+// completeKernelLimits finishes a result's kernel limits
+// (stacksession.CompleteKernelLimits, in sysctlProc).
 func completeKernelLimits(k *results.KernelLimits, l *lab.Lab, run *sysctl.Run, cfg knob.Config) {
-	if k == nil {
-		return
-	}
-	if run != nil {
-		for _, c := range run.Changes {
-			k.Applied = append(k.Applied, c)
-			k.Sysctl[c.Name] = c.From
-		}
-	}
-	if l != nil {
-		more := sysctl.NewFS(sysctlProc).Collect(labProcesses(l))
-		k.NoFile = append(k.NoFile, more.NoFile[1:]...) // [0] is phptune, read already
-		for _, e := range more.Errors {
-			if strings.Contains(e, "open-file limit") {
-				k.Errors = append(k.Errors, e)
-			}
-		}
-	}
-	if cfg != nil {
-		k.Backlogs = sysctl.Backlogs(cfg, sysctl.RunSomaxconn(k))
-	}
+	stacksession.CompleteKernelLimits(sysctlProc, k, l, run, cfg)
 }
 
-// labProcesses are the lab's servers, one process of each component (the
-// masters, which the workers inherit their limits from).
-func labProcesses(l *lab.Lab) []sysctl.Process {
-	var out []sysctl.Process
-	seen := map[string]bool{}
-	for _, p := range l.LiveProcesses() {
-		if seen[p.Component] {
-			continue
-		}
-		seen[p.Component] = true
-		out = append(out, sysctl.Process{Name: p.Component, PID: p.PID})
-	}
-	return out
-}
+// kernelNeedsRestart is stacksession.KernelNeedsRestart.
+func kernelNeedsRestart(run *sysctl.Run) bool { return stacksession.KernelNeedsRestart(run) }
 
-// kernelNeedsRestart reports whether changes touch what a listening
-// socket takes when it opens: its backlog (somaxconn) and SYN queue.
-func kernelNeedsRestart(run *sysctl.Run) bool {
-	if run == nil {
-		return false
-	}
-	for _, c := range run.Changes {
-		if c.Name == sysctl.Somaxconn || c.Name == sysctl.TCPMaxSynBacklog {
-			return true
-		}
-	}
-	return false
-}
-
-// restartLab restarts a running lab's servers with its own configuration,
-// so that its sockets listen again under the kernel's current settings.
+// restartLab is stacksession.RestartLab.
 func restartLab(ctx context.Context, l *lab.Lab, why string, say func(string, ...any)) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := l.Apply(rctx, l.Config); err != nil {
-		say("restarting lab %s's servers (%s): %v", l.Name, why, err)
-		return
-	}
-	say("restarted lab %s's servers: %s", l.Name, why)
+	stacksession.RestartLab(ctx, l, why, say)
 }
 
 // firstArgs is at most n of args.

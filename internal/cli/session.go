@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/termsafe"
@@ -107,4 +109,27 @@ func raiseKernel(env *Env, need sysctl.Need, command string, run **sysctl.Run) f
 		*run = kr
 		return func() { restoreSysctl(env, kr, command) }, nil
 	}
+}
+
+// checkStack checks the stack a command would run on before anything
+// starts (stacksession.CheckStack): for a lab, it returns the lab and the
+// parsed workload. Refusals are usage errors.
+func checkStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *labstack.Workload, error) {
+	l, w, err := stacksession.CheckStack(ctx, labName, app, docroot, workload)
+	return l, w, checkRefusal(err)
+}
+
+// checkWorkload checks a workload for a lab running app before the lab
+// exists (stacksession.CheckWorkload). Refusals are usage errors.
+func checkWorkload(spec, app string) error {
+	return checkRefusal(stacksession.CheckWorkload(spec, app))
+}
+
+// checkRefusal makes a stacksession refusal a usage error with its fix.
+func checkRefusal(err error) error {
+	var ce *stacksession.CheckError
+	if errors.As(err, &ce) {
+		return usageErr(ce.Fix, "%v", ce.Err)
+	}
+	return err
 }

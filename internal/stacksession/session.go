@@ -2,10 +2,13 @@
 // runs on: a lab of its own brought up and taken down, or a running lab
 // attached to and given its configuration back, the kernel settings raised
 // for the run and restored in the right order, and the workload parsed on
-// the lab. compare, capacity, profile and bench open one session and
+// the lab. tune, compare, capacity, profile and bench open one session and
 // close it however they end (a cancelled context included: the restores
 // run without it), so that no lab, raised setting or changed
-// configuration outlives the run.
+// configuration outlives the run. Around it: the checks of a stack before
+// anything starts (CheckStack), the start page (CheckStartPage), and the
+// kernel's settings (RaiseKernel, CompleteKernelLimits, the leftovers of a
+// killed run).
 package stacksession
 
 import (
@@ -80,7 +83,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		}
 		if o.RestoreConfig {
 			l, cfg := s.Lab, s.Lab.Config.Clone()
-			s.defer_(func() { restoreConfig(ctx, l, cfg, say) })
+			s.defer_(func() { RestoreConfig(ctx, l, cfg, say) })
 		}
 		if err = s.raise(o.Raise); err != nil {
 			return s, err
@@ -151,9 +154,9 @@ func (s *Session) raise(raise func() (func(), error)) error {
 	return nil
 }
 
-// restoreConfig puts a running lab back to the configuration it had before
+// RestoreConfig puts a running lab back to the configuration it had before
 // the run, however the run ended (a cancelled context included).
-func restoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
+func RestoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(string, ...any)) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if err := l.Apply(rctx, cfg); err != nil {
