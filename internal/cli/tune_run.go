@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
@@ -73,7 +73,7 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 // one it was stored in.
 func openTuneResults(ctx context.Context, f *tuneFlags) (*store.DB, error) {
 	if f.resume != "" {
-		if _, err := os.Stat(resultsDBPath()); err != nil {
+		if !store.Exists(resultsDBPath()) {
 			return nil, usageErr("See the run IDs with: phptune report --list", "--resume %s: there is no results database at %s", f.resume, resultsDBPath())
 		}
 	}
@@ -210,7 +210,7 @@ func writeTuneFiles(dir *outdir.Dir, res *results.Tune, redactNames []string) ([
 
 // writeTuneReport writes report.html, result.json and summary.txt.
 func writeTuneReport(dir *outdir.Dir, res *results.Tune, names []string) ([]string, error) {
-	paths, err := report.WriteAll(dir, report.Run{Tune: res, Secrets: labPasswords(), RedactNames: names})
+	paths, err := report.WriteAll(dir, report.Run{Tune: res, Secrets: lab.Passwords(), RedactNames: names})
 	if err != nil {
 		return nil, err
 	}
