@@ -50,61 +50,11 @@ const sloHelp = `p99<500ms, p95<1s, p99<500ms,errors<0.1% (terms pNN<DURATION wi
 func newCapacityCmd(env *Env) *cobra.Command {
 	f := &capacityFlags{}
 	cmd := &cobra.Command{
-		Use:   "capacity",
-		Short: "Find the highest request rate a stack sustains within a latency SLO (open model)",
-		Long: `phptune capacity loads a lab in the open model (requests sent at a fixed rate
-whatever the server does; latency counted from each request's intended send
-time, so queueing is not hidden) and finds the highest rate at which the SLO
-holds: the latency percentiles within their bounds and the error rate within
---max-errors (requests never sent for lack of a free connection, or still
-unanswered at the end, count as errors).
-
-The search: a closed-model probe (--probe-connections, 5 s) gives a first rate,
-half its throughput, unless --start-rate is given; rates then go up by
---growth while the SLO holds (down from a failing first rate) until a pass and
-a failure bracket the capacity, then bisect until the failing rate is within
---tolerance of the passing one. Both ends are measured again at the end (the
-drift check): a machine that slowed down, or a step that passed by luck,
-fails again; a step spoiled by a neighbour passes. Each rate's verdict is the
-majority of its runs (a tie gets a third), and a step that fails under more
-than 10% CPU steal is run again at once.
-
-Each step is a warm-up at its rate (2 × the SLO's bound, 2-10 s) and a measured
-part of 10 × the bound (5-60 s, longer at low rates so that at least 5
-requests lie beyond the percentile): at a rate 10% above capacity the queue
-grows by 0.1 s of work per second, so by the end of such a step the newest
-requests wait a whole bound longer than at capacity and the step fails.
---step and --step-warmup override the rule. After a failing step the lab
-idles 2 × the bound (at least 2 s) so that its queues drain.
-
-It prints the capacity with its uncertainty (the highest passing and the
-lowest failing rate) and the latency-against-rate table; the result is stored
-like bench results (phptune report RUN) and the HTML report charts the curve.
-
---slo grammar: ` + sloHelp + `.
-
-The lab is one of its own for --app or --docroot (taken down at the end;
---knobs and --set configure it) or a lab you run (--lab; not restarted).
---site NAME|DIR measures a sealed lab of its own of a site of this host (as
-lab up --site makes it), started from the site's live configuration, with
-the site's own Host.
-
---engine locust runs every step (and the probe) on Locust instead of
-phptune's generator (phptune setup --with-locust; --workers N: its master
-with N workers on this machine), each user keeping its share of the rate
-(Locust's constant_throughput); a step's warm-up is a throwaway Locust run.
-Locust does not correct coordinated omission: a user waits for its answer
-before its next request, so latency counts from the send, not from when
-the request was due, and a slow server lowers the rate sent instead. The
-output and the record say so, and each step shows the achieved rate against
-the asked one (a step short by more than 10% fails). HTTP only (not a sealed
---site lab). See docs/locust.md.`,
-		Example: `  phptune capacity --app hello
-  phptune capacity --app io --slo 'p99<1s' --knobs recommended.knobs
-  phptune capacity --lab mylab --workload /shop/ --slo 'p95<300ms,errors<0.1%'
-  phptune capacity --app wordpress --slo 'p99<2s' --time-budget 10m --json
-  phptune capacity --app io --engine locust --workers 2 --slo 'p99<500ms'`,
-		Args: cobra.NoArgs,
+		Use:     "capacity",
+		Short:   "Find the highest request rate a stack sustains within a latency SLO (open model)",
+		Long:    capacityLong,
+		Example: capacityExample,
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runCapacity(env, f, c)
 		},
@@ -207,32 +157,7 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 		}
 		return o, usageErr(capacityHints[flag], "%s: a step needs at least 1s measured and a warm-up that is not negative", flag)
 	}
-	check := o.Options
-	check.StartRate = f.startRate
-	probe := time.Duration(0)
-	if f.startRate == 0 {
-		// Probing: the first rate is not known yet; the lowest allowed
-		// one stands in (its step is the longest), and the probe's time
-		// comes off the budget.
-		check.StartRate = max(f.minRate, 1)
-		probe = labstack.ProbeWarmup + labstack.ProbeDuration
-		if check.TimeBudget > 0 {
-			check.TimeBudget -= probe
-			if check.TimeBudget <= 0 {
-				return o, usageErr(capacityHints["--time-budget"], "--time-budget %s: too small for the %s probe and one step", f.timeBudget, probe)
-			}
-		}
-	}
-	if err := check.Validate(); err != nil {
-		var fe *capacity.FieldError
-		if errors.As(err, &fe) {
-			flag := capacityFlagOf[fe.Field]
-			msg := fe.Msg
-			if fe.Field == "TimeBudget" && probe > 0 {
-				msg += fmt.Sprintf(", after the %s probe", probe)
-			}
-			return o, usageErr(capacityHints[flag], "%s: %s", flag, msg)
-		}
+	if err := f.checkSchedule(o); err != nil {
 		return o, err
 	}
 	o.StartRate = f.startRate
@@ -242,25 +167,12 @@ func planCapacity(f *capacityFlags, c *cobra.Command) (labstack.CapacityOptions,
 	return o, nil
 }
 
+// runCapacity is phptune capacity: the search planned, the session
+// opened, the start page checked, the search run on the stack and its
+// result stored and printed.
 func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	ctx := env.Ctx
-	o, err := planCapacity(f, c)
-	if err != nil {
-		return err
-	}
-	if err := f.eng.check(); err != nil {
-		return err
-	}
-	if f.eng.engine == "locust" {
-		if f.stack.site != "" {
-			return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
-		}
-		// Installed before a lab is started for it.
-		if _, err := locust.Version(ctx, lab.Home()); err != nil {
-			return err
-		}
-	}
-	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
+	o, set, err := f.validate(env, c)
 	if err != nil {
 		return err
 	}
@@ -293,17 +205,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if o.StartRate == 0 {
 		say("probing for the first rate: %d connections, closed model, %s", o.ProbeConnections, labstack.ProbeDuration)
 	}
-	o.OnStep = func(s results.CapacityStep) {
-		v := "pass"
-		if !s.Pass {
-			v = "FAIL: " + strings.Join(s.FailReasons, "; ")
-		}
-		p99 := 0.0
-		if s.Bench != nil {
-			p99 = s.Bench.Latency.P99Ms
-		}
-		say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, f.redact))
-	}
+	o.OnStep = func(s results.CapacityStep) { sayCapacityStep(s, f.redact, say) }
 	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := stack.Capacity(ctx, o)
 	if res == nil {
@@ -320,11 +222,57 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
 	res.Command = command
 	res.Environment = environment(ctx)
-	if rerr := redact.Value(res, f.redact); rerr != nil {
-		return rerr
+	if ferr := f.finish(env, res, l.App, w.Name, say); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// validate checks the command line before anything starts and returns
+// the search's options and the --knobs and --set assignments a lab of
+// its own starts with; Locust, when asked for, must be installed.
+func (f *capacityFlags) validate(env *Env, c *cobra.Command) (labstack.CapacityOptions, []string, error) {
+	o, err := planCapacity(f, c)
+	if err != nil {
+		return o, nil, err
+	}
+	if err := f.eng.check(); err != nil {
+		return o, nil, err
+	}
+	if f.eng.engine == "locust" {
+		if f.stack.site != "" {
+			return o, nil, usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
+		}
+		// Installed before a lab is started for it.
+		if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
+			return o, nil, err
+		}
+	}
+	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
+	return o, set, err
+}
+
+// sayCapacityStep says one step's rate and verdict.
+func sayCapacityStep(s results.CapacityStep, names []string, say func(string, ...any)) {
+	v := "pass"
+	if !s.Pass {
+		v = "FAIL: " + strings.Join(s.FailReasons, "; ")
+	}
+	p99 := 0.0
+	if s.Bench != nil {
+		p99 = s.Bench.Latency.P99Ms
+	}
+	say("step %d (%s) %s rps: p99 %.1f ms, %s", s.N, s.Phase, fmtRate(s.RateRPS), p99, redact.Text(v, names))
+}
+
+// finish redacts the result, stores it unless --no-save and prints it as
+// text or JSON.
+func (f *capacityFlags) finish(env *Env, res *results.Capacity, app, workload string, say func(string, ...any)) error {
+	if err := redact.Value(res, f.redact); err != nil {
+		return err
 	}
 	if !f.noSave {
-		path, serr := saveCapacityRun(context.WithoutCancel(ctx), res, l.App, w.Name, f.reportFile, f.redact)
+		path, serr := saveCapacityRun(context.WithoutCancel(env.Ctx), res, app, workload, f.reportFile, f.redact)
 		if serr != nil {
 			say("saving the result: %v", serr)
 		} else {
@@ -334,13 +282,44 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if f.asJSON {
 		e := json.NewEncoder(env.Stdout)
 		e.SetIndent("", "  ")
-		if jerr := e.Encode(res); jerr != nil {
-			return jerr
-		}
-	} else if terr := report.CapacityText(env.Stdout, res); terr != nil {
-		return terr
+		return e.Encode(res)
 	}
-	return err
+	return report.CapacityText(env.Stdout, res)
+}
+
+// checkSchedule refuses a rate schedule capacity.Options.Validate
+// refuses, naming the flag; without --start-rate the probe's time comes
+// off the budget.
+func (f *capacityFlags) checkSchedule(o labstack.CapacityOptions) error {
+	check := o.Options
+	check.StartRate = f.startRate
+	probe := time.Duration(0)
+	if f.startRate == 0 {
+		// Probing: the first rate is not known yet; the lowest allowed
+		// one stands in (its step is the longest), and the probe's time
+		// comes off the budget.
+		check.StartRate = max(f.minRate, 1)
+		probe = labstack.ProbeWarmup + labstack.ProbeDuration
+		if check.TimeBudget > 0 {
+			check.TimeBudget -= probe
+			if check.TimeBudget <= 0 {
+				return usageErr(capacityHints["--time-budget"], "--time-budget %s: too small for the %s probe and one step", f.timeBudget, probe)
+			}
+		}
+	}
+	if err := check.Validate(); err != nil {
+		var fe *capacity.FieldError
+		if errors.As(err, &fe) {
+			flag := capacityFlagOf[fe.Field]
+			msg := fe.Msg
+			if fe.Field == "TimeBudget" && probe > 0 {
+				msg += fmt.Sprintf(", after the %s probe", probe)
+			}
+			return usageErr(capacityHints[flag], "%s: %s", flag, msg)
+		}
+		return err
+	}
+	return nil
 }
 
 // locustCapacityNote is what a capacity search on Locust says of its

@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -115,202 +116,210 @@ func phpSpeed(b *results.Bench) float64 {
 	return b.Observation.Derived.SpeedProbeMs / 1000 / cpu
 }
 
+// compareFlags are phptune compare's command line.
+type compareFlags struct {
+	// stack is the lab the configurations run on and its traffic.
+	stack            stackFlags
+	conns, rounds    int
+	duration, warmup time.Duration
+	asJSON           bool
+	applySysctl      bool
+	redact           []string
+	eng              engineFlags
+	// storedRuns are --runs and --force: stored runs, compare_runs.go.
+	storedRuns compareRunsFlags
+}
+
 func newCompareCmd(env *Env) *cobra.Command {
-	st := stackFlags{defaultApp: "hello", refused: refuseAll("compare measures the configurations named as its CONFIG arguments",
-		"Put the settings in a knob file and name it: phptune compare ... default mine=FILE", flagKnobs, flagSet)}
-	var conns, rounds int
-	var d, warmup time.Duration
-	var asJSON, raiseSysctl bool
-	var redactNames []string
-	var eng engineFlags
-	var storedRuns compareRunsFlags // stored runs: compare_runs.go
+	f := &compareFlags{stack: stackFlags{defaultApp: "hello", refused: refuseAll("compare measures the configurations named as its CONFIG arguments",
+		"Put the settings in a knob file and name it: phptune compare ... default mine=FILE", flagKnobs, flagSet)}}
 	cmd := &cobra.Command{
-		Use:   "compare [--app APP | --docroot DIR | --lab NAME | --site NAME] CONFIG...",
-		Short: "Measure configurations side by side, interleaved, and print ratios against the first",
-		Long: `phptune compare brings up one lab and measures each configuration in turn,
-round after round (A B C, B C A, ...), each in fresh processes, so that a noisy
-machine disturbs them alike. It prints each one's median throughput and p99
-and its throughput ratio against the first with a 95% confidence interval,
-PHP's CPU per request (its workers and php-fpm's master), and the PHP speed
-ratio: the first's PHP CPU per request ÷ each one's, every run's divided by
-phptune's machine-speed probe reading during it (a fixed unit of work timed
-every 100 ms), which a neighbour slowing the CPU moves less than throughput
-or raw CPU per request.
-
-The lab is one of its own for --app (default hello) or --docroot (your app,
-a directory with index.php), taken down at the end, or a lab you run
-(--lab NAME), whose configuration is restored at the end. --user runs a lab
-of its own as that account (root only, never root): the app then runs with
-that account's rights. --site NAME|DIR compares on a sealed lab of its own of
-a site of this host (as lab up --site makes it), with the site's own Host;
-the CONFIG live is then the site's live configuration (its pool and php.ini
-as production runs them), also on a running site lab (--lab).
-
-A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
-"default" for the distro's configuration, or "live" for a site's (--site);
-LABEL=FILE names it.
-
---engine locust measures every run on Locust instead of phptune's generator
-(phptune setup --with-locust; --workers N runs its master with N workers on
-this machine). Locust has no warm-up: each run's --warmup is a throwaway
-Locust run of the same load first. Its latencies are its rounded buckets.
-HTTP only (not a sealed --site lab). See docs/locust.md.`,
-		Example: `  phptune compare --app io -c 50 default phptune-tune-RUN/recommended.knobs
-  phptune compare --app wordpress --rounds 5 before=default after=recommended.knobs
-  phptune compare --docroot ./public --user www-data default tuned=recommended.knobs
-  phptune compare --lab mylab default recommended.knobs
-  phptune compare --site site.test live default tuned=recommended.knobs
-  phptune compare --app io --engine locust --workers 2 default tuned=recommended.knobs`,
+		Use:     "compare [--app APP | --docroot DIR | --lab NAME | --site NAME] CONFIG...",
+		Short:   "Measure configurations side by side, interleaved, and print ratios against the first",
+		Long:    compareLong,
+		Example: compareExample,
 		RunE: func(c *cobra.Command, args []string) error {
-			if storedRuns.runs { // stored runs: compare_runs.go
-				return compareStoredRuns(env, c, args, storedRuns, asJSON, redactNames)
+			if f.storedRuns.runs {
+				return compareStoredRuns(env, c, args, f.storedRuns, f.asJSON, f.redact)
 			}
 			// Everything is checked before the lab exists.
-			if err := checkApplySysctl(raiseSysctl); err != nil {
+			if err := f.validate(env, len(args)); err != nil {
 				return err
 			}
-			if len(args) == 0 {
-				return usageErr("Try: phptune compare --app hello default recommended.knobs", "name at least one configuration: a knob file or default")
-			}
-			if err := checkRedactNames(redactNames); err != nil {
-				return err
-			}
-			if err := eng.check(); err != nil {
-				return err
-			}
-			if err := st.check(false); err != nil {
-				return err
-			}
-			if eng.engine == "locust" {
-				if st.site != "" {
-					return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
-				}
-				// Installed before a lab is started for it.
-				if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
-					return err
-				}
-			}
-			if rounds < 1 || rounds > 50 || conns < 1 || d < time.Second || warmup < 0 {
-				return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
-			}
-			// --site: the site found and its live configuration, the
-			// "live" configuration of the arguments (also a running site
-			// lab's).
-			plan, err := st.plan(env.Ctx)
-			if err != nil {
-				return err
-			}
-			var live knob.Config
-			if plan.site != nil {
-				live = plan.site.live.Config
-			} else if plan.lab != nil {
-				if live, _, err = labstack.LiveStart(plan.lab); err != nil {
-					return err
-				}
-			}
-			cfgs, err := compareConfigs(args, live)
-			if err != nil {
-				return err
-			}
-			ctx := env.Ctx
-			say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
-			var kernelRun *sysctl.Run
-			// Every run restarts the servers, so they listen under the
-			// raised settings (the session raises them before a lab of its
-			// own starts, or after a running lab's configuration is saved).
-			var raise func() (func(), error)
-			if raiseSysctl {
-				var cs []knob.Config
-				for _, cc := range cfgs {
-					cs = append(cs, cc.Config)
-				}
-				raise = raiseKernel(env, sysctl.NeedOf(cs, conns), "compare", &kernelRun)
-			}
-			sess, err := openSession(env, &st, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: st.workloadSpec(), redactNames: redactNames})
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			l, w := sess.Lab, sess.Workload
-			appName := st.appLabel()
-			if st.lab != "" {
-				appName = l.App
-			}
-			stack := labstack.New(l, w)
-			var engineVersion string
-			if eng.engine == "locust" {
-				opt := load.Options{Connections: conns, Duration: d, Warmup: warmup}
-				if engineVersion, err = eng.useLocust(ctx, stack, opt, redactNames, env.Stderr, "compare"); err != nil {
-					return err
-				}
-			}
-			if err := checkStartPage(ctx, env, stack, say); err != nil {
-				return err
-			}
-			blocked := labstack.NewBlockedCounter(ctx, l)
-			res, err := runCompare(ctx, stack, w.Writes, cfgs, conns, rounds, d, warmup, say)
-			if err != nil {
-				return err
-			}
-			res.Engine, res.EngineVersion = eng.engine, engineVersion
-			if eng.engine == "locust" {
-				res.Workers = eng.workers
-			}
-			var blockedWarning string
-			if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
-				say("%s", blockedWarning)
-			}
-			res.App, res.Workload = appName, w.Name
-			res.KernelLimits = sysctl.NewFS(sysctlProc).Collect(nil)
-			completeKernelLimits(res.KernelLimits, l, kernelRun, nil)
-			for i := range res.Configs {
-				res.Configs[i].Backlogs = sysctl.Backlogs(res.Configs[i].Config, sysctl.RunSomaxconn(res.KernelLimits))
-			}
-			var ran []map[string]string
-			for _, cc := range res.Configs {
-				ran = append(ran, cc.Config)
-			}
-			res.Builds = buildsOf(ran)
-			// What is printed holds no secret (a workload's query, a
-			// failure's message).
-			if err := redact.Value(res, redactNames); err != nil {
-				return err
-			}
-			if asJSON {
-				e := json.NewEncoder(env.Stdout)
-				e.SetIndent("", "  ")
-				if err := e.Encode(res); err != nil {
-					return err
-				}
-			} else {
-				printCompare(env.Stdout, res, d)
-				printBuilds(env.Stdout, res.Builds)
-			}
-			var failed []string
-			for _, cc := range res.Configs {
-				if cc.Failed != "" {
-					failed = append(failed, cc.Label)
-				}
-			}
-			sort.Strings(failed)
-			if len(failed) > 0 {
-				return fmt.Errorf("configurations that failed: %s", strings.Join(failed, ", "))
-			}
-			return nil
+			return runCompareCmd(env, f, args)
 		},
 	}
 	fl := cmd.Flags()
-	st.add(fl, "compare", labstack.WorkloadFront)
-	fl.IntVarP(&conns, "connections", "c", 50, "connections")
-	fl.IntVar(&rounds, "rounds", 3, "rounds; each measures every configuration once")
-	fl.DurationVarP(&d, "duration", "d", 10*time.Second, "measured time of each run")
-	fl.DurationVar(&warmup, "warmup", 3*time.Second, "warm-up of each run, not measured")
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	addApplySysctlFlag(fl, &raiseSysctl)
-	addRedactFlag(fl, &redactNames)
-	eng.addLocal(fl)
-	storedRuns.add(fl) // stored runs: compare_runs.go
+	f.stack.add(fl, "compare", labstack.WorkloadFront)
+	fl.IntVarP(&f.conns, "connections", "c", 50, "connections")
+	fl.IntVar(&f.rounds, "rounds", 3, "rounds; each measures every configuration once")
+	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured time of each run")
+	fl.DurationVar(&f.warmup, "warmup", 3*time.Second, "warm-up of each run, not measured")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	addApplySysctlFlag(fl, &f.applySysctl)
+	addRedactFlag(fl, &f.redact)
+	f.eng.addLocal(fl)
+	f.storedRuns.add(fl)
 	return cmd
+}
+
+// validate refuses what cannot run before anything starts: nargs
+// CONFIG arguments, the flags, and Locust when it is asked for and not
+// installed.
+func (f *compareFlags) validate(env *Env, nargs int) error {
+	if err := checkApplySysctl(f.applySysctl); err != nil {
+		return err
+	}
+	if nargs == 0 {
+		return usageErr("Try: phptune compare --app hello default recommended.knobs", "name at least one configuration: a knob file or default")
+	}
+	if err := checkRedactNames(f.redact); err != nil {
+		return err
+	}
+	if err := f.eng.check(); err != nil {
+		return err
+	}
+	if err := f.stack.check(false); err != nil {
+		return err
+	}
+	if f.eng.engine == "locust" {
+		if f.stack.site != "" {
+			return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
+		}
+		// Installed before a lab is started for it.
+		if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
+			return err
+		}
+	}
+	if f.rounds < 1 || f.rounds > 50 || f.conns < 1 || f.duration < time.Second || f.warmup < 0 {
+		return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
+	}
+	return nil
+}
+
+// runCompareCmd is phptune compare CONFIG...: the stack planned, the
+// configurations read, the session opened, the configurations measured
+// interleaved, and the result printed.
+func runCompareCmd(env *Env, f *compareFlags, args []string) error {
+	ctx := env.Ctx
+	plan, cfgs, err := f.configs(ctx, args)
+	if err != nil {
+		return err
+	}
+	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "compare: "+format+"\n", a...) }
+	var kernelRun *sysctl.Run
+	// Every run restarts the servers, so they listen under the raised
+	// settings (the session raises them before a lab of its own starts,
+	// or after a running lab's configuration is saved).
+	var raise func() (func(), error)
+	if f.applySysctl {
+		var cs []knob.Config
+		for _, cc := range cfgs {
+			cs = append(cs, cc.Config)
+		}
+		raise = raiseKernel(env, sysctl.NeedOf(cs, f.conns), "compare", &kernelRun)
+	}
+	sess, err := openSession(env, &f.stack, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	l, w := sess.Lab, sess.Workload
+	stack := labstack.New(l, w)
+	var engineVersion string
+	if f.eng.engine == "locust" {
+		opt := load.Options{Connections: f.conns, Duration: f.duration, Warmup: f.warmup}
+		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "compare"); err != nil {
+			return err
+		}
+	}
+	if err := checkStartPage(ctx, env, stack, say); err != nil {
+		return err
+	}
+	blocked := labstack.NewBlockedCounter(ctx, l)
+	res, err := runCompare(ctx, stack, w.Writes, cfgs, f.conns, f.rounds, f.duration, f.warmup, say)
+	if err != nil {
+		return err
+	}
+	res.Engine, res.EngineVersion = f.eng.engine, engineVersion
+	if f.eng.engine == "locust" {
+		res.Workers = f.eng.workers
+	}
+	var blockedWarning string
+	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
+		say("%s", blockedWarning)
+	}
+	res.App, res.Workload = f.stack.appLabel(), w.Name
+	if f.stack.lab != "" {
+		res.App = l.App
+	}
+	completeCompare(res, l, kernelRun)
+	return f.print(env, res)
+}
+
+// configs plans the stack and reads the CONFIG arguments; with --site
+// (or --lab of a site lab) "live" is the site's live configuration.
+func (f *compareFlags) configs(ctx context.Context, args []string) (*stackPlan, []compareConfig, error) {
+	plan, err := f.stack.plan(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var live knob.Config
+	if plan.site != nil {
+		live = plan.site.live.Config
+	} else if plan.lab != nil {
+		if live, _, err = labstack.LiveStart(plan.lab); err != nil {
+			return nil, nil, err
+		}
+	}
+	cfgs, err := compareConfigs(args, live)
+	return plan, cfgs, err
+}
+
+// completeCompare adds the kernel's limits, each configuration's
+// backlogs and the PHP builds that ran to res.
+func completeCompare(res *compareResult, l *lab.Lab, kernelRun *sysctl.Run) {
+	res.KernelLimits = sysctl.NewFS(sysctlProc).Collect(nil)
+	completeKernelLimits(res.KernelLimits, l, kernelRun, nil)
+	for i := range res.Configs {
+		res.Configs[i].Backlogs = sysctl.Backlogs(res.Configs[i].Config, sysctl.RunSomaxconn(res.KernelLimits))
+	}
+	var ran []map[string]string
+	for _, cc := range res.Configs {
+		ran = append(ran, cc.Config)
+	}
+	res.Builds = buildsOf(ran)
+}
+
+// print prints res, redacted, as the table or JSON, and fails naming
+// the configurations that failed.
+func (f *compareFlags) print(env *Env, res *compareResult) error {
+	// What is printed holds no secret (a workload's query, a failure's
+	// message).
+	if err := redact.Value(res, f.redact); err != nil {
+		return err
+	}
+	if f.asJSON {
+		e := json.NewEncoder(env.Stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printCompare(env.Stdout, res, f.duration)
+		printBuilds(env.Stdout, res.Builds)
+	}
+	var failed []string
+	for _, cc := range res.Configs {
+		if cc.Failed != "" {
+			failed = append(failed, cc.Label)
+		}
+	}
+	sort.Strings(failed)
+	if len(failed) > 0 {
+		return fmt.Errorf("configurations that failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
 }
 
 // runCompare measures cfgs interleaved on st (package interleave) and
@@ -453,11 +462,13 @@ func compareConfigs(args []string, live knob.Config) ([]compareConfig, error) {
 			continue
 		}
 		if file != "default" {
-			data, err := os.ReadFile(file)
-			if err != nil {
+			var err error
+			cfg, err = cfg.ApplyFileAt(file)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
 				return nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs), or default", "configuration %s: %v", label, err)
 			}
-			if cfg, err = cfg.ApplyFile(string(data)); err != nil {
+			if err != nil {
 				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %s: %v", label, file, err)
 			}
 			if err := cfg.Validate(); err != nil {

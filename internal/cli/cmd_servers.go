@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -12,10 +12,12 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/servers"
+	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -62,7 +64,8 @@ Every server named with --servers must be able to run here: a missing one
 is refused before anything starts, with the line that installs it. Without
 --servers every server that can run is compared and the others are named
 with their install lines. --add LABEL=FILE measures a knob file beside them
-without a tune (e.g. seed 002's Unit with 20 processes).
+without a tune (e.g. a configuration of your own, such as Unit with 20
+PHP processes).
 
 The budget: the comparison takes about rounds × configurations × (duration
 + warm-up + ~2 s), the lab ~15 s, and each server's tune an equal share of
@@ -127,93 +130,18 @@ func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, 
 	if err := checkWorkload(f.stack.workloadSpec(), f.stack.app); err != nil {
 		return nil, err
 	}
-	if f.conns < 1 || f.conns > 10000 {
-		return nil, usageErr("Try: -c 10", "--connections %d: give 1 to 10000", f.conns)
-	}
-	if f.rounds < 2 || f.rounds > 50 {
-		return nil, usageErr("Try: --rounds 4", "--rounds %d: give 2 to 50 (an interval needs two rounds at least)", f.rounds)
-	}
-	if f.duration < time.Second || f.warmup < 0 || f.trialDuration < time.Second || f.trialWarmup < 0 {
-		return nil, usageErr("Try: -d 10s --warmup 3s --trial-duration 10s --trial-warmup 3s", "-d and --trial-duration must be at least 1s, --warmup and --trial-warmup not negative")
-	}
-	if f.timeBudget <= 0 {
-		return nil, usageErr("Try: --time-budget 60m", "--time-budget must be positive: it is split between the tunes and the comparison")
-	}
-	rate, err := parseErrorRate(f.maxErrors)
+	limits, err := f.checkNumbers()
 	if err != nil {
 		return nil, err
 	}
-	budget, _, err := parseMemoryBudget(f.memoryBudget)
+	p.limits = limits
+	run, notCompared, err := f.runnable(explicit)
 	if err != nil {
 		return nil, err
 	}
-	p.limits = results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate}
-
-	spec := f.list
-	if !explicit {
-		spec = strings.Join(knob.Servers, ",")
-	}
-	list, err := servers.ParseServers(spec)
+	added, err := f.added(run)
 	if err != nil {
-		return nil, usageErr("Try: --servers "+strings.Join(knob.Servers, ","), "--servers: %v", err)
-	}
-	var run []string
-	var notCompared []results.NotCompared
-	var missing []string
-	for _, s := range list {
-		if err := lab.CheckServer(s); err != nil {
-			if explicit {
-				missing = append(missing, fmt.Sprintf("%s: %v", s, err))
-				continue
-			}
-			notCompared = append(notCompared, results.NotCompared{Server: s, Reason: err.Error()})
-			continue
-		}
-		run = append(run, s)
-	}
-	if len(missing) > 0 {
-		return nil, usageErr("Install what is missing (phptune setup as root installs the Debian packages), or leave those servers out of --servers", "--servers names servers that cannot run here:\n  %s", strings.Join(missing, "\n  "))
-	}
-	if len(run) == 0 {
-		var why []string
-		for _, n := range notCompared {
-			why = append(why, n.Server+": "+n.Reason)
-		}
-		return nil, usageErr("Run phptune setup as root", "no server can run here:\n  %s", strings.Join(why, "\n  "))
-	}
-
-	var added []servers.Added
-	labels := map[string]bool{}
-	for _, s := range run {
-		for _, l := range []string{s + " tuned", s + " default", s + " (tuned = default)"} {
-			labels[l] = true
-		}
-	}
-	for _, a := range f.add {
-		label, file, ok := strings.Cut(a, "=")
-		label = strings.TrimSpace(label)
-		if !ok || label == "" || file == "" {
-			return nil, usageErr("Try: --add unit-20=unit20.knobs", "--add %q: write LABEL=FILE, FILE a knob file (KNOB=VALUE lines)", a)
-		}
-		if labels[label] {
-			return nil, usageErr("Try: --add another-name="+file, "--add %s: the label %q is already taken", a, label)
-		}
-		labels[label] = true
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs)", "--add %s: %v", label, err)
-		}
-		cfg, err := knob.Defaults().ApplyFile(string(data))
-		if err == nil {
-			err = cfg.Validate()
-		}
-		if err != nil {
-			return nil, usageErr("See every knob, its default and its range: phptune knobs", "--add %s: %s: %v", label, file, err)
-		}
-		if err := lab.CheckServer(cfg.Server()); err != nil {
-			return nil, usageErr("Install what is missing (phptune setup as root), or leave out this --add", "--add %s runs server=%s, which cannot run here: %v", label, cfg.Server(), err)
-		}
-		added = append(added, servers.Added{Label: label, Config: cfg})
+		return nil, err
 	}
 	p.opt = servers.Options{Command: command, App: f.stack.app, Workload: f.stack.workloadSpec(), Servers: run, Added: added, NotCompared: notCompared,
 		Conns: f.conns, TimeBudget: f.timeBudget, Rounds: f.rounds, Duration: f.duration, Warmup: f.warmup,
@@ -232,6 +160,110 @@ func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, 
 	return p, nil
 }
 
+// checkNumbers refuses counts and durations out of range and returns
+// the tuned configurations' limits (--max-errors, --memory-budget).
+func (f *serversFlags) checkNumbers() (results.Limits, error) {
+	switch {
+	case f.conns < 1 || f.conns > 10000:
+		return results.Limits{}, usageErr("Try: -c 10", "--connections %d: give 1 to 10000", f.conns)
+	case f.rounds < 2 || f.rounds > 50:
+		return results.Limits{}, usageErr("Try: --rounds 4", "--rounds %d: give 2 to 50 (an interval needs two rounds at least)", f.rounds)
+	case f.duration < time.Second || f.warmup < 0 || f.trialDuration < time.Second || f.trialWarmup < 0:
+		return results.Limits{}, usageErr("Try: -d 10s --warmup 3s --trial-duration 10s --trial-warmup 3s", "-d and --trial-duration must be at least 1s, --warmup and --trial-warmup not negative")
+	case f.timeBudget <= 0:
+		return results.Limits{}, usageErr("Try: --time-budget 60m", "--time-budget must be positive: it is split between the tunes and the comparison")
+	}
+	rate, err := parseErrorRate(f.maxErrors)
+	if err != nil {
+		return results.Limits{}, err
+	}
+	budget, _, err := parseMemoryBudget(f.memoryBudget)
+	if err != nil {
+		return results.Limits{}, err
+	}
+	return results.Limits{MemoryBudgetB: budget, MaxErrorRate: rate}, nil
+}
+
+// runnable are the servers of --servers (explicit) or every server that
+// can run here, and the others with why not; a server named with
+// --servers that cannot run is refused.
+func (f *serversFlags) runnable(explicit bool) ([]string, []results.NotCompared, error) {
+	spec := f.list
+	if !explicit {
+		spec = strings.Join(knob.Servers, ",")
+	}
+	list, err := servers.ParseServers(spec)
+	if err != nil {
+		return nil, nil, usageErr("Try: --servers "+strings.Join(knob.Servers, ","), "--servers: %v", err)
+	}
+	var run, missing []string
+	var notCompared []results.NotCompared
+	for _, s := range list {
+		if err := lab.CheckServer(s); err != nil {
+			if explicit {
+				missing = append(missing, fmt.Sprintf("%s: %v", s, err))
+				continue
+			}
+			notCompared = append(notCompared, results.NotCompared{Server: s, Reason: err.Error()})
+			continue
+		}
+		run = append(run, s)
+	}
+	if len(missing) > 0 {
+		return nil, nil, usageErr("Install what is missing (phptune setup as root installs the Debian packages), or leave those servers out of --servers", "--servers names servers that cannot run here:\n  %s", strings.Join(missing, "\n  "))
+	}
+	if len(run) == 0 {
+		var why []string
+		for _, n := range notCompared {
+			why = append(why, n.Server+": "+n.Reason)
+		}
+		return nil, nil, usageErr("Run phptune setup as root", "no server can run here:\n  %s", strings.Join(why, "\n  "))
+	}
+	return run, notCompared, nil
+}
+
+// added are --add's knob files, each with a label no tuned or default
+// configuration of the servers run takes, and a server that can run.
+func (f *serversFlags) added(run []string) ([]servers.Added, error) {
+	var added []servers.Added
+	labels := map[string]bool{}
+	for _, s := range run {
+		for _, l := range []string{s + " tuned", s + " default", s + " (tuned = default)"} {
+			labels[l] = true
+		}
+	}
+	for _, a := range f.add {
+		label, file, ok := strings.Cut(a, "=")
+		label = strings.TrimSpace(label)
+		if !ok || label == "" || file == "" {
+			return nil, usageErr("Try: --add unit-20=unit20.knobs", "--add %q: write LABEL=FILE, FILE a knob file (KNOB=VALUE lines)", a)
+		}
+		if labels[label] {
+			return nil, usageErr("Try: --add another-name="+file, "--add %s: the label %q is already taken", a, label)
+		}
+		labels[label] = true
+		cfg, err := knob.Defaults().ApplyFileAt(file)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, usageErr("Give a knob file of KNOB=VALUE lines, as phptune tune writes (recommended.knobs)", "--add %s: %v", label, err)
+		}
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err != nil {
+			return nil, usageErr("See every knob, its default and its range: phptune knobs", "--add %s: %s: %v", label, file, err)
+		}
+		if err := lab.CheckServer(cfg.Server()); err != nil {
+			return nil, usageErr("Install what is missing (phptune setup as root), or leave out this --add", "--add %s runs server=%s, which cannot run here: %v", label, cfg.Server(), err)
+		}
+		added = append(added, servers.Added{Label: label, Config: cfg})
+	}
+	return added, nil
+}
+
+// runServers is phptune servers once planned: the run's ID and output
+// directory, the labs of every server tuned and compared
+// (servers.RunLab), and the result printed and written as a report.
 func runServers(env *Env, f *serversFlags, command string, explicit bool) error {
 	ctx := env.Ctx
 	plan, err := planServers(f, command, explicit)
@@ -267,12 +299,35 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 	per, _ := opt.Budget().PerTune()
 	say("run %s: %s tuned for up to %s each, then compared in %d interleaved rounds; files go to %s", opt.ID, strings.Join(opt.Servers, ", "), per.Round(time.Second), opt.Rounds, outDir)
 	warnNeighbours(env)
+	lo := serversLabOptions(env, f, plan, opt, db, out, say)
+	res, runErr := servers.RunLab(ctx, lo)
+	if res == nil {
+		return runErr
+	}
+	if runErr != nil && !servers.IsInterrupted(runErr) {
+		// A failure of the run itself (not of one server): what was
+		// measured is still written below.
+		say("the run failed: %v", runErr)
+	}
+	werr, err := printServers(env, f, out, res)
+	if err != nil {
+		return err
+	}
+	if werr != nil && runErr == nil {
+		return werr
+	}
+	return runErr
+}
 
+// serversLabOptions are servers.RunLab's options for the planned run
+// opt: results stored in db, each tuned server's files written into its
+// own directory of out, progress said on stderr.
+func serversLabOptions(env *Env, f *serversFlags, plan *serversPlan, opt servers.Options, db *store.DB, out *outdir.Dir, say func(string, ...any)) servers.LabOptions {
 	phpVersion := "8.2"
 	if b, err := phpfpm.Find(); err == nil {
 		phpVersion = b.Version
 	}
-	lo := servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.stack.expect, Store: db, Environment: environment(ctx),
+	return servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.stack.expect, Store: db, Environment: environment(env.Ctx),
 		PHPVersion: phpVersion, MemAvailableB: memAvailable(), Say: say,
 		TuneProgress: func(server string, p tune.Progress) {
 			left := ""
@@ -291,32 +346,23 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 			return dir.Path(), err
 		},
 	}
-	res, runErr := servers.RunLab(ctx, lo)
-	if res == nil {
-		return runErr
-	}
-	if runErr != nil && !servers.IsInterrupted(runErr) {
-		// A failure of the run itself (not of one server): what was
-		// measured is still written below.
-		say("the run failed: %v", runErr)
-	}
+}
+
+// printServers writes the comparison's report files into out (werr: the
+// error writing them) and prints it as text or JSON (err: the error
+// printing).
+func printServers(env *Env, f *serversFlags, out *outdir.Dir, res *results.Servers) (werr, err error) {
 	rr := report.Run{Servers: res, Secrets: labPasswords()}
 	paths, werr := report.WriteAll(out, rr)
 	if f.asJSON {
-		if err := report.Render(env.Stdout, "json", rr); err != nil {
-			return err
-		}
-	} else {
-		if err := report.Render(env.Stdout, "text", rr); err != nil {
-			return err
-		}
-		if werr == nil {
-			fmt.Fprintf(env.Stdout, "\nreport: %s\n", paths["html"])
-		}
-		fmt.Fprintf(env.Stdout, "stored as run %s: phptune report %s\n", res.ID, res.ID)
+		return werr, report.Render(env.Stdout, "json", rr)
 	}
-	if werr != nil && runErr == nil {
-		return werr
+	if err := report.Render(env.Stdout, "text", rr); err != nil {
+		return werr, err
 	}
-	return runErr
+	if werr == nil {
+		fmt.Fprintf(env.Stdout, "\nreport: %s\n", paths["html"])
+	}
+	fmt.Fprintf(env.Stdout, "stored as run %s: phptune report %s\n", res.ID, res.ID)
+	return werr, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/store"
 )
 
 // compareRunsFlags are compare's flags for stored runs: --runs makes the
@@ -102,7 +103,7 @@ func loadComparedRun(env *Env, arg string, names []string) (report.StoredBench, 
 		}
 		return report.StoredBench{Bench: &b}, nil
 	}
-	if _, err := os.Stat(resultsDBPath()); err != nil {
+	if !store.Exists(resultsDBPath()) {
 		return report.StoredBench{}, fmt.Errorf("no results database at %s yet: run phptune bench or phptune import locust first", resultsDBPath())
 	}
 	db, err := openResults(env.Ctx, names)

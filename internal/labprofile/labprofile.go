@@ -40,7 +40,8 @@ type Options struct {
 	// Native and PHP choose the samplers (both by default).
 	Native, PHP bool
 	Perf        perf.Options
-	// TempDir is a private directory for perf's data (root-only).
+	// TempDir is a private directory for perf's data (root-only); Run
+	// makes one of its own, and removes it, when it is empty.
 	TempDir string
 	Say     func(format string, a ...any)
 }
@@ -98,6 +99,14 @@ func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Resu
 	}
 	if o.Rounds < 1 || o.Conns < 1 || o.Duration < time.Second {
 		return nil, errors.New("a profile needs at least 1 round, 1 connection and 1 s of load")
+	}
+	if o.TempDir == "" {
+		tmp, err := os.MkdirTemp("", "phptune-profile-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		o.TempDir = tmp
 	}
 	res := &Result{Connections: o.Conns, DurationS: o.Duration.Seconds(), Rounds: o.Rounds, Server: l.Config.Server(),
 		PHPJIT: jitOn(l.Config), ThroughputRPS: map[string]float64{}}
