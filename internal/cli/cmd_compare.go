@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/errlog"
 	"github.com/phptune/phptune/internal/interleave"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
@@ -52,6 +53,9 @@ type compareConfig struct {
 	// Backlogs are the configuration's listen backlogs as asked and as
 	// the kernel gave them.
 	Backlogs []results.Backlog `json:"backlogs,omitempty"`
+	// PHPErrors are PHP's own messages the configuration's runs logged,
+	// summed over its rounds.
+	PHPErrors *results.PHPErrors `json:"php_errors,omitempty"`
 }
 
 // compareResult is what phptune compare prints with --json.
@@ -361,6 +365,9 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 				engine = "phptune"
 			}
 			cc.Engines = append(cc.Engines, engine)
+			if b.ServerErrors != nil {
+				cc.PHPErrors = errlog.MergePHP(cc.PHPErrors, b.ServerErrors.PHP)
+			}
 		}
 		res.Configs = append(res.Configs, cc)
 	}
@@ -432,6 +439,11 @@ func printCompare(w io.Writer, res *compareResult, d time.Duration) {
 			if b.Effective < b.Asked {
 				fmt.Fprintf(w, "%s: %s: %s\n", cc.Label, b.Knob, sysctl.BacklogText(b.Asked, b.Somaxconn))
 			}
+		}
+	}
+	for _, cc := range res.Configs {
+		if p := errlog.PHPLine(cc.PHPErrors); p != "" {
+			fmt.Fprintf(w, "%s: %s\n", cc.Label, p)
 		}
 	}
 	report.BlockedText(w, res.Blocked, "")
