@@ -344,7 +344,7 @@ func saveCapacityRun(ctx context.Context, c *results.Capacity, app, workload, ou
 	if out == "" {
 		out = "phptune-report-" + c.ID + ".html"
 	}
-	if err := writeReport(out, "html", report.Run{Capacity: c, Secrets: labPasswords(), RedactNames: names}); err != nil {
+	if err := writeReport(out, "html", report.Run{Capacity: c, Secrets: lab.Passwords(), RedactNames: names}); err != nil {
 		return "", err
 	}
 	return filepath.Abs(out)

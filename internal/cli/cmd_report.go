@@ -58,7 +58,7 @@ terminal. --list shows the stored runs.`,
 			if err != nil {
 				return err
 			}
-			r := report.Run{Tune: run.Result, Bench: run.Bench, Capacity: run.Capacity, Servers: run.Servers, Secrets: labPasswords(), RedactNames: run.Redact}
+			r := report.Run{Tune: run.Result, Bench: run.Bench, Capacity: run.Capacity, Servers: run.Servers, Secrets: lab.Passwords(), RedactNames: run.Redact}
 			if r.Tune == nil && r.Bench == nil && r.Capacity == nil && r.Servers == nil {
 				return fmt.Errorf("run %s has no result yet (status %s); continue it with: phptune tune --resume %s", run.ID, run.Status, run.ID)
 			}
@@ -157,15 +157,11 @@ func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, 
 	if out == "" {
 		out = "phptune-report-" + strings.ReplaceAll(b.ID, "/", "-") + ".html"
 	}
-	if err := writeReport(out, "html", report.Run{Bench: b, Secrets: labPasswords(), RedactNames: names}); err != nil {
+	if err := writeReport(out, "html", report.Run{Bench: b, Secrets: lab.Passwords(), RedactNames: names}); err != nil {
 		return "", err
 	}
 	return filepath.Abs(out)
 }
-
-// labPasswords are the passwords of the labs that exist now
-// (lab.Passwords), for a report to remove wherever they appear.
-func labPasswords() []string { return lab.Passwords() }
 
 // writeReport renders r in format to the file out (outdir.WriteFile: a
 // link planted under the name is replaced, never followed; a file of

@@ -352,7 +352,7 @@ func serversLabOptions(env *Env, f *serversFlags, plan *serversPlan, opt servers
 // error writing them) and prints it as text or JSON (err: the error
 // printing).
 func printServers(env *Env, f *serversFlags, out *outdir.Dir, res *results.Servers) (werr, err error) {
-	rr := report.Run{Servers: res, Secrets: labPasswords()}
+	rr := report.Run{Servers: res, Secrets: lab.Passwords()}
 	paths, werr := report.WriteAll(out, rr)
 	if f.asJSON {
 		return werr, report.Render(env.Stdout, "json", rr)
