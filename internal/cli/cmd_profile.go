@@ -10,7 +10,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
 	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
@@ -137,9 +136,4 @@ func runProfile(env *Env, f *profileFlags, set []string) error {
 	report.ProfileText(env.Stdout, res)
 	fmt.Fprintf(env.Stdout, "\nfiles: %s (profile.html: flame graphs)\n", outDir)
 	return nil
-}
-
-// writeProfile writes a profile's files into dir (report.WriteProfile).
-func writeProfile(dir *outdir.Dir, app, workload string, res *labprofile.Result) error {
-	return report.WriteProfile(dir, app, workload, res)
 }

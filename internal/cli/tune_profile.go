@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/perf"
+	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/tune"
@@ -22,11 +22,6 @@ import (
 // empty list would otherwise stand for).
 func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tune.Options, outDir *outdir.Dir, say func(string, ...any)) ([]results.ProfileFinding, error) {
 	say("profiling the starting configuration (one round: plain, perf, excimer)")
-	tmp, err := os.MkdirTemp("", "phptune-profile-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 	// The lab runs the start already: its own lab came up with it, a
 	// --lab's configuration is the start.
 	conns, d, warmup := opt.Conns, opt.Duration, opt.Warmup
@@ -40,7 +35,7 @@ func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tun
 		warmup = 3 * time.Second
 	}
 	res, err := labprofile.Run(ctx, l, w, labprofile.Options{Conns: conns, Duration: d, Warmup: warmup,
-		Rounds: 1, PHPClock: lab.ProfilerCPU, Native: true, PHP: true, Perf: perf.DefaultOptions, TempDir: tmp, Say: say})
+		Rounds: 1, PHPClock: lab.ProfilerCPU, Native: true, PHP: true, Perf: perf.DefaultOptions, Say: say})
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +44,7 @@ func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tun
 		return nil, err
 	}
 	defer sub.Close()
-	if err := writeProfile(sub, opt.App, w.Name, res); err != nil {
+	if err := report.WriteProfile(sub, opt.App, w.Name, res); err != nil {
 		return nil, err
 	}
 	if opt.Challenges == nil {
