@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 
+	"github.com/phptune/phptune/internal/saferead"
 	"github.com/phptune/phptune/internal/safewrite"
 )
 
@@ -73,19 +73,7 @@ func removeFile(path string) error {
 // readRegular reads a regular file without following a link at its last
 // component, up to limit bytes (more is an error).
 func readRegular(path string, limit int64) ([]byte, error) {
-	f, _, err := safewrite.OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
+	return saferead.Whole(path, limit, saferead.AnyOwner)
 }
 
 // sameContent reports whether path holds exactly data.

@@ -67,7 +67,7 @@ func Whole(path string, limit int64, rule Rule) ([]byte, error) {
 func Open(path string, rule Rule) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("%s is a symbolic link: refused (name the file it points to)", path)
+		return nil, fmt.Errorf("%s is a symbolic link: refused (name the file it points to): %w", path, err)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/saferead"
 )
 
 // Write replaces path with data, mode and, when running as root, owner
@@ -71,19 +73,14 @@ func SyncDir(dir string) error {
 // or device opened by mistake is not read: O_NONBLOCK keeps the open
 // from waiting on one). The caller closes the file.
 func OpenRegular(path string) (*os.File, os.FileInfo, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	f, err := saferead.Open(path, saferead.AnyOwner)
 	if err != nil {
-		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	return f, st, nil
 }
