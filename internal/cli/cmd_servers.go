@@ -16,7 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/servers"
+	"github.com/phptune/phptune/internal/servercompare"
 	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -113,7 +113,7 @@ var serversRefused = merge(
 
 // serversPlan is everything checked before anything starts.
 type serversPlan struct {
-	opt    servers.Options
+	opt    servercompare.Options
 	limits results.Limits
 	outDir string
 }
@@ -143,11 +143,11 @@ func planServers(f *serversFlags, command string, explicit bool) (*serversPlan, 
 	if err != nil {
 		return nil, err
 	}
-	p.opt = servers.Options{Command: command, App: f.stack.app, Workload: f.stack.workloadSpec(), Servers: run, Added: added, NotCompared: notCompared,
+	p.opt = servercompare.Options{Command: command, App: f.stack.app, Workload: f.stack.workloadSpec(), Servers: run, Added: added, NotCompared: notCompared,
 		Conns: f.conns, TimeBudget: f.timeBudget, Rounds: f.rounds, Duration: f.duration, Warmup: f.warmup,
 		TrialDuration: f.trialDuration, TrialWarmup: f.trialWarmup}
 	if _, err := p.opt.Budget().PerTune(); err != nil {
-		var be *servers.BudgetError
+		var be *servercompare.BudgetError
 		if errors.As(err, &be) {
 			return nil, usageErr(fmt.Sprintf("Try: --time-budget %s", be.Suggest()), "%v", err)
 		}
@@ -192,7 +192,7 @@ func (f *serversFlags) runnable(explicit bool) ([]string, []results.NotCompared,
 	if !explicit {
 		spec = strings.Join(knob.Servers, ",")
 	}
-	list, err := servers.ParseServers(spec)
+	list, err := servercompare.ParseServers(spec)
 	if err != nil {
 		return nil, nil, usageErr("Try: --servers "+strings.Join(knob.Servers, ","), "--servers: %v", err)
 	}
@@ -224,8 +224,8 @@ func (f *serversFlags) runnable(explicit bool) ([]string, []results.NotCompared,
 
 // added are --add's knob files, each with a label no tuned or default
 // configuration of the servers run takes, and a server that can run.
-func (f *serversFlags) added(run []string) ([]servers.Added, error) {
-	var added []servers.Added
+func (f *serversFlags) added(run []string) ([]servercompare.Added, error) {
+	var added []servercompare.Added
 	labels := map[string]bool{}
 	for _, s := range run {
 		for _, l := range []string{s + " tuned", s + " default", s + " (tuned = default)"} {
@@ -256,14 +256,14 @@ func (f *serversFlags) added(run []string) ([]servers.Added, error) {
 		if err := lab.CheckServer(cfg.Server()); err != nil {
 			return nil, usageErr("Install what is missing (phptune setup as root), or leave out this --add", "--add %s runs server=%s, which cannot run here: %v", label, cfg.Server(), err)
 		}
-		added = append(added, servers.Added{Label: label, Config: cfg})
+		added = append(added, servercompare.Added{Label: label, Config: cfg})
 	}
 	return added, nil
 }
 
 // runServers is phptune servers once planned: the run's ID and output
 // directory, the labs of every server tuned and compared
-// (servers.RunLab), and the result printed and written as a report.
+// (servercompare.RunLab), and the result printed and written as a report.
 func runServers(env *Env, f *serversFlags, command string, explicit bool) error {
 	ctx := env.Ctx
 	plan, err := planServers(f, command, explicit)
@@ -300,11 +300,11 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 	say("run %s: %s tuned for up to %s each, then compared in %d interleaved rounds; files go to %s", opt.ID, strings.Join(opt.Servers, ", "), per.Round(time.Second), opt.Rounds, outDir)
 	warnNeighbours(env)
 	lo := serversLabOptions(env, f, plan, opt, db, out, say)
-	res, runErr := servers.RunLab(ctx, lo)
+	res, runErr := servercompare.RunLab(ctx, lo)
 	if res == nil {
 		return runErr
 	}
-	if runErr != nil && !servers.IsInterrupted(runErr) {
+	if runErr != nil && !servercompare.IsInterrupted(runErr) {
 		// A failure of the run itself (not of one server): what was
 		// measured is still written below.
 		say("the run failed: %v", runErr)
@@ -319,15 +319,15 @@ func runServers(env *Env, f *serversFlags, command string, explicit bool) error 
 	return runErr
 }
 
-// serversLabOptions are servers.RunLab's options for the planned run
+// serversLabOptions are servercompare.RunLab's options for the planned run
 // opt: results stored in db, each tuned server's files written into its
 // own directory of out, progress said on stderr.
-func serversLabOptions(env *Env, f *serversFlags, plan *serversPlan, opt servers.Options, db *store.DB, out *outdir.Dir, say func(string, ...any)) servers.LabOptions {
+func serversLabOptions(env *Env, f *serversFlags, plan *serversPlan, opt servercompare.Options, db *store.DB, out *outdir.Dir, say func(string, ...any)) servercompare.LabOptions {
 	phpVersion := "8.2"
 	if b, err := phpfpm.Find(); err == nil {
 		phpVersion = b.Version
 	}
-	return servers.LabOptions{Options: opt, Limits: plan.limits, Expect: f.stack.expect, Store: db, Environment: environment(env.Ctx),
+	return servercompare.LabOptions{Options: opt, Limits: plan.limits, Expect: f.stack.expect, Store: db, Environment: environment(env.Ctx),
 		PHPVersion: phpVersion, MemAvailableB: memAvailable(), Say: say,
 		TuneProgress: func(server string, p tune.Progress) {
 			left := ""

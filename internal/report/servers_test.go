@@ -16,7 +16,7 @@ import (
 // --servers nginx-fpm,apache-prefork-modphp -c 8, three rounds of 2 s,
 // tunes of 42 s each, with two configurations added (php-fpm static 10,
 // prefork with one child), on the shared 2-core VM under load; its
-// summary recomputed from its stored runs by package servers.
+// summary recomputed from its stored runs by package servercompare.
 func loadServers(t *testing.T) *results.Servers {
 	t.Helper()
 	var s results.Servers

@@ -1,5 +1,5 @@
-// Package servers compares web servers the only fair way (issue 13, seed
-// 002's open question "is it the server or the setup?"): each server is
+// Package servercompare compares web servers the only fair way, to answer
+// "is it the server or the setup?": each server is
 // tuned first under an equal share of the time budget (package tune), then
 // every tuned server and each server's default configuration are measured
 // side by side in interleaved rounds, each run in fresh processes (package
@@ -12,7 +12,7 @@
 // (Figures), the summary with its ranking and paired ratios (Summarize)
 // and the diagnosis (Diagnose) — do no I/O. Run drives a comparison
 // through the functions of Env; RunLab is Env for a real lab.
-package servers
+package servercompare
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package servers
+package servercompare
 
 import "github.com/phptune/phptune/internal/results"
 
