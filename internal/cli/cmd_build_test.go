@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/report"
 )
 
 // fakeBuild puts a complete-looking build into the cache (no compiler
@@ -112,7 +113,7 @@ func TestBuildsOf(t *testing.T) {
 		t.Fatalf("buildsOf = %+v", got)
 	}
 	var b strings.Builder
-	printBuilds(&b, got)
+	report.BuildsText(&b, got)
 	if s := b.String(); !strings.Contains(s, "php.build=0123456789ab: PHP 8.2.32 pgo trained on strings:front") || !strings.Contains(s, "OLDER") ||
 		!strings.Contains(s, "php.build=ffffffffffff: no longer in the build cache") {
 		t.Errorf("printed:\n%s", s)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -31,75 +30,6 @@ import (
 )
 
 func init() { register(newCompareCmd) }
-
-// compareConfig is one configuration being compared.
-type compareConfig struct {
-	Label  string      `json:"label"`
-	Config knob.Config `json:"config"`
-	RPS    []float64   `json:"throughput_rps_by_round"`
-	P99    []float64   `json:"latency_p99_ms_by_round"`
-	Errors []float64   `json:"error_rate_by_round"`
-	// PHPCPUPerRequest is PHP's CPU seconds per request by round
-	// (observe.PHPCPUPerRequest: the PHP workers — php-fpm's, Apache's
-	// children with mod_php, Unit's application processes — and php-fpm's
-	// master).
-	PHPCPUPerRequest []float64 `json:"php_cpu_s_per_request_by_round"`
-	// SpeedProbeMs is the machine-speed probe's reading of each round
-	// (results.Derived.SpeedProbeMs; 0 none).
-	SpeedProbeMs []float64 `json:"speed_probe_ms_by_round"`
-	// Engines are the load generator of each round: phptune or locust.
-	Engines []string `json:"engine_by_round,omitempty"`
-	Failed  string   `json:"failed,omitempty"`
-	// Backlogs are the configuration's listen backlogs as asked and as
-	// the kernel gave them.
-	Backlogs []results.Backlog `json:"backlogs,omitempty"`
-	// PHPErrors are PHP's own messages the configuration's runs logged,
-	// summed over its rounds.
-	PHPErrors *results.PHPErrors `json:"php_errors,omitempty"`
-}
-
-// compareResult is what phptune compare prints with --json.
-type compareResult struct {
-	App         string `json:"app"`
-	Workload    string `json:"workload"`
-	Connections int    `json:"connections"`
-	Rounds      int    `json:"rounds"`
-	// Engine is the load generator (--engine: phptune or locust), with
-	// Locust's version and local workers.
-	Engine        string          `json:"engine,omitempty"`
-	EngineVersion string          `json:"engine_version,omitempty"`
-	Workers       int             `json:"workers,omitempty"`
-	DurationS     float64         `json:"duration_s"`
-	Configs       []compareConfig `json:"configs"`
-	Summary       []compareRow    `json:"summary"`
-	// Builds name the PHP builds (php.build) the configurations ran.
-	Builds []results.PHPBuild `json:"php_builds,omitempty"`
-	// KernelLimits are the host's (package sysctl); each configuration's
-	// backlogs, asked and given, are in its Backlogs.
-	KernelLimits *results.KernelLimits `json:"kernel_limits,omitempty"`
-	// Blocked are the connections a sealed site lab's code tried to open
-	// outside the lab over the whole comparison, refused by the seal.
-	Blocked []results.Blocked `json:"blocked,omitempty"`
-}
-
-type compareRow struct {
-	Label          string  `json:"label"`
-	MedianRPS      float64 `json:"throughput_rps_median"`
-	MedianP99Ms    float64 `json:"latency_p99_ms_median"`
-	MeanErrorRate  float64 `json:"error_rate_mean"`
-	RatioRPS       float64 `json:"throughput_ratio"` // against the first config, paired by round
-	RatioRPSLow    float64 `json:"throughput_ratio_ci_low"`
-	RatioRPSHigh   float64 `json:"throughput_ratio_ci_high"`
-	RatioP99       float64 `json:"p99_ratio"`
-	PHPCPUPerReqMs float64 `json:"php_cpu_ms_per_request_median"`
-	// PHPSpeedRatio is the first config's PHP CPU per request ÷ this one's,
-	// each divided by its run's speed-probe reading (> 1: this one is
-	// faster at the same machine speed), paired by round, with its 95% CI
-	// (0: none).
-	PHPSpeedRatio     float64 `json:"php_cpu_speed_ratio,omitempty"`
-	PHPSpeedRatioLow  float64 `json:"php_cpu_speed_ratio_ci_low,omitempty"`
-	PHPSpeedRatioHigh float64 `json:"php_cpu_speed_ratio_ci_high,omitempty"`
-}
 
 // phpCPU is a run's PHP CPU seconds per request (observe.PHPCPUPerRequest:
 // the PHP workers and php-fpm's master); 0 unknown.
@@ -263,7 +193,7 @@ func runCompareCmd(env *Env, f *compareFlags, args []string) error {
 
 // configs plans the stack and reads the CONFIG arguments; with --site
 // (or --lab of a site lab) "live" is the site's live configuration.
-func (f *compareFlags) configs(ctx context.Context, args []string) (*stackPlan, []compareConfig, error) {
+func (f *compareFlags) configs(ctx context.Context, args []string) (*stackPlan, []results.CompareConfig, error) {
 	plan, err := f.stack.plan(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -282,7 +212,7 @@ func (f *compareFlags) configs(ctx context.Context, args []string) (*stackPlan, 
 
 // completeCompare adds the kernel's limits, each configuration's
 // backlogs and the PHP builds that ran to res.
-func completeCompare(res *compareResult, l *lab.Lab, kernelRun *sysctl.Run) {
+func completeCompare(res *results.Compare, l *lab.Lab, kernelRun *sysctl.Run) {
 	res.KernelLimits = sysctl.NewFS(sysctlProc).Collect(nil)
 	completeKernelLimits(res.KernelLimits, l, kernelRun, nil)
 	for i := range res.Configs {
@@ -297,7 +227,7 @@ func completeCompare(res *compareResult, l *lab.Lab, kernelRun *sysctl.Run) {
 
 // print prints res, redacted, as the table or JSON, and fails naming
 // the configurations that failed.
-func (f *compareFlags) print(env *Env, res *compareResult) error {
+func (f *compareFlags) print(env *Env, res *results.Compare) error {
 	// What is printed holds no secret (a workload's query, a failure's
 	// message).
 	if err := redact.Value(res, f.redact); err != nil {
@@ -310,8 +240,8 @@ func (f *compareFlags) print(env *Env, res *compareResult) error {
 			return err
 		}
 	} else {
-		printCompare(env.Stdout, res, f.duration)
-		printBuilds(env.Stdout, res.Builds)
+		report.CompareText(env.Stdout, res, f.duration)
+		report.BuildsText(env.Stdout, res.Builds)
 	}
 	var failed []string
 	for _, cc := range res.Configs {
@@ -328,7 +258,7 @@ func (f *compareFlags) print(env *Env, res *compareResult) error {
 
 // runCompare measures cfgs interleaved on st (package interleave) and
 // summarises them against the first.
-func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []compareConfig, conns, rounds int, d, warmup time.Duration, say func(string, ...any)) (*compareResult, error) {
+func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []results.CompareConfig, conns, rounds int, d, warmup time.Duration, say func(string, ...any)) (*results.Compare, error) {
 	ic := make([]interleave.Config, len(cfgs))
 	for i, cc := range cfgs {
 		ic[i] = interleave.Config{Label: cc.Label, Config: cc.Config}
@@ -346,7 +276,7 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 	if err := s.Run(ctx, rounds); err != nil {
 		return nil, err
 	}
-	res := &compareResult{Connections: conns, Rounds: rounds, DurationS: d.Seconds()}
+	res := &results.Compare{Connections: conns, Rounds: rounds, DurationS: d.Seconds()}
 	for i := range cfgs {
 		cc := cfgs[i]
 		cc.Failed = s.Failed(i)
@@ -373,7 +303,7 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []co
 	}
 	base := res.Configs[0]
 	for i, cc := range res.Configs {
-		row := compareRow{Label: cc.Label}
+		row := results.CompareRow{Label: cc.Label}
 		if len(cc.RPS) > 0 {
 			row.MedianRPS, row.MedianP99Ms, row.MeanErrorRate = stats.Median(cc.RPS), stats.Median(cc.P99), stats.Mean(cc.Errors)
 			row.PHPCPUPerReqMs = 1000 * stats.Median(cc.PHPCPUPerRequest)
@@ -412,51 +342,14 @@ func errorRate(b *results.Bench) float64 {
 	return float64(b.Errors) / float64(b.Requests)
 }
 
-// printCompare prints compare's table.
-func printCompare(w io.Writer, res *compareResult, d time.Duration) {
-	fmt.Fprintf(w, "%s %s, %d connections, %d rounds of %s (medians; ratios against %s, paired by round, 95%% CI)\n",
-		res.App, res.Workload, res.Connections, res.Rounds, d, res.Summary[0].Label)
-	fmt.Fprintf(w, "%-24s %10s %10s %8s %22s %8s %12s %22s\n", "config", "rps", "p99 ms", "errors", "throughput ratio", "p99 ×", "PHP CPU/req", "PHP speed ratio")
-	for _, row := range res.Summary {
-		speed := "-"
-		if row.PHPSpeedRatio > 0 {
-			speed = fmt.Sprintf("%.2f× [%.2f, %.2f]", row.PHPSpeedRatio, row.PHPSpeedRatioLow, row.PHPSpeedRatioHigh)
-		}
-		fmt.Fprintf(w, "%-24s %10.1f %10.1f %7.2f%% %8.2f× [%.2f, %.2f] %7.2f× %9.2f ms %22s\n",
-			row.Label, row.MedianRPS, row.MedianP99Ms, 100*row.MeanErrorRate, row.RatioRPS, row.RatioRPSLow, row.RatioRPSHigh, row.RatioP99, row.PHPCPUPerReqMs, speed)
-	}
-	fmt.Fprintln(w, "PHP speed ratio: the first config's PHP CPU per request ÷ this one's, each divided by the machine-speed probe's reading of its run (> 1: faster at the same machine speed)")
-	if res.Engine == "locust" {
-		fmt.Fprintf(w, "measured by Locust %s (%d local workers): its latencies are rounded buckets timed from each send; each run's warm-up was a throwaway Locust run\n", res.EngineVersion, res.Workers)
-	}
-	// The kernel's limits, and each configuration's backlogs the kernel
-	// capped: those configurations ran with less than they ask for.
-	for _, l := range sysctl.Lines(res.KernelLimits) {
-		fmt.Fprintf(w, "kernel: %s\n", l)
-	}
-	for _, cc := range res.Configs {
-		for _, b := range cc.Backlogs {
-			if b.Effective < b.Asked {
-				fmt.Fprintf(w, "%s: %s: %s\n", cc.Label, b.Knob, sysctl.BacklogText(b.Asked, b.Somaxconn))
-			}
-		}
-	}
-	for _, cc := range res.Configs {
-		if p := errlog.PHPLine(cc.PHPErrors); p != "" {
-			fmt.Fprintf(w, "%s: %s\n", cc.Label, p)
-		}
-	}
-	report.BlockedText(w, res.Blocked, "")
-}
-
 // compareConfigs reads compare's CONFIG arguments (default, FILE or
 // LABEL=FILE); a bad knob file is a usage error naming the file and line.
 //
 // live is a site's live configuration (--site, or --lab of a site lab
 // that recorded it), which the file name "live" stands for; nil
 // otherwise.
-func compareConfigs(args []string, live knob.Config) ([]compareConfig, error) {
-	var cfgs []compareConfig
+func compareConfigs(args []string, live knob.Config) ([]results.CompareConfig, error) {
+	var cfgs []results.CompareConfig
 	for _, a := range args {
 		label, file, ok := strings.Cut(a, "=")
 		if !ok {
@@ -470,7 +363,7 @@ func compareConfigs(args []string, live knob.Config) ([]compareConfig, error) {
 			if live == nil {
 				return nil, usageErr("Give --site NAME (or --lab of a site lab) to compare with the site's live configuration, or a knob file", "configuration %s: live is a site's live configuration, and this comparison runs no site lab", label)
 			}
-			cfgs = append(cfgs, compareConfig{Label: label, Config: live.Clone()})
+			cfgs = append(cfgs, results.CompareConfig{Label: label, Config: live.Clone()})
 			continue
 		}
 		if file != "default" {
@@ -487,7 +380,7 @@ func compareConfigs(args []string, live knob.Config) ([]compareConfig, error) {
 				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %s: %v", label, file, err)
 			}
 		}
-		cfgs = append(cfgs, compareConfig{Label: label, Config: cfg})
+		cfgs = append(cfgs, results.CompareConfig{Label: label, Config: cfg})
 	}
 	return cfgs, nil
 }

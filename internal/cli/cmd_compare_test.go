@@ -11,6 +11,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/results"
 )
 
 // TestCompareFlagsCheckedFirst: --docroot, --lab and --user are checked
@@ -61,7 +62,7 @@ func TestCompareDocRoot(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare --docroot: exit %d\n%s", code, errs)
 	}
-	var res compareResult
+	var res results.Compare
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("compare --json: %v\n%s", err, out)
 	}

@@ -276,7 +276,7 @@ func TestCompare(t *testing.T) {
 	if strings.Contains(out, "Zc-sess-1") {
 		t.Errorf("compare --json shows the workload's secret:\n%s", out)
 	}
-	var res compareResult
+	var res results.Compare
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("compare --json: %v\n%s", err, out)
 	}

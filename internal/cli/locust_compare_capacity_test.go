@@ -62,7 +62,7 @@ func TestCompareCapacityLocustIOLab(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare --engine locust: exit %d\n%s", code, errs)
 	}
-	var res compareResult
+	var res results.Compare
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("compare --json: %v\n%s", err, out)
 	}

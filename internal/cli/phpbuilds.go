@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/results"
@@ -29,22 +26,4 @@ func buildsOf(configs []map[string]string) []results.PHPBuild {
 			Training: r.Training, CFLAGS: r.CFLAGS, LDFLAGS: r.LDFLAGS, Older: r.Older, Warning: r.SecurityNote()})
 	}
 	return out
-}
-
-// printBuilds says which PHP builds ran, with an older source's warning.
-func printBuilds(w io.Writer, bs []results.PHPBuild) {
-	for _, b := range bs {
-		if b.Missing {
-			fmt.Fprintf(w, "php.build=%s: no longer in the build cache\n", b.ID)
-			continue
-		}
-		fmt.Fprintf(w, "php.build=%s: PHP %s %s", b.ID, b.PHPVersion, b.Variant)
-		if b.Training != "" {
-			fmt.Fprintf(w, " trained on %s", b.Training)
-		}
-		fmt.Fprintf(w, " (CFLAGS %s)\n", b.CFLAGS)
-		if b.Warning != "" {
-			fmt.Fprintf(w, "  %s\n", b.Warning)
-		}
-	}
 }

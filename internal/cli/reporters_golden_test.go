@@ -47,11 +47,11 @@ func TestGoldenPrintBench(t *testing.T) {
 // configuration that failed) as text, as phptune compare prints it, and
 // as its --json.
 func TestGoldenPrintCompare(t *testing.T) {
-	var res compareResult
+	var res results.Compare
 	loadJSON(t, filepath.Join("testdata", "reporters", "compare.json"), &res)
 	var text bytes.Buffer
-	printCompare(&text, &res, time.Duration(res.DurationS*float64(time.Second)))
-	printBuilds(&text, res.Builds)
+	report.CompareText(&text, &res, time.Duration(res.DurationS*float64(time.Second)))
+	report.BuildsText(&text, res.Builds)
 	goldentest.Check(t, filepath.Join("testdata", "reporters", "compare.text"), text.Bytes())
 
 	var js bytes.Buffer

@@ -168,7 +168,7 @@ func tuneError(err error, opt tune.Options, redactNames []string) error {
 // and how to check the recommendation.
 func printTune(env *Env, res *results.Tune, outDir string, paths []string) {
 	report.TuneText(env.Stdout, res)
-	printBuilds(env.Stdout, res.Environment.PHPBuilds)
+	report.BuildsText(env.Stdout, res.Environment.PHPBuilds)
 	fmt.Fprintf(env.Stdout, "\nfiles in %s:\n", outDir)
 	for _, p := range paths {
 		fmt.Fprintf(env.Stdout, "  %s\n", p)
