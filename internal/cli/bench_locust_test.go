@@ -18,9 +18,9 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func TestEngineFlagsRefused(t *testing.T) {
@@ -248,7 +248,7 @@ func TestBenchLocustMixWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := labstack.ParseWorkload(context.Background(), l, "mix")
+	w, err := workload.Parse(context.Background(), l, "mix")
 	if err != nil {
 		t.Fatal(err)
 	}

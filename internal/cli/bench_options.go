@@ -14,6 +14,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // benchHelp is the hint of bench's usage errors that have no better one.
@@ -227,7 +228,7 @@ func (f *benchFlags) target(o *load.Options, args []string) (reqPath, labFront s
 		// Over HTTP: a sealed site lab through its web server's unix
 		// socket with the site's own Host, any other at its URL
 		// (labstack.Target).
-		o.Target, err = labstack.TargetFor(l, labstack.Workload{}, f.appPath)
+		o.Target, err = labstack.TargetFor(l, workload.Workload{}, f.appPath)
 		return f.appPath, "", err
 	}
 	return f.appPath, l.ScriptFilename, f.labFCGITarget(o, l)
@@ -293,7 +294,7 @@ func (f *benchFlags) requestList(ctx context.Context, hdr http.Header, userScrip
 		if err != nil {
 			return nil, usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
 		}
-		w, err := labstack.ParseWorkload(ctx, l, f.stack.workload)
+		w, err := workload.Parse(ctx, l, f.stack.workload)
 		if err != nil {
 			return nil, usageErr("Try: --workload front, comment, mix, /path or a scenario file", "--workload: %v", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // runBench is phptune bench once its flags are valid: a lab of its own
@@ -158,7 +159,7 @@ func (f *benchFlags) checkPage(env *Env, opt load.Options) []string {
 		return nil
 	}
 	var warnings []string
-	page, perr := labstack.CheckPage(env.Ctx, l, labstack.Workload{Requests: opt.Requests, Host: f.stack.host})
+	page, perr := labstack.CheckPage(env.Ctx, l, workload.Workload{Requests: opt.Requests, Host: f.stack.host})
 	if perr != nil {
 		warnings = append(warnings, fmt.Sprintf("page check: %v", perr))
 	} else {

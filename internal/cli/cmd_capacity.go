@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/shellquote"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func init() { register(newCapacityCmd) }
@@ -60,7 +61,7 @@ func newCapacityCmd(env *Env) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	f.stack.add(fl, "capacity", labstack.WorkloadFront)
+	f.stack.add(fl, "capacity", workload.Front)
 	fl.StringVar(&f.slo, "slo", "p99<500ms", "latency SLO, e.g. 'p99<500ms' or 'p95<1s,errors<0.1%' (grammar above)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0", "highest error rate a step may have, e.g. 0.1% or 0 (unless --slo has an errors term)")
 	fl.Float64Var(&f.startRate, "start-rate", 0, "first rate in requests/s (default: half the throughput of a closed-model probe)")

@@ -27,6 +27,7 @@ import (
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func init() { register(newCompareCmd) }
@@ -84,7 +85,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	f.stack.add(fl, "compare", labstack.WorkloadFront)
+	f.stack.add(fl, "compare", workload.Front)
 	fl.IntVarP(&f.conns, "connections", "c", 50, "connections")
 	fl.IntVar(&f.rounds, "rounds", 3, "rounds; each measures every configuration once")
 	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured time of each run")

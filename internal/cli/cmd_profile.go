@@ -9,10 +9,10 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func init() { register(newProfileCmd) }
@@ -43,7 +43,7 @@ func newProfileCmd(env *Env) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	f.stack.add(fl, "profile", labstack.WorkloadFront)
+	f.stack.add(fl, "profile", workload.Front)
 	fl.IntVarP(&f.conns, "connections", "c", 8, "connections")
 	fl.IntVar(&f.rounds, "rounds", 3, "rounds; each runs plain, with perf and with excimer once")
 	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured time of each run")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/phpfpm"
 	"github.com/phptune/phptune/internal/report"
@@ -19,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/servercompare"
 	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func init() { register(newServersCmd) }
@@ -84,7 +84,7 @@ stored, printed and written.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.stack.add(fl, "servers", labstack.WorkloadFront)
+	f.stack.add(fl, "servers", workload.Front)
 	fl.StringVar(&f.list, "servers", "", "servers to tune and compare, comma-separated (default: every one of "+strings.Join(knob.Servers, ",")+" that can run here, the others named with how to install them)")
 	fl.IntVarP(&f.conns, "connections", "c", 10, "concurrency of the workload, for the tunes and the comparison")
 	fl.DurationVar(&f.timeBudget, "time-budget", 60*time.Minute, "time for everything: the tunes (an equal share each) and the interleaved comparison")

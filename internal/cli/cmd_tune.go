@@ -10,13 +10,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 func init() { register(newTuneCmd) }
@@ -82,7 +82,7 @@ func newTuneCmd(env *Env) *cobra.Command {
 // add registers tune's flags on fl.
 func (f *tuneFlags) add(fl *pflag.FlagSet) {
 	addRedactFlag(fl, &f.redact)
-	f.stack.add(fl, "tune", labstack.WorkloadFront)
+	f.stack.add(fl, "tune", workload.Front)
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'; with --objective capacity the SLO the capacity is measured at, in phptune capacity's grammar (default p99<500ms)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")

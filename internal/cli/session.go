@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // stackPlan is the stack checked before anything starts: the site found
@@ -114,7 +114,7 @@ func raiseKernel(env *Env, need sysctl.Need, command string, run **sysctl.Run) f
 // checkStack checks the stack a command would run on before anything
 // starts (stacksession.CheckStack): for a lab, it returns the lab and the
 // parsed workload. Refusals are usage errors.
-func checkStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *labstack.Workload, error) {
+func checkStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *workload.Workload, error) {
 	l, w, err := stacksession.CheckStack(ctx, labName, app, docroot, workload)
 	return l, w, checkRefusal(err)
 }

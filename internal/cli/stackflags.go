@@ -9,8 +9,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // stackFlags are the flags that say which stack a command measures and
@@ -255,17 +255,17 @@ func (s *stackFlags) checkWorkload(noStack bool) error {
 	} else if s.allowPost {
 		return usageErr("Try: --workload-from-log access.log --allow-post", "--allow-post goes with --workload-from-log")
 	}
-	if need, ok := labstack.Builtin(s.workload); ok && need != "" && s.lab == "" && !noStack && s.app != need {
+	if need, ok := workload.Builtin(s.workload); ok && need != "" && s.lab == "" && !noStack && s.app != need {
 		return usageErr("Try: --app "+need+" --workload "+s.workload, "--workload %s needs --app %s", s.workload, need)
 	}
 	return nil
 }
 
-// workloadSpec is the workload as labstack.ParseWorkload reads it:
+// workloadSpec is the workload as workload.Parse reads it:
 // --workload, or --workload-from-log's spec.
 func (s *stackFlags) workloadSpec() string {
 	if s.fromLog != "" {
-		return labstack.LogSpec(s.fromLog, s.allowPost)
+		return workload.LogSpec(s.fromLog, s.allowPost)
 	}
 	return s.workload
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/phptune/phptune/internal/capacity"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // What phptune tune checks before anything starts: its flags, the stored
@@ -105,7 +105,7 @@ type tunePlan struct {
 	outDir    string
 	// lab and workload, for --lab: opened and parsed while checking.
 	lab      *lab.Lab
-	workload *labstack.Workload
+	workload *workload.Workload
 }
 
 // planTune checks the whole command line (and, for --lab, that the lab

@@ -7,20 +7,20 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labprofile"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/outdir"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // profileStart is tune --profile: one round of phptune profile on the
 // starting configuration, its files in outDir/profile, and its findings'
 // challenges added to the search's (after the default ones, which an
 // empty list would otherwise stand for).
-func profileStart(ctx context.Context, l *lab.Lab, w labstack.Workload, opt *tune.Options, outDir *outdir.Dir, say func(string, ...any)) ([]results.ProfileFinding, error) {
+func profileStart(ctx context.Context, l *lab.Lab, w workload.Workload, opt *tune.Options, outDir *outdir.Dir, say func(string, ...any)) ([]results.ProfileFinding, error) {
 	say("profiling the starting configuration (one round: plain, perf, excimer)")
 	// The lab runs the start already: its own lab came up with it, a
 	// --lab's configuration is the start.

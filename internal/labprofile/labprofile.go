@@ -27,6 +27,7 @@ import (
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // Options are a profile's settings.
@@ -92,7 +93,7 @@ type Result struct {
 
 // Run profiles l under w's load. The lab's configuration is left as it
 // was; the PHP sampler is off again at the end, however the run ends.
-func Run(ctx context.Context, l *lab.Lab, w labstack.Workload, o Options) (*Result, error) {
+func Run(ctx context.Context, l *lab.Lab, w workload.Workload, o Options) (*Result, error) {
 	say := o.Say
 	if say == nil {
 		say = func(string, ...any) {}

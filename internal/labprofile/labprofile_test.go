@@ -9,9 +9,9 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/perf"
 	"github.com/phptune/phptune/internal/profile"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // TestProfileStrings profiles a real strings lab for one short round:
@@ -34,7 +34,7 @@ func TestProfileStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := labstack.ParseWorkload(ctx, l, "front")
+	w, err := workload.Parse(ctx, l, "front")
 	if err != nil {
 		t.Fatal(err)
 	}

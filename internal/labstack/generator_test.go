@@ -9,6 +9,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // flagGenerator is a Generator that only names its bench flags.
@@ -18,7 +19,7 @@ func (flagGenerator) Run(context.Context, load.Options) (*results.Bench, error) 
 func (g flagGenerator) BenchFlags() string                                      { return string(g) }
 
 func TestStackCommandNamesItsGenerator(t *testing.T) {
-	w := Workload{Name: WorkloadFront, Requests: []load.Request{{Method: "GET", Path: "/"}}}
+	w := workload.Workload{Name: workload.Front, Requests: []load.Request{{Method: "GET", Path: "/"}}}
 	for _, c := range []struct {
 		name string
 		gen  Generator

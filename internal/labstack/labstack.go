@@ -1,205 +1,32 @@
 // Package labstack is the tuner's real stack: a lab (package lab) loaded by
-// phptune's generator (package load) and watched by the observer (package
-// observe). It implements tune.Stack, and turns a workload name (front,
-// comment, a path, a scenario file) into requests for a lab.
+// a generator (phptune's own, package load, or another Generator) with a
+// workload (package workload) and watched by the observer (package
+// observe). It implements tune.Stack (Measure, Apply, Reset), measures a
+// lab's capacity, reads what its caches hold and what its servers logged
+// as errors after a run, and checks the workload's page before one.
 package labstack
 
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/shellquote"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
-
-// Workload is what a tune loads the stack with.
-type Workload struct {
-	// Name as the user gave it: "front", "comment", "/path" or a file.
-	Name     string
-	Requests []load.Request
-	// Writes is set for workloads that change the app's data; the tuner
-	// resets the database before every measurement.
-	Writes bool
-	// Expect, when set, is a regular expression every 2xx response body
-	// must match (load.Options.Expect: the first 64 KiB of the body; a
-	// body that does not match is an unexpected_body error). ParseWorkload
-	// leaves it empty; callers set it from --expect after checking it
-	// with load.CompileExpect.
-	Expect string
-	// Host, when set, is the Host header every request and page check
-	// carries (--host: the site's own name, so that it answers its real
-	// pages, not a redirect to them); "" sends the lab's address.
-	Host string
-}
-
-// Workload names with a built-in meaning.
-const (
-	WorkloadFront   = "front"
-	WorkloadComment = "comment"
-	WorkloadMix     = "mix"
-)
-
-// Builtin says whether name is a built-in workload and which app it needs
-// ("" for any app).
-func Builtin(name string) (app string, ok bool) {
-	switch name {
-	case "", WorkloadFront:
-		return "", true
-	case WorkloadComment, WorkloadMix:
-		return "wordpress", true
-	}
-	return "", false
-}
-
-// ParseWorkload turns a workload spec into requests for lab l: "front" (GET
-// /), "comment" (WordPress comment form POSTs, which write), "mix"
-// (WordPress pages and comments as readers use them, see MixShares), a
-// path starting with "/" (GET it), or a scenario file (see
-// load.ParseScenario).
-func ParseWorkload(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
-	switch {
-	case spec == "" || spec == WorkloadFront:
-		return Workload{Name: WorkloadFront, Requests: []load.Request{{Method: "GET", Path: "/"}}}, nil
-	case spec == WorkloadComment || spec == WorkloadMix:
-		if l.App != "wordpress" {
-			what := "posts WordPress comments"
-			if spec == WorkloadMix {
-				what = "loads WordPress pages and comments"
-			}
-			return Workload{}, fmt.Errorf("workload %s %s, but lab %s runs %s; use --app wordpress or another workload", spec, what, l.Name, l.App)
-		}
-		if spec == WorkloadMix {
-			return mixWorkload(ctx, l)
-		}
-		id, err := commentablePost(ctx, l)
-		if err != nil {
-			return Workload{}, err
-		}
-		return Workload{Name: WorkloadComment, Writes: true, Requests: []load.Request{commentRequest(id, 1)}}, nil
-	case strings.HasPrefix(spec, "/"):
-		return Workload{Name: spec, Requests: []load.Request{{Method: "GET", Path: spec}}}, nil
-	case strings.HasPrefix(spec, LogPrefix) || strings.HasPrefix(spec, LogPostPrefix):
-		w, _, err := WorkloadFromSpec(spec)
-		return w, err
-	}
-	f, err := os.Open(spec)
-	if err != nil {
-		return Workload{}, fmt.Errorf("workload %q is not front, comment, a path starting with / or a readable scenario file: %w", spec, err)
-	}
-	defer f.Close()
-	reqs, err := load.ParseScenario(f)
-	if err != nil {
-		return Workload{}, fmt.Errorf("scenario %s: %w (each line: WEIGHT METHOD PATH [BODY])", spec, err)
-	}
-	w := Workload{Name: spec, Requests: reqs}
-	for _, r := range reqs {
-		if r.Method != "GET" && r.Method != "HEAD" {
-			w.Writes = true // a POST may write; reset to be safe
-		}
-	}
-	return w, nil
-}
-
-// commentRequest posts a comment to post id, as WordPress's comment form
-// does. WordPress answers a comment it took with a 302 back to the post,
-// so 302 is the expected status and anything else (a 200 error page for a
-// duplicate or a flood, a 4xx) is an error.
-func commentRequest(id int64, weight int) load.Request {
-	form := url.Values{
-		"comment_post_ID": {fmt.Sprint(id)},
-		"author":          {"phptune"},
-		"email":           {"load@phptune.invalid"},
-		"comment":         {"A comment posted by phptune's comment workload, as a reader would."},
-	}
-	h := map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
-	return load.Request{Weight: weight, Method: "POST", Path: "/wp-comments-post.php", Header: h, Body: []byte(form.Encode()), ExpectStatus: 302}
-}
-
-// Workload specs of an access log (tune and compare record the workload as
-// one string): "log:PATH" replays its GET and HEAD requests,
-// "log+post:PATH" its POSTs too (--allow-post).
-const (
-	LogPrefix     = "log:"
-	LogPostPrefix = "log+post:"
-)
-
-// LogSpec is the workload spec of an access log.
-func LogSpec(path string, allowPost bool) string {
-	if allowPost {
-		return LogPostPrefix + path
-	}
-	return LogPrefix + path
-}
-
-// WorkloadFromSpec builds the workload of a "log:" or "log+post:" spec
-// (see LogSpec), with the log's summary to show before it runs.
-func WorkloadFromSpec(spec string) (Workload, *accesslog.Summary, error) {
-	if path, ok := strings.CutPrefix(spec, LogPostPrefix); ok {
-		w, sum, err := WorkloadFromLog(path, accesslog.Options{AllowPost: true})
-		w.Name = spec
-		return w, sum, err
-	}
-	path, _ := strings.CutPrefix(spec, LogPrefix)
-	return WorkloadFromLog(path, accesslog.Options{})
-}
-
-// WorkloadFromLog builds a workload from a web server's access log (see
-// package accesslog): its top dynamic paths weighted by their counts. The
-// summary is for showing the scenario (Summary.Print) before it runs.
-func WorkloadFromLog(path string, opt accesslog.Options) (Workload, *accesslog.Summary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Workload{}, nil, fmt.Errorf("access log: %w", err)
-	}
-	defer f.Close()
-	sum, err := accesslog.Read(f, opt)
-	if err != nil {
-		return Workload{}, sum, fmt.Errorf("access log %s: %w", path, err)
-	}
-	w := Workload{Name: "log:" + path, Requests: sum.Requests()}
-	for _, r := range w.Requests {
-		if r.Method == "POST" {
-			w.Writes = true
-		}
-	}
-	return w, sum, nil
-}
-
-// commentablePost finds the first published post open to comments.
-func commentablePost(ctx context.Context, l *lab.Lab) (int64, error) {
-	sec, err := l.ReadSecrets()
-	if err != nil {
-		return 0, err
-	}
-	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, sec.DBName)
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var id int64
-	err = db.QueryRowContext(ctx, "SELECT MIN(ID) FROM wp_posts WHERE post_type='post' AND post_status='publish' AND comment_status='open'").Scan(&id)
-	if err != nil || id == 0 {
-		return 0, fmt.Errorf("lab %s has no post open to comments (%v); try: phptune lab reset %s", l.Name, err, l.Name)
-	}
-	return id, nil
-}
 
 // Stack is a lab under a generator (phptune's own unless Generator says
 // otherwise) and phptune's observer.
 type Stack struct {
 	Lab      *lab.Lab
-	Workload Workload
+	Workload workload.Workload
 	// ObserveInterval between observer samples (default 1 s).
 	ObserveInterval time.Duration
 	// KeepAlive reuses connections (browsers do); default true via New.
@@ -214,7 +41,7 @@ type Stack struct {
 }
 
 // New returns the stack for l and w.
-func New(l *lab.Lab, w Workload) *Stack {
+func New(l *lab.Lab, w workload.Workload) *Stack {
 	return &Stack{Lab: l, Workload: w, ObserveInterval: time.Second, KeepAlive: true, CheckPages: true}
 }
 
@@ -325,9 +152,9 @@ func (s *Stack) command(conns int, d, warmup time.Duration) string {
 	what := "--app-path " + s.Workload.Requests[0].Path
 	if len(s.Workload.Requests) > 1 {
 		what = "--workload " + s.Workload.Name
-		if f, ok := strings.CutPrefix(s.Workload.Name, LogPrefix); ok {
+		if f, ok := strings.CutPrefix(s.Workload.Name, workload.LogPrefix); ok {
 			what = "--workload-from-log " + f
-		} else if f, ok := strings.CutPrefix(s.Workload.Name, LogPostPrefix); ok {
+		} else if f, ok := strings.CutPrefix(s.Workload.Name, workload.LogPostPrefix); ok {
 			what = "--workload-from-log " + f + " --allow-post"
 		}
 	}
@@ -341,22 +168,7 @@ func (s *Stack) command(conns int, d, warmup time.Duration) string {
 	return cmd
 }
 
-// PagePath is the workload's page to check: its most weighted GET (the
-// first on a tie), "/" when it has none.
-func (w Workload) PagePath() string {
-	best, bestW := "/", 0
-	for _, r := range w.Requests {
-		if r.Method != "" && r.Method != "GET" {
-			continue
-		}
-		if wt := max(r.Weight, 1); wt > bestW {
-			best, bestW = r.Path, wt
-		}
-	}
-	return best
-}
-
-// CheckPage fetches the workload's page (Workload.PagePath) from the
+// CheckPage fetches the workload's page (workload.Workload.PagePath) from the
 // running lab once: its status, size and <title>. Call it at the start of a
 // run and of every trial, and give the results to PageWarnings.
 func (s *Stack) CheckPage(ctx context.Context) (pagecheck.Page, error) {
@@ -364,7 +176,7 @@ func (s *Stack) CheckPage(ctx context.Context) (pagecheck.Page, error) {
 }
 
 // CheckPage is Stack.CheckPage for a lab and workload.
-func CheckPage(ctx context.Context, l *lab.Lab, w Workload) (pagecheck.Page, error) {
+func CheckPage(ctx context.Context, l *lab.Lab, w workload.Workload) (pagecheck.Page, error) {
 	if l.Sealed() {
 		// Through the sealed lab's socket with the site's Host: its
 		// name on this host is production's.
@@ -398,11 +210,11 @@ func PageWarnings(first, now pagecheck.Page) []string {
 }
 
 // StartPageRefusal says why a run that tunes or compares must not start on
-// page p, the check of w's page (Workload.PagePath): it answered a status
+// page p, the check of w's page (workload.Workload.PagePath): it answered a status
 // that is not a 2xx and not the one its request expects, so every trial
 // would time a redirect or an error page (the redirect of a site whose home
 // URL names another host, the 404 of a wrong path). "" when p is fine.
-func StartPageRefusal(p pagecheck.Page, w Workload) string {
+func StartPageRefusal(p pagecheck.Page, w workload.Workload) string {
 	expect := 0
 	for _, r := range w.Requests {
 		if (r.Method == "" || r.Method == "GET") && r.Path == w.PagePath() {

@@ -11,6 +11,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // phpErrorsPage raises two user deprecations in index.php and one
@@ -69,7 +70,7 @@ func TestPHPErrorsCounted(t *testing.T) {
 					t.Error(err)
 				}
 			}()
-			w, err := ParseWorkload(ctx, l, "front")
+			w, err := workload.Parse(ctx, l, "front")
 			if err != nil {
 				t.Fatal(err)
 			}

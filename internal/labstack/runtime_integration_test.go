@@ -8,6 +8,7 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // TestRuntimeRead brings up a real WordPress lab, measures its front page
@@ -22,7 +23,7 @@ func TestRuntimeRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ParseWorkload(ctx, l, WorkloadFront)
+	w, err := workload.Parse(ctx, l, workload.Front)
 	if err != nil {
 		t.Fatal(err)
 	}

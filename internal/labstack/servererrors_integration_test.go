@@ -11,6 +11,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // TestServerErrorsExplainBacklog reproduces seed 003's 502s on a real lab
@@ -29,7 +30,7 @@ func TestServerErrorsExplainBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ParseWorkload(ctx, l, "front")
+	w, err := workload.Parse(ctx, l, "front")
 	if err != nil {
 		t.Fatal(err)
 	}

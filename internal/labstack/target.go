@@ -7,6 +7,7 @@ import (
 
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // Target is the lab's web server as a load target, the one way every
@@ -35,7 +36,7 @@ func Target(l *lab.Lab) (load.Target, error) {
 // TargetFor is Target with the workload's Host header when it has one
 // (--host), and with path appended to what the target displays ("" for
 // none).
-func TargetFor(l *lab.Lab, w Workload, path string) (load.Target, error) {
+func TargetFor(l *lab.Lab, w workload.Workload, path string) (load.Target, error) {
 	t, err := Target(l)
 	if err != nil {
 		return t, err

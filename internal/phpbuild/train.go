@@ -16,10 +16,10 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/saferead"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // TrainRecipe numbers the way training runs; it is part of a trained
@@ -42,24 +42,24 @@ const DefaultTrainDuration = 30 * time.Second
 // with one (io, wordpress) train in a lab of their own (trainInLab), on
 // any of the lab's built-in workloads (front; for WordPress also mix and
 // comment).
-func ParseTrain(s string) (app, workload string, err error) {
-	app, workload, _ = strings.Cut(strings.TrimSpace(s), ":")
-	if workload == "" {
-		workload = "front"
+func ParseTrain(s string) (app, spec string, err error) {
+	app, spec, _ = strings.Cut(strings.TrimSpace(s), ":")
+	if spec == "" {
+		spec = "front"
 	}
 	a, err := apps.Lookup(app)
 	if err != nil {
 		return "", "", fmt.Errorf("--train %s: %v", s, err)
 	}
-	need, ok := labstack.Builtin(workload)
-	if !ok || (need != "" && need != app) || (!a.NeedsDB && workload != "front") {
+	need, ok := workload.Builtin(spec)
+	if !ok || (need != "" && need != app) || (!a.NeedsDB && spec != "front") {
 		valid := "front"
 		if app == "wordpress" {
 			valid = "front, mix or comment"
 		}
 		return "", "", fmt.Errorf("--train %s: app %s trains on %s", s, app, valid)
 	}
-	return app, workload, nil
+	return app, spec, nil
 }
 
 // trainDirs are the training's places: the docroot and configuration
@@ -120,13 +120,13 @@ func TrainINI(extDir, opcache, phpIni string) []string {
 // php-fpm is then stopped gracefully (SIGQUIT) so every worker writes its
 // profile. It returns a line about the run.
 func (b *builder) train(ctx context.Context, prof string, log io.Writer) (string, error) {
-	app, workload, err := ParseTrain(b.o.Train)
+	app, spec, err := ParseTrain(b.o.Train)
 	if err != nil {
 		return "", err
 	}
 	a, _ := apps.Lookup(app)
 	if a.NeedsDB {
-		return b.trainInLab(ctx, prof, log, app, workload)
+		return b.trainInLab(ctx, prof, log, app, spec)
 	}
 	t := newTrainDirs(b.work)
 	if err := os.MkdirAll(t.docroot, 0o755); err != nil {
@@ -159,9 +159,9 @@ type trainServe struct {
 // build tree (instrumented too, so they are trained as well). The lab is
 // taken down afterwards; it belongs to this process, so a killed build's
 // lab is reaped by the next phptune command.
-func (b *builder) trainInLab(ctx context.Context, prof string, log io.Writer, app, workload string) (string, error) {
+func (b *builder) trainInLab(ctx context.Context, prof string, log io.Writer, app, spec string) (string, error) {
 	name := "train-" + randHex(4)
-	fmt.Fprintf(b.o.Progress, "build: training in lab %s (%s, workload %s)\n", name, app, workload)
+	fmt.Fprintf(b.o.Progress, "build: training in lab %s (%s, workload %s)\n", name, app, spec)
 	l, err := lab.Up(ctx, lab.Options{Name: name, App: app, OwnedBy: "build", Progress: func(s string) { fmt.Fprintf(log, "lab %s: %s\n", name, s) }})
 	if err != nil {
 		return "", fmt.Errorf("training lab: %v", err)
@@ -171,7 +171,7 @@ func (b *builder) trainInLab(ctx context.Context, prof string, log io.Writer, ap
 			fmt.Fprintf(log, "taking the training lab down: %v\n", err)
 		}
 	}()
-	w, err := labstack.ParseWorkload(ctx, l, workload)
+	w, err := workload.Parse(ctx, l, spec)
 	if err != nil {
 		return "", err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // PhaseServers is the phase of a comparison run stored as a trial.
@@ -97,7 +98,7 @@ func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error)
 			say("lab %s is down", l.Name)
 		}
 	}()
-	w, err := labstack.ParseWorkload(ctx, l, o.Workload)
+	w, err := workload.Parse(ctx, l, o.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s on lab %s: %w", o.Workload, l.Name, err)
 	}

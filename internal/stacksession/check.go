@@ -8,8 +8,8 @@ import (
 
 	"github.com/phptune/phptune/internal/apps"
 	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // CheckError is a stack or workload a command line names that cannot run,
@@ -32,13 +32,13 @@ func refuse(fix, format string, args ...any) error {
 // workload can run on it. For a lab it returns the lab and the parsed
 // workload; for a lab of its own, which does not exist yet, it checks what
 // it can without it. Refusals are *CheckError.
-func CheckStack(ctx context.Context, labName, app, docroot, workload string) (*lab.Lab, *labstack.Workload, error) {
+func CheckStack(ctx context.Context, labName, app, docroot, spec string) (*lab.Lab, *workload.Workload, error) {
 	if labName != "" {
 		l, err := lab.Open(labName)
 		if err != nil {
 			return nil, nil, refuse("See the running labs with: phptune lab status; start one with: phptune lab up --name "+labName, "--lab %s: %v", labName, err)
 		}
-		w, err := labstack.ParseWorkload(ctx, l, workload)
+		w, err := workload.Parse(ctx, l, spec)
 		if err != nil {
 			return nil, nil, refuse("Try: --workload front, --workload /path, or a scenario file", "--workload: %v", err)
 		}
@@ -50,23 +50,23 @@ func CheckStack(ctx context.Context, labName, app, docroot, workload string) (*l
 		}
 		app = "docroot"
 	}
-	return nil, nil, CheckWorkload(workload, app)
+	return nil, nil, CheckWorkload(spec, app)
 }
 
 // CheckWorkload checks a workload for a lab running app before the lab
-// exists: what labstack.ParseWorkload would refuse without asking the lab.
+// exists: what workload.Parse would refuse without asking the lab.
 // Refusals are *CheckError.
 func CheckWorkload(spec, app string) error {
 	switch {
-	case spec == "" || spec == labstack.WorkloadFront || strings.HasPrefix(spec, "/"):
+	case spec == "" || spec == workload.Front || strings.HasPrefix(spec, "/"):
 		return nil
-	case strings.HasPrefix(spec, labstack.LogPrefix) || strings.HasPrefix(spec, labstack.LogPostPrefix):
-		if _, _, err := labstack.WorkloadFromSpec(spec); err != nil {
+	case strings.HasPrefix(spec, workload.LogPrefix) || strings.HasPrefix(spec, workload.LogPostPrefix):
+		if _, _, err := workload.FromSpec(spec); err != nil {
 			return refuse("Try: --workload-from-log /var/log/nginx/access.log", "--workload-from-log: %v", err)
 		}
 		return nil
 	}
-	if need, ok := labstack.Builtin(spec); ok {
+	if need, ok := workload.Builtin(spec); ok {
 		if need != "" && app != need {
 			return refuse("Try: --app "+need+" --workload "+spec, "--workload %s needs the %s app; the %s app has no such pages", spec, need, app)
 		}

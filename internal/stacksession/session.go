@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // Options say which stack a session runs on and what it holds for the run.
@@ -54,7 +55,7 @@ type Options struct {
 // Session is a stack held for a run. Close gives everything back.
 type Session struct {
 	Lab      *lab.Lab
-	Workload labstack.Workload
+	Workload workload.Workload
 	// Own: the lab is the session's own (taken down at Close).
 	Own     bool
 	closers []func()
@@ -113,7 +114,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		})
 	}
 	if o.Workload != "" {
-		if s.Workload, err = labstack.ParseWorkload(ctx, s.Lab, o.Workload); err != nil {
+		if s.Workload, err = workload.Parse(ctx, s.Lab, o.Workload); err != nil {
 			return s, fmt.Errorf("workload %s on lab %s: %w", redact.Text(o.Workload, o.RedactNames), s.Lab.Name, err)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/unit"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // frontPageLoad loads the lab's front page over HTTP with conns
@@ -151,7 +152,7 @@ func TestUnitServesEveryApp(t *testing.T) {
 			if c.app == "strings" {
 				// The tuner's runtime read (opcache, realpath cache) goes
 				// through Unit: the status script's own route.
-				w, err := labstack.ParseWorkload(ctx, l, labstack.WorkloadFront)
+				w, err := workload.Parse(ctx, l, workload.Front)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package labstack
+package workload
 
 import (
 	"context"
@@ -101,7 +101,7 @@ func mixWorkload(ctx context.Context, l *lab.Lab) (Workload, error) {
 		return Workload{}, err
 	}
 	reqs = append(reqs, commentRequest(id, MixShares.Comment))
-	return Workload{Name: WorkloadMix, Requests: reqs, Writes: true}, nil
+	return Workload{Name: Mix, Requests: reqs, Writes: true}, nil
 }
 
 // PostPath is the URL path WordPress links a post by under the permalink
