@@ -3,6 +3,7 @@ package livehost
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ func ParseFPMDuration(v string) (time.Duration, error) {
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("%q is not a php-fpm time (seconds, or a number with s, m, h or d)", v)
+	}
+	// php-fpm keeps the time as an int of seconds: more does not fit.
+	if secs := n * int64(unit/time.Second); secs > math.MaxInt32 {
+		return 0, fmt.Errorf("%q is more seconds than php-fpm can hold (%d at most)", v, math.MaxInt32)
 	}
 	return time.Duration(n) * unit, nil
 }

@@ -17,6 +17,8 @@ func TestParseFPMDuration(t *testing.T) {
 		{"", 0, false}, {"0", 0, false}, {"10", 10 * time.Second, false}, {"10s", 10 * time.Second, false},
 		{"2m", 2 * time.Minute, false}, {"1h", time.Hour, false}, {"1d", 24 * time.Hour, false},
 		{" 5s ", 5 * time.Second, false}, {"-1", 0, true}, {"s", 0, true}, {"10x", 0, true}, {"1.5s", 0, true},
+		// php-fpm holds seconds in an int: found by FuzzParseFPMDuration.
+		{"2700000h", 0, true}, {"2147483647", 2147483647 * time.Second, false}, {"24855d", 24855 * 24 * time.Hour, false}, {"24856d", 0, true},
 	}
 	for _, c := range cases {
 		got, err := ParseFPMDuration(c.in)
