@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // ReadScenarioFile reads the scenario file at path and parses it
@@ -27,10 +29,27 @@ func ReadBodyFile(path string) ([]byte, error) {
 }
 
 // StartCPUProfile writes a Go CPU profile of this process (the generator)
-// to a new file at path until stop is called.
+// to the file at path until stop is called. The file is opened without
+// following a link and, when it exists, must be a regular file of this
+// process's account before it is emptied: root never writes through a
+// name another account planted (a link in /tmp to a file of root's).
 func StartCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
 	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file of uid %d (owner %d): name a new file or one of your own", path, os.Geteuid(), st.Uid)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
