@@ -54,19 +54,23 @@ type conn struct {
 
 // run is the shared, read-only part of a Run plus the global counters.
 type run struct {
-	o        Options
-	fcgi     bool
-	family   int
-	rawSA    rawAddr // the target's socket address, encoded for the raw connect
-	reqs     [][]byte
-	noBody   []bool
-	cum      []uint32 // cumulative weights
-	totalW   uint32
-	lenRef   []atomic.Int64
-	start    time.Time
-	warmEnd  int64 // ns
-	end      int64 // ns; math.MaxInt64 with N
-	nsecs    int   // seconds in the measured part (0 with N)
+	o      Options
+	fcgi   bool
+	family int
+	rawSA  rawAddr // the target's socket address, encoded for the raw connect
+	reqs   [][]byte
+	noBody []bool
+	cum    []uint32 // cumulative weights
+	totalW uint32
+	lenRef []atomic.Int64
+	start  time.Time
+	// warmEnd and end bound the measured window (ns since start; end is
+	// math.MaxInt64 with N). With Options.OnMeasure they are set when the
+	// callback returns (see markMeasured); until then both read
+	// math.MaxInt64, so nothing counts before the callback has run.
+	warmEnd  atomic.Int64
+	end      atomic.Int64
+	nsecs    int // seconds in the measured part (0 with N)
 	stop     atomic.Bool
 	claimed  atomic.Int64
 	lastDone atomic.Int64 // ns of the last measured completion (N mode)
@@ -254,12 +258,12 @@ wait:
 				r.stop.Store(true)
 			}
 		case <-warmTimer:
+			if o.OnMeasure != nil {
+				endTimer = r.markMeasured()
+			}
 			win.cpu0 = CPUTime()
 			win.tot0, win.idle0 = cpuTimes()
 			measuring = true
-			if o.OnMeasure != nil {
-				o.OnMeasure()
-			}
 		case <-endTimer:
 			markEnd()
 		case now := <-tick.C:
@@ -283,6 +287,26 @@ wait:
 	return win, cancelled
 }
 
+// markMeasured calls Options.OnMeasure and opens the measured window
+// when it returns: the window starts then (never before the warm-up's
+// end) and keeps its length. A lab marks its error logs there, so every
+// request the generator counts was sent after the mark, however late the
+// clock's goroutine ran (CI saw 1,032 of 87,309 502s counted but logged
+// before a mark taken a timer's latency late). It returns the timer for
+// the window's end (nil without a duration).
+func (r *run) markMeasured() <-chan time.Time {
+	r.o.OnMeasure()
+	at := max(int64(r.o.Warmup), int64(time.Since(r.start)))
+	if r.o.Duration <= 0 {
+		r.warmEnd.Store(at)
+		return nil
+	}
+	// end first: a loop that sees the window open sees where it ends.
+	r.end.Store(at + int64(r.o.Duration))
+	r.warmEnd.Store(at)
+	return time.After(time.Duration(at+int64(r.o.Duration)) - time.Since(r.start))
+}
+
 // measuredFigures sets b's measured duration, throughput and generator
 // CPU from the run's window (wall: the whole run's time; cancelled: it was
 // interrupted), and warns when the generator was the bottleneck.
@@ -296,7 +320,7 @@ func measuredFigures(b *results.Bench, o Options, win cpuWindow, r *run, wall ti
 			b.DurationS = math.Max(0, wall.Seconds()-o.Warmup.Seconds())
 		}
 	default:
-		b.DurationS = math.Max(0, float64(r.lastDone.Load()-r.warmEnd)/1e9)
+		b.DurationS = math.Max(0, float64(r.lastDone.Load()-r.warmEnd.Load())/1e9)
 	}
 	if b.DurationS > 0 {
 		b.ThroughputRPS = float64(b.Requests-b.Errors) / b.DurationS
@@ -455,11 +479,15 @@ func (r *run) prepare() error {
 		sb.Write(q.Body)
 		r.reqs = append(r.reqs, []byte(sb.String()))
 	}
-	r.warmEnd = int64(o.Warmup)
-	r.end = math.MaxInt64
+	r.warmEnd.Store(int64(o.Warmup))
+	r.end.Store(math.MaxInt64)
 	if o.Duration > 0 {
-		r.end = int64(o.Warmup + o.Duration)
+		r.end.Store(int64(o.Warmup + o.Duration))
 		r.nsecs = int((o.Duration + time.Second - 1) / time.Second)
+	}
+	if o.OnMeasure != nil && o.Warmup > 0 {
+		r.warmEnd.Store(math.MaxInt64)
+		r.end.Store(math.MaxInt64)
 	}
 	if o.Pacer != nil {
 		r.pacer = o.Pacer
@@ -542,7 +570,8 @@ func (l *loop) run() {
 	drainUntil := int64(-1)
 	for {
 		now := l.clock()
-		stopping := r.stop.Load() || now >= r.end
+		end := r.end.Load()
+		stopping := r.stop.Load() || now >= end
 		if stopping && drainUntil < 0 {
 			if r.stop.Load() {
 				drainUntil = now
@@ -592,8 +621,8 @@ func (l *loop) run() {
 		if len(l.deferred) > 0 {
 			wait = min(wait, int64(time.Millisecond))
 		}
-		if r.end != math.MaxInt64 && !stopping {
-			wait = max(0, min(wait, r.end-now))
+		if end != math.MaxInt64 && !stopping {
+			wait = max(0, min(wait, end-now))
 		}
 		n, err := epollWait(l.epfd, l.events, wait, &l.pwait2)
 		if err != nil && err != unix.EINTR {
@@ -625,8 +654,9 @@ func (l *loop) run() {
 	if open {
 		// Requests the schedule wanted sent in the window that never were.
 		sp := scaledPacer{r.pacer, int64(r.o.Threads), int64(l.id)}
-		due := countBefore(sp, min(r.end, l.now))
-		first := max(l.nextK, countBefore(sp, r.warmEnd))
+		upTo := min(r.end.Load(), l.now)
+		due := countBefore(sp, upTo)
+		first := max(l.nextK, countBefore(sp, min(r.warmEnd.Load(), upTo)))
 		l.unsent = max(0, due-first)
 	}
 }
@@ -638,7 +668,8 @@ func (l *loop) paceSends() {
 	sp := scaledPacer{l.r.pacer, int64(l.r.o.Threads), int64(l.id)}
 	for len(l.idle) > 0 {
 		at := int64(sp.at(l.nextK))
-		if at > l.now || at >= l.r.end {
+		end := l.r.end.Load()
+		if at > l.now || at >= end {
 			return
 		}
 		i := l.idle[len(l.idle)-1]
@@ -646,7 +677,7 @@ func (l *loop) paceSends() {
 		l.nextK++
 		c := &l.conns[i]
 		c.sentAt = at
-		c.measure = at >= l.r.warmEnd && at < l.r.end
+		c.measure = at >= l.r.warmEnd.Load() && at < end
 		c.retried = false
 		l.pick(c)
 		l.begin(i)
@@ -676,11 +707,12 @@ func (l *loop) pick(c *conn) {
 func (l *loop) send(i int32) {
 	r := l.r
 	c := &l.conns[i]
-	if r.stop.Load() || l.now >= r.end {
+	end := r.end.Load()
+	if r.stop.Load() || l.now >= end {
 		l.park(i)
 		return
 	}
-	c.measure = l.now >= r.warmEnd && l.now < r.end
+	c.measure = l.now >= r.warmEnd.Load() && l.now < end
 	if r.o.N > 0 && c.measure {
 		if r.claimed.Add(1) > r.o.N {
 			l.park(i)
@@ -1084,7 +1116,7 @@ func (l *loop) finish(i int32, failed bool, cl class) {
 	c := &l.conns[i]
 	l.inflight--
 	if c.measure {
-		sec := int((l.now - l.r.warmEnd) / int64(time.Second))
+		sec := int((l.now - l.r.warmEnd.Load()) / int64(time.Second))
 		if l.r.nsecs > 0 && sec >= l.r.nsecs {
 			sec = l.r.nsecs - 1 // answers drained after the window
 		}

@@ -144,12 +144,12 @@ type Options struct {
 	// Progress, when set, is called about once a second from a separate
 	// goroutine. It must return quickly.
 	Progress func(Progress)
-	// OnMeasure, when set, is called once when the warm-up ends and the
-	// measured part begins (not at all without a warm-up), from the
-	// goroutine that runs the clock, a moment after the event loops start
-	// counting (a timer's latency). It must return quickly: a lab marks
-	// where its error logs end, so that only the measured part's lines
-	// are read.
+	// OnMeasure, when set, is called once when the warm-up ends (not at
+	// all without a warm-up), from the goroutine that runs the clock. The
+	// measured part begins when it returns (a timer's latency after the
+	// warm-up's end, at the earliest), so no request it counts was sent
+	// before the call. It must return quickly: a lab marks where its error
+	// logs end, so that only the measured part's lines are read.
 	OnMeasure func()
 	// Command is recorded in the result as the command line that
 	// reproduces it.
