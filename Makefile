@@ -30,7 +30,9 @@ vet:
 
 # The whole suite: unit tests (pure core under -race), fuzz seeds, and the
 # integration tests that start real nginx, php-fpm and MariaDB.
+# reaptestlabs first takes down the labs a killed test left running.
 test: setup vet
+	$(GO) run ./internal/tools/reaptestlabs
 	$(GO) test -race -count=1 $(CORE_PKGS)
 	$(GO) test -count=1 -timeout 40m -p 1 ./...
 
@@ -41,6 +43,7 @@ test: setup vet
 REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/dbcopy/...
 REALSERVER_CLI := Apply|Advise|Rollback|HostFlags|CheckHost|Site|Golden|Export
 test-realserver: setup
+	$(GO) run ./internal/tools/reaptestlabs
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 $(REALSERVER_PKGS)
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 -run '$(REALSERVER_CLI)' ./internal/cli/
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/lab/labtest/testhome"
 	"github.com/phptune/phptune/internal/mariadb"
 )
 
@@ -34,11 +35,14 @@ func testHome(t *testing.T) string {
 		// seal replaces /tmp inside); see labtest.TempParent.
 		parent = "/var/lib"
 	}
-	dir, err := os.MkdirTemp(parent, "phptune-test-")
+	dir, err := os.MkdirTemp(parent, testhome.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := testhome.Stamp(dir); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PHPTUNE_HOME", dir)

@@ -6,13 +6,17 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest/testhome"
 )
 
 // Home points PHPTUNE_HOME at a fresh directory that the lab's
 // unprivileged stack user can traverse (t.TempDir's parents are private to
 // root) — as root under /var/lib (TempParent), where a sealed site lab can
-// live — and, when the test ends, takes down every lab left in it and
-// removes it. Without nginx installed, or with -short, the test is
+// live — stamped with the test process (testhome.Stamp), and, when the
+// test ends, takes down every lab left in it and removes it. A test
+// killed before its cleanup (a timeout's panic) leaves its labs running:
+// make test first runs internal/tools/reaptestlabs, which takes down the
+// labs of homes whose test process is gone. Without nginx installed, or with -short, the test is
 // skipped: it would start real servers.
 func Home(t testing.TB) string {
 	t.Helper()
@@ -22,11 +26,14 @@ func Home(t testing.TB) string {
 	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
 		t.Skip("nginx is not installed; run: make setup")
 	}
-	dir, err := os.MkdirTemp(TempParent(), "phptune-test-")
+	dir, err := os.MkdirTemp(TempParent(), testhome.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := testhome.Stamp(dir); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PHPTUNE_HOME", dir)
