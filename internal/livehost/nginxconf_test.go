@@ -190,3 +190,35 @@ func TestPoolAccessLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeNginxEscapes holds the tokenizer to nginx's own reading of
+// a backslash (ngx_conf_read_token): the same inside and outside quotes,
+// \" \' \\ \t \r \n replaced, any other kept with its backslash
+// (as Debian 12's nginx 1.22 answered "return 200 <word>" for each).
+func TestTokenizeNginxEscapes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`\.php$`, `\.php$`},
+		{`"\.php$"`, `\.php$`},
+		{`^/(?:a|b)\/x\d+$`, `^/(?:a|b)\/x\d+$`},
+		{`a\"b`, `a"b`},
+		{`'a\'b'`, `a'b`},
+		{`a\\b`, `a\b`},
+		{`a\tb`, "a\tb"},
+		{`"a\nb"`, "a\nb"},
+		{`a\ b`, `a\ b`},
+		{`a\;b`, `a\;b`},
+	} {
+		toks, err := tokenizeNginx("t.conf", []byte("x "+tc.in+";"))
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if len(toks) != 3 || toks[1].text != tc.want {
+			var got []string
+			for _, k := range toks {
+				got = append(got, k.text)
+			}
+			t.Errorf("%s read as %q, want the word %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -19,8 +19,8 @@ const maxNginxTokens = 1 << 20
 
 // tokenizeNginx splits an nginx configuration file as nginx's own reader
 // does: words separated by blanks, "#" starting a comment where a word
-// could start, single- or double-quoted words with backslash escapes, a
-// backslash escaping the next character outside quotes, "${name}" kept
+// could start, single- or double-quoted words, backslash escapes inside
+// and outside quotes (appendEscaped), "${name}" kept
 // inside its word, and ";", "{", "}" as tokens of their own.
 func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 	var toks []nginxToken
@@ -52,20 +52,8 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 			for i < len(b) {
 				c := b[i]
 				if c == '\\' && i+1 < len(b) {
-					n := b[i+1]
-					switch n {
-					case '"', '\'', '\\':
-						word = append(word, n)
-					case 't':
-						word = append(word, '\t')
-					case 'r':
-						word = append(word, '\r')
-					case 'n':
-						word = append(word, '\n')
-					default:
-						word = append(word, c, n)
-					}
-					if n == '\n' {
+					word = appendEscaped(word, b[i+1])
+					if b[i+1] == '\n' {
 						line++
 					}
 					i += 2
@@ -96,7 +84,7 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 			for i < len(b) {
 				c := b[i]
 				if c == '\\' && i+1 < len(b) {
-					word = append(word, b[i+1])
+					word = appendEscaped(word, b[i+1])
 					if b[i+1] == '\n' {
 						line++
 					}
@@ -120,6 +108,25 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 		}
 	}
 	return toks, nil
+}
+
+// appendEscaped appends a backslash followed by n to word as nginx reads
+// it, quoted or not: \" \' \\ give the character, \t \r \n the control
+// character, and any other keeps its backslash (a location's "\.php$"
+// stays a regular expression's escaped dot). The backslash also keeps n
+// from ending the word.
+func appendEscaped(word []byte, n byte) []byte {
+	switch n {
+	case '"', '\'', '\\':
+		return append(word, n)
+	case 't':
+		return append(word, '\t')
+	case 'r':
+		return append(word, '\r')
+	case 'n':
+		return append(word, '\n')
+	}
+	return append(word, '\\', n)
 }
 
 func isNginxSep(c byte) bool {
