@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 
@@ -33,13 +35,18 @@ var captureHook func(datagram []byte)
 
 // Unix dumps the listening unix stream and seqpacket sockets with their
 // queues through NETLINK_SOCK_DIAG.
-func Unix() ([]Listener, error) {
+func Unix() ([]Listener, error) { return unixIn(nil) }
+
+// unixIn is Unix in the network namespace ns (this process's when nil):
+// the kernel lists the unix sockets of the namespace the asking socket
+// lives in, wherever their paths are.
+func unixIn(ns *os.File) ([]Listener, error) {
 	req := make([]byte, unixDiagReqLen)
 	req[0] = unix.AF_UNIX
 	binary.NativeEndian.PutUint32(req[4:], 1<<tcpListen)
 	binary.NativeEndian.PutUint32(req[12:], udiagShowName|udiagShowRQLen)
 	var out []Listener
-	err := dump(req, func(msg []byte) error {
+	err := dump(ns, req, func(msg []byte) error {
 		l, ok, err := parseUnixDiagMsg(msg)
 		if err == nil && ok {
 			out = append(out, l)
@@ -50,14 +57,17 @@ func Unix() ([]Listener, error) {
 }
 
 // TCP dumps the listening TCP sockets (IPv4 and IPv6) through inet_diag.
-func TCP() ([]Listener, error) {
+func TCP() ([]Listener, error) { return tcpIn(nil) }
+
+// tcpIn is TCP in the network namespace ns (this process's when nil).
+func tcpIn(ns *os.File) ([]Listener, error) {
 	var out []Listener
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		req := make([]byte, inetDiagReqLen)
 		req[0] = fam
 		req[1] = unix.IPPROTO_TCP
 		binary.NativeEndian.PutUint32(req[4:], 1<<tcpListen)
-		err := dump(req, func(msg []byte) error {
+		err := dump(ns, req, func(msg []byte) error {
 			l, err := parseInetDiagMsg(msg)
 			if err == nil && l.Address != "" {
 				out = append(out, l)
@@ -71,10 +81,11 @@ func TCP() ([]Listener, error) {
 	return out, nil
 }
 
-// dump sends one SOCK_DIAG_BY_FAMILY dump request and hands each answer's
-// payload to fn until NLMSG_DONE.
-func dump(req []byte, fn func([]byte) error) error {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+// dump sends one SOCK_DIAG_BY_FAMILY dump request in the network
+// namespace ns (this process's when nil) and hands each answer's payload
+// to fn until NLMSG_DONE.
+func dump(ns *os.File, req []byte, fn func([]byte) error) error {
+	fd, err := diagSocket(ns)
 	if err != nil {
 		return fmt.Errorf("opening NETLINK_SOCK_DIAG: %w", err)
 	}
@@ -107,6 +118,49 @@ func dump(req []byte, fn func([]byte) error) error {
 		}
 	}
 	return fmt.Errorf("sock_diag dump did not end")
+}
+
+// diagSocket opens a NETLINK_SOCK_DIAG socket in the network namespace
+// ns (this process's when nil). A socket answers for the namespace it was
+// made in, so it is made on a thread locked to a goroutine of its own,
+// which enters ns, makes the socket and goes back. Should the way back
+// fail, the goroutine ends still locked and the runtime ends the thread
+// with it (or, for the main thread, parks it for good) rather than hand
+// another goroutine a thread in the lab's namespace.
+func diagSocket(ns *os.File) (int, error) {
+	open := func() (int, error) {
+		return unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	}
+	if ns == nil {
+		return open()
+	}
+	type made struct {
+		fd  int
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		runtime.LockOSThread()
+		own, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, fmt.Errorf("reading this thread's network namespace: %w", err)}
+			return
+		}
+		defer unix.Close(own)
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, fmt.Errorf("entering the network namespace %s: %w", ns.Name(), err)}
+			return
+		}
+		fd, err := open()
+		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		ch <- made{fd, err}
+	}()
+	m := <-ch
+	return m.fd, m.err
 }
 
 // ParseNetlink walks the netlink messages in b (one datagram), calling fn
@@ -251,7 +305,11 @@ func parseInetDiagMsg(b []byte) (Listener, error) {
 // and /proc/net/tcp otherwise (unix sockets then have no figures).
 type Reader struct {
 	// ProcRoot is where the /proc/net fallback reads ("/proc" when empty).
-	ProcRoot  string
+	ProcRoot string
+	// NetNS, when set, is the network namespace to read (an open nsfs
+	// file, such as a sealed lab's): through netlink only, as the
+	// fallback's /proc/net shows this process's namespace.
+	NetNS     *os.File
 	noNetlink bool
 }
 
@@ -261,7 +319,7 @@ func (r *Reader) Listeners(wantUnix, wantTCP bool) ([]Listener, error) {
 	var out []Listener
 	var errs []string
 	if wantUnix {
-		ls, err := Unix()
+		ls, err := unixIn(r.NetNS)
 		if err != nil {
 			errs = append(errs, "unix socket queues: "+err.Error())
 		}
@@ -271,9 +329,9 @@ func (r *Reader) Listeners(wantUnix, wantTCP bool) ([]Listener, error) {
 		var ls []Listener
 		var err error
 		if !r.noNetlink {
-			ls, err = TCP()
+			ls, err = tcpIn(r.NetNS)
 		}
-		if r.noNetlink || err != nil {
+		if (r.noNetlink || err != nil) && r.NetNS == nil {
 			r.noNetlink = true
 			root := r.ProcRoot
 			if root == "" {
