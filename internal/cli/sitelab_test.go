@@ -19,6 +19,7 @@ import (
 	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
@@ -37,11 +38,6 @@ $out = @fsockopen('10.255.255.1', 80, $e, $s, 1) ? 'open' : 'refused';
 echo "<html><head><title>Wire Site</title></head><body>marker=$marker out=$out host={$_SERVER['HTTP_HOST']}</body></html>\n";
 `
 
-// upWireSiteLab brings up a sealed site lab of a production-like site (a
-// docroot owned by www-data outside /tmp, its configuration naming
-// localhost) with its database filled, as lab up --site makes it, and
-// records the live start a live pool of pm = static, pm.max_children = 7
-// would give (LAB/live.knobs).
 // wireSiteDocroot makes the fixture site's docroot: owned by www-data,
 // in a root-owned directory outside /tmp (a seal replaces /tmp inside).
 func wireSiteDocroot(t *testing.T) (string, int) {
@@ -85,6 +81,11 @@ func wireSiteDocroot(t *testing.T) (string, int) {
 	return docroot, uid
 }
 
+// upWireSiteLab brings up a sealed site lab of a production-like site (a
+// docroot owned by www-data outside /tmp, its configuration naming
+// localhost) with its database filled, as lab up --site makes it, and
+// records the live start a live pool of pm = static, pm.max_children = 7
+// would give (LAB/live.knobs).
 func upWireSiteLab(t *testing.T, name string) *lab.Lab {
 	t.Helper()
 	docroot, uid := wireSiteDocroot(t)
@@ -122,7 +123,7 @@ func upWireSiteLab(t *testing.T, name string) *lab.Lab {
 // to reach outside is in each result.
 func TestSealedSiteLabCommands(t *testing.T) {
 	home := labtest.Home(t)
-	upWireSiteLab(t, "wire")
+	l := upWireSiteLab(t, "wire")
 
 	// bench --lab: the site's page, all 2xx, attempts recorded.
 	out, errs, code := runCLI(t, "bench", "--lab", "wire", "-c", "2", "-d", "2s", "--no-save", "--json", "-q")
@@ -143,7 +144,34 @@ func TestSealedSiteLabCommands(t *testing.T) {
 		t.Errorf("bench's result lacks the refused attempt to 10.255.255.1:80: %+v", b.Blocked)
 	}
 	if b.Observation == nil || b.Observation.Derived.CPUSecondsPerRequest["php-fpm workers"] == 0 {
-		t.Errorf("the observer did not find the sealed lab's php-fpm workers: %+v", b.Observation)
+		t.Fatalf("the observer did not find the sealed lab's php-fpm workers: %+v", b.Observation)
+	}
+	// It also read the accept queues in the seal's network namespace (the
+	// web server's unix socket, where the load arrives, and php-fpm's),
+	// nginx's stub_status on that socket and the lab MariaDB's status,
+	// with no error in any sample.
+	var webQueue, fpmQueue, nginxStatus, dbStatus int
+	for i, s := range b.Observation.Samples {
+		for _, e := range s.Errors {
+			t.Errorf("sample %d: %s", i, e)
+		}
+		for _, q := range s.Queues {
+			switch {
+			case q.Owner == observe.ComponentNginx && q.Socket == l.HTTPSocket && q.Backlog > 0:
+				webQueue++
+			case q.Owner == observe.ComponentFPM && q.Backlog > 0:
+				fpmQueue++
+			}
+		}
+		if s.Nginx != nil && s.Nginx.Requests > 0 {
+			nginxStatus++
+		}
+		if s.MariaDB != nil {
+			dbStatus++
+		}
+	}
+	if n := len(b.Observation.Samples); webQueue != n || fpmQueue != n || nginxStatus != n || dbStatus != n {
+		t.Errorf("of %d samples, %d read the web server's queue, %d php-fpm's, %d nginx's status page, %d MariaDB's; want all", n, webQueue, fpmQueue, nginxStatus, dbStatus)
 	}
 
 	// tune --lab: from the live start, with the distro baseline.

@@ -198,6 +198,31 @@ func (l *Lab) setSite(s *site.Site) {
 // Sealed reports whether the lab runs inside a seal (a site lab).
 func (l *Lab) Sealed() bool { return l.Seal != "" }
 
+// OpenNetNS opens a sealed lab's network namespace, where its servers'
+// listeners are (seal.Seal.OpenNetNS); the caller closes it.
+func (l *Lab) OpenNetNS() (*os.File, error) {
+	if !l.Sealed() {
+		return nil, fmt.Errorf("lab %s is not sealed: its listeners are in this host's namespace", l.Name)
+	}
+	s, err := seal.Open(l.Seal)
+	if err != nil {
+		return nil, err
+	}
+	return s.OpenNetNS()
+}
+
+// SealedNginxStatus is where a sealed lab's nginx answers its stub_status:
+// on its web server's unix socket, asked with the site's host (ok false
+// for another server, or a lab that is not sealed, whose page is at
+// NginxStatusURL).
+func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
+	w, _, err := webFor(l.Config)
+	if !l.Sealed() || err != nil || w.component() != "nginx" || w.statusPath() == "" || l.HTTPSocket == "" || l.Host == "" {
+		return "", "", "", false
+	}
+	return l.HTTPSocket, l.Host, w.statusPath(), true
+}
+
 // makeSeal creates the lab's seal: every directory the lab's servers write
 // bound at its own path, the MariaDB socket directory also at /run/mysqld,
 // the site's names on 127.0.0.1, the docroot as an overlay.

@@ -23,12 +23,19 @@ import (
 // read over FastCGI, the web server's status page (nginx's stub_status,
 // Apache's or lighttpd's mod_status, h2o's status handler, Unit's /status
 // on its control socket; Caddy has none), MariaDB's status as the lab's
-// database user, and the accept queues of the fpm socket and the web
-// server's port. The caller adds its own generator root
+// database user (a site lab's: its server's root), and the accept queues of the fpm socket and the web
+// server's port (a sealed lab's: its unix socket, both read in the seal's
+// network namespace, and nginx's stub_status on that socket). The caller adds its own generator root
 // (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the lab.
-// close releases the database handle.
+// close releases the database handle and the namespace.
 func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 	close = func() {}
+	defer func() {
+		if err != nil { // nothing is left open for a caller that returns
+			close()
+			close = func() {}
+		}
+	}()
 	web := observe.ComponentNginx
 	for _, p := range l.LiveProcesses() {
 		c := p.Component
@@ -62,14 +69,26 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 			cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: listen, Backlog: backlogOf(l.Config, "listen.backlog")})
 		}
 	}
-	if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
-		var asked int64
-		switch web {
-		case observe.ComponentNginx:
-			asked = backlogOf(l.Config, "nginx.listen_backlog")
-		case observe.ComponentUnit:
-			asked = backlogOf(l.Config, "unit.listen_backlog")
+	var asked int64
+	switch web {
+	case observe.ComponentNginx:
+		asked = backlogOf(l.Config, "nginx.listen_backlog")
+	case observe.ComponentUnit:
+		asked = backlogOf(l.Config, "unit.listen_backlog")
+	}
+	if l.Sealed() {
+		// The load reaches the web server on its unix socket; the socket
+		// and php-fpm's are in the seal's network namespace.
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: "unix:" + l.HTTPSocket, Backlog: asked})
+		ns, err := l.OpenNetNS()
+		if err != nil {
+			return cfg, close, err
 		}
+		cfg.NetNS, close = ns, func() { ns.Close() }
+		if sock, host, path, ok := l.SealedNginxStatus(); ok {
+			cfg.NginxStatusUnix = &observe.UnixPage{Socket: sock, Host: host, Path: path, UID: l.PeerUID()}
+		}
+	} else if u, err := url.Parse(l.URL); err == nil && u.Host != "" {
 		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: hostPort(u.Host), Backlog: asked})
 	}
 	cfg.NginxStatusURL = l.NginxStatusURL
@@ -91,13 +110,22 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		if err != nil {
 			return cfg, close, fmt.Errorf("reading lab %s's database credentials: %w (they are in %s/secrets.json, readable by root or the lab's owner)", l.Name, err, l.Dir)
 		}
+		user, password := sec.DBUser, sec.DBPassword
+		if l.Sealed() {
+			// A site lab's app account is the site's own, made by
+			// its database copy (if any) for the hosts its
+			// configuration names; the lab server's root is always
+			// there, on the socket (as root's dumps use it).
+			user, password = "root", sec.MariaDBRootPassword
+		}
 		var db *sql.DB
-		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, ""); err != nil {
+		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, ""); err != nil {
 			return cfg, close, err
 		}
 		db.SetMaxOpenConns(1)
 		cfg.DB = db
-		close = func() { db.Close() }
+		closeNS := close
+		close = func() { db.Close(); closeNS() }
 	}
 	return cfg, close, nil
 }

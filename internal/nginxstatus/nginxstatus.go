@@ -81,6 +81,13 @@ func NewClient(rawURL string) (*Client, error) {
 	return &Client{statuspage.New("nginx status", rawURL, "is stub_status enabled at that location?", 64<<10)}, nil
 }
 
+// NewUnixClient returns a client for the stub_status at path of an nginx
+// listening on the unix socket as uid (a sealed lab's), asked with Host:
+// host; see statuspage.NewUnix.
+func NewUnixClient(socket, host, path string, uid int) *Client {
+	return &Client{statuspage.NewUnix("nginx status", socket, host, path, uid, "is stub_status enabled at that location?", 64<<10)}
+}
+
 // Fetch reads and parses the page. nginx counts the status request itself
 // as one active, writing connection; Fetch subtracts it so an idle server
 // reads 0.

@@ -25,6 +25,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -144,6 +145,13 @@ type Socket struct {
 	Backlog int64
 }
 
+// UnixPage is a status page of a server on a unix socket: its path,
+// asked with Host, from a listener the kernel says runs as UID.
+type UnixPage struct {
+	Socket, Host, Path string
+	UID                int
+}
+
 // Config says what to observe.
 type Config struct {
 	// Interval between samples; 1 s when zero.
@@ -153,6 +161,9 @@ type Config struct {
 	Others         bool
 	FPM            []FPMSource
 	NginxStatusURL string
+	// NginxStatusUnix, when set, is a sealed lab's stub_status, read on
+	// its web server's unix socket instead of at a URL.
+	NginxStatusUnix *UnixPage
 	// ApacheStatusURL is Apache's mod_status page (without ?auto). Its
 	// scoreboard has a slot per MaxRequestWorkers, so "every slot busy"
 	// needs no knob.
@@ -173,6 +184,9 @@ type Config struct {
 	// PROCESS privilege or none, depending on the server version).
 	DB      *sql.DB
 	Sockets []Socket
+	// NetNS, when set, is the network namespace the Sockets listen in (a
+	// sealed lab's, an open nsfs file the caller closes).
+	NetNS *os.File
 	// MemoryBudgetPct caps the CPU spent reading smaps_rollup, in percent
 	// of one core (0.2 when zero). The kernel computes PSS by walking every
 	// page table of the process, about 0.5-1 ms for a php-fpm worker with
@@ -271,7 +285,7 @@ func New(cfg Config) (*Observer, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Observer{cfg: cfg, fs: fs, sq: sockq.Reader{ProcRoot: cfg.ProcRoot}, pools: map[pkey]string{}, mem: map[pkey]memEntry{}}
+	o := &Observer{cfg: cfg, fs: fs, sq: sockq.Reader{ProcRoot: cfg.ProcRoot, NetNS: cfg.NetNS}, pools: map[pkey]string{}, mem: map[pkey]memEntry{}}
 	for _, s := range cfg.Sockets {
 		a, err := sockq.ParseAddr(s.Addr)
 		if err != nil {
@@ -283,6 +297,9 @@ func New(cfg Config) (*Observer, error) {
 		if o.ngx, err = nginxstatus.NewClient(cfg.NginxStatusURL); err != nil {
 			return nil, err
 		}
+	}
+	if p := cfg.NginxStatusUnix; p != nil {
+		o.ngx = nginxstatus.NewUnixClient(p.Socket, p.Host, p.Path, p.UID)
 	}
 	if cfg.ApacheStatusURL != "" {
 		if o.apache, err = apachestatus.NewClient(cfg.ApacheStatusURL); err != nil {

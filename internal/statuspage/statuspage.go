@@ -1,5 +1,6 @@
 // Package statuspage fetches a web server's own status page (nginx's
-// stub_status, Apache's mod_status) from a loopback URL, bounded in size,
+// stub_status, Apache's mod_status) from a loopback URL or a lab's unix
+// socket, bounded in size,
 // and reads the "Key: value" lines of mod_status's machine format (?auto),
 // which Apache and lighttpd share. The servers' packages parse the values.
 package statuspage
@@ -8,17 +9,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 
 	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/noredirect"
+	"github.com/phptune/phptune/internal/peercred"
 )
 
 // Client fetches one status page.
 type Client struct {
 	what  string // "nginx status", "apache status"
 	url   string
+	shown string // where the page is, in messages (url when empty)
 	hint  string // said when the page does not answer 200
 	limit int64
 	close bool
@@ -48,6 +52,22 @@ func New(what, rawURL, hint string, limit int64) *Client {
 	return &Client{what: what, url: rawURL, hint: hint, limit: limit, http: noredirect.Client(tr)}
 }
 
+// NewUnix returns a client for the page at path of the server listening
+// on the unix socket, asked with Host: host (a sealed lab's web server,
+// which has no address on this host). Every connection is made only when
+// the kernel says the listener runs as uid (peercred.Any skips the
+// check): the socket's directory is the lab's, which could put a link to
+// another server's socket under its name. Like New, it keeps one
+// connection alive and follows no redirect.
+func NewUnix(what, socket, host, path string, uid int, hint string, limit int64) *Client {
+	c := New(what, "http://"+host+path, hint, limit)
+	c.shown = "unix:" + socket + " (Host " + host + ") " + path
+	c.http.Transport.(*http.Transport).DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return peercred.Dial(ctx, "unix", socket, uid)
+	}
+	return c
+}
+
 // NewClosing is New for a server that gives a kept-alive connection a
 // worker of its own while it waits (Apache's prefork children): each read
 // opens a connection and closes it, so the observer never holds a worker
@@ -67,19 +87,23 @@ func (c *Client) Get(ctx context.Context) ([]byte, error) {
 	}
 	req.Close = c.close
 	resp, err := c.http.Do(req)
+	shown := c.url
+	if c.shown != "" {
+		shown = c.shown
+	}
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
+		return nil, fmt.Errorf("fetching %s %s: %w", c.what, shown, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, c.limit))
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s %s: %w", c.what, c.url, err)
+		return nil, fmt.Errorf("fetching %s %s: %w", c.what, shown, err)
 	}
 	if err := noredirect.Check(resp); err != nil {
-		return nil, fmt.Errorf("%s %s %v; %s", c.what, c.url, err, c.hint)
+		return nil, fmt.Errorf("%s %s %v; %s", c.what, shown, err, c.hint)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s answered %s; %s", c.what, c.url, resp.Status, c.hint)
+		return nil, fmt.Errorf("%s %s answered %s; %s", c.what, shown, resp.Status, c.hint)
 	}
 	return b, nil
 }

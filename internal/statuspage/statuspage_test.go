@@ -2,8 +2,11 @@ package statuspage
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,5 +46,47 @@ func TestGetDoesNotFollowRedirects(t *testing.T) {
 				t.Fatalf("the redirect's target was fetched %d time(s)", n)
 			}
 		})
+	}
+}
+
+// TestNewUnix serves a page on a unix socket: the client asks with the
+// given Host and path, keeps one connection for several reads, and refuses
+// a listener of another account than the one named (the page is never
+// read then).
+func TestNewUnix(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "web.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int64
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(r.Host + " " + r.URL.Path))
+		}),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	c := NewUnix("test status", sock, "site.test", "/status", os.Geteuid(), "hint", 1<<10)
+	defer c.Close()
+	for range 3 {
+		b, err := c.Get(context.Background())
+		if err != nil || string(b) != "site.test /status" {
+			t.Fatalf("Get: %q, %v; want the page asked as site.test /status", b, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 reads, want 1 kept alive", n)
+	}
+	other := NewUnix("test status", sock, "site.test", "/status", os.Geteuid()+1, "hint", 1<<10)
+	defer other.Close()
+	if b, err := other.Get(context.Background()); err == nil || !strings.Contains(err.Error(), "unix:"+sock+" (Host site.test) /status") {
+		t.Errorf("Get from a listener of another account: %q, %v; want it refused, naming the socket", b, err)
 	}
 }
