@@ -322,3 +322,28 @@ func absDiff(a, b int64) int64 {
 	}
 	return b - a
 }
+
+// TestOpenModelRate: on the open model each user sends one request per
+// interval from a random first start, so the rate Locust achieves is the
+// rate asked (40 users at 2 req/s each: 80 req/s), not one request per
+// user more (Locust's constant_throughput sent every user's first two
+// requests at once: 240 requests in 2.42 s, 99 req/s).
+func TestOpenModelRate(t *testing.T) {
+	home := installed(t)
+	uid, gid := account(t)
+	srv := newCountingServer(t, time.Millisecond)
+	lf, err := Generate(Workload{Requests: []load.Request{{Path: "/a"}}, RatePerUser: 2, TimeoutS: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const users, rate = 40, 80.0
+	run, err := Start(context.Background(), RunOptions{Home: home, Locustfile: lf, Host: srv.URL, Users: users, Duration: 4 * time.Second, UID: uid, GID: gid, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Bench(run.Result, Meta{Target: srv.URL, Users: users, KeepAlive: true, RateAskedRPS: rate})
+	t.Logf("%d requests (the server %d) in %.2f s: %.1f req/s achieved, %.0f asked", b.Requests, srv.total.Load(), b.DurationS, b.RateAchievedRPS, rate)
+	if b.Errors != 0 || b.RateAchievedRPS < rate*0.92 || b.RateAchievedRPS > rate*1.08 {
+		t.Errorf("%d errors, %.1f req/s achieved; want %.0f ±8%%", b.Errors, b.RateAchievedRPS, rate)
+	}
+}

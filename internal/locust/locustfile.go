@@ -25,7 +25,8 @@ type Workload struct {
 	// common subset (literals, classes, alternation, anchors) means the same.
 	Expect string
 	// RatePerUser, when set, is the open model: each user keeps this many
-	// requests per second (Locust's constant_throughput); 0 is the closed
+	// requests per second (paced from the start of each request, as
+	// Locust's constant_throughput, but from a random first start); 0 is the closed
 	// model (no think time).
 	RatePerUser float64
 	// TimeoutS bounds connecting and each response.
@@ -139,9 +140,9 @@ func Generate(w Workload) (Locustfile, error) {
 		}
 	}
 	if w.RatePerUser > 0 {
-		fmt.Fprintf(&b, "\n# Open model: each user keeps this many requests per second (Locust's\n# constant_throughput). Locust does not correct coordinated omission.\nWAIT = constant_throughput(%s)\n", pyFloat(w.RatePerUser))
+		fmt.Fprintf(&b, "\n# Open model: each user starts a request every OPEN_INTERVAL seconds\n# (%s per second; see _pacing). Locust does not correct coordinated omission.\nOPEN_INTERVAL = %s\n", pyFloat(w.RatePerUser), pyFloat(1/w.RatePerUser))
 	} else {
-		b.WriteString("\n# Closed model: each user sends its next request when the last is answered.\nWAIT = constant(0)\n")
+		b.WriteString("\n# Closed model: each user sends its next request when the last is answered.\nOPEN_INTERVAL = 0\n")
 	}
 	b.WriteString(body)
 	lf.Source = b.Bytes()
@@ -187,10 +188,13 @@ const header = `# A Locust workload written by phptune (https://locust.io, MIT).
 import base64
 import json
 import os
+import random
 import re
 import socket
+import time
 
-from locust import FastHttpUser, constant, constant_throughput, events
+import gevent
+from locust import FastHttpUser, constant, events
 from locust.runners import WorkerRunner
 
 
@@ -245,14 +249,35 @@ def _make_task(req):
     return t
 
 
+def _pacing(user):
+    """The open model's wait: the next request starts OPEN_INTERVAL after
+    the last one started (at once when the last took longer: a user that
+    runs late sends less, and the achieved rate shows it). Locust's own
+    constant_throughput waits 0 after a user's first request, so every
+    user sent two at once and a short run's rate read high (6-10% on a
+    5 s capacity step)."""
+    now = time.monotonic()
+    wait = max(0.0, OPEN_INTERVAL - (now - user._phptune_started))
+    user._phptune_started = now + wait
+    return wait
+
+
 class PhptuneUser(FastHttpUser):
-    wait_time = WAIT
+    wait_time = _pacing if OPEN_INTERVAL > 0 else constant(0)
     network_timeout = TIMEOUT
     connection_timeout = TIMEOUT
     # Redirects are errors, not followed: they would time another page.
     max_redirects = 0
     # Each request is a task, picked in proportion to its weight.
     tasks = {_make_task(req): req[0] for req in REQUESTS}
+
+    def on_start(self):
+        # Open model: users spawned within a moment would send their
+        # first requests together, a burst of one per user; each starts
+        # at a random point of its first interval instead.
+        if OPEN_INTERVAL > 0:
+            gevent.sleep(random.random() * OPEN_INTERVAL)
+        self._phptune_started = time.monotonic()
 
     def _send(self, method, path, headers, body, expect_status):
         name = method + " " + path.split("?")[0]

@@ -21,7 +21,7 @@ func TestGenerate(t *testing.T) {
 		wantErrSub string
 	}{
 		{name: "one page closed", w: Workload{Requests: []load.Request{{Path: "/index.php"}}, TimeoutS: 10},
-			want: []string{`(1, "GET", "/index.php", [], None, 0),`, "WAIT = constant(0)", "TIMEOUT = 10.0", "EXPECT = None"}},
+			want: []string{`(1, "GET", "/index.php", [], None, 0),`, "OPEN_INTERVAL = 0\n", "TIMEOUT = 10.0", "EXPECT = None"}},
 		{name: "mix with comment POST and open model",
 			w: Workload{Requests: []load.Request{
 				{Weight: 8, Method: "GET", Path: "/"},
@@ -29,7 +29,7 @@ func TestGenerate(t *testing.T) {
 					Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, ExpectStatus: 302},
 			}, RatePerUser: 12.5, Expect: `<title>My "blog"`},
 			want: []string{`(8, "GET", "/", [], None, 0),`, `(1, "POST", "/wp-comments-post.php", [("Content-Type", "application/x-www-form-urlencoded")], "comment=Hi\u0026author=b".encode(), 302),`,
-				"WAIT = constant_throughput(12.5)", `EXPECT = re.compile("\u003ctitle\u003eMy \"blog\"")`}},
+				"OPEN_INTERVAL = 0.08\n", `EXPECT = re.compile("\u003ctitle\u003eMy \"blog\"")`}},
 		{name: "secrets stay out",
 			w: Workload{Requests: []load.Request{{Path: "/?token=abc123", Body: []byte("log=a&pwd=hunter2"),
 				Header: http.Header{"Authorization": {"Bearer xyz789"}, "X-Custom": {"mine"}, "X-Site-Id": {"sid42"}}}}, Redact: []string{"X-Site-Id"}},
