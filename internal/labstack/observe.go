@@ -23,9 +23,11 @@ import (
 // read over FastCGI, the web server's status page (nginx's stub_status,
 // Apache's or lighttpd's mod_status, h2o's status handler, Unit's /status
 // on its control socket; Caddy has none), MariaDB's status as the lab's
-// database user (a site lab's: its server's root), and the accept queues of the fpm socket and the web
-// server's port (a sealed lab's: its unix socket, both read in the seal's
-// network namespace, and nginx's stub_status on that socket). The caller adds its own generator root
+// database user (a site lab's: its server's root), and the accept queues
+// of the fpm socket and the web server's port. A sealed lab's web server
+// is observed on its unix socket: both queues are read in the seal's
+// network namespace, and nginx's stub_status is asked on that socket.
+// The caller adds its own generator root
 // (observe.Root{ComponentGenerator, os.Getpid()}) when it loads the lab.
 // close releases the database handle and the namespace.
 func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {

@@ -25,9 +25,9 @@ type Workload struct {
 	// common subset (literals, classes, alternation, anchors) means the same.
 	Expect string
 	// RatePerUser, when set, is the open model: each user keeps this many
-	// requests per second (paced from the start of each request, as
-	// Locust's constant_throughput, but from a random first start); 0 is the closed
-	// model (no think time).
+	// requests per second, each started one interval after the last (as
+	// Locust's constant_throughput, but from a random first start); 0 is
+	// the closed model (no think time).
 	RatePerUser float64
 	// TimeoutS bounds connecting and each response.
 	TimeoutS float64
