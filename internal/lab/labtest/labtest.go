@@ -16,8 +16,8 @@ import (
 // test ends, takes down every lab left in it and removes it. A test
 // killed before its cleanup (a timeout's panic) leaves its labs running:
 // make test first runs internal/tools/reaptestlabs, which takes down the
-// labs of homes whose test process is gone. Without nginx installed, or with -short, the test is
-// skipped: it would start real servers.
+// labs of homes whose test process is gone. Without nginx installed, or
+// with -short, the test is skipped: it would start real servers.
 func Home(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
