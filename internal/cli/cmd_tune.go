@@ -63,26 +63,49 @@ func newTuneCmd(env *Env) *cobra.Command {
 		Example: tuneExample,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			f.workloadSet = c.Flags().Changed("workload") || f.stack.fromLog != ""
-			f.maxErrorsSet = c.Flags().Changed("max-errors")
-			if f.server != "" {
-				if f.resume != "" || f.stack.lab != "" {
-					return usageErr("Try: phptune tune --app APP --server "+f.server, "--server picks the web server of a lab of its own (--app, --docroot); a resumed run keeps its own, a running lab (--lab) the one it was started with")
-				}
-				// --server X is --set server=X, after the other settings.
-				f.stack.set = append(f.stack.set, knob.ServerKnob+"="+f.server)
-			}
-			return runTune(env, f, tuneCommandLine(c))
+			return runTuneCommand(env, f, c)
 		},
 	}
-	f.add(cmd.Flags())
+	f.add(cmd.Flags(), "tune")
 	return cmd
 }
 
+// runTuneCommand runs tune, or a command that is tune with other defaults
+// (demo), from its parsed command line.
+func runTuneCommand(env *Env, f *tuneFlags, c *cobra.Command) error {
+	f.workloadSet = c.Flags().Changed("workload") || f.stack.fromLog != ""
+	f.maxErrorsSet = c.Flags().Changed("max-errors")
+	if f.server != "" {
+		if f.resume != "" || f.stack.lab != "" {
+			return usageErr("Try: phptune "+c.Name()+" --app APP --server "+f.server, "--server picks the web server of a lab of its own (--app, --docroot); a resumed run keeps its own, a running lab (--lab) the one it was started with")
+		}
+		// --server X is --set server=X, after the other settings.
+		f.stack.set = append(f.stack.set, knob.ServerKnob+"="+f.server)
+	}
+	return runTune(env, f, tuneCommandLine(c))
+}
+
+// setFlagDefaults gives flags of fl other defaults (a command that is
+// another with other defaults: demo is tune). The default is set as the
+// value and shown by --help; it panics on an unknown flag or a value the
+// flag refuses, which the command's tests reach at once.
+func setFlagDefaults(fl *pflag.FlagSet, defaults map[string]string) {
+	for name, v := range defaults {
+		f := fl.Lookup(name)
+		if f == nil {
+			panic("setFlagDefaults: no flag --" + name)
+		}
+		if err := f.Value.Set(v); err != nil {
+			panic("setFlagDefaults: --" + name + " " + v + ": " + err.Error())
+		}
+		f.DefValue = f.Value.String()
+	}
+}
+
 // add registers tune's flags on fl.
-func (f *tuneFlags) add(fl *pflag.FlagSet) {
+func (f *tuneFlags) add(fl *pflag.FlagSet, command string) {
 	addRedactFlag(fl, &f.redact)
-	f.stack.add(fl, "tune", workload.Front)
+	f.stack.add(fl, command, workload.Front)
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput, latency, or capacity (the highest request rate sustained within --slo in the open model; see phptune capacity)")
 	fl.StringVar(&f.slo, "slo", "", "latency limit, e.g. 'p99<300ms'; with --objective capacity the SLO the capacity is measured at, in phptune capacity's grammar (default p99<500ms)")
 	fl.StringVar(&f.maxErrors, "max-errors", "0.1%", "highest error rate a configuration may have, e.g. 0.1% or 0")
