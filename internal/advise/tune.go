@@ -20,6 +20,8 @@ type TuneComparison struct {
 	Workload  string    `json:"workload"`
 	StartedAt time.Time `json:"started_at"`
 	PHP       string    `json:"php_version"`
+	// Verdict is the tune's own verdict, word for word.
+	Verdict results.Verdict `json:"verdict"`
 	// The tune's recommendation and what it measured.
 	PM          string `json:"pm"`
 	MaxChildren int64  `json:"max_children"`
@@ -79,7 +81,7 @@ func CompareTune(a Advice, t *results.Tune, runID, selected string) *TuneCompari
 		return nil
 	}
 	c := &TuneComparison{RunID: runID, Selected: selected, App: t.App, Workload: t.Workload, StartedAt: t.StartedAt, PHP: TunePHP(t),
-		PM: t.Recommended["pm"], MaxChildren: n, Measured: t.Decisions}
+		PM: t.Recommended["pm"], MaxChildren: n, Measured: t.Decisions, Verdict: t.TheVerdict()}
 	for _, cv := range t.Curves {
 		if m := kneeLabel.FindStringSubmatch(cv.Label); m != nil {
 			c.Knee, _ = strconv.Atoi(m[1])

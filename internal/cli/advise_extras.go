@@ -160,6 +160,9 @@ func printExtras(w io.Writer, a advise.Advice) {
 	}
 	if t := a.Tune; t != nil {
 		fmt.Fprintf(w, "\nBeside the stored tune %s (%s):\n%s\n", t.RunID, t.Selected, t.Summary)
+		if t.Verdict.Sentence != "" {
+			fmt.Fprintf(w, "The tune's verdict: %s\n", t.Verdict.Sentence)
+		}
 		for _, p := range t.Pools {
 			fmt.Fprintf(w, "  pool %s: configured %d, advise %d, tune %d: %s\n", p.Pool, p.Configured, p.Advise, p.Tune, p.Why)
 		}

@@ -381,7 +381,15 @@ func compareConfigs(args []string, live knob.Config) ([]results.CompareConfig, e
 				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %s: %v", label, file, err)
 			}
 		}
-		cfgs = append(cfgs, results.CompareConfig{Label: label, Config: cfg})
+		cc := results.CompareConfig{Label: label, Config: cfg}
+		if file != "default" {
+			q, err := tuneQuote(file)
+			if err != nil {
+				return nil, err
+			}
+			cc.FromTune = q
+		}
+		cfgs = append(cfgs, cc)
 	}
 	return cfgs, nil
 }

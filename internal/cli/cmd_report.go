@@ -121,8 +121,8 @@ func listRuns(env *Env, db *store.DB) error {
 		res := ""
 		switch {
 		case r.Result != nil && r.Result.Holdout != nil:
-			h := r.Result.Holdout
-			res = fmt.Sprintf("%.2f× throughput [%.2f, %.2f]", h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi)
+			v := r.Result.TheVerdict()
+			res = fmt.Sprintf("%s: %.2f× [%.2f, %.2f] on %s", v.Outcome, v.Ratio, v.CILow, v.CIHigh, v.Statistic)
 		case r.Bench != nil:
 			res = fmt.Sprintf("%.1f rps, p99 %.1f ms", r.Bench.ThroughputRPS, r.Bench.Latency.P99Ms)
 		case r.Capacity != nil:

@@ -74,7 +74,7 @@ func TestReportCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		for _, want := range []string{tuneID, benchID, "interrupted-1", "throughput [", "rps, p99"} {
+		for _, want := range []string{tuneID, benchID, "interrupted-1", "] on throughput", "rps, p99"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("--list lacks %q:\n%s", want, out)
 			}

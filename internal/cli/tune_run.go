@@ -174,6 +174,7 @@ func printTune(env *Env, res *results.Tune, outDir string, paths []string) {
 		fmt.Fprintf(env.Stdout, "  %s\n", p)
 	}
 	fmt.Fprintf(env.Stdout, "\ncheck it yourself: phptune lab up --knobs %s\n", filepath.Join(outDir, "recommended.knobs"))
+	report.VerdictLine(env.Stdout, res)
 }
 
 // writeTuneFiles writes the recommendation's files, the diff and the

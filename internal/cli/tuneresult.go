@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/phptune/phptune/internal/results"
 )
@@ -27,4 +28,26 @@ func tuneFPMVersion(result string) (string, error) {
 		return "", usageErr("Give the tune's directory as phptune tune wrote it, or --knobs FILE", "%s is not a tune's result", result)
 	}
 	return v, nil
+}
+
+// tuneQuote is the verdict of the tune whose recommendation knobFile is:
+// the result.json beside a recommended.knobs, read as a trusted file; nil
+// for another knob file or one without its result.
+func tuneQuote(knobFile string) (*results.TuneQuote, error) {
+	if filepath.Base(knobFile) != "recommended.knobs" {
+		return nil, nil
+	}
+	result := filepath.Join(filepath.Dir(knobFile), "result.json")
+	b, err := readTrusted(result)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	q, err := results.QuoteTune(b)
+	if err != nil {
+		return nil, usageErr("Give the tune's directory as phptune tune wrote it, or a knob file of your own", "%s: %v", result, err)
+	}
+	return q, nil
 }

@@ -45,6 +45,11 @@ func CompareText(w io.Writer, res *results.Compare, d time.Duration) {
 			fmt.Fprintf(w, "%s: %s\n", cc.Label, p)
 		}
 	}
+	for _, cc := range res.Configs {
+		if q := cc.FromTune; q != nil {
+			fmt.Fprintf(w, "%s is the recommendation of tune %s, whose verdict was: %s\n", cc.Label, q.ID, q.Verdict.Sentence)
+		}
+	}
 	BlockedText(w, res.Blocked, "")
 }
 

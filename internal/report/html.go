@@ -143,7 +143,12 @@ type view struct {
 	ECharts     template.JS
 	Script      template.JS
 	Charts      []chart
-	Verdict     string
+	// LeadCharts come right under the verdict (a tune's curve and its
+	// trials), before any table.
+	LeadCharts []chart
+	Verdict    string
+	// TuneVerdict is the tune's verdict, as the terminal printed it.
+	TuneVerdict results.Verdict
 	VerdictGood bool
 	// TrialWarnings are the trials' own warnings grouped by kind
 	// (generator saturation, steal...); TrialFacts the findings the tune
@@ -219,16 +224,8 @@ func renderHTML(w io.Writer, r Run) error {
 		for _, n := range sortedKeys(t.Files) {
 			v.Files = append(v.Files, file{n, t.Files[n]})
 		}
-		if h := t.Holdout; h != nil {
-			switch {
-			case h.ThroughputCILow > 1:
-				v.Verdict, v.VerdictGood = fmt.Sprintf("%.2f× the starting configuration's throughput", h.ThroughputRatio), true
-			case h.ThroughputCIHi < 1:
-				v.Verdict = "slower than the starting configuration in the holdout: keep the start"
-			default:
-				v.Verdict = "no significant difference in throughput from the starting configuration"
-			}
-		}
+		v.TuneVerdict = t.TheVerdict()
+		v.Verdict, v.VerdictGood = v.TuneVerdict.Sentence, v.TuneVerdict.Outcome == results.VerdictFaster
 		v.TrialWarnings, v.TrialFacts = trialWarnings(t)
 		v.HoldoutErrors = holdoutErrors(t)
 		for _, n := range trialsWithServerErrors(t) {
@@ -245,12 +242,12 @@ func renderHTML(w io.Writer, r Run) error {
 			}
 		}
 		if len(d.Curves) > 0 || len(d.Configs) > 0 {
-			v.Charts = append(v.Charts, chart{"curve", "Throughput and p99 against concurrency", "Solid: throughput of the starting and the recommended configuration at each concurrency they were measured at (mean of their trials, bars: 95% confidence interval); dashed: their p99. Thin: the knee scan (a large static pool at rising concurrency)."})
+			v.LeadCharts = append(v.LeadCharts, chart{"curve", "Throughput and p99 against concurrency", "Solid: throughput of the starting and the recommended configuration at each concurrency they were measured at (mean of their trials, bars: 95% confidence interval); dashed: their p99. Thin: the knee scan (a large static pool at rising concurrency)."})
 		}
 		if t.Capacity != nil {
 			v.Charts = append(v.Charts, capacityChart)
 		}
-		v.Charts = append(v.Charts, chart{"trials", "Every trial", "Throughput of each trial in the order measured, by phase; hover for the configuration."})
+		v.LeadCharts = append(v.LeadCharts, chart{"trials", "Every trial", "Throughput of each trial in the order measured, by phase; hover for the configuration."})
 		obj := "throughput (rps)"
 		if t.Objective == "latency" {
 			obj = "p99 latency (ms)"

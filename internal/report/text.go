@@ -65,6 +65,24 @@ func TuneText(w io.Writer, res *results.Tune) error {
 	return safeText(w, func(w io.Writer) error { return tuneText(w, res) })
 }
 
+// verdictText writes the tune's verdict: the sentence every report
+// quotes, and why it was decided on that statistic.
+func verdictText(w io.Writer, v results.Verdict) {
+	fmt.Fprintf(w, "verdict: %s\n", v.Sentence)
+	if v.Why != "" {
+		fmt.Fprintf(w, "  (%s)\n", v.Why)
+	}
+}
+
+// VerdictLine is the one line that closes a command's output with the
+// tune's verdict.
+func VerdictLine(w io.Writer, res *results.Tune) error {
+	return safeText(w, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "verdict: %s\n", res.TheVerdict().Sentence)
+		return err
+	})
+}
+
 func tuneText(w io.Writer, res *results.Tune) error {
 	fmt.Fprintf(w, "phptune tune %s: %s%s, workload %s, %d trials in %s\n", res.ID, res.App, behind(res), res.Workload, len(res.Trials), (time.Duration(res.WallS) * time.Second).String())
 	if h := res.Holdout; h != nil {
@@ -91,26 +109,10 @@ func tuneText(w io.Writer, res *results.Tune) error {
 		if h.StackCeilingRPS > 0 {
 			fmt.Fprintf(w, "(stack ceiling of the recommendation %.0f rps: it reached %.0f%% of what the CPU left to the stack allows)\n", h.StackCeilingRPS, 100*h.ShareOfCeiling)
 		}
-		// The verdict rests on the deciding statistic: stack CPU per
-		// request on a CPU-bound page (steal does not move it), otherwise
-		// throughput.
-		what, ratio, lo, hi := "throughput", h.ThroughputRatio, h.ThroughputCILow, h.ThroughputCIHi
-		switch {
-		case h.Statistic == "stack CPU per request" && h.CPURatio > 0:
-			what, ratio, lo, hi = "stack CPU per request (the page is CPU-bound)", h.CPURatio, h.CPUCILow, h.CPUCIHigh
-		case h.Statistic == "stack CPU per request at the machine's speed" && h.CPURatio > 0:
-			what, ratio, lo, hi = "stack CPU per request at the machine's speed (the page is CPU-bound; each run's CPU per request ÷ its speed probe)", h.CPURatio, h.CPUCILow, h.CPUCIHigh
-		}
-		switch {
-		case lo > 1:
-			fmt.Fprintf(w, "verdict: the recommendation is faster than the start (%.2f×, the interval lies above 1; decided on %s)\n", ratio, what)
-		case hi < 1:
-			fmt.Fprintf(w, "verdict: the recommendation was slower than the start in the holdout; keep the start (decided on %s)\n", what)
-		default:
-			fmt.Fprintf(w, "verdict: no significant difference from the start in the holdout (the interval includes 1; decided on %s)\n", what)
-		}
+		verdictText(w, res.TheVerdict())
 	} else {
-		fmt.Fprintln(w, "\nno holdout: the recommendation is not validated")
+		fmt.Fprintln(w)
+		verdictText(w, res.TheVerdict())
 	}
 	tuneCapacityText(w, res.Capacity)
 	baselinesText(w, res)

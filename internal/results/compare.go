@@ -26,6 +26,16 @@ type CompareConfig struct {
 	// PHPErrors are PHP's own messages the configuration's runs logged,
 	// summed over its rounds.
 	PHPErrors *PHPErrors `json:"php_errors,omitempty"`
+	// FromTune is the tune whose recommendation this configuration is
+	// (its recommended.knobs, with the result.json beside it), with that
+	// tune's verdict as the tune stated it.
+	FromTune *TuneQuote `json:"from_tune,omitempty"`
+}
+
+// TuneQuote is a stored tune's verdict quoted by another command.
+type TuneQuote struct {
+	ID      string  `json:"id"`
+	Verdict Verdict `json:"verdict"`
 }
 
 // Compare is what phptune compare prints with --json: configurations

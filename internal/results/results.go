@@ -609,6 +609,10 @@ type Tune struct {
 	// Decisions say whether each won.
 	ProfileFindings []ProfileFinding `json:"profile_findings,omitempty"`
 	Holdout         *Holdout         `json:"holdout,omitempty"`
+	// Verdict is the holdout's answer, as every report states it
+	// (HoldoutVerdict); nil in results stored before it was recorded
+	// (TheVerdict then derives it).
+	Verdict *Verdict `json:"verdict,omitempty"`
 	// Baselines are the rules of thumb beside the recommendation.
 	Baselines []Baseline `json:"baselines,omitempty"`
 	// Sizing are the knobs sized from what the stack reported (opcache,

@@ -7,19 +7,21 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 )
 
 // Statistics a categorical comparison can be decided on (Decision.Statistic).
+// The names are results' (a stored holdout's and verdict's statistic).
 const (
-	StatThroughput = "throughput"
+	StatThroughput = results.StatThroughput
 	StatP99        = "p99"
-	StatCPU        = "stack CPU per request"
+	StatCPU        = results.StatCPU
 	// StatCPUSpeed is stack CPU per request divided by the machine-speed
 	// probe's reading of the same run (package speedprobe): CPU per request
 	// at a common machine speed, which neighbours that slow the CPU move
 	// less than the raw figure.
-	StatCPUSpeed = "stack CPU per request at the machine's speed"
+	StatCPUSpeed = results.StatCPUSpeed
 )
 
 // IsCPU says whether a statistic is one of the CPU-per-request ones.

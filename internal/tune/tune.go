@@ -310,6 +310,8 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	tune.Capacity = capVerdict
 	tune.Sizing = sized
 	holdCI := s.holdoutVerdict(tune, hold)
+	verdict := results.HoldoutVerdict(tune.Holdout)
+	tune.Verdict = &verdict
 	// Drift: the start configuration at the beginning against the end.
 	if len(before) > 0 && len(after) > 0 {
 		if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
