@@ -130,19 +130,19 @@ type chartData struct {
 
 // view is the template's input.
 type view struct {
-	Title       string
-	Run         Run
-	T           *results.Tune
-	B           *results.Bench
-	C           *results.Capacity
-	Env         *results.Environment
-	Commands    []string
-	Before      [2]row // start, recommended (tune)
-	Files       []file
-	Data        template.JS
-	ECharts     template.JS
-	Script      template.JS
-	Charts      []chart
+	Title    string
+	Run      Run
+	T        *results.Tune
+	B        *results.Bench
+	C        *results.Capacity
+	Env      *results.Environment
+	Commands []string
+	Before   [2]row // start, recommended (tune)
+	Files    []file
+	Data     template.JS
+	ECharts  template.JS
+	Script   template.JS
+	Charts   []chart
 	// LeadCharts come right under the verdict (a tune's curve and its
 	// trials), before any table.
 	LeadCharts []chart
