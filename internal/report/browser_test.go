@@ -39,6 +39,7 @@ func TestReportInBrowser(t *testing.T) {
 		"bench":         {Bench: loadBench(t)},
 		"tune-hostile":  {Tune: hostile(t)},
 		"tune-phone":    {Tune: loadTune(t)},
+		"tune-wide":     {Tune: loadTune(t)},
 		"bench-errors":  {Bench: benchWithErrors(t)},
 		"capacity":      {Capacity: loadCapacity(t)},
 		"tune-capacity": {Tune: tuneWithCapacity(t)},
@@ -50,6 +51,9 @@ func TestReportInBrowser(t *testing.T) {
 			if strings.HasSuffix(name, "-phone") {
 				width = 390 // a phone held upright
 			}
+			if strings.HasSuffix(name, "-wide") {
+				width = 1400 // a laptop's browser window
+			}
 			dir := t.TempDir()
 			page := filepath.Join(dir, "report.html")
 			f, err := os.Create(page)
@@ -60,7 +64,12 @@ func TestReportInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.Close()
-			checkInBrowser(t, page, filepath.Join(artifacts, "report-"+name+".png"), width)
+			l := checkInBrowser(t, page, filepath.Join(artifacts, "report-"+name+".png"), width)
+			// What a person looks at first is in the first screen: the
+			// verdict and the top of the first chart (the curve).
+			if name == "tune-wide" && (l.VerdictBottom <= 0 || l.VerdictBottom > 900 || l.FirstChartTop <= 0 || l.FirstChartTop > 900 || l.FirstChart != "chart-curve") {
+				t.Errorf("at 1400×900 the verdict ends at %.0f px and the first chart (%s) starts at %.0f px: both must be inside the first 900 px, the curve first", l.VerdictBottom, l.FirstChart, l.FirstChartTop)
+			}
 		})
 	}
 }
@@ -87,7 +96,14 @@ func profileDir(t *testing.T) string {
 	return dir
 }
 
-func checkInBrowser(t *testing.T, page, shot string, width int) {
+// layout is where the first things a person reads sit on the page, in
+// CSS pixels from its top.
+type layout struct {
+	VerdictBottom, FirstChartTop float64
+	FirstChart                   string
+}
+
+func checkInBrowser(t *testing.T, page, shot string, width int) layout {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -136,6 +152,7 @@ func checkInBrowser(t *testing.T, page, shot string, width int) {
 	var wide []string
 	var topBefore string
 	var png []byte
+	var l layout
 	err := chromedp.Run(bctx,
 		network.Enable(),
 		runtime.Enable(),
@@ -170,6 +187,9 @@ func checkInBrowser(t *testing.T, page, shot string, width int) {
 			s.value = '0'; s.dispatchEvent(new Event('input'));
 			return [before, s.parentNode.parentNode.querySelector('.t').textContent];
 		})().join('\n')`, &topBefore),
+		chromedp.Evaluate(`(function () { var v = document.getElementById('verdict'); return v ? v.getBoundingClientRect().bottom + window.scrollY : -1; })()`, &l.VerdictBottom),
+		chromedp.Evaluate(`(function () { var c = document.querySelector('[data-chart]'); return c ? c.getBoundingClientRect().top + window.scrollY : -1; })()`, &l.FirstChartTop),
+		chromedp.Evaluate(`(function () { var c = document.querySelector('[data-chart]'); return c ? c.id : ''; })()`, &l.FirstChart),
 		chromedp.FullScreenshot(&png, 100), // quality 100 gives a PNG
 	)
 	if err != nil {
@@ -205,6 +225,7 @@ func checkInBrowser(t *testing.T, page, shot string, width int) {
 	if pwned {
 		t.Error("a script injected through a server string ran")
 	}
+	return l
 }
 
 // benchWithErrors is the bench fixture with failed requests, so the errors
