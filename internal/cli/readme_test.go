@@ -216,7 +216,7 @@ func (r *readmeRun) check(c readmecmd.Command, args []string, stdout, stderr str
 	case "lab up":
 		want("the front page: line", strings.Contains(stdout+stderr, "front page: "))
 	case "bench":
-		want("the throughput (rps) and the latencies", strings.Contains(stdout, "rps") && strings.Contains(stdout, "p99"))
+		want("the throughput and the latencies", strings.Contains(stdout, "Throughput") && strings.Contains(stdout, "p99"))
 	case "lab reset", "lab down":
 		// Exit 0 is their result; lab down says which lab went.
 	default:
