@@ -188,6 +188,28 @@ func TestWordPressFrontPageCommentAndReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// No other account than root (with its password), the locked
+	// mariadb.sys and the app's: mariadb-install-db's passwordless roots
+	// at 127.0.0.1, ::1 and the host's name are dropped.
+	rootDB, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), "root", s.MariaDBRootPassword, "mysql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rootDB.Close()
+	rows, err := rootDB.Query("SELECT User, Host FROM mysql.global_priv ORDER BY User, Host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounts []string
+	for rows.Next() {
+		var u, h string
+		rows.Scan(&u, &h)
+		accounts = append(accounts, u+"@"+h)
+	}
+	rows.Close()
+	if want := []string{"mariadb.sys@localhost", "root@localhost", s.DBUser + "@localhost"}; strings.Join(accounts, " ") != strings.Join(want, " ") {
+		t.Errorf("the lab's MariaDB has the accounts %q, want only %q", accounts, want)
+	}
 	count := func() int {
 		var n int
 		if err := db.QueryRow("SELECT COUNT(*) FROM wp_comments").Scan(&n); err != nil {

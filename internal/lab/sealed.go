@@ -264,7 +264,7 @@ func (l *Lab) sealedCommand(acct *account, bin string, args, env []string) *exec
 // options root's tools use; the site's own account and data come from
 // Options.FillDatabase.
 func (l *Lab) provisionSite(ctx context.Context, acct *account, b *mariadb.Binaries, s Secrets) error {
-	sql := fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s';\nFLUSH PRIVILEGES;\n", s.MariaDBRootPassword)
+	sql := mariadb.DropOtherAccountsSQL + fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s';\nFLUSH PRIVILEGES;\n", s.MariaDBRootPassword)
 	args := []string{"--no-defaults", "--socket=" + l.MariaDBSocket, "--user=root", "--batch"}
 	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, strings.NewReader(sql), time.Minute); err != nil {
 		return fmt.Errorf("provisioning MariaDB: %w", err)
