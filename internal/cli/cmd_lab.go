@@ -93,6 +93,7 @@ type labUpFlags struct {
 	knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
 	asJSON                                                  bool
 	appGiven, dbFromGiven                                   bool // --app and --db-from given on the command line
+	unsealedProduction                                      bool // --unsealed-production
 }
 
 func (f *labUpFlags) register(fl *pflag.FlagSet) {
@@ -110,6 +111,7 @@ func (f *labUpFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.memoryMax, "memory-max", "", "cap the memory of all the lab's processes together (e.g. 2G; root, cgroup v2 or v1's memory controller): refused when it cannot be enforced")
 	fl.StringVar(&f.opt.User, "user", "", "run the lab (nginx, php-fpm, MariaDB) as this account: the app then runs with that account's rights, e.g. --user www-data for an app whose caches and uploads www-data owns (with --site: the site pool's account unless given); "+userFlagRule)
 	fl.BoolVar(&f.asJSON, "json", false, "print the lab's state as JSON")
+	addUnsealedProductionFlag(fl, &f.unsealedProduction)
 }
 
 // validate refuses, as usage errors (exit 2), the flags that contradict
@@ -118,6 +120,9 @@ func (f *labUpFlags) validate() error {
 	opt := &f.opt
 	if err := lab.CheckName(opt.Name); err != nil {
 		return usageErr("Try: --name mylab", "--name: %v", err)
+	}
+	if f.unsealedProduction && opt.DocRoot == "" {
+		return usageErr("Leave --"+flagUnsealedProduction+" out", "--%s goes with --docroot", flagUnsealedProduction)
 	}
 	switch {
 	case f.siteQuery != "":
@@ -132,6 +137,9 @@ func (f *labUpFlags) validate() error {
 	case opt.DocRoot != "":
 		if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
 			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
+		}
+		if err := checkLiveDocroot(opt.DocRoot, "lab up", f.unsealedProduction); err != nil {
+			return err
 		}
 	default:
 		if _, err := apps.Lookup(opt.App); err != nil {

@@ -188,3 +188,37 @@ func docrootSums(t *testing.T, dir string) string {
 	}
 	return fmt.Sprintf("%d files, sha256 of their sums %s", n, hex.EncodeToString(h.Sum(nil))[:16])
 }
+
+// TestSiteDocrootOfLiveSiteRefused: --docroot of a live site's document
+// root (test/realserver.sh's site.test, /var/www/site), of a directory
+// inside it or of one holding it is refused before anything starts,
+// naming the site and --site; --unsealed-production serves it anyway with
+// a warning.
+func TestSiteDocrootOfLiveSiteRefused(t *testing.T) {
+	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
+		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
+	}
+	labtest.Home(t)
+	os.MkdirAll("/var/www/site/sub", 0o755)
+	os.WriteFile("/var/www/site/sub/index.php", []byte("<?php echo 'sub';"), 0o644)
+	defer os.RemoveAll("/var/www/site/sub")
+	for _, args := range [][]string{
+		{"lab", "up", "--docroot", "/var/www/site", "--name", "live"},
+		{"tune", "--docroot", "/var/www/site/sub", "--time-budget", "2m"},
+		{"compare", "--docroot", "/var/www", "default"},
+	} {
+		out, errs, code := runCLI(t, args...)
+		site := "site.test"
+		if args[2] == "/var/www" {
+			site = "/var/www/html" // the default vhost's, first
+		}
+		if code != 2 || !strings.Contains(errs, "the live site "+site) || !strings.Contains(errs, "--site "+site) || !strings.Contains(errs, "--unsealed-production") {
+			t.Errorf("%q: exit %d, want 2 naming the live site and --site\n%s%s", args, code, out, errs)
+		}
+	}
+	out, errs, code := runCLI(t, "lab", "up", "--docroot", "/var/www/site", "--name", "live", "--unsealed-production")
+	if code != 0 {
+		t.Fatalf("lab up --unsealed-production: exit %d\n%s%s", code, out, errs)
+	}
+	runCLI(t, "lab", "down", "live")
+}

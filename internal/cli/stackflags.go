@@ -20,13 +20,15 @@ import (
 // reason (refuse), never silently ignored.
 type stackFlags struct {
 	lab, app, docroot, site string
-	siteData                siteDataFlags
-	user, cpus, memoryMax   string
-	knobsFile               string
-	set                     []string
-	workload, fromLog       string
-	allowPost               bool
-	expect, host            string
+	// unsealedProduction: --unsealed-production (checkLiveDocroot).
+	unsealedProduction    bool
+	siteData              siteDataFlags
+	user, cpus, memoryMax string
+	knobsFile             string
+	set                   []string
+	workload, fromLog     string
+	allowPost             bool
+	expect, host          string
 
 	// command is the command's name, for the refusals' hints.
 	command string
@@ -91,6 +93,7 @@ func (s *stackFlags) add(fl *pflag.FlagSet, command, defaultWorkload string) {
 	fl.StringVar(&s.site, flagSite, "", siteFlagHelp)
 	s.siteData.add(fl)
 	fl.StringVar(&s.user, flagUser, "", userFlagHelp+userFlagRule)
+	addUnsealedProductionFlag(fl, &s.unsealedProduction)
 	if !s.ownCPUs {
 		fl.StringVar(&s.cpus, flagCPUs, "", cpusFlagHelp)
 	}
@@ -239,6 +242,13 @@ func (s *stackFlags) checkOwnLab() error {
 		if err := lab.CheckUser(s.user, s.docroot); err != nil {
 			return usageErr("Try: --user www-data (as root), or leave --user out", "%v", err)
 		}
+	}
+	if s.docroot != "" {
+		if err := checkLiveDocroot(s.docroot, s.command, s.unsealedProduction); err != nil {
+			return err
+		}
+	} else if s.unsealedProduction {
+		return usageErr("Leave --"+flagUnsealedProduction+" out", "--%s goes with --docroot", flagUnsealedProduction)
 	}
 	s.caps = lab.Options{CPUs: s.cpus}
 	return labLimits(&s.caps, s.memoryMax)

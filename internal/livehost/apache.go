@@ -149,12 +149,37 @@ func apacheFCGIAddr(t string) (string, bool) {
 // *-enabled directories, which Debian makes links to *-available: their
 // targets must stay inside ROOT/etc/apache2.
 func ReadApache(root string) ([]ApacheProxy, error) {
+	var out []ApacheProxy
+	err := walkApacheConf(root, func(path string, b []byte) []string {
+		ps, incs := ParseApacheProxies(path, b)
+		out = append(out, ps...)
+		return incs
+	})
+	return out, err
+}
+
+// ApacheDocumentRoots reads Apache's configuration as ReadApache does and
+// returns every DocumentRoot it sets (nil, nil without apache2.conf).
+func ApacheDocumentRoots(root string) ([]ApacheRoot, error) {
+	var out []ApacheRoot
+	err := walkApacheConf(root, func(path string, b []byte) []string {
+		rs, incs := ParseApacheDocumentRoots(path, b)
+		out = append(out, rs...)
+		return incs
+	})
+	return out, err
+}
+
+// walkApacheConf reads ROOT/etc/apache2/apache2.conf and the files its
+// Include/IncludeOptional globs name, as visit (which parses one file and
+// returns its includes, as written) reports them, depth first in
+// Apache's order. A host without apache2.conf has nothing to visit.
+func walkApacheConf(root string, visit func(path string, b []byte) []string) error {
 	serverRoot := filepath.Join(root, "etc", "apache2")
 	conf := filepath.Join(serverRoot, "apache2.conf")
 	if _, err := os.Lstat(conf); err != nil {
-		return nil, nil
+		return nil
 	}
-	var out []ApacheProxy
 	seen := map[string]bool{}
 	var read func(path string, depth int) error
 	read = func(path string, depth int) error {
@@ -173,9 +198,7 @@ func ReadApache(root string) ([]ApacheProxy, error) {
 		if err != nil {
 			return err
 		}
-		ps, incs := ParseApacheProxies(path, b)
-		out = append(out, ps...)
-		for _, inc := range incs {
+		for _, inc := range visit(path, b) {
 			if !filepath.IsAbs(inc) {
 				inc = filepath.Join(serverRoot, inc)
 			} else if root != "/" && !strings.HasPrefix(inc, root+"/") {
@@ -194,10 +217,61 @@ func ReadApache(root string) ([]ApacheProxy, error) {
 		}
 		return nil
 	}
-	if err := read(conf, 0); err != nil {
-		return nil, err
+	return read(conf, 0)
+}
+
+// ApacheRoot is one DocumentRoot of Apache's configuration.
+type ApacheRoot struct {
+	Dir  string // as written, quotes removed
+	File string
+	Line int
+	// VirtualHost is the <VirtualHost> it is inside ("" at server
+	// level).
+	VirtualHost string
+}
+
+// ParseApacheDocumentRoots reads one Apache configuration file's
+// DocumentRoot directives and its Include/IncludeOptional arguments (as
+// written), as ParseApacheProxies reads its FastCGI hand-offs.
+func ParseApacheDocumentRoots(file string, text []byte) (roots []ApacheRoot, includes []string) {
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), maxConf)
+	vhost := ""
+	var joined string
+	start := 0
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if joined == "" {
+			start = n
+		}
+		if strings.HasSuffix(line, "\\") {
+			joined += strings.TrimSuffix(line, "\\") + " "
+			continue
+		}
+		line, joined = strings.TrimSpace(joined+line), ""
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		words := apacheWords(line)
+		if len(words) == 0 {
+			continue
+		}
+		switch strings.ToLower(words[0]) {
+		case "<virtualhost":
+			vhost = strings.TrimSuffix(strings.Join(words[1:], " "), ">")
+		case "</virtualhost>":
+			vhost = ""
+		case "include", "includeoptional":
+			if len(words) > 1 {
+				includes = append(includes, words[1])
+			}
+		case "documentroot":
+			if len(words) > 1 {
+				roots = append(roots, ApacheRoot{Dir: words[1], File: file, Line: start, VirtualHost: vhost})
+			}
+		}
 	}
-	return out, nil
+	return roots, includes
 }
 
 var apacheSLine = regexp.MustCompile(`^\s*(?:(\S+:\d+)\s+)?(?:default server|port \d+ namevhost|alias)\s+(\S+)\s+\((.+):(\d+)\)\s*$`)

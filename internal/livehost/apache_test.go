@@ -100,3 +100,33 @@ func FuzzParseApache(f *testing.F) {
 		ParseApacheS(s)
 	})
 }
+
+func TestApacheDocumentRoots(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "etc", "apache2")
+	os.MkdirAll(filepath.Join(conf, "sites-enabled"), 0o755)
+	os.WriteFile(filepath.Join(conf, "apache2.conf"), []byte("DocumentRoot /var/www/html\nIncludeOptional sites-enabled/*.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(conf, "sites-enabled", "wiki.conf"), []byte("<VirtualHost *:8080>\n  ServerName wiki.test\n  DocumentRoot \"/srv/wiki\"\n</VirtualHost>\n"), 0o644)
+	rs, err := ApacheDocumentRoots(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Dir != "/var/www/html" || rs[0].VirtualHost != "" || rs[1].Dir != "/srv/wiki" || rs[1].VirtualHost != "*:8080" || rs[1].Line != 3 {
+		t.Errorf("ApacheDocumentRoots = %+v", rs)
+	}
+	if rs, err := ApacheDocumentRoots(t.TempDir()); rs != nil || err != nil {
+		t.Errorf("no apache2.conf: %v %v", rs, err)
+	}
+}
+
+func FuzzParseApacheDocumentRoots(f *testing.F) {
+	f.Add([]byte("<VirtualHost *:80>\nDocumentRoot \"/srv/a b\"\n</VirtualHost>\nInclude x\n"))
+	f.Fuzz(func(t *testing.T, conf []byte) {
+		rs, _ := ParseApacheDocumentRoots("/f", conf)
+		for _, r := range rs {
+			if r.Line < 1 || r.File != "/f" {
+				t.Fatalf("%+v", r)
+			}
+		}
+	})
+}
