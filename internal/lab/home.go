@@ -42,6 +42,9 @@ func EnsureHome() (string, error) {
 	gid := -1
 	mode := os.FileMode(0o700)
 	if os.Geteuid() == 0 {
+		if err := checkHomeParents(home); err != nil {
+			return "", err
+		}
 		acct, err := stackAccount()
 		if err != nil {
 			return "", err
@@ -87,6 +90,67 @@ func ownPrivateDir(d string, gid int, mode os.FileMode) error {
 		if err := syscall.Fchmod(fd, uint32(mode)); err != nil {
 			return fmt.Errorf("making %s private: %v", d, err)
 		}
+	}
+	return nil
+}
+
+// checkHomeParents refuses, for root, a home whose parent directories
+// another account could change (as sshd's StrictModes does): every one up
+// to /, both as written and with its links resolved, must be root's and
+// not writable by group or others — a root-owned sticky directory such as
+// /tmp excepted, where no one else can rename or remove root's entries.
+// Otherwise that account could swap the home (or its labs directory) for
+// a link between phptune's checks and its use, and root would create or
+// remove files elsewhere.
+func checkHomeParents(home string) error {
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return err
+	}
+	// The deepest parent that exists: EnsureHome creates the rest, as
+	// root's, below it.
+	parent := filepath.Dir(filepath.Clean(abs))
+	for {
+		if _, err := os.Lstat(parent); err == nil || parent == "/" {
+			break
+		}
+		parent = filepath.Dir(parent)
+	}
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return fmt.Errorf("phptune's state directory %s: %v", home, err)
+	}
+	for _, start := range []string{parent, real} {
+		for p := start; ; p = filepath.Dir(p) {
+			if err := checkRootOnly(p, home); err != nil {
+				return err
+			}
+			if p == "/" || p == "." {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// checkRootOnly checks one parent of home (not following a link at p).
+func checkRootOnly(p, home string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("phptune's state directory %s: %s: %v", home, p, err)
+	}
+	mode := os.FileMode(st.Mode & 0o7777)
+	sticky := st.Mode&syscall.S_ISVTX != 0
+	switch {
+	case st.Uid != 0:
+		return fmt.Errorf("phptune's state directory %s lies under %s, which belongs to uid %d: that account could swap the directory for a link to one root would then write or remove; make it root's (chown root %s) or set PHPTUNE_HOME to a directory under root's own", home, p, st.Uid, p)
+	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+		return nil // a link of root's in a directory checked in turn
+	case mode&0o022 != 0 && !sticky:
+		return fmt.Errorf("phptune's state directory %s lies under %s (mode %04o), which others can write: they could swap the directory for a link; chmod go-w %s, or set PHPTUNE_HOME to a directory under root's own", home, p, mode, p)
 	}
 	return nil
 }
