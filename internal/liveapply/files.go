@@ -17,10 +17,16 @@ import (
 // directory must belong to this user and be writable by it alone; every
 // directory above must belong to this user or root and be writable by no
 // one else, or be sticky (as /tmp is: others cannot rename what is ours).
-// Links in the path are resolved first and the real directories checked.
-// So nobody else can swap a file or directory for a link between this
-// check and the write.
+// The directories are checked twice: as the path names them (a directory
+// holding a link must be one nobody else can write, or the link could be
+// re-pointed between this check and the write) and with the links
+// resolved. So nobody else can swap a file, a directory or a link between
+// this check and the write. It runs when a transaction is prepared, again
+// before each write, and before undo puts a file back.
 func checkTrusted(path string) error {
+	if err := checkWrittenPath(path); err != nil {
+		return err
+	}
 	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("%s: %v", filepath.Dir(path), err)
@@ -44,6 +50,39 @@ func checkTrusted(path string) error {
 			return fmt.Errorf("%s (above %s) belongs to uid %d: whoever owns it could replace what is below it; phptune writes only below directories of root's", d, dir, owner)
 		case !first && others && st.Mode()&os.ModeSticky == 0:
 			return fmt.Errorf("%s (above %s) is writable by others (mode %v): they could replace what is below it; chmod go-w %s", d, dir, st.Mode().Perm(), d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// checkWrittenPath checks the directories above path as written, links
+// not followed: each must belong to this user or root and be writable by
+// no one else (sticky ones excepted); a link found on the way is not
+// followed here (checkTrusted checks where it leads), only the directory
+// holding it, which is the next one up.
+func checkWrittenPath(path string) error {
+	me := os.Geteuid()
+	for d, first := filepath.Dir(filepath.Clean(path)), true; ; d, first = filepath.Dir(d), false {
+		st, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		// The file's own directory, when not a link, is checked more
+		// strictly after the links are resolved.
+		if st.Mode()&os.ModeSymlink == 0 && !first {
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			if !ok || !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", d)
+			}
+			owner := int(sys.Uid)
+			switch {
+			case owner != me && owner != 0:
+				return fmt.Errorf("%s (on the path to %s) belongs to uid %d: whoever owns it could replace what is below it, a link included; phptune writes only below directories of root's", d, path, owner)
+			case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
+				return fmt.Errorf("%s (on the path to %s) is writable by others (mode %v): they could replace what is below it, a link included; chmod go-w %s", d, path, st.Mode().Perm(), d)
+			}
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -331,6 +331,9 @@ func prepare(s store, plan Plan, opt Options) (*Journal, error) {
 // write puts one change in place; a file that exists keeps its mode and
 // owner.
 func write(c Change) error {
+	if err := checkTrusted(c.Path); err != nil {
+		return err
+	}
 	if c.Remove {
 		return removeFile(c.Path)
 	}
@@ -369,6 +372,10 @@ func undo(s store, j *Journal, reason string, steps []Step, opt Options) error {
 	}
 	dir := s.journalDir(j.ID)
 	for _, f := range j.Files {
+		if err := checkTrusted(f.Path); err != nil {
+			keep(fmt.Errorf("not putting %s back: %w", f.Path, err))
+			continue
+		}
 		if !f.Existed {
 			keep(removeFile(f.Path))
 			continue

@@ -203,7 +203,15 @@ func TestUntrustedTargetsRefused(t *testing.T) {
 	if err := os.Symlink(h.existing, link); err != nil {
 		t.Fatal(err)
 	}
+	// A directory link in a directory others can write: the link points
+	// into the host's own (trusted) directory, but could be re-pointed
+	// between the check and the write.
+	dirLink := filepath.Join(open, "pool.d")
+	if err := os.Symlink(h.dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dirLink, "zz.conf"), "is writable by others"},
 		{filepath.Join(open, "x.conf"), "phptune writes only into a directory that its own user"},
 		{link, "is not a regular file"},
 		{"relative.conf", "is not a clean absolute path"},
