@@ -92,8 +92,19 @@ func inside(t testing.TB, s *Seal, uid, gid int, bin string, args ...string) (st
 	t.Helper()
 	cmd := s.Command(uid, gid, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return run0(s, cmd)
+}
+
+// run0 starts cmd in the seal and returns its combined output when it
+// ends.
+func run0(s *Seal, cmd *exec.Cmd) (string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		return "", err
+	}
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 // mounted reports whether anything is mounted at or under dir in this
@@ -287,9 +298,7 @@ func TestOverlayDocroot(t *testing.T) {
 	// The working directory of CommandIn is the overlay, not the real
 	// directory.
 	if out, err := func() (string, error) {
-		cmd := s.CommandIn(root, uid, gid, "/usr/bin/bash", "-c", "echo cwd > cwd.txt && cat cwd.txt")
-		b, err := cmd.CombinedOutput()
-		return string(b), err
+		return run0(s, s.CommandIn(root, uid, gid, "/usr/bin/bash", "-c", "echo cwd > cwd.txt && cat cwd.txt"))
 	}(); err != nil || out != "cwd\n" {
 		t.Errorf("a write in CommandIn's directory: %q, %v", out, err)
 	}
@@ -406,7 +415,11 @@ http {
 	}
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if s != nil {
+		start = func() error { return s.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan struct{})
@@ -550,7 +563,7 @@ func TestDestroyLeavesNothing(t *testing.T) {
 	s, sock, root, ngx := sealedSite(t)
 	get(t, unixClient(sock), "http://site.test/", "site.test")
 	escapee := s.Command(uid, gid, "/usr/bin/bash", "-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & sleep 1000 & exec sleep 1000")
-	if err := escapee.Start(); err != nil {
+	if err := s.Start(escapee); err != nil {
 		t.Fatal(err)
 	}
 	go escapee.Wait()
