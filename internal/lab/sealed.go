@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,9 +25,12 @@ import (
 
 // A site lab (Options.Site) runs the owner's real code, with its real
 // configuration, inside a seal (package seal): a private network namespace
-// with loopback only and a private mount namespace where the host is
-// read-only, /run and /tmp are fresh, and the site's docroot is an overlay
-// whose writes land in the lab. Every process of the lab — nginx, php-fpm,
+// with loopback only, a private pid namespace, and a private mount
+// namespace whose file system is an allowlist (the host's programs and the
+// configuration they read, read-only; the lab's own directory, read-only
+// but for the directories its servers write; fresh /run and /tmp; the
+// site's docroot as an overlay whose writes land in the lab) — nothing
+// else of the host, no other lab. Every process of the lab — nginx, php-fpm,
 // MariaDB, mariadb-install-db, the mariadb client — is started inside it
 // (Lab.command). Inside, nginx listens on 127.0.0.1:80 with the site's
 // server names and MariaDB on 127.0.0.1:3306 and at /run/mysqld/mysqld.sock,
@@ -223,25 +225,43 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 	return l.HTTPSocket, l.Host, w.statusPath(), true
 }
 
-// makeSeal creates the lab's seal: every directory the lab's servers write
-// bound at its own path, the MariaDB socket directory also at /run/mysqld,
-// the site's names on 127.0.0.1, the docroot as an overlay.
+// makeSeal creates the lab's seal: the lab's directory read-only at its
+// own path (its configuration, the app's files), every directory the
+// lab's servers write bound writable over it, the MariaDB socket
+// directory also at /run/mysqld, the lab's account in the seal's
+// /etc/passwd, the site's names on 127.0.0.1, the docroot as an overlay;
+// the seal's init starts in the lab's cgroup.
 func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 	y := layout{l.Dir}
 	uid, gid := acct.ids()
 	if err := mkdirOwned(y.p(siteDBRunDir), uid, gid, 0o755); err != nil {
 		return err
 	}
-	var binds []seal.Bind
+	binds := []seal.Bind{{Source: l.Dir, Target: l.Dir, ReadOnly: true}}
 	for _, d := range append(append([]string{}, writableDirs...), fpmDir, "mysql", siteDBRunDir) {
 		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
 	}
 	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
 	_, err := seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot,
-		Own: []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}},
+		Start:    l.Limits.startCapped,
 	})
 	return err
+}
+
+// startCmd starts a command l.command made: a sealed lab's inside the
+// seal's pid namespace, every lab's within the lab's caps.
+func (l *Lab) startCmd(cmd *exec.Cmd) error {
+	if !l.Sealed() {
+		return l.Limits.startCapped(cmd)
+	}
+	s, err := seal.Open(l.Seal)
+	if err != nil {
+		return err
+	}
+	return s.StartWith(cmd, l.Limits.startCapped)
 }
 
 // sealedCommand is command for a sealed lab: bin runs inside the seal as
@@ -366,47 +386,4 @@ func (l *Lab) dbTCP() string {
 		return ""
 	}
 	return siteDBAddr.String()
-}
-
-// signalScopeABI is the first Landlock ABI that stops a sealed process
-// from signalling processes outside its domain.
-const signalScopeABI = 6
-
-// checkSameAccount refuses a sealed lab whose account already runs
-// processes of the host (pids) on a kernel whose Landlock cannot stop the
-// lab from signalling them (abi below signalScopeABI): production's
-// www-data workers could be killed by the lab's code.
-func checkSameAccount(abi int, account string, pids []int) error {
-	if abi >= signalScopeABI || len(pids) == 0 {
-		return nil
-	}
-	shown := pids
-	if len(shown) > 5 {
-		shown = shown[:5]
-	}
-	return fmt.Errorf("--site: the account %s runs processes of this host (pids %v) and this kernel's Landlock (ABI %d) cannot stop the lab's code from signalling them (Linux 6.12 or later can); run the lab as an account that runs nothing here: --user ACCOUNT (one that can read the site's files)", account, shown, abi)
-}
-
-// accountPIDs are the pids of the processes running as uid, outside
-// phptune's own labs' recorded processes (none exist yet for a new lab).
-func accountPIDs(uid uint32) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.Stat(filepath.Join("/proc", e.Name()))
-		if err != nil {
-			continue
-		}
-		if s, ok := st.Sys().(*syscall.Stat_t); ok && s.Uid == uid {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
-	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
 	"github.com/phptune/phptune/internal/wordpress"
 )
@@ -157,11 +156,6 @@ func planUp(opt Options) (*plan, error) {
 	}
 	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
 		return nil, err
-	}
-	if opt.Site != nil {
-		if err := checkSameAccount(seal.LandlockABI(), p.acct.Name, accountPIDs(p.acct.UID)); err != nil {
-			return nil, err
-		}
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
@@ -351,7 +345,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		}
 	}
 	if l.Sealed() {
-		say("sealing the lab (private network with loopback only, read-only host, the docroot as an overlay)")
+		say("sealing the lab (private network with loopback only, private pids, only the allowlisted host files read-only, the docroot as an overlay)")
 		if err := l.makeSeal(ctx, acct); err != nil {
 			return err
 		}

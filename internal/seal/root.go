@@ -187,6 +187,9 @@ func plan(spec Spec) ([]step, error) {
 		}
 	}
 	steps = append(steps,
+		// /var/run is /run, as everywhere (PHP's default MariaDB socket
+		// is /var/run/mysqld/mysqld.sock on Debian).
+		step{Kind: "link", Path: "/var/run", Source: "/run"},
 		step{Kind: "tmpfs", Path: "/run", Data: coveredMode["/run"] + ",nosuid,nodev"},
 		step{Kind: "tmpfs", Path: "/tmp", Data: coveredMode["/tmp"] + ",nosuid,nodev"},
 		step{Kind: "proc", Path: "/proc", Data: "hidepid=invisible"},
