@@ -89,9 +89,10 @@ func TestHostileCodeFindsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := docroot(t, lab, uid, gid)
+	reached := make(chan string, 20)
+	inDocroot := hostSocket(t, root, "pool.sock", reached) // a pool's socket in the real docroot
 	before := sums(t, root)
 
-	reached := make(chan string, 20)
 	sockets := map[string]string{ // what it stands for: its path
 		"a production pool under /var/lib": hostSocket(t, tempDirIn(t, "/var/lib"), "php8.2-fpm-site.sock", reached),
 		"a production pool under /srv":     hostSocket(t, tempDirIn(t, "/srv"), "fpm.sock", reached),
@@ -122,6 +123,7 @@ func TestHostileCodeFindsNothing(t *testing.T) {
 		fmt.Fprintf(&php, "$c = @stream_socket_client('unix://%s', $no, $msg, 2); echo $c ? 'ESCAPE connected to %s' : 'refused %s: errno '.$no, \"\\n\";\n", p, w, w)
 	}
 	fmt.Fprintf(&php, "$c = @stream_socket_client('unix://%s', $no, $msg, 2); echo $c ? 'ESCAPE connected to a socket under /usr/local' : 'refused /usr/local: errno '.$no, \"\\n\";\n", masked)
+	fmt.Fprintf(&php, "$c = @stream_socket_client('unix://%s', $no, $msg, 2); echo $c ? 'ESCAPE connected to a socket in the docroot' : 'refused the docroot socket: errno '.$no, \"\\n\";\n", inDocroot)
 	fmt.Fprintf(&php, "echo @file_put_contents('%s/x', 'x') === false ? 'refused writing the lab directory' : 'ESCAPE wrote the lab directory', \"\\n\";\n", lab)
 	fmt.Fprintf(&php, "echo @scandir('/var/lib/mysql') === false ? 'refused the datadir listing' : 'ESCAPE listed /var/lib/mysql', \"\\n\";\n")
 	phpFile := filepath.Join(writable, "hostile.php")
@@ -163,7 +165,7 @@ true
 			t.Errorf("connecting to %s did not fail with ENOENT (the path must not exist inside)", what)
 		}
 	}
-	for _, want := range []string{"refused /usr/local: errno", "refused writing the lab directory", "refused the datadir listing",
+	for _, want := range []string{"refused /usr/local: errno", "refused the docroot socket: errno", "refused writing the lab directory", "refused the datadir listing",
 		"wrote the writable bind", "wrote the docroot's overlay", "wrote /tmp", "No such process"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inside, %q is missing from the output", want)
