@@ -202,15 +202,17 @@ func (s *Seal) Command(uid, gid int, bin string, args ...string) *exec.Cmd {
 // CommandIn prepares bin to run inside the seal as uid and gid with no
 // supplementary groups and no way to gain privileges (no set-uid program
 // works inside), in dir as the mount namespace sees it (a docroot is its
-// overlay there), confined by Landlock (see confine.go). It runs nsenter,
-// which enters the namespaces and execs this very binary (passed as
-// cmd.ExtraFiles[0]: a caller adds its files after it), which confines
-// itself and execs setpriv, which execs bin: the process cmd starts is
-// bin itself, so its pid, the SysProcAttr the caller sets (Setsid, a
-// cgroup fd) and its environment (cmd.Env) are bin's. cmd.Dir is "/" and must stay so:
-// entering a mount namespace resets the working directory, and a
-// directory opened outside would be the real docroot, not its overlay.
-// Root (uid or gid 0) is refused: cmd.Start returns the error.
+// overlay there), confined by Landlock (see confine.go). Start it with
+// Start or StartWith (in the seal's pid namespace); started otherwise it
+// does not run. It runs nsenter, which enters the namespaces and execs
+// this very binary (passed as cmd.ExtraFiles[0]: a caller adds its files
+// after it), which confines itself and execs setpriv, which execs bin: the
+// process Start makes is bin itself, so its (host) pid, the SysProcAttr
+// the caller sets (Setsid, a cgroup fd) and its environment (cmd.Env) are
+// bin's. cmd.Dir is "/" and must stay so: entering a mount namespace
+// resets the working directory, and a directory opened outside would be
+// the real docroot, not its overlay. Root (uid or gid 0) is refused:
+// Start returns the error.
 func (s *Seal) CommandIn(dir string, uid, gid int, bin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(tool("nsenter"))
 	cmd.Dir = "/"
