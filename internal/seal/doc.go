@@ -11,7 +11,9 @@
 // and the host's configuration the lab's programs read), a minimal /dev,
 // fresh /run and /tmp, the /proc of the seal's pid namespace, the paths
 // the caller binds (the lab's directory, its MariaDB socket directory at
-// /run/mysqld) and the site's docroot as an overlay at its real path: the
+// /run/mysqld) and the site's docroot — or its app's root, the directory
+// above it that holds its code and configuration (Spec.AppRoot, never a
+// system directory: approot.go) — as an overlay at its real path: the
 // real directory is the read-only lower layer, writes land in an upper
 // layer kept in the lab. Nothing else of the host exists inside.
 //

@@ -29,8 +29,10 @@ import (
 //     host; fd, stdin, stdout, stderr links; a fresh /dev/shm);
 //   - fresh /run and /tmp, and a /proc of the seal's own pid namespace;
 //   - what Spec.Binds name (the lab's own directory read-only, the
-//     directories its servers write writable), and the docroot's overlay
-//     at its real path.
+//     directories its servers write writable, files of the site's PHP
+//     configuration outside its root read-only), and the overlay of the
+//     docroot, or of the app's root that holds it (Spec.AppRoot), at its
+//     real path.
 //
 // Nothing else of the host exists inside: no /home, /srv, /opt, /var/lib,
 // /var/www, no other lab and no other part of phptune's home, so a unix
@@ -210,9 +212,9 @@ func plan(spec Spec) ([]step, error) {
 	for _, h := range spec.Hide {
 		steps = append(steps, step{Kind: "hide", Path: h})
 	}
-	if spec.Docroot != "" {
+	if o := spec.overlaid(); o != "" {
 		s := &Seal{Dir: spec.Dir}
-		steps = append(steps, step{Kind: "overlay", Path: spec.Docroot, Source: spec.Docroot, Upper: s.UpperDir(), Work: filepath.Join(s.overlayDir(), "work")})
+		steps = append(steps, step{Kind: "overlay", Path: o, Source: o, Upper: s.UpperDir(), Work: filepath.Join(s.overlayDir(), "work")})
 	}
 	return steps, nil
 }

@@ -46,3 +46,22 @@ func TestPlanIsAnAllowlist(t *testing.T) {
 		t.Error("a bind below another is mounted before it")
 	}
 }
+
+// TestPlanOverlaysTheAppRoot: with an app root, the overlay is the app
+// root's, at its real path, and there is no other of the docroot.
+func TestPlanOverlaysTheAppRoot(t *testing.T) {
+	spec := Spec{Dir: "/var/lib/phptune/labs/x/seal", Docroot: "/srv/app/public", AppRoot: "/srv/app"}
+	steps, err := plan(spec)
+	if err != nil {
+		t.Skipf("no plan on this host: %v", err)
+	}
+	var overlays []step
+	for _, s := range steps {
+		if s.Kind == "overlay" {
+			overlays = append(overlays, s)
+		}
+	}
+	if len(overlays) != 1 || overlays[0].Path != "/srv/app" || overlays[0].Source != "/srv/app" || overlays[0].Upper != "/var/lib/phptune/labs/x/seal/overlay/upper" {
+		t.Errorf("overlays %+v, want one of /srv/app at its own path", overlays)
+	}
+}

@@ -30,7 +30,9 @@ func (s *Seal) ipcFile() string    { return filepath.Join(s.Dir, "ns", "ipc") }
 func (s *Seal) hostsPath() string  { return filepath.Join(s.Dir, "hosts") }
 func (s *Seal) overlayDir() string { return filepath.Join(s.Dir, "overlay") }
 
-// UpperDir is where the docroot's writes land: the overlay's upper layer.
+// UpperDir is where the writes to the overlaid directory (the docroot,
+// or the app's root that holds it) land: the overlay's upper layer, its
+// paths relative to that directory.
 func (s *Seal) UpperDir() string { return filepath.Join(s.Dir, "overlay", "upper") }
 
 // Open is the seal made at dir earlier (by another phptune process), to
@@ -124,12 +126,12 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 // it and holds the seal's pid namespace (init.go, pidns.go).
 func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 	for _, b := range spec.Binds {
-		if err := checkBindSource(b); err != nil {
+		if err := CheckBindSource(b.Source); err != nil {
 			return err
 		}
 	}
-	if spec.Docroot != "" {
-		if err := s.overlay(spec.Docroot); err != nil {
+	if o := spec.overlaid(); o != "" {
+		if err := s.overlay(o); err != nil {
 			return err
 		}
 	}
@@ -140,27 +142,30 @@ func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 	return s.startInit(ctx, steps, spec.Start)
 }
 
-// checkBindSource refuses a bind source that is a link or sits where
-// another account could swap it.
-func checkBindSource(b Bind) error {
-	if err := rootOwnedParents(b.Source); err != nil {
+// CheckBindSource refuses a bind source that is a link or sits where
+// another account could swap it (a directory above it that is not
+// root's, or that others can write): Create refuses a spec that binds
+// one.
+func CheckBindSource(source string) error {
+	if err := rootOwnedParents(source); err != nil {
 		return err
 	}
-	st, err := os.Lstat(b.Source)
+	st, err := os.Lstat(source)
 	if err != nil {
-		return fmt.Errorf("the bind mount source %s: %v; create it before sealing", b.Source, err)
+		return fmt.Errorf("the bind mount source %s: %v; create it before sealing", source, err)
 	}
 	if st.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("the bind mount source %s is a symbolic link; name what it points to", b.Source)
+		return fmt.Errorf("the bind mount source %s is a symbolic link; name what it points to", source)
 	}
 	return nil
 }
 
-// overlay prepares the layers of docroot's overlay, which the init mounts
-// inside at the docroot's own path: the real directory as the read-only
-// lower layer, Dir/overlay/upper (owned and moded as the docroot is, for
-// the merged directory shows the upper layer's attributes) as the upper
-// one, and a root-only work directory. Dir/overlay is root's, mode 0700:
+// overlay prepares the layers of the overlay of docroot (the docroot, or
+// the app's root that holds it), which the init mounts inside at its own
+// path: the real directory as the read-only lower layer, Dir/overlay/upper
+// (owned and moded as the directory is, for the merged directory shows
+// the upper layer's attributes) as the upper one, and a root-only work
+// directory. Dir/overlay is root's, mode 0700:
 // the lab reaches the layers only through the mount.
 func (s *Seal) overlay(docroot string) error {
 	if err := rootOwnedParents(docroot); err != nil {
@@ -168,10 +173,10 @@ func (s *Seal) overlay(docroot string) error {
 	}
 	st, err := os.Lstat(docroot)
 	if err != nil {
-		return fmt.Errorf("the docroot %s: %v", docroot, err)
+		return fmt.Errorf("the directory to overlay %s: %v", docroot, err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("the docroot %s is not a directory (a symbolic link or a file); name the site's directory itself", docroot)
+		return fmt.Errorf("the directory to overlay %s is not a directory (a symbolic link or a file); name the site's directory itself", docroot)
 	}
 	sys := st.Sys().(*syscall.Stat_t)
 	if err := os.Mkdir(s.overlayDir(), 0o700); err != nil {
@@ -185,10 +190,10 @@ func (s *Seal) overlay(docroot string) error {
 		return fmt.Errorf("creating %s: %v", upper, err)
 	}
 	if err := os.Chown(upper, int(sys.Uid), int(sys.Gid)); err != nil {
-		return fmt.Errorf("giving %s the docroot's owner: %v", upper, err)
+		return fmt.Errorf("giving %s the owner of %s: %v", upper, docroot, err)
 	}
 	if err := os.Chmod(upper, st.Mode().Perm()|st.Mode()&(os.ModeSetgid|os.ModeSticky)); err != nil {
-		return fmt.Errorf("giving %s the docroot's mode: %v", upper, err)
+		return fmt.Errorf("giving %s the mode of %s: %v", upper, docroot, err)
 	}
 	return nil
 }

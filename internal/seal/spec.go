@@ -44,6 +44,11 @@ type Spec struct {
 	// an overlay: itself as the read-only lower layer, Dir/overlay/upper
 	// as the upper one.
 	Docroot string
+	// AppRoot, when set, is overlaid in Docroot's place, the same way:
+	// the app's root, a directory that holds Docroot (the code and
+	// configuration above a public/ docroot: approot.go). It must pass
+	// CheckAppRoot.
+	AppRoot string
 	// Own are the lab's own loopback listeners: connections to them are
 	// not counted as attempts to leave.
 	Own []netip.AddrPort
@@ -56,6 +61,15 @@ type Spec struct {
 type Bind struct {
 	Source, Target string
 	ReadOnly       bool
+}
+
+// overlaid is the directory the seal mounts as an overlay: the app's
+// root when set, else the docroot ("" for none).
+func (s Spec) overlaid() string {
+	if s.AppRoot != "" {
+		return s.AppRoot
+	}
+	return s.Docroot
 }
 
 // covered are the directories replaced by a fresh, writable tmpfs
@@ -82,6 +96,17 @@ func (s Spec) check() error {
 		}
 		if s.Docroot == "/" || under(s.Docroot, covered...) || under(s.Docroot, s.Dir) || under(s.Dir, s.Docroot) {
 			return fmt.Errorf("the docroot %s cannot be sealed: it must not be /, under /run, /tmp or /dev/shm, nor hold or be inside the seal's directory %s; name the site's own directory", s.Docroot, s.Dir)
+		}
+	}
+	if s.AppRoot != "" {
+		if s.Docroot == "" || !under(s.Docroot, s.AppRoot) {
+			return fmt.Errorf("the app's root %s does not hold the docroot %q; an app's root is the directory above its docroot that holds its code", s.AppRoot, s.Docroot)
+		}
+		if err := CheckAppRoot(s.AppRoot); err != nil {
+			return fmt.Errorf("the app's root cannot be sealed: %v; seal the docroot alone", err)
+		}
+		if under(s.AppRoot, s.Dir) || under(s.Dir, s.AppRoot) {
+			return fmt.Errorf("the app's root %s cannot be sealed: it must neither hold nor be inside the seal's directory %s", s.AppRoot, s.Dir)
 		}
 	}
 	for _, b := range s.Binds {
