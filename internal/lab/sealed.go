@@ -29,7 +29,9 @@ import (
 // namespace whose file system is an allowlist (the host's programs and the
 // configuration they read, read-only; the lab's own directory, read-only
 // but for the directories its servers write; fresh /run and /tmp; the
-// site's docroot as an overlay whose writes land in the lab) — nothing
+// site's app root — the directory holding its docroot and its
+// configuration file — as an overlay whose writes land in the lab, and
+// the live pool's prepend files outside it, read-only) — nothing
 // else of the host, no other lab. Every process of the lab — nginx, php-fpm,
 // MariaDB, mariadb-install-db, the mariadb client — is started inside it
 // (Lab.command). Inside, nginx listens on 127.0.0.1:80 with the site's
@@ -119,6 +121,109 @@ func siteDocRoot(s *site.Site) string {
 		return s.DocRoot.Real
 	}
 	return s.DocRoot.Path
+}
+
+// siteAppRoot is the directory a site lab overlays: the app's root, the
+// deepest directory that holds both the docroot and the directory of the
+// configuration file discovery read (/srv/app for a docroot
+// /srv/app/public and /srv/app/.env; the parent of a WordPress docroot
+// whose wp-config.php sits one directory up), so that the site's code
+// finds what lies above its docroot. It falls back to the docroot, with
+// a warning saying what the lab then lacks, when that directory is a
+// system one (seal.CheckAppRoot: /srv, /var/www, a home) or holds the
+// lab's directory labDir.
+func siteAppRoot(s *site.Site, labDir string) (string, []string) {
+	docroot := siteDocRoot(s)
+	if s.App == nil || !filepath.IsAbs(s.App.File) {
+		return docroot, nil
+	}
+	root := commonDir(docroot, filepath.Dir(filepath.Clean(s.App.File)))
+	if root == docroot {
+		return docroot, nil
+	}
+	err := seal.CheckAppRoot(root)
+	if err == nil && (labDir == root || strings.HasPrefix(labDir, root+"/")) {
+		err = fmt.Errorf("%s holds the lab's own directory %s", root, labDir)
+	}
+	if err != nil {
+		return docroot, []string{fmt.Sprintf("the app's configuration %s is outside its docroot, and the directory holding both cannot be shown to the lab (%v): the lab shows the docroot %s alone, so code and files above it, %s among them, are not there and pages that need them fail in the lab",
+			s.App.File, err, docroot, s.App.File)}
+	}
+	return root, nil
+}
+
+// commonDir is the deepest directory that holds both a and b (absolute,
+// clean paths).
+func commonDir(a, b string) string {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	if d := strings.Join(as[:n], "/"); d != "" {
+		return d
+	}
+	return "/"
+}
+
+// phpFileKeys are the pool settings that name a file every request runs.
+var phpFileKeys = []string{
+	"php_admin_value[auto_prepend_file]", "php_value[auto_prepend_file]",
+	"php_admin_value[auto_append_file]", "php_value[auto_append_file]",
+}
+
+// sitePHPFiles are the files the live pool runs with every request
+// (auto_prepend_file, auto_append_file: discovery reports the pool's,
+// not php.ini's) that lie outside appRoot and the seal's allowlist: a
+// site lab binds each read-only at its own path. notes say which such
+// files the lab cannot show (a relative path, a link, a file another
+// account could swap, a system directory).
+func sitePHPFiles(s *site.Site, appRoot string) (files, notes []string) {
+	if s.Pool == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	for _, k := range phpFileKeys {
+		v, ok := s.Pool.Overrides[k]
+		if !ok {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if v == "" || strings.EqualFold(v, "none") {
+			continue
+		}
+		if !filepath.IsAbs(v) {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is a relative path (PHP looks it up in include_path): the lab shows it only if it lies in %s", k, v, appRoot))
+			continue
+		}
+		p := filepath.Clean(v)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		switch {
+		case inDir(p, appRoot), inDir(p, "/usr"), inDir(p, "/etc/php"):
+			continue // in the overlay, or in the seal's allowlist
+		case inDir(p, "/etc"), inDir(p, "/proc"), inDir(p, "/sys"), inDir(p, "/dev"), inDir(p, "/run"), inDir(p, "/tmp"), inDir(p, "/var/run"), inDir(p, Home()):
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s lies in a system directory the seal does not show: the lab runs without it", k, p))
+			continue
+		}
+		if err := seal.CheckBindSource(p); err != nil {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is not shown to the lab: %v", k, p, err))
+			continue
+		}
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is not a regular file: the lab does not show it", k, p))
+			continue
+		}
+		files = append(files, p)
+	}
+	return files, notes
+}
+
+// inDir reports whether p is dir or lies inside it.
+func inDir(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // siteApp is the app a site lab serves: the site's code through its front
@@ -228,9 +333,11 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 // makeSeal creates the lab's seal: the lab's directory read-only at its
 // own path (its configuration, the app's files), every directory the
 // lab's servers write bound writable over it, the MariaDB socket
-// directory also at /run/mysqld, the lab's account in the seal's
-// /etc/passwd, the site's names on 127.0.0.1, the docroot as an overlay;
-// the seal's init starts in the lab's cgroup.
+// directory also at /run/mysqld, the live pool's prepend and append files
+// outside the app's root read-only (SiteFiles), the lab's account in the
+// seal's /etc/passwd, the site's names on 127.0.0.1, the app's root
+// (AppRoot, else the docroot) as an overlay; the seal's init starts in
+// the lab's cgroup.
 func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 	y := layout{l.Dir}
 	uid, gid := acct.ids()
@@ -242,8 +349,15 @@ func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
 	}
 	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
+	for _, f := range l.SiteFiles {
+		binds = append(binds, seal.Bind{Source: f, Target: f, ReadOnly: true})
+	}
+	appRoot := ""
+	if l.AppRoot != "" && l.AppRoot != l.DocRoot {
+		appRoot = l.AppRoot
+	}
 	_, err := seal.Create(ctx, seal.Spec{
-		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot,
+		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot, AppRoot: appRoot,
 		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
 		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}},
 		Start:    l.Limits.startCapped,
