@@ -73,7 +73,7 @@ func (l *Lab) runQuiet(ctx context.Context, acct *account, component, bin string
 func (l *Lab) runRecorded(ctx context.Context, cmd *exec.Cmd, component string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := l.Limits.startCapped(cmd); err != nil {
+	if err := l.startCmd(cmd); err != nil {
 		return err
 	}
 	pid := cmd.Process.Pid
@@ -127,7 +127,7 @@ func (l *Lab) start(acct *account, component, bin string, args, env []string) (*
 	defer logf.Close()
 	cmd := l.command(acct, bin, args, env)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := l.Limits.startCapped(cmd); err != nil {
+	if err := l.startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("starting %s: %v", component, err)
 	}
 	pid := cmd.Process.Pid

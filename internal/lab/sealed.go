@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,9 +25,14 @@ import (
 
 // A site lab (Options.Site) runs the owner's real code, with its real
 // configuration, inside a seal (package seal): a private network namespace
-// with loopback only and a private mount namespace where the host is
-// read-only, /run and /tmp are fresh, and the site's docroot is an overlay
-// whose writes land in the lab. Every process of the lab — nginx, php-fpm,
+// with loopback only, a private pid namespace, and a private mount
+// namespace whose file system is an allowlist (the host's programs and the
+// configuration they read, read-only; the lab's own directory, read-only
+// but for the directories its servers write; fresh /run and /tmp; the
+// site's app root — the directory holding its docroot and its
+// configuration file — as an overlay whose writes land in the lab, and
+// the live pool's prepend files outside it, read-only) — nothing
+// else of the host, no other lab. Every process of the lab — nginx, php-fpm,
 // MariaDB, mariadb-install-db, the mariadb client — is started inside it
 // (Lab.command). Inside, nginx listens on 127.0.0.1:80 with the site's
 // server names and MariaDB on 127.0.0.1:3306 and at /run/mysqld/mysqld.sock,
@@ -117,6 +121,109 @@ func siteDocRoot(s *site.Site) string {
 		return s.DocRoot.Real
 	}
 	return s.DocRoot.Path
+}
+
+// siteAppRoot is the directory a site lab overlays: the app's root, the
+// deepest directory that holds both the docroot and the directory of the
+// configuration file discovery read (/srv/app for a docroot
+// /srv/app/public and /srv/app/.env; the parent of a WordPress docroot
+// whose wp-config.php sits one directory up), so that the site's code
+// finds what lies above its docroot. It falls back to the docroot, with
+// a warning saying what the lab then lacks, when that directory is a
+// system one (seal.CheckAppRoot: /srv, /var/www, a home) or holds the
+// lab's directory labDir.
+func siteAppRoot(s *site.Site, labDir string) (string, []string) {
+	docroot := siteDocRoot(s)
+	if s.App == nil || !filepath.IsAbs(s.App.File) {
+		return docroot, nil
+	}
+	root := commonDir(docroot, filepath.Dir(filepath.Clean(s.App.File)))
+	if root == docroot {
+		return docroot, nil
+	}
+	err := seal.CheckAppRoot(root)
+	if err == nil && (labDir == root || strings.HasPrefix(labDir, root+"/")) {
+		err = fmt.Errorf("%s holds the lab's own directory %s", root, labDir)
+	}
+	if err != nil {
+		return docroot, []string{fmt.Sprintf("the app's configuration %s is outside its docroot, and the directory holding both cannot be shown to the lab (%v): the lab shows the docroot %s alone, so code and files above it, %s among them, are not there and pages that need them fail in the lab",
+			s.App.File, err, docroot, s.App.File)}
+	}
+	return root, nil
+}
+
+// commonDir is the deepest directory that holds both a and b (absolute,
+// clean paths).
+func commonDir(a, b string) string {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	if d := strings.Join(as[:n], "/"); d != "" {
+		return d
+	}
+	return "/"
+}
+
+// phpFileKeys are the pool settings that name a file every request runs.
+var phpFileKeys = []string{
+	"php_admin_value[auto_prepend_file]", "php_value[auto_prepend_file]",
+	"php_admin_value[auto_append_file]", "php_value[auto_append_file]",
+}
+
+// sitePHPFiles are the files the live pool runs with every request
+// (auto_prepend_file, auto_append_file: discovery reports the pool's,
+// not php.ini's) that lie outside appRoot and the seal's allowlist: a
+// site lab binds each read-only at its own path. notes say which such
+// files the lab cannot show (a relative path, a link, a file another
+// account could swap, a system directory).
+func sitePHPFiles(s *site.Site, appRoot string) (files, notes []string) {
+	if s.Pool == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	for _, k := range phpFileKeys {
+		v, ok := s.Pool.Overrides[k]
+		if !ok {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		if v == "" || strings.EqualFold(v, "none") {
+			continue
+		}
+		if !filepath.IsAbs(v) {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is a relative path (PHP looks it up in include_path): the lab shows it only if it lies in %s", k, v, appRoot))
+			continue
+		}
+		p := filepath.Clean(v)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		switch {
+		case inDir(p, appRoot), inDir(p, "/usr"), inDir(p, "/etc/php"):
+			continue // in the overlay, or in the seal's allowlist
+		case inDir(p, "/etc"), inDir(p, "/proc"), inDir(p, "/sys"), inDir(p, "/dev"), inDir(p, "/run"), inDir(p, "/tmp"), inDir(p, "/var/run"), inDir(p, Home()):
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s lies in a system directory the seal does not show: the lab runs without it", k, p))
+			continue
+		}
+		if err := seal.CheckBindSource(p); err != nil {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is not shown to the lab: %v", k, p, err))
+			continue
+		}
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			notes = append(notes, fmt.Sprintf("the pool's %s = %s is not a regular file: the lab does not show it", k, p))
+			continue
+		}
+		files = append(files, p)
+	}
+	return files, notes
+}
+
+// inDir reports whether p is dir or lies inside it.
+func inDir(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // siteApp is the app a site lab serves: the site's code through its front
@@ -223,25 +330,52 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 	return l.HTTPSocket, l.Host, w.statusPath(), true
 }
 
-// makeSeal creates the lab's seal: every directory the lab's servers write
-// bound at its own path, the MariaDB socket directory also at /run/mysqld,
-// the site's names on 127.0.0.1, the docroot as an overlay.
+// makeSeal creates the lab's seal: the lab's directory read-only at its
+// own path (its configuration, the app's files), every directory the
+// lab's servers write bound writable over it, the MariaDB socket
+// directory also at /run/mysqld, the live pool's prepend and append files
+// outside the app's root read-only (SiteFiles), the lab's account in the
+// seal's /etc/passwd, the site's names on 127.0.0.1, the app's root
+// (AppRoot, else the docroot) as an overlay; the seal's init starts in
+// the lab's cgroup.
 func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 	y := layout{l.Dir}
 	uid, gid := acct.ids()
 	if err := mkdirOwned(y.p(siteDBRunDir), uid, gid, 0o755); err != nil {
 		return err
 	}
-	var binds []seal.Bind
+	binds := []seal.Bind{{Source: l.Dir, Target: l.Dir, ReadOnly: true}}
 	for _, d := range append(append([]string{}, writableDirs...), fpmDir, "mysql", siteDBRunDir) {
 		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
 	}
 	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
+	for _, f := range l.SiteFiles {
+		binds = append(binds, seal.Bind{Source: f, Target: f, ReadOnly: true})
+	}
+	appRoot := ""
+	if l.AppRoot != "" && l.AppRoot != l.DocRoot {
+		appRoot = l.AppRoot
+	}
 	_, err := seal.Create(ctx, seal.Spec{
-		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot,
-		Own: []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot, AppRoot: appRoot,
+		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}},
+		Start:    l.Limits.startCapped,
 	})
 	return err
+}
+
+// startCmd starts a command l.command made: a sealed lab's inside the
+// seal's pid namespace, every lab's within the lab's caps.
+func (l *Lab) startCmd(cmd *exec.Cmd) error {
+	if !l.Sealed() {
+		return l.Limits.startCapped(cmd)
+	}
+	s, err := seal.Open(l.Seal)
+	if err != nil {
+		return err
+	}
+	return s.StartWith(cmd, l.Limits.startCapped)
 }
 
 // sealedCommand is command for a sealed lab: bin runs inside the seal as
@@ -366,47 +500,4 @@ func (l *Lab) dbTCP() string {
 		return ""
 	}
 	return siteDBAddr.String()
-}
-
-// signalScopeABI is the first Landlock ABI that stops a sealed process
-// from signalling processes outside its domain.
-const signalScopeABI = 6
-
-// checkSameAccount refuses a sealed lab whose account already runs
-// processes of the host (pids) on a kernel whose Landlock cannot stop the
-// lab from signalling them (abi below signalScopeABI): production's
-// www-data workers could be killed by the lab's code.
-func checkSameAccount(abi int, account string, pids []int) error {
-	if abi >= signalScopeABI || len(pids) == 0 {
-		return nil
-	}
-	shown := pids
-	if len(shown) > 5 {
-		shown = shown[:5]
-	}
-	return fmt.Errorf("--site: the account %s runs processes of this host (pids %v) and this kernel's Landlock (ABI %d) cannot stop the lab's code from signalling them (Linux 6.12 or later can); run the lab as an account that runs nothing here: --user ACCOUNT (one that can read the site's files)", account, shown, abi)
-}
-
-// accountPIDs are the pids of the processes running as uid, outside
-// phptune's own labs' recorded processes (none exist yet for a new lab).
-func accountPIDs(uid uint32) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.Stat(filepath.Join("/proc", e.Name()))
-		if err != nil {
-			continue
-		}
-		if s, ok := st.Sys().(*syscall.Stat_t); ok && s.Uid == uid {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

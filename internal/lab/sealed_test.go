@@ -364,28 +364,3 @@ func TestSiteLabRefusesTmpHome(t *testing.T) {
 		t.Errorf("the home was created: %v", err)
 	}
 }
-
-// TestCheckSameAccount: on a kernel whose Landlock cannot scope signals,
-// a sealed lab may not share its account with processes of the host.
-func TestCheckSameAccount(t *testing.T) {
-	tests := []struct {
-		abi  int
-		pids []int
-		ok   bool
-	}{
-		{6, []int{10, 11}, true},
-		{7, []int{10}, true},
-		{5, nil, true},
-		{3, []int{10}, false},
-		{1, []int{1, 2, 3, 4, 5, 6, 7}, false},
-	}
-	for _, tc := range tests {
-		err := checkSameAccount(tc.abi, "www-data", tc.pids)
-		if (err == nil) != tc.ok {
-			t.Errorf("ABI %d, pids %v: %v, want ok=%v", tc.abi, tc.pids, err, tc.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "--user") {
-			t.Errorf("the refusal names no fix: %v", err)
-		}
-	}
-}

@@ -108,6 +108,12 @@ type Lab struct {
 	// live pool's own auto_prepend_file and SiteNoCron says that WP-cron
 	// is off for the measurement (a WordPress site: the lab's prepend
 	// file defines DISABLE_WP_CRON, then runs SitePrepend's).
+	// AppRoot is the directory a site lab overlays: the app's root that
+	// holds its docroot and configuration (siteAppRoot), else DocRoot.
+	// SiteFiles are the live pool's prepend and append files outside it,
+	// bound read-only into the seal.
+	AppRoot     string   `json:"app_root,omitempty"`
+	SiteFiles   []string `json:"site_files,omitempty"`
 	SitePool    []string `json:"site_pool,omitempty"`
 	SitePrepend string   `json:"site_prepend,omitempty"`
 	SiteNoCron  bool     `json:"site_no_cron,omitempty"`

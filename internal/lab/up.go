@@ -15,7 +15,6 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/mariadb"
 	"github.com/phptune/phptune/internal/phpfpm"
-	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
 	"github.com/phptune/phptune/internal/wordpress"
 )
@@ -86,6 +85,11 @@ type plan struct {
 	fill     func(ctx context.Context, db SiteDB) error
 	data     *SiteData
 	live     *site.Start
+	// appRoot and siteFiles are what a site lab's seal overlays and binds
+	// (siteAppRoot, sitePHPFiles); siteWarnings what it cannot show.
+	appRoot      string
+	siteFiles    []string
+	siteWarnings []string
 }
 
 // planUp validates opt: every input problem is reported here, before any
@@ -158,11 +162,6 @@ func planUp(opt Options) (*plan, error) {
 	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
 		return nil, err
 	}
-	if opt.Site != nil {
-		if err := checkSameAccount(seal.LandlockABI(), p.acct.Name, accountPIDs(p.acct.UID)); err != nil {
-			return nil, err
-		}
-	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
 	}
@@ -173,6 +172,12 @@ func planUp(opt Options) (*plan, error) {
 		return nil, err
 	}
 	p.dir = filepath.Join(Root(), opt.Name)
+	if opt.Site != nil {
+		p.appRoot, p.siteWarnings = siteAppRoot(opt.Site, p.dir)
+		var notes []string
+		p.siteFiles, notes = sitePHPFiles(opt.Site, p.appRoot)
+		p.siteWarnings = append(p.siteWarnings, notes...)
+	}
 	// The longest socket name: the last pool's.
 	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmPoolSocket(p.cfg.Pools() - 1)); err != nil {
 		return nil, err
@@ -290,6 +295,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if p.site != nil {
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
+		l.AppRoot, l.SiteFiles = p.appRoot, p.siteFiles
 	}
 	l.setStatusURLs(p.web)
 	defer func() {
@@ -351,7 +357,14 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		}
 	}
 	if l.Sealed() {
-		say("sealing the lab (private network with loopback only, read-only host, the docroot as an overlay)")
+		for _, w := range p.siteWarnings {
+			say("warning: " + w)
+		}
+		shown := "the docroot " + l.DocRoot
+		if l.AppRoot != "" && l.AppRoot != l.DocRoot {
+			shown = "the app's root " + l.AppRoot + " (it holds the docroot and the app's configuration)"
+		}
+		say("sealing the lab (private network with loopback only, private pids, only the allowlisted host files read-only, " + shown + " as an overlay)")
 		if err := l.makeSeal(ctx, acct); err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ func BenchmarkStart(b *testing.B) {
 	})
 	b.Run("sealed", func(b *testing.B) {
 		for b.Loop() {
-			if err := s.Command(uid, gid, "/bin/true").Run(); err != nil {
+			if _, err := run0(s, s.Command(uid, gid, "/bin/true")); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -33,6 +33,10 @@ import (
 func confineAndExec(args []string) {
 	runtime.LockOSThread() // Landlock confines the calling thread; it execs
 	closeSelf()
+	if !inSealPID() {
+		fmt.Fprintf(os.Stderr, "phptune: %s was not started in the seal's pid namespace (start it with (*seal.Seal).Start); it does not run\n", args[0])
+		os.Exit(126)
+	}
 	if err := confine(); err != nil {
 		fmt.Fprintf(os.Stderr, "phptune: confining %s inside the seal: %v\n", args[0], err)
 		os.Exit(126)

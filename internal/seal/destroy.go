@@ -12,9 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Destroy kills every process in the seal's namespaces, unmounts the
-// namespace files (the mount namespace, and every mount made inside it,
-// goes with its last reference) and removes what Create made in the
+// Destroy kills every process in the seal's namespaces (its init with
+// them: the kernel then kills whatever is left in its pid namespace,
+// wherever else it went), unmounts the namespace files (the mount
+// namespace, and every mount made inside it, goes with its last
+// reference) and removes what Create made in the
 // directory: the namespace files, the hosts file and the overlay's layers
 // with whatever the lab wrote there. The directory itself is removed when
 // nothing else is left in it. Destroying a seal that is gone, or half
@@ -24,7 +26,7 @@ func (s *Seal) Destroy() error {
 	if err := s.killAll(5 * time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile(), s.nsDir()} {
+	for _, f := range []string{s.netFile(), s.mntFile(), s.ipcFile(), s.pidFile(), s.nsDir()} {
 		if err := unmount(f); err != nil {
 			errs = append(errs, err)
 		}
@@ -79,11 +81,11 @@ func nsInode(file string) uint64 {
 	return fi.Sys().(*syscall.Stat_t).Ino
 }
 
-// Processes are the pids of the processes in the seal's network or mount
-// namespace now.
+// Processes are the host pids of the processes in the seal's network,
+// mount or pid namespace now (the seal's init among them).
 func (s *Seal) Processes() []int {
-	net, mnt := nsInode(s.netFile()), nsInode(s.mntFile())
-	if net == 0 && mnt == 0 {
+	ns := s.inodes()
+	if ns == (nsInodes{}) {
 		return nil
 	}
 	var pids []int
@@ -93,18 +95,27 @@ func (s *Seal) Processes() []int {
 		if err != nil || pid <= 1 || pid == os.Getpid() {
 			continue
 		}
-		if inNamespaces(pid, net, mnt) {
+		if ns.holds(pid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// inNamespaces reports whether pid's network namespace is net or its
-// mount namespace is mnt (an inode of 0 matches nothing).
-func inNamespaces(pid int, net, mnt uint64) bool {
+// nsInodes are the inodes of the seal's bound namespaces (0: none bound).
+type nsInodes struct{ net, mnt, pid uint64 }
+
+func (s *Seal) inodes() nsInodes {
+	return nsInodes{net: nsInode(s.netFile()), mnt: nsInode(s.mntFile()), pid: nsInode(s.pidFile())}
+}
+
+// holds reports whether pid's network, mount or pid namespace is the
+// seal's (an inode of 0 matches nothing).
+func (ns nsInodes) holds(pid int) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/ns/"
-	return (net != 0 && linkInode(dir+"net", "net") == net) || (mnt != 0 && linkInode(dir+"mnt", "mnt") == mnt)
+	return (ns.net != 0 && linkInode(dir+"net", "net") == ns.net) ||
+		(ns.mnt != 0 && linkInode(dir+"mnt", "mnt") == ns.mnt) ||
+		(ns.pid != 0 && linkInode(dir+"pid", "pid") == ns.pid)
 }
 
 // linkInode reads a /proc/PID/ns link, "net:[4026532281]", as its inode.
@@ -127,7 +138,7 @@ func linkInode(link, kind string) uint64 {
 // meanwhile, the pidfd names the process that exited and the signal goes
 // nowhere.
 func (s *Seal) killAll(limit time.Duration) error {
-	net, mnt := nsInode(s.netFile()), nsInode(s.mntFile())
+	ns := s.inodes()
 	deadline := time.Now().Add(limit)
 	for {
 		pids := s.Processes()
@@ -142,7 +153,7 @@ func (s *Seal) killAll(limit time.Duration) error {
 			if err != nil {
 				continue // gone already
 			}
-			if inNamespaces(pid, net, mnt) {
+			if ns.holds(pid) {
 				_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 			}
 			unix.Close(fd)

@@ -1,24 +1,35 @@
-// Package seal builds the sealed place a site lab's processes run in: a
-// persistent network namespace with loopback only and a persistent mount
-// namespace with private propagation, both bound to files in a directory of
-// the lab so that they outlive the phptune process that made them.
+// Package seal builds the sealed place a site lab's processes run in:
+// persistent network, mount and IPC namespaces with loopback only and
+// private propagation, bound to files in a directory of the lab so that
+// they outlive the phptune process that made them, and a pid namespace
+// held by the seal's init.
 //
-// Inside the mount namespace /run and /tmp are fresh tmpfs (the host's
-// sockets under /run/php, /run/mysqld and /tmp are out of reach), the paths
-// the caller names are bind-mounted over them (the lab's MariaDB socket
-// directory at /run/mysqld), /etc/hosts is a private file where the site's
-// names resolve to the loopback address, and the site's docroot is an
-// overlay mounted at its real path: the real directory is the read-only
-// lower layer, writes land in an upper layer kept in the lab.
+// The mount namespace's file system is built from an allowlist (root.go):
+// a fresh tmpfs root holding read-only binds of /usr (and the /bin, /lib*,
+// /sbin links), a generated /etc (the lab's account, hosts where the
+// site's names are the loopback address, a resolver that answers nothing,
+// and the host's configuration the lab's programs read), a minimal /dev,
+// fresh /run and /tmp, the /proc of the seal's pid namespace, the paths
+// the caller binds (the lab's directory, its MariaDB socket directory at
+// /run/mysqld) and the site's docroot — or its app's root, the directory
+// above it that holds its code and configuration (Spec.AppRoot, never a
+// system directory: approot.go) — as an overlay at its real path: the
+// real directory is the read-only lower layer, writes land in an upper
+// layer kept in the lab. Nothing else of the host exists inside.
+//
+// The seal's init (init.go) is this package's binary as pid 1 of a new pid
+// namespace: it builds that root, pivots into it and stays, so that the
+// lab's processes, which Start forks into its namespace (pidns.go), see
+// and can name no process of the host.
 //
 // Inside the network namespace nftables counts, per destination, every new
 // connection that goes anywhere but the lab's own listeners, and resets the
 // ones that would leave loopback: they fail at once with "connection
 // refused" and Attempts reports them.
 //
-// Processes are started inside with util-linux's nsenter and setpriv
-// (Command): Go cannot enter a mount namespace from its multi-threaded
-// process. Destroy kills every process left in either namespace, unmounts
-// the namespace files and removes what Create made. docs/sealing.md
-// describes the mechanism and its status.
+// Processes are made with util-linux's nsenter and setpriv (Command) and
+// started with Start: Go cannot enter a mount namespace from its
+// multi-threaded process. Destroy kills every process left in the seal's
+// namespaces, unmounts the namespace files and removes what Create made.
+// docs/sealing.md describes the mechanism and its status.
 package seal

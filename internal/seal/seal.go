@@ -30,7 +30,9 @@ func (s *Seal) ipcFile() string    { return filepath.Join(s.Dir, "ns", "ipc") }
 func (s *Seal) hostsPath() string  { return filepath.Join(s.Dir, "hosts") }
 func (s *Seal) overlayDir() string { return filepath.Join(s.Dir, "overlay") }
 
-// UpperDir is where the docroot's writes land: the overlay's upper layer.
+// UpperDir is where the writes to the overlaid directory (the docroot,
+// or the app's root that holds it) land: the overlay's upper layer, its
+// paths relative to that directory.
 func (s *Seal) UpperDir() string { return filepath.Join(s.Dir, "overlay", "upper") }
 
 // Open is the seal made at dir earlier (by another phptune process), to
@@ -118,117 +120,63 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 	return s.mountInside(ctx, spec)
 }
 
-// mountInside makes the mount namespace's view: the host's mounts
-// read-only, fresh /run, /tmp and /dev/shm, a /proc that hides other
-// accounts' processes, the hidden directories, the binds, the hosts file
-// and the docroot's overlay.
+// mountInside checks what the seal binds and overlays, prepares the
+// overlay's layers, and starts the seal's init, which builds the file
+// system from the allowlist (root.go) in the mount namespace, pivots into
+// it and holds the seal's pid namespace (init.go, pidns.go).
 func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
-	if err := s.readOnly(ctx); err != nil {
-		return err
-	}
-	for _, d := range covered {
-		if err := s.mount(ctx, "-t", "tmpfs", "-o", coveredMode[d]+",nosuid,nodev", "tmpfs", d); err != nil {
-			return err
-		}
-	}
-	// The seal has no pid namespace (a lab's pids, in its pid files and
-	// php-fpm's status, stay the host's): its /proc shows a lab process
-	// only the processes of its own account, and Landlock keeps it out
-	// of those outside the seal.
-	if err := s.mount(ctx, "-t", "proc", "-o", "nosuid,nodev,noexec,hidepid=invisible", "proc", "/proc"); err != nil {
-		return err
-	}
-	for _, h := range spec.Hide {
-		if err := s.mount(ctx, "-t", "tmpfs", "-o", "ro,mode=0755,nosuid,nodev,size=4k", "tmpfs", h); err != nil {
-			return err
-		}
-	}
-	if err := writeRootFile(s.hostsPath(), hostsFile(spec.Hosts)); err != nil {
-		return err
-	}
-	if err := s.mount(ctx, "--bind", "-o", "ro", s.hostsPath(), "/etc/hosts"); err != nil {
-		return err
-	}
 	for _, b := range spec.Binds {
-		if err := s.bind(ctx, b); err != nil {
+		if err := CheckBindSource(b.Source); err != nil {
 			return err
 		}
 	}
-	if spec.Docroot != "" {
-		return s.overlay(ctx, spec.Docroot)
+	if o := spec.overlaid(); o != "" {
+		if err := s.overlay(o); err != nil {
+			return err
+		}
 	}
-	return nil
-}
-
-// readOnly makes every mount of the host read-only in the mount namespace
-// (readonly.go), run by this binary inside it.
-func (s *Seal) readOnly(ctx context.Context) error {
-	exe, err := selfFile()
+	steps, err := plan(spec)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, stepLimit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, tool("nsenter"), "--mount="+s.mntFile(), "--", selfPath(), readOnlyFlag)
-	cmd.Env = []string{"PATH=" + toolPath}
-	cmd.ExtraFiles = []*os.File{exe}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return s.startInit(ctx, steps, spec.Start)
 }
 
-// bind mounts b inside; a target in a fresh tmpfs is made first.
-func (s *Seal) bind(ctx context.Context, b Bind) error {
-	if err := rootOwnedParents(b.Source); err != nil {
+// CheckBindSource refuses a bind source that is a link or sits where
+// another account could swap it (a directory above it that is not
+// root's, or that others can write): Create refuses a spec that binds
+// one.
+func CheckBindSource(source string) error {
+	if err := rootOwnedParents(source); err != nil {
 		return err
 	}
-	st, err := os.Lstat(b.Source)
+	st, err := os.Lstat(source)
 	if err != nil {
-		return fmt.Errorf("the bind mount source %s: %v; create it before sealing", b.Source, err)
+		return fmt.Errorf("the bind mount source %s: %v; create it before sealing", source, err)
 	}
 	if st.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("the bind mount source %s is a symbolic link; name what it points to", b.Source)
+		return fmt.Errorf("the bind mount source %s is a symbolic link; name what it points to", source)
 	}
-	if under(b.Target, covered...) {
-		dir := b.Target
-		if !st.IsDir() {
-			dir = filepath.Dir(b.Target)
-		}
-		if err := s.inMount(ctx, nil, "mkdir", "-p", dir); err != nil {
-			return fmt.Errorf("making the mount point %s inside: %v", dir, err)
-		}
-		if !st.IsDir() {
-			if err := s.inMount(ctx, nil, "touch", b.Target); err != nil {
-				return fmt.Errorf("making the mount point %s inside: %v", b.Target, err)
-			}
-		}
-	}
-	if b.ReadOnly {
-		return s.mount(ctx, "--bind", "-o", "ro", b.Source, b.Target)
-	}
-	// A bind mount keeps its source mount's flags, read-only here.
-	if err := s.mount(ctx, "--bind", b.Source, b.Target); err != nil {
-		return err
-	}
-	return s.mount(ctx, "-o", "remount,bind,rw", b.Target)
+	return nil
 }
 
-// overlay mounts docroot inside at its own path: the real directory as the
-// read-only lower layer, Dir/overlay/upper (owned and moded as the docroot
-// is, for the merged directory shows the upper layer's attributes) as the
-// upper one, and a root-only work directory. Dir/overlay is root's, mode
-// 0700: the lab reaches the layers only through the mount.
-func (s *Seal) overlay(ctx context.Context, docroot string) error {
+// overlay prepares the layers of the overlay of docroot (the docroot, or
+// the app's root that holds it), which the init mounts inside at its own
+// path: the real directory as the read-only lower layer, Dir/overlay/upper
+// (owned and moded as the directory is, for the merged directory shows
+// the upper layer's attributes) as the upper one, and a root-only work
+// directory. Dir/overlay is root's, mode 0700:
+// the lab reaches the layers only through the mount.
+func (s *Seal) overlay(docroot string) error {
 	if err := rootOwnedParents(docroot); err != nil {
 		return err
 	}
 	st, err := os.Lstat(docroot)
 	if err != nil {
-		return fmt.Errorf("the docroot %s: %v", docroot, err)
+		return fmt.Errorf("the directory to overlay %s: %v", docroot, err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("the docroot %s is not a directory (a symbolic link or a file); name the site's directory itself", docroot)
+		return fmt.Errorf("the directory to overlay %s is not a directory (a symbolic link or a file); name the site's directory itself", docroot)
 	}
 	sys := st.Sys().(*syscall.Stat_t)
 	if err := os.Mkdir(s.overlayDir(), 0o700); err != nil {
@@ -242,18 +190,12 @@ func (s *Seal) overlay(ctx context.Context, docroot string) error {
 		return fmt.Errorf("creating %s: %v", upper, err)
 	}
 	if err := os.Chown(upper, int(sys.Uid), int(sys.Gid)); err != nil {
-		return fmt.Errorf("giving %s the docroot's owner: %v", upper, err)
+		return fmt.Errorf("giving %s the owner of %s: %v", upper, docroot, err)
 	}
 	if err := os.Chmod(upper, st.Mode().Perm()|st.Mode()&(os.ModeSetgid|os.ModeSticky)); err != nil {
-		return fmt.Errorf("giving %s the docroot's mode: %v", upper, err)
+		return fmt.Errorf("giving %s the mode of %s: %v", upper, docroot, err)
 	}
-	// The layers live on the host's file system, read-only inside: a
-	// writable mount of their directory of their own holds them.
-	if err := s.bind(ctx, Bind{Source: s.overlayDir(), Target: s.overlayDir()}); err != nil {
-		return err
-	}
-	opts := "nosuid,nodev,lowerdir=" + docroot + ",upperdir=" + upper + ",workdir=" + work
-	return s.mount(ctx, "-t", "overlay", "-o", opts, "overlay", docroot)
+	return nil
 }
 
 // Command prepares bin to run inside the seal as uid and gid, in /; see
@@ -265,15 +207,17 @@ func (s *Seal) Command(uid, gid int, bin string, args ...string) *exec.Cmd {
 // CommandIn prepares bin to run inside the seal as uid and gid with no
 // supplementary groups and no way to gain privileges (no set-uid program
 // works inside), in dir as the mount namespace sees it (a docroot is its
-// overlay there), confined by Landlock (see confine.go). It runs nsenter,
-// which enters the namespaces and execs this very binary (passed as
-// cmd.ExtraFiles[0]: a caller adds its files after it), which confines
-// itself and execs setpriv, which execs bin: the process cmd starts is
-// bin itself, so its pid, the SysProcAttr the caller sets (Setsid, a
-// cgroup fd) and its environment (cmd.Env) are bin's. cmd.Dir is "/" and must stay so:
-// entering a mount namespace resets the working directory, and a
-// directory opened outside would be the real docroot, not its overlay.
-// Root (uid or gid 0) is refused: cmd.Start returns the error.
+// overlay there), confined by Landlock (see confine.go). Start it with
+// Start or StartWith (in the seal's pid namespace); started otherwise it
+// does not run. It runs nsenter, which enters the namespaces and execs
+// this very binary (passed as cmd.ExtraFiles[0]: a caller adds its files
+// after it), which confines itself and execs setpriv, which execs bin: the
+// process Start makes is bin itself, so its (host) pid, the SysProcAttr
+// the caller sets (Setsid, a cgroup fd) and its environment (cmd.Env) are
+// bin's. cmd.Dir is "/" and must stay so: entering a mount namespace
+// resets the working directory, and a directory opened outside would be
+// the real docroot, not its overlay. Root (uid or gid 0) is refused:
+// Start returns the error.
 func (s *Seal) CommandIn(dir string, uid, gid int, bin string, args ...string) *exec.Cmd {
 	cmd := exec.Command(tool("nsenter"))
 	cmd.Dir = "/"
@@ -310,20 +254,6 @@ func (s *Seal) Attempts(ctx context.Context) ([]Attempt, error) {
 		return nil, fmt.Errorf("reading the seal's counters in %s: %v: %s", s.Dir, err, strings.TrimSpace(stderr.String()))
 	}
 	return parseAttempts(out.Bytes())
-}
-
-// mount runs mount(8) inside the mount namespace.
-func (s *Seal) mount(ctx context.Context, args ...string) error {
-	if err := s.inMount(ctx, nil, "mount", args...); err != nil {
-		return fmt.Errorf("mounting inside the seal (mount %s): %v", strings.Join(args, " "), err)
-	}
-	return nil
-}
-
-// inMount runs a tool as root in the mount namespace (before any lab
-// process exists there).
-func (s *Seal) inMount(ctx context.Context, stdin io.Reader, name string, args ...string) error {
-	return run(ctx, stdin, "nsenter", append([]string{"--mount=" + s.mntFile(), "--", tool(name)}, args...)...)
 }
 
 // inNet runs a tool as root in the network namespace.

@@ -92,8 +92,19 @@ func inside(t testing.TB, s *Seal, uid, gid int, bin string, args ...string) (st
 	t.Helper()
 	cmd := s.Command(uid, gid, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return run0(s, cmd)
+}
+
+// run0 starts cmd in the seal and returns its combined output when it
+// ends.
+func run0(s *Seal, cmd *exec.Cmd) (string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		return "", err
+	}
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 // mounted reports whether anything is mounted at or under dir in this
@@ -287,9 +298,7 @@ func TestOverlayDocroot(t *testing.T) {
 	// The working directory of CommandIn is the overlay, not the real
 	// directory.
 	if out, err := func() (string, error) {
-		cmd := s.CommandIn(root, uid, gid, "/usr/bin/bash", "-c", "echo cwd > cwd.txt && cat cwd.txt")
-		b, err := cmd.CombinedOutput()
-		return string(b), err
+		return run0(s, s.CommandIn(root, uid, gid, "/usr/bin/bash", "-c", "echo cwd > cwd.txt && cat cwd.txt"))
 	}(); err != nil || out != "cwd\n" {
 		t.Errorf("a write in CommandIn's directory: %q, %v", out, err)
 	}
@@ -406,7 +415,11 @@ http {
 	}
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if s != nil {
+		start = func() error { return s.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan struct{})
@@ -550,7 +563,7 @@ func TestDestroyLeavesNothing(t *testing.T) {
 	s, sock, root, ngx := sealedSite(t)
 	get(t, unixClient(sock), "http://site.test/", "site.test")
 	escapee := s.Command(uid, gid, "/usr/bin/bash", "-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & sleep 1000 & exec sleep 1000")
-	if err := escapee.Start(); err != nil {
+	if err := s.Start(escapee); err != nil {
 		t.Fatal(err)
 	}
 	go escapee.Wait()
@@ -737,5 +750,83 @@ true`, mine, shared, shm)
 	}
 	if data, err := os.ReadFile(filepath.Join(shared, "f")); err != nil || string(data) != "x\n" {
 		t.Errorf("the writable bind holds %q, %v", data, err)
+	}
+}
+
+// TestOverlayAppRoot: a Laravel-like app whose docroot is APP/public, its
+// code and .env in APP: with APP as the app's root, PHP inside reads
+// APP/.env and includes APP/src/x.php, its writes to APP/storage and to
+// the docroot land in the upper layer, a file beside APP is not there,
+// and the real APP is byte-identical, during and after the seal.
+func TestOverlayAppRoot(t *testing.T) {
+	needRoot(t)
+	php, err := exec.LookPath("php")
+	if err != nil {
+		t.Skip("no php (apt-get install php-cli)")
+	}
+	uid, gid := account(t)
+	dir := base(t)
+	app := filepath.Join(dir, "app")
+	files := map[string]string{
+		"public/index.php": "<?php require __DIR__ . '/../src/x.php';\n",
+		".env":             "APP_NAME=sealed-app\nDB_HOST=127.0.0.1\n",
+		"src/x.php":        "<?php function x() { return 'x-from-src'; }\n",
+		"storage/.keep":    "",
+	}
+	for name, content := range files {
+		p := filepath.Join(app, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := filepath.WalkDir(app, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chown(p, uid, gid)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "beside.txt"), []byte("not the app's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := sums(t, app)
+	docroot := filepath.Join(app, "public")
+	s := create(t, Spec{Dir: filepath.Join(dir, "seal"), Docroot: docroot, AppRoot: app})
+
+	code := fmt.Sprintf(`require %[1]q;
+$env = file_get_contents(%[2]q);
+echo x(), "\n", (preg_match('/^APP_NAME=(.*)$/m', $env, $m) ? $m[1] : 'no-env'), "\n";
+echo file_put_contents(%[3]q, "cache") ? "wrote-storage" : "storage-failed", "\n";
+echo file_put_contents(%[4]q, "up") ? "wrote-docroot" : "docroot-failed", "\n";
+echo file_exists(%[5]q) ? "beside-visible" : "beside-absent", "\n";`,
+		filepath.Join(docroot, "index.php"), filepath.Join(app, ".env"), filepath.Join(app, "storage", "cache.txt"),
+		filepath.Join(docroot, "upload.txt"), filepath.Join(dir, "beside.txt"))
+	out, err := run0(s, s.CommandIn(docroot, uid, gid, php, "-n", "-r", code))
+	if err != nil {
+		t.Fatalf("php inside: %v: %s", err, out)
+	}
+	if want := "x-from-src\nsealed-app\nwrote-storage\nwrote-docroot\nbeside-absent\n"; out != want {
+		t.Errorf("php inside printed %q, want %q", out, want)
+	}
+	for _, name := range []string{"storage/cache.txt", "public/upload.txt"} {
+		if _, err := os.Stat(filepath.Join(s.UpperDir(), name)); err != nil {
+			t.Errorf("the upper layer lacks %s: %v", name, err)
+		}
+	}
+	if after := sums(t, app); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the real app changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if mounted(t, app) {
+		t.Errorf("something is still mounted under %s after Destroy", app)
+	}
+	if after := sums(t, app); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the real app changed after Destroy:\nbefore %v\nafter  %v", before, after)
 	}
 }

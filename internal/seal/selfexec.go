@@ -8,23 +8,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Two steps of a seal must run as code of ours inside it, where Go cannot
+// Two parts of a seal must run as code of ours inside it, where Go cannot
 // enter (a mount namespace cannot be entered by a multi-threaded process):
 // confining each process with Landlock before it execs (confine.go), and
-// making the host's mounts read-only in the mount namespace
-// (readonly.go). The binary that imports this package (phptune, or a test
-// binary) does both: the seal runs it through nsenter, passed as an open
-// file (its path may be hidden inside: a test binary under /tmp), with a
-// flag as its first argument, and this package's init does the step and
-// exits or execs before main runs.
+// the seal's init, which builds its file system and holds its pid
+// namespace (init.go). The binary that imports this package (phptune, or
+// a test binary) does both: the seal runs it through nsenter, passed as an
+// open file (its path is not inside: a test binary under /tmp, phptune
+// itself), with a flag as its first argument, and this package's init
+// does the part and exits or execs before main runs.
 
 // confineFlag, as the first argument followed by "--", makes the binary
 // confine itself and exec the arguments after "--".
 const confineFlag = "--phptune-seal-confine"
-
-// readOnlyFlag, as the only argument, makes the binary make every mount
-// of its mount namespace read-only and exit.
-const readOnlyFlag = "--phptune-seal-read-only"
 
 // selfFD is the file descriptor the binary has in the child:
 // cmd.ExtraFiles[0].
@@ -34,12 +30,8 @@ func init() {
 	switch {
 	case len(os.Args) > 3 && os.Args[1] == confineFlag && os.Args[2] == "--":
 		confineAndExec(os.Args[3:])
-	case len(os.Args) == 2 && os.Args[1] == readOnlyFlag:
-		if err := readOnlyHost(); err != nil {
-			fmt.Fprintf(os.Stderr, "phptune: making the host's file system read-only inside the seal: %v\n", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	case len(os.Args) == 2 && os.Args[1] == initFlag:
+		runInit()
 	}
 }
 

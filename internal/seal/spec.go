@@ -3,6 +3,7 @@ package seal
 import (
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -20,32 +21,55 @@ type Spec struct {
 	// localhost: the site's own names, so its calls to itself (WP-cron,
 	// REST) reach the lab's web server.
 	Hosts []string
-	// Binds are mounted inside after the host's mounts are made
-	// read-only and /run, /tmp and /dev/shm replaced: they are the only
-	// places of the host's file system a lab can write to (its data
-	// directory, logs and sockets: bind each at its own path) or reach
-	// at another path (the lab's MariaDB socket directory at
+	// Binds are mounted inside after the seal's own root is built (its
+	// allowlist: root.go), parents before what lies below them: they are
+	// the only places of the host's file system, beside the allowlist,
+	// that a lab sees (its own directory, read-only), can write to (its
+	// data directory, logs and sockets: bind each at its own path) or
+	// reach at another path (the lab's MariaDB socket directory at
 	// /run/mysqld).
 	Binds []Bind
 	// Hide are further directories covered inside with an empty,
-	// read-only tmpfs (a host whose sockets live elsewhere than /run).
+	// read-only tmpfs, when they exist there (a directory inside a
+	// bind that holds what the lab must not reach).
 	Hide []string
+	// Accounts exist inside: the seal's /etc/passwd and /etc/group name
+	// them (beside root and nobody). A lab's own account belongs here.
+	Accounts []Account
+	// Start, when set, starts the seal's init in place of cmd.Start: the
+	// caller's way to put it in the lab's cgroup. The init is the seal's
+	// pid namespace: it must live as long as the lab.
+	Start func(*exec.Cmd) error
 	// Docroot, when set, is a directory mounted inside at its own path as
 	// an overlay: itself as the read-only lower layer, Dir/overlay/upper
 	// as the upper one.
 	Docroot string
+	// AppRoot, when set, is overlaid in Docroot's place, the same way:
+	// the app's root, a directory that holds Docroot (the code and
+	// configuration above a public/ docroot: approot.go). It must pass
+	// CheckAppRoot.
+	AppRoot string
 	// Own are the lab's own loopback listeners: connections to them are
 	// not counted as attempts to leave.
 	Own []netip.AddrPort
 }
 
 // Bind mounts Source (a file or directory of the host) at Target inside,
-// writable unless ReadOnly (and as far as its permissions let). A target
-// under /run, /tmp or /dev/shm is created in the fresh tmpfs; any other
-// target must exist.
+// writable unless ReadOnly (and as far as its permissions let). The
+// target is created in the seal's root, unless it lies under a read-only
+// bind, in which it must exist.
 type Bind struct {
 	Source, Target string
 	ReadOnly       bool
+}
+
+// overlaid is the directory the seal mounts as an overlay: the app's
+// root when set, else the docroot ("" for none).
+func (s Spec) overlaid() string {
+	if s.AppRoot != "" {
+		return s.AppRoot
+	}
+	return s.Docroot
 }
 
 // covered are the directories replaced by a fresh, writable tmpfs
@@ -74,6 +98,17 @@ func (s Spec) check() error {
 			return fmt.Errorf("the docroot %s cannot be sealed: it must not be /, under /run, /tmp or /dev/shm, nor hold or be inside the seal's directory %s; name the site's own directory", s.Docroot, s.Dir)
 		}
 	}
+	if s.AppRoot != "" {
+		if s.Docroot == "" || !under(s.Docroot, s.AppRoot) {
+			return fmt.Errorf("the app's root %s does not hold the docroot %q; an app's root is the directory above its docroot that holds its code", s.AppRoot, s.Docroot)
+		}
+		if err := CheckAppRoot(s.AppRoot); err != nil {
+			return fmt.Errorf("the app's root cannot be sealed: %v; seal the docroot alone", err)
+		}
+		if under(s.AppRoot, s.Dir) || under(s.Dir, s.AppRoot) {
+			return fmt.Errorf("the app's root %s cannot be sealed: it must neither hold nor be inside the seal's directory %s", s.AppRoot, s.Dir)
+		}
+	}
 	for _, b := range s.Binds {
 		if err := checkPath("a bind mount's source", b.Source); err != nil {
 			return err
@@ -86,6 +121,14 @@ func (s Spec) check() error {
 		}
 		if b.Target == "/" {
 			return fmt.Errorf("a bind mount onto / would replace the whole file system; name a directory or file to cover")
+		}
+		if under(b.Target, "/proc", "/dev", "/etc", "/usr") {
+			return fmt.Errorf("the bind mount target %s is in the seal's own /proc, /dev, /etc or /usr; bind the lab's files at their own paths", b.Target)
+		}
+	}
+	for _, a := range s.Accounts {
+		if !validName(a.Name) || a.UID <= 0 || a.GID <= 0 {
+			return fmt.Errorf("the account %q (uid %d, gid %d) cannot be written into the seal's /etc/passwd: a name without ':' or '/', and ids other than root's", a.Name, a.UID, a.GID)
 		}
 	}
 	for _, h := range s.Hide {

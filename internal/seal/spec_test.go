@@ -2,6 +2,7 @@ package seal
 
 import (
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,14 @@ func TestSpecCheck(t *testing.T) {
 		{"docroot in /tmp", Spec{Dir: ok.Dir, Docroot: "/tmp/site"}, "cannot be sealed"},
 		{"docroot holds the dir", Spec{Dir: "/var/www/site/seal", Docroot: "/var/www/site"}, "cannot be sealed"},
 		{"docroot inside the dir", Spec{Dir: ok.Dir, Docroot: ok.Dir + "/site"}, "cannot be sealed"},
+		{"app root", Spec{Dir: ok.Dir, Docroot: "/srv/app/public", AppRoot: "/srv/app"}, ""},
+		{"app root is the docroot", Spec{Dir: ok.Dir, Docroot: "/srv/app", AppRoot: "/srv/app"}, ""},
+		{"app root without docroot", Spec{Dir: ok.Dir, AppRoot: "/srv/app"}, "does not hold the docroot"},
+		{"app root beside the docroot", Spec{Dir: ok.Dir, Docroot: "/srv/site/public", AppRoot: "/srv/app"}, "does not hold the docroot"},
+		{"app root /srv", Spec{Dir: ok.Dir, Docroot: "/srv/site", AppRoot: "/srv"}, "system directory"},
+		{"app root /var/www", Spec{Dir: ok.Dir, Docroot: "/var/www/site", AppRoot: "/var/www"}, "system directory"},
+		{"app root a home", Spec{Dir: ok.Dir, Docroot: "/home/alice/public_html", AppRoot: "/home/alice"}, "home directory"},
+		{"app root holds the dir", Spec{Dir: "/srv/app/lab/seal", Docroot: "/srv/app/public", AppRoot: "/srv/app"}, "inside the seal's directory"},
 		{"bind source in /run", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/run/mysqld", Target: "/run/mysqld"}}}, "under /run, /tmp or /dev/shm"},
 		{"bind onto /", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/srv", Target: "/"}}}, "whole file system"},
 		{"bind relative", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "srv", Target: "/run/x"}}}, "not an absolute"},
@@ -79,6 +88,31 @@ func TestHostsFile(t *testing.T) {
 	for _, want := range []string{"127.0.0.1\tlocalhost site.test www.site.test\n", "::1\tlocalhost ip6-localhost ip6-loopback\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("hosts file lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestCheckAppRoot(t *testing.T) {
+	old := passwdFile
+	t.Cleanup(func() { passwdFile = old })
+	passwdFile = t.TempDir() + "/passwd"
+	if err := os.WriteFile(passwdFile, []byte("root:x:0:0:root:/root:/bin/sh\ndeploy:x:1001:1001::/srv/deploy:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		"/srv/app": "", "/var/www/site": "", "/var/www/html": "", "/var/lib/phptune-site-x": "", "/opt/shop/current": "",
+		"/": "system directory", "/srv": "system directory", "/var": "system directory", "/var/www": "system directory",
+		"/home": "system directory", "/opt": "system directory", "/usr": "system directory", "/var/lib": "system directory",
+		"/usr/share": "system directory", "/app": "top-level", "/root": "top-level", "/home/alice": "a user's home",
+		"/srv/deploy": "the home directory of the account deploy", "/etc/php": "in the system's /etc",
+		"/srv/a,b": "mount options cannot carry", "srv/app": "not an absolute",
+	} {
+		err := CheckAppRoot(dir)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("CheckAppRoot(%s) = %v, want nil", dir, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("CheckAppRoot(%s) = %v, want an error containing %q", dir, err, want)
 		}
 	}
 }
