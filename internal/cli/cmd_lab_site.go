@@ -64,7 +64,11 @@ func printSealed(ctx context.Context, w io.Writer, l *lab.Lab) {
 	if !l.Sealed() {
 		return
 	}
-	fmt.Fprintf(w, "sealed:     yes: loopback-only network, read-only host, docroot overlay (writes land in %s)\n", filepath.Join(l.Seal, "overlay", "upper"))
+	overlay := l.AppRoot
+	if overlay == "" {
+		overlay = l.DocRoot
+	}
+	fmt.Fprintf(w, "sealed:     yes: loopback-only network, its own processes only, a file system of what the lab needs (no /home, /srv, /opt, /var/lib), %s as an overlay (writes land in %s)\n", termsafe.Text(overlay), filepath.Join(l.Seal, "overlay", "upper"))
 	fmt.Fprintf(w, "site:       %s (names %s inside resolve to the lab)\n", l.SiteURL(), strings.Join(l.SiteNames, " "))
 	fmt.Fprintf(w, "open it:    curl --unix-socket %s -H 'Host: %s' http://%s/\n", l.HTTPSocket, l.Host, l.Host)
 	fmt.Fprintf(w, "            or from a browser: phptune lab forward %s (a loopback URL into the lab while it runs)\n", l.Name)
