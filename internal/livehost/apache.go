@@ -40,6 +40,31 @@ type ApacheVhost struct {
 // hand-offs and its Include/IncludeOptional arguments (as written).
 // Continuation lines ("\" at the end) are joined; comments skipped.
 func ParseApacheProxies(file string, text []byte) (proxies []ApacheProxy, includes []string) {
+	includes = scanApacheDirectives(text, func(words []string, line int, vhost string) {
+		switch strings.ToLower(words[0]) {
+		case "sethandler":
+			if len(words) > 1 {
+				if a, ok := apacheFCGIAddr(strings.TrimPrefix(words[1], "proxy:")); ok && strings.HasPrefix(words[1], "proxy:") {
+					proxies = append(proxies, ApacheProxy{Addr: a, File: file, Line: line, VirtualHost: vhost})
+				}
+			}
+		case "proxypassmatch", "proxypass":
+			if len(words) > 2 {
+				if a, ok := apacheFCGIAddr(words[2]); ok {
+					proxies = append(proxies, ApacheProxy{Addr: a, File: file, Line: line, VirtualHost: vhost})
+				}
+			}
+		}
+	})
+	return proxies, includes
+}
+
+// scanApacheDirectives reads an Apache configuration file's directives
+// for directive (its words, quotes removed; the line it starts on; the
+// <VirtualHost> it is inside, "" at server level) and returns its
+// Include/IncludeOptional arguments as written. Continuation lines ("\"
+// at the end) are joined; comments skipped.
+func scanApacheDirectives(text []byte, directive func(words []string, line int, vhost string)) (includes []string) {
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(make([]byte, 64<<10), maxConf)
 	vhost := ""
@@ -71,21 +96,11 @@ func ParseApacheProxies(file string, text []byte) (proxies []ApacheProxy, includ
 			if len(words) > 1 {
 				includes = append(includes, words[1])
 			}
-		case "sethandler":
-			if len(words) > 1 {
-				if a, ok := apacheFCGIAddr(strings.TrimPrefix(words[1], "proxy:")); ok && strings.HasPrefix(words[1], "proxy:") {
-					proxies = append(proxies, ApacheProxy{Addr: a, File: file, Line: start, VirtualHost: vhost})
-				}
-			}
-		case "proxypassmatch", "proxypass":
-			if len(words) > 2 {
-				if a, ok := apacheFCGIAddr(words[2]); ok {
-					proxies = append(proxies, ApacheProxy{Addr: a, File: file, Line: start, VirtualHost: vhost})
-				}
-			}
+		default:
+			directive(words, start, vhost)
 		}
 	}
-	return proxies, includes
+	return includes
 }
 
 // apacheWords splits a directive line into words, double quotes
@@ -234,43 +249,11 @@ type ApacheRoot struct {
 // DocumentRoot directives and its Include/IncludeOptional arguments (as
 // written), as ParseApacheProxies reads its FastCGI hand-offs.
 func ParseApacheDocumentRoots(file string, text []byte) (roots []ApacheRoot, includes []string) {
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), maxConf)
-	vhost := ""
-	var joined string
-	start := 0
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if joined == "" {
-			start = n
+	includes = scanApacheDirectives(text, func(words []string, line int, vhost string) {
+		if strings.EqualFold(words[0], "DocumentRoot") && len(words) > 1 {
+			roots = append(roots, ApacheRoot{Dir: words[1], File: file, Line: line, VirtualHost: vhost})
 		}
-		if strings.HasSuffix(line, "\\") {
-			joined += strings.TrimSuffix(line, "\\") + " "
-			continue
-		}
-		line, joined = strings.TrimSpace(joined+line), ""
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		words := apacheWords(line)
-		if len(words) == 0 {
-			continue
-		}
-		switch strings.ToLower(words[0]) {
-		case "<virtualhost":
-			vhost = strings.TrimSuffix(strings.Join(words[1:], " "), ">")
-		case "</virtualhost>":
-			vhost = ""
-		case "include", "includeoptional":
-			if len(words) > 1 {
-				includes = append(includes, words[1])
-			}
-		case "documentroot":
-			if len(words) > 1 {
-				roots = append(roots, ApacheRoot{Dir: words[1], File: file, Line: start, VirtualHost: vhost})
-			}
-		}
-	}
+	})
 	return roots, includes
 }
 
