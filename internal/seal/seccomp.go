@@ -22,11 +22,17 @@ import (
 // frames), AF_ALG (the kernel's crypto), AF_BLUETOOTH, AF_KEY, AF_XDP,
 // AF_TIPC, AF_RDS, and families the kernel adds later.
 //
+// io_uring makes sockets without socket(2) (IORING_OP_SOCKET, Linux 5.19
+// on), out of the filter's sight: io_uring_setup(2) fails with ENOSYS, as
+// on a kernel without io_uring. The lab's MariaDB, built with liburing,
+// then does InnoDB's asynchronous I/O with libaio (its innodb_linux_aio
+// "auto"); nothing else of a lab uses io_uring.
+//
 // The filter is a seccomp BPF program that the confining step installs
 // right before it execs (confine.go); it stays across exec and is
 // inherited by every child, and no_new_privs, already set, lets an
 // unprivileged process keep it. It looks at socket(2) and socketpair(2)
-// only and lets every other system call through. The program is written
+// and io_uring_setup only and lets every other system call through. The program is written
 // for x86_64 alone. A system call made with another ABI — i386 through
 // int 0x80 (AUDIT_ARCH_I386, where socketcall(2) would get around the
 // check) or x32 (AUDIT_ARCH_X86_64 with the x32 bit in its number) —
@@ -58,11 +64,12 @@ const (
 	retAllow  = unix.SECCOMP_RET_ALLOW
 	retRefuse = unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)
 	retKill   = unix.SECCOMP_RET_KILL_PROCESS
+	retNoSys  = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 )
 
 // socketFilter is the seccomp program: other ABIs are killed; socket and
 // socketpair with a family outside allowedFamilies get EAFNOSUPPORT;
-// every other call is allowed. nr -1 (no system call: a tracer's skip,
+// io_uring_setup gets ENOSYS; every other call is allowed. nr -1 (no system call: a tracer's skip,
 // answered ENOSYS by the kernel) passes, as libseccomp lets it.
 func socketFilter() []bpf.Instruction {
 	n := len(allowedFamilies)
@@ -71,14 +78,16 @@ func socketFilter() []bpf.Instruction {
 		checkArch   = 1
 		checkSocket = 3
 		checkPair   = 4
-		checkX32    = 5
-		checkNone   = 6
-		loadFamily  = 7
-		firstFamily = 8
+		checkUring  = 5
+		checkX32    = 6
+		checkNone   = 7
+		loadFamily  = 8
+		firstFamily = 9
 	)
 	refuse := firstFamily + n
 	allow := refuse + 1
 	kill := allow + 1
+	noUring := kill + 1
 	skip := func(from, to int) uint8 { return uint8(to - from - 1) }
 
 	prog := []bpf.Instruction{
@@ -87,6 +96,7 @@ func socketFilter() []bpf.Instruction {
 		bpf.LoadAbsolute{Off: dataNr, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipTrue: skip(checkSocket, loadFamily)},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKETPAIR, SkipTrue: skip(checkPair, loadFamily)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IO_URING_SETUP, SkipTrue: skip(checkUring, noUring)},
 		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32SyscallNr, SkipFalse: skip(checkX32, allow)},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: noSyscallNr, SkipTrue: skip(checkNone, allow), SkipFalse: skip(checkNone, kill)},
 		bpf.LoadAbsolute{Off: dataArg0Low, Size: 4},
@@ -98,6 +108,7 @@ func socketFilter() []bpf.Instruction {
 		bpf.RetConstant{Val: retRefuse},
 		bpf.RetConstant{Val: retAllow},
 		bpf.RetConstant{Val: retKill},
+		bpf.RetConstant{Val: retNoSys},
 	)
 }
 

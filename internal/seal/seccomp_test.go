@@ -59,6 +59,8 @@ func answer(r uint32) string {
 		return "EAFNOSUPPORT"
 	case retKill:
 		return "kill"
+	case retNoSys:
+		return "ENOSYS"
 	}
 	return "unknown"
 }
@@ -96,17 +98,20 @@ func TestSocketFilterFamilies(t *testing.T) {
 	}
 }
 
-// TestSocketFilterOthers: every other x86_64 system call passes, whatever
-// its first argument; another ABI (i386, x32) or architecture is killed;
+// TestSocketFilterOthers: io_uring_setup gets ENOSYS; every other x86_64
+// system call passes, whatever its first argument; another ABI (i386, x32) or architecture is killed;
 // nr -1 (no call) passes.
 func TestSocketFilterOthers(t *testing.T) {
 	for _, nr := range []uint64{unix.SYS_READ, unix.SYS_CONNECT, unix.SYS_BIND, unix.SYS_SENDTO, unix.SYS_OPENAT,
-		unix.SYS_EXECVE, unix.SYS_CLONE3, unix.SYS_IO_URING_SETUP, 460, 0x3fffffff} {
+		unix.SYS_EXECVE, unix.SYS_CLONE3, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER, 460, 0x3fffffff} {
 		for _, arg := range []uint64{0, unix.AF_VSOCK, unix.AF_PACKET} {
 			if got := runFilter(t, unix.AUDIT_ARCH_X86_64, nr, arg); got != retAllow {
 				t.Errorf("x86_64 syscall %d(%d): %s, want allow", nr, arg, answer(got))
 			}
 		}
+	}
+	if got := runFilter(t, unix.AUDIT_ARCH_X86_64, unix.SYS_IO_URING_SETUP, 4); got != retNoSys {
+		t.Errorf("io_uring_setup: %s, want ENOSYS", answer(got))
 	}
 	if got := runFilter(t, unix.AUDIT_ARCH_X86_64, 0xffffffff, 0); got != retAllow {
 		t.Errorf("nr -1: %s, want allow", answer(got))
@@ -175,6 +180,10 @@ t("AF_INET", socket.AF_INET, socket.SOCK_STREAM)
 t("AF_INET6", socket.AF_INET6, socket.SOCK_DGRAM)
 t("AF_NETLINK", socket.AF_NETLINK, socket.SOCK_RAW)
 t("socketpair(AF_UNIX)", socket.AF_UNIX, socket.SOCK_STREAM, True)
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+print("io_uring_setup", "ok" if libc.syscall(425, 4, params, 0) >= 0 else errno.errorcode[ctypes.get_errno()])
 print([l for l in open("/proc/self/status") if l.startswith("Seccomp:")][0].split()[1])
 `
 
@@ -193,7 +202,8 @@ func families(out string) map[string]string {
 // TestSealedSocketFamilies: python3 inside a seal, as the lab's account,
 // gets EAFNOSUPPORT from socket(AF_VSOCK), AF_PACKET, AF_ALG,
 // AF_BLUETOOTH, AF_KEY, AF_XDP and socketpair(AF_VSOCK), and makes
-// AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK sockets and a unix pair; its
+// AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK sockets and a unix pair, and
+// io_uring_setup gets ENOSYS; its
 // shell's children are filtered too. The same script run on the host as
 // the same account shows which refusals only the filter makes.
 func TestSealedSocketFamilies(t *testing.T) {
@@ -232,6 +242,9 @@ func TestSealedSocketFamilies(t *testing.T) {
 		if got[name] != "ok" {
 			t.Errorf("inside, %s: %s, want ok", name, got[name])
 		}
+	}
+	if got["io_uring_setup"] != "ENOSYS" {
+		t.Errorf("inside, io_uring_setup: %s, want ENOSYS (io_uring makes sockets the filter does not see)", got["io_uring_setup"])
 	}
 	if got["Seccomp"] != "2" {
 		t.Errorf("inside, /proc/self/status Seccomp: %q, want 2 (a filter)", got["Seccomp"])
