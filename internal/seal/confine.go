@@ -41,6 +41,12 @@ func confineAndExec(args []string) {
 		fmt.Fprintf(os.Stderr, "phptune: confining %s inside the seal: %v\n", args[0], err)
 		os.Exit(126)
 	}
+	// Last, right before exec: the socket filter (seccomp.go) binds
+	// only what args run, not the confining step itself.
+	if err := installSocketFilter(); err != nil {
+		fmt.Fprintf(os.Stderr, "phptune: confining %s inside the seal: %v\n", args[0], err)
+		os.Exit(126)
+	}
 	err := syscall.Exec(args[0], args, os.Environ())
 	fmt.Fprintf(os.Stderr, "phptune: running %s inside the seal: %v\n", args[0], err)
 	os.Exit(126)
