@@ -27,6 +27,12 @@
 // ones that would leave loopback: they fail at once with "connection
 // refused" and Attempts reports them.
 //
+// Each process is confined before it runs (confine.go): Landlock, and a
+// seccomp filter (seccomp.go) that leaves socket(2) and socketpair(2) only
+// AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (AF_VSOCK, which no namespace
+// holds, and the rest fail with EAFNOSUPPORT), refuses io_uring (whose
+// socket operation would get around it) and kills another ABI's calls.
+//
 // Processes are made with util-linux's nsenter and setpriv (Command) and
 // started with Start: Go cannot enter a mount namespace from its
 // multi-threaded process. Destroy kills every process left in the seal's
