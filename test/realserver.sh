@@ -83,7 +83,9 @@ PHP
 cat >"$work/www/site/index.php" <<'PHP'
 <?php
 require __DIR__ . '/wp-config.php';
-$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
+// DB_HOST as wpdb reads it: "host" or "host:/socket".
+list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
+$db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
 $n = $db->query('SELECT COUNT(*) FROM posts')->fetch_row()[0];
 $c = $db->query('SELECT COUNT(*) FROM comments')->fetch_row()[0];
 echo "<html><head><title>Production site</title></head><body>$n posts, $c comments</body></html>\n";
@@ -91,7 +93,9 @@ PHP
 cat >"$work/www/site/comment.php" <<'PHP'
 <?php
 require __DIR__ . '/wp-config.php';
-$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
+// DB_HOST as wpdb reads it: "host" or "host:/socket".
+list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
+$db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
 $db->query("INSERT INTO comments (body) VALUES ('a comment')");
 @file_put_contents(__DIR__ . '/uploads-' . getmypid() . '.txt', "written\n");
 echo "<html><head><title>Comment posted</title></head><body>ok</body></html>\n";
