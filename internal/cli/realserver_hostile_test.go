@@ -475,3 +475,112 @@ func vsockRefusedBySeal(t *testing.T) bool {
 	}
 	return false
 }
+
+// TestSiteHostileDBHostOutsideRun: a site whose wp-config.php names its
+// database by a socket path outside /run/mysqld, as a hosting panel
+// writes it (DB_HOST 'localhost:/var/lib/mysql-panel/mysqld.sock', the
+// same production server), gets a lab where that exact path is the lab's
+// own MariaDB: its front page answers from the lab's copy, a comment
+// posted in the lab lands there, and production's database and its
+// Connections counter do not move after the copy.
+func TestSiteHostileDBHostOutsideRun(t *testing.T) {
+	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
+		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
+	}
+	if st, err := os.Stat(panelDBSocket); err != nil || st.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("%s is not a socket (%v): test/realserver.sh binds production's socket directory there", panelDBSocket, err)
+	}
+	home := labtest.Home(t)
+	conf := "/var/www/site/wp-config.php"
+	orig, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(conf)
+	restore := func() { os.WriteFile(conf, orig, st.Mode().Perm()) }
+	defer restore()
+	panel := strings.Replace(string(orig), "define('DB_HOST', 'localhost');", "define('DB_HOST', 'localhost:"+panelDBSocket+"');", 1)
+	if panel == string(orig) {
+		t.Fatalf("%s has no DB_HOST 'localhost' to rewrite:\n%s", conf, orig)
+	}
+	if err := os.WriteFile(conf, []byte(panel), st.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
+	// Production itself now goes through the panel's path.
+	req, _ := http.NewRequest("GET", "http://127.0.0.1/", nil)
+	req.Host = "site.test"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), " posts, ") {
+		t.Fatalf("production's front page with DB_HOST on %s:\n%s", panelDBSocket, b)
+	}
+
+	db := productionDB(t)
+	before, conns := productionState(t, db)
+	files := docrootSums(t, "/var/www/site")
+	out, errs, code := runCLI(t, "lab", "up", "--site", "site.test", "--name", "panel")
+	if code != 0 {
+		t.Fatalf("lab up --site: exit %d\n%s%s", code, out, errs)
+	}
+	defer runCLI(t, "lab", "down", "panel")
+	t.Logf("lab up --site:\n%s%s", out, errs)
+	_, after := productionState(t, db)
+	if n := after - conns; n < 1 || n > 2 {
+		t.Errorf("lab up opened %d connections to production, want the copy's (grants and dump: 2)", n)
+	}
+	sock := filepath.Join(home, "labs", "panel", "run", "http.sock")
+	counts := func(page string) (int, int) {
+		var p, c int
+		if i := strings.Index(page, "<body>"); i >= 0 {
+			fmt.Sscanf(page[i+len("<body>"):], "%d posts, %d comments", &p, &c)
+		}
+		return p, c
+	}
+	page := labGet(t, sock, "site.test", "/")
+	posts, comments := counts(page)
+	if posts < 1 {
+		t.Fatalf("the lab's front page did not answer from a database:\n%s", page)
+	}
+	labPost(t, sock, "site.test", "/comment.php")
+	page = labGet(t, sock, "site.test", "/")
+	if p, c := counts(page); p != posts || c != comments+1 {
+		t.Errorf("after a comment in the lab its front page says %d posts, %d comments; want %d, %d (the lab's copy):\n%s", p, c, posts, comments+1, page)
+	}
+	if out, errs, code := runCLI(t, "lab", "down", "panel"); code != 0 {
+		t.Errorf("lab down: exit %d\n%s%s", code, out, errs)
+	}
+	final, finalConns := productionState(t, db)
+	if final != before {
+		t.Errorf("production's database changed:\nbefore %s\nafter  %s", before, final)
+	}
+	if finalConns != after {
+		t.Errorf("production's Connections went from %d (after the copy) to %d: the lab reached production through %s", after, finalConns, panelDBSocket)
+	}
+	if got := docrootSums(t, "/var/www/site"); got != files {
+		t.Errorf("the docroot changed:\nbefore %s\nafter  %s", files, got)
+	}
+}
+
+// labPost POSTs to path of a sealed lab through its web server's socket.
+func labPost(t *testing.T, socket, host, path string) {
+	t.Helper()
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+	}}
+	resp, err := c.Post("http://"+host+path, "application/x-www-form-urlencoded", strings.NewReader("a=1"))
+	if err != nil {
+		t.Fatalf("POST %s to the lab: %v", path, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("POST %s to the lab: %s\n%s", path, resp.Status, b)
+	}
+}
