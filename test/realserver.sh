@@ -11,6 +11,14 @@
 # command ends. The processes share the host's PID namespace, as a real
 # server's do: the tests' observers see the whole machine.
 #
+# What a hosting panel adds is there too: a second php-fpm master whose
+# pool "panel" runs as www-data (chdir /var/lib/php-panel/www) and listens
+# outside /run, at /var/lib/php-panel/site.sock, and production's MariaDB
+# socket directory also at /var/lib/mysql-panel (a bind of /run/mysqld),
+# where a panel's DB_HOST names it ('localhost:/var/lib/mysql-panel/mysqld.sock').
+# Both are private mounts; their empty mount points in the host's /var/lib
+# are made when missing and removed at the end.
+#
 #   bash test/realserver.sh go test -count=1 -p 1 ./internal/livehost/...
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "test/realserver.sh: run as root (it makes namespaces and starts the distro's servers)" >&2; exit 2; }
@@ -25,12 +33,13 @@ ip link set lo up
 work=$(mktemp -d /tmp/phptune-realserver.XXXXXX)
 stop_servers() {
 	local f
-	for f in /run/nginx.pid /run/php/php8.2-fpm.pid; do
+	for f in /run/nginx.pid /run/php/php8.2-fpm.pid /run/php/php-panel.pid; do
 		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
 	done
 	[ -n "${mariadbd_pid:-}" ] && kill "$mariadbd_pid" 2>/dev/null && wait "$mariadbd_pid" 2>/dev/null || true
 }
-trap 'stop_servers; cd /; umount -l /etc/nginx /var/log/nginx /var/lib/mysql /var/www /etc/hosts /run 2>/dev/null || true; rm -rf "$work"' EXIT
+made_points=()
+trap 'stop_servers; cd /; umount -l /var/lib/php-panel /var/lib/mysql-panel /etc/nginx /var/log/nginx /var/lib/mysql /var/www /etc/hosts /run 2>/dev/null || true; for d in "${made_points[@]}"; do rmdir "$d" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
 # /run: a private tmpfs with what the servers expect.
 mount -t tmpfs -o mode=0755 tmpfs /run
@@ -74,7 +83,9 @@ PHP
 cat >"$work/www/site/index.php" <<'PHP'
 <?php
 require __DIR__ . '/wp-config.php';
-$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
+// DB_HOST as wpdb reads it: "host" or "host:/socket".
+list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
+$db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
 $n = $db->query('SELECT COUNT(*) FROM posts')->fetch_row()[0];
 $c = $db->query('SELECT COUNT(*) FROM comments')->fetch_row()[0];
 echo "<html><head><title>Production site</title></head><body>$n posts, $c comments</body></html>\n";
@@ -82,7 +93,9 @@ PHP
 cat >"$work/www/site/comment.php" <<'PHP'
 <?php
 require __DIR__ . '/wp-config.php';
-$db = new mysqli(DB_HOST, DB_USER, DB_PASSWORD, DB_NAME);
+// DB_HOST as wpdb reads it: "host" or "host:/socket".
+list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
+$db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
 $db->query("INSERT INTO comments (body) VALUES ('a comment')");
 @file_put_contents(__DIR__ . '/uploads-' . getmypid() . '.txt', "written\n");
 echo "<html><head><title>Comment posted</title></head><body>ok</body></html>\n";
@@ -119,6 +132,40 @@ GRANT ALL ON site.* TO 'site'@'localhost';
 SQL
 
 php-fpm8.2 --fpm-config /etc/php/8.2/fpm/php-fpm.conf
+
+# The hosting panel's pieces outside /run (see the top).
+for d in /var/lib/php-panel /var/lib/mysql-panel; do
+	if [ ! -e "$d" ]; then
+		mkdir -m 0755 "$d"
+		made_points+=("$d")
+	fi
+done
+mkdir -p "$work/php-panel/www"
+chmod 0755 "$work/php-panel"
+chown www-data:www-data "$work/php-panel/www"
+mount --bind "$work/php-panel" /var/lib/php-panel
+mount --bind /run/mysqld /var/lib/mysql-panel
+cat >"$work/php-panel.conf" <<CONF
+[global]
+pid = /run/php/php-panel.pid
+error_log = $work/php-panel.log
+[panel]
+user = www-data
+group = www-data
+listen = /var/lib/php-panel/site.sock
+listen.owner = www-data
+listen.group = www-data
+listen.mode = 0660
+pm = static
+pm.max_children = 2
+chdir = /var/lib/php-panel/www
+CONF
+php-fpm8.2 --fpm-config "$work/php-panel.conf"
+for _ in $(seq 1 50); do
+	[ -S /var/lib/php-panel/site.sock ] && break
+	sleep 0.1
+done
+[ -S /var/lib/php-panel/site.sock ] || { cat "$work/php-panel.log" >&2; echo "test/realserver.sh: the panel's php-fpm pool did not start" >&2; exit 1; }
 nginx
 # The site's front page, asked with bash's own /dev/tcp (no curl needed).
 front_page() {
@@ -132,7 +179,7 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 front_page 2>/dev/null | grep -q '2 posts, 0 comments' || { echo "test/realserver.sh: the production site does not answer" >&2; exit 1; }
-echo "test/realserver.sh: nginx on :80 (default + site.test), php8.2-fpm, MariaDB on /run/mysqld/mysqld.sock and 127.0.0.1:3306" >&2
+echo "test/realserver.sh: nginx on :80 (default + site.test), php8.2-fpm (and a panel's pool on /var/lib/php-panel/site.sock), MariaDB on /run/mysqld/mysqld.sock (also /var/lib/mysql-panel/mysqld.sock) and 127.0.0.1:3306" >&2
 
 # Tests that need this production server run only here.
 export PHPTUNE_REALSERVER=1

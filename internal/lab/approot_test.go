@@ -272,3 +272,40 @@ func run0ForTest(ctx context.Context, s *seal.Seal, uid, gid int, bin string, ar
 	err := cmd.Wait()
 	return out.String(), err
 }
+
+// TestSiteDBSockets: every MariaDB socket path the site's configuration
+// names beside the lab's own is one the seal makes lead to the lab's
+// server, or a warning says why it cannot.
+func TestSiteDBSockets(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", "/var/lib/phptune")
+	s := &site.Site{
+		App: &site.App{Kind: "wordpress", DB: site.Database{Host: "localhost:/var/lib/mysql-panel/mysqld.sock", Socket: "/var/lib/mysql-panel/mysqld.sock"}},
+		DB:  &site.DBTarget{Endpoint: site.Endpoint{Network: "unix", Address: "/var/lib/mysql-panel/mysqld.sock"}},
+		PHP: &site.PHPConfig{Settings: map[string]site.Setting{
+			"mysqli.default_socket":    {Value: "/var/run/mysqld/mysqld.sock"},
+			"pdo_mysql.default_socket": {Value: "/tmp/mysql.sock"},
+		}},
+	}
+	got, notes := siteDBSockets(s, "/var/www/site")
+	want := []string{"/var/lib/mysql-panel/mysqld.sock", "/tmp/mysql.sock"}
+	if strings.Join(got, " ") != strings.Join(want, " ") || len(notes) != 0 {
+		t.Errorf("siteDBSockets = %q, notes %q; want %q", got, notes, want)
+	}
+	for _, c := range []struct{ path, note string }{
+		{"/var/www/site/db.sock", "app's root"},
+		{"/etc/mysql/mysqld.sock", "read-only"},
+		{"/var/lib/phptune/x.sock", "read-only or phptune's own"},
+		{"mysqld.sock", "not an absolute path"},
+		{"/srv/a:b.sock", "cannot carry"},
+	} {
+		s := &site.Site{DB: &site.DBTarget{Endpoint: site.Endpoint{Network: "unix", Address: c.path}}}
+		got, notes := siteDBSockets(s, "/var/www/site")
+		if len(got) != 0 || len(notes) != 1 || !strings.Contains(notes[0], c.note) {
+			t.Errorf("%s: siteDBSockets = %q, notes %q; want a note saying %q", c.path, got, notes, c.note)
+		}
+	}
+	s = &site.Site{DB: &site.DBTarget{Endpoint: site.Endpoint{Network: "unix", Address: "/run/mysqld/mysql.sock"}}}
+	if got, _ := siteDBSockets(s, "/var/www/site"); len(got) != 1 || sealPath("/var/run/mysqld/x.sock") != "/run/mysqld/x.sock" {
+		t.Errorf("a socket of another name in /run/mysqld: %q", got)
+	}
+}

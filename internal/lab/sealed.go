@@ -221,6 +221,92 @@ func sitePHPFiles(s *site.Site, appRoot string) (files, notes []string) {
 	return files, notes
 }
 
+// siteDBSockets are the MariaDB socket paths the site's configuration
+// names beside the lab's own /run/mysqld/mysqld.sock (its DB_HOST's or
+// DB_SOCKET's, php.ini's or the pool's mysqli.default_socket and
+// pdo_mysql.default_socket): a site lab makes each lead to its own
+// MariaDB inside the seal (makeSeal), so the app's unmodified
+// configuration reaches the lab's copy wherever it names it
+// (/var/lib/mysql-panel/mysqld.sock as a hosting panel writes it). notes
+// say which such paths the lab cannot make (a relative path, one in the
+// app's root, the lab's home or the seal's read-only allowlist): the
+// app's connections there fail inside, as nothing of the host is there.
+func siteDBSockets(s *site.Site, appRoot string) (paths, notes []string) {
+	var cands []string
+	if s.DB != nil && s.DB.Endpoint.Network == "unix" {
+		cands = append(cands, s.DB.Endpoint.Address)
+	}
+	if s.App != nil && s.App.DB.Socket != "" {
+		cands = append(cands, s.App.DB.Socket)
+	}
+	if s.PHP != nil {
+		for _, k := range []string{"mysqli.default_socket", "pdo_mysql.default_socket"} {
+			if v, ok := s.PHP.Settings[k]; ok && strings.TrimSpace(v.Value) != "" {
+				cands = append(cands, strings.Trim(strings.TrimSpace(v.Value), `"'`))
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if !filepath.IsAbs(c) {
+			notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names is not an absolute path: the lab cannot put its MariaDB there", c))
+			continue
+		}
+		p := filepath.Clean(c)
+		inside := sealPath(p)
+		switch {
+		case inside == "/run/mysqld/"+siteDBSocketName:
+			continue // the lab's own socket
+		case filepath.Dir(inside) == "/run/mysqld":
+		case strings.ContainsAny(p, ",:\\") || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+			notes = append(notes, fmt.Sprintf("the database socket %q the site's configuration names holds a character a seal cannot carry: the app's connections to it fail in the lab", p))
+			continue
+		case inDir(p, appRoot):
+			notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies in the app's root %s, which the lab shows as an overlay: the app's connections to it fail in the lab", p, appRoot))
+			continue
+		case inDir(p, Home()), inDir(inside, "/proc"), inDir(inside, "/dev"), inDir(inside, "/etc"), inDir(inside, "/usr"),
+			inDir(inside, "/bin"), inDir(inside, "/sbin"), inDir(inside, "/lib"), inDir(inside, "/lib32"), inDir(inside, "/lib64"), inDir(inside, "/libx32"):
+			notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies where the seal keeps the host's files read-only or phptune's own: the lab cannot put its MariaDB there, and the app's connections to it fail in the lab", p))
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, notes
+}
+
+// sealPath is p as the seal's root has it: /var/run is a link to /run
+// there.
+func sealPath(p string) string {
+	if inDir(p, "/var/run") {
+		return "/run" + strings.TrimPrefix(p, "/var/run")
+	}
+	return p
+}
+
+// siteDBLinks makes the lab's MariaDB reachable at every path of
+// SiteDBSockets: a link beside the socket in the lab's socket directory
+// (bound at /run/mysqld) for a path in /run/mysqld, a link in the seal's
+// root to /run/mysqld/mysqld.sock for any other.
+func (l *Lab) siteDBLinks() ([]seal.Link, error) {
+	y := layout{l.Dir}
+	var links []seal.Link
+	for _, p := range l.SiteDBSockets {
+		inside := sealPath(p)
+		if filepath.Dir(inside) == "/run/mysqld" {
+			if err := os.Symlink(siteDBSocketName, y.p(siteDBRunDir, filepath.Base(inside))); err != nil && !errors.Is(err, os.ErrExist) {
+				return nil, fmt.Errorf("linking the lab's MariaDB socket as %s: %v", p, err)
+			}
+			continue
+		}
+		links = append(links, seal.Link{Path: inside, Target: "/run/mysqld/" + siteDBSocketName})
+	}
+	return links, nil
+}
+
 // inDir reports whether p is dir or lies inside it.
 func inDir(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
@@ -333,7 +419,8 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 // makeSeal creates the lab's seal: the lab's directory read-only at its
 // own path (its configuration, the app's files), every directory the
 // lab's servers write bound writable over it, the MariaDB socket
-// directory also at /run/mysqld, the live pool's prepend and append files
+// directory also at /run/mysqld (and at every other socket path the
+// site's configuration names: SiteDBSockets), the live pool's prepend and append files
 // outside the app's root read-only (SiteFiles), the lab's account in the
 // seal's /etc/passwd, the site's names on 127.0.0.1, the app's root
 // (AppRoot, else the docroot) as an overlay; the seal's init starts in
@@ -356,8 +443,12 @@ func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 	if l.AppRoot != "" && l.AppRoot != l.DocRoot {
 		appRoot = l.AppRoot
 	}
-	_, err := seal.Create(ctx, seal.Spec{
-		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Docroot: l.DocRoot, AppRoot: appRoot,
+	links, err := l.siteDBLinks()
+	if err != nil {
+		return err
+	}
+	_, err = seal.Create(ctx, seal.Spec{
+		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
 		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
 		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}},
 		Start:    l.Limits.startCapped,

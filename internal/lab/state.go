@@ -112,11 +112,15 @@ type Lab struct {
 	// holds its docroot and configuration (siteAppRoot), else DocRoot.
 	// SiteFiles are the live pool's prepend and append files outside it,
 	// bound read-only into the seal.
-	AppRoot     string   `json:"app_root,omitempty"`
-	SiteFiles   []string `json:"site_files,omitempty"`
-	SitePool    []string `json:"site_pool,omitempty"`
-	SitePrepend string   `json:"site_prepend,omitempty"`
-	SiteNoCron  bool     `json:"site_no_cron,omitempty"`
+	AppRoot   string   `json:"app_root,omitempty"`
+	SiteFiles []string `json:"site_files,omitempty"`
+	// SiteDBSockets are the MariaDB socket paths the site's
+	// configuration names beside /run/mysqld/mysqld.sock: inside the
+	// seal each leads to the lab's MariaDB (siteDBSockets).
+	SiteDBSockets []string `json:"site_db_sockets,omitempty"`
+	SitePool      []string `json:"site_pool,omitempty"`
+	SitePrepend   string   `json:"site_prepend,omitempty"`
+	SiteNoCron    bool     `json:"site_no_cron,omitempty"`
 	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
 	// configuration, the lab's start: tune --lab starts from it.
 	LiveKnobs string `json:"live_knobs,omitempty"`

@@ -90,6 +90,10 @@ type plan struct {
 	appRoot      string
 	siteFiles    []string
 	siteWarnings []string
+	// siteDBSockets are the database socket paths the site's
+	// configuration names that lead to the lab's MariaDB inside
+	// (siteDBSockets).
+	siteDBSockets []string
 }
 
 // planUp validates opt: every input problem is reported here, before any
@@ -176,6 +180,8 @@ func planUp(opt Options) (*plan, error) {
 		p.appRoot, p.siteWarnings = siteAppRoot(opt.Site, p.dir)
 		var notes []string
 		p.siteFiles, notes = sitePHPFiles(opt.Site, p.appRoot)
+		p.siteWarnings = append(p.siteWarnings, notes...)
+		p.siteDBSockets, notes = siteDBSockets(opt.Site, p.appRoot)
 		p.siteWarnings = append(p.siteWarnings, notes...)
 	}
 	// The longest socket name: the last pool's.
@@ -295,7 +301,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if p.site != nil {
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
-		l.AppRoot, l.SiteFiles = p.appRoot, p.siteFiles
+		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
 	}
 	l.setStatusURLs(p.web)
 	defer func() {

@@ -212,6 +212,9 @@ func plan(spec Spec) ([]step, error) {
 	for _, h := range spec.Hide {
 		steps = append(steps, step{Kind: "hide", Path: h})
 	}
+	for _, l := range spec.Links {
+		steps = append(steps, step{Kind: "link", Path: l.Path, Source: l.Target})
+	}
 	if o := spec.overlaid(); o != "" {
 		s := &Seal{Dir: spec.Dir}
 		steps = append(steps, step{Kind: "overlay", Path: o, Source: o, Upper: s.UpperDir(), Work: filepath.Join(s.overlayDir(), "work")})

@@ -14,7 +14,8 @@ func TestPlanIsAnAllowlist(t *testing.T) {
 	spec := Spec{Dir: "/var/lib/phptune/labs/x/seal", Docroot: "/var/www/site", Hosts: []string{"site.test"},
 		Accounts: []Account{{Name: "www-data", UID: 33, GID: 33}},
 		Binds: []Bind{{Source: src, Target: "/var/lib/phptune/labs/x/run"},
-			{Source: src, Target: "/var/lib/phptune/labs/x", ReadOnly: true}}}
+			{Source: src, Target: "/var/lib/phptune/labs/x", ReadOnly: true}},
+		Links: []Link{{Path: "/var/lib/mysql-panel/mysqld.sock", Target: "/run/mysqld/mysqld.sock"}}}
 	steps, err := plan(spec)
 	if err != nil {
 		t.Skipf("no plan on this host: %v", err)
@@ -41,6 +42,9 @@ func TestPlanIsAnAllowlist(t *testing.T) {
 	}
 	if !strings.Contains(at["/etc/passwd"].Data, "www-data:x:33:33:") || !strings.Contains(at["/etc/hosts"].Data, "site.test") {
 		t.Errorf("the generated /etc: passwd %q, hosts %q", at["/etc/passwd"].Data, at["/etc/hosts"].Data)
+	}
+	if l := at["/var/lib/mysql-panel/mysqld.sock"]; l.Kind != "link" || l.Source != "/run/mysqld/mysqld.sock" || order["/var/lib/mysql-panel/mysqld.sock"] < order["/run"] {
+		t.Errorf("the link to the lab's socket is %+v (step %d, /run's %d), want a link made after /run", l, order["/var/lib/mysql-panel/mysqld.sock"], order["/run"])
 	}
 	if order["/var/lib/phptune/labs/x"] > order["/var/lib/phptune/labs/x/run"] {
 		t.Error("a bind below another is mounted before it")

@@ -29,6 +29,14 @@ type Spec struct {
 	// reach at another path (the lab's MariaDB socket directory at
 	// /run/mysqld).
 	Binds []Bind
+	// Links are symbolic links made inside, after the binds: a path the
+	// app's configuration names for a server (a MariaDB socket outside
+	// /run/mysqld) leading to the lab's own (/run/mysqld/mysqld.sock).
+	// A link's path lies in the seal's own root (not in /proc, /dev,
+	// /etc, /usr, the links to it, /var/run, a bind, the overlaid
+	// directory or the seal's directory), so it is made in the seal's
+	// tmpfs and never on the host.
+	Links []Link
 	// Hide are further directories covered inside with an empty,
 	// read-only tmpfs, when they exist there (a directory inside a
 	// bind that holds what the lab must not reach).
@@ -62,6 +70,17 @@ type Bind struct {
 	Source, Target string
 	ReadOnly       bool
 }
+
+// Link is a symbolic link at Path inside the seal, to Target (a path as
+// seen inside).
+type Link struct {
+	Path, Target string
+}
+
+// linkRefused are the places a Spec.Links path must not lie in: the
+// seal's read-only allowlist, and the links of its root (a directory made
+// under one would be made through it, on the host).
+var linkRefused = []string{"/proc", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/run"}
 
 // overlaid is the directory the seal mounts as an overlay: the app's
 // root when set, else the docroot ("" for none).
@@ -124,6 +143,25 @@ func (s Spec) check() error {
 		}
 		if under(b.Target, "/proc", "/dev", "/etc", "/usr") {
 			return fmt.Errorf("the bind mount target %s is in the seal's own /proc, /dev, /etc or /usr; bind the lab's files at their own paths", b.Target)
+		}
+	}
+	for _, l := range s.Links {
+		if err := checkPath("a link's path", l.Path); err != nil {
+			return err
+		}
+		if err := checkPath("a link's target", l.Target); err != nil {
+			return err
+		}
+		if l.Path == "/" || under(l.Path, linkRefused...) {
+			return fmt.Errorf("the link %s would lie in the seal's /proc, /dev, /etc, /usr, /bin, /sbin, /lib* or /var/run; a link is made in the seal's own root", l.Path)
+		}
+		if o := s.overlaid(); under(l.Path, s.Dir) || (o != "" && under(l.Path, o)) {
+			return fmt.Errorf("the link %s would lie in the seal's directory or the overlaid %s; a link is made in the seal's own root", l.Path, o)
+		}
+		for _, b := range s.Binds {
+			if under(l.Path, b.Target) || under(b.Target, l.Path) {
+				return fmt.Errorf("the link %s and the bind mount at %s overlap; a link is made in the seal's own root, never in a directory of the host", l.Path, b.Target)
+			}
 		}
 	}
 	for _, a := range s.Accounts {

@@ -46,6 +46,19 @@ func findDB(h Host, db Database, defaultSocket string) *DBTarget {
 			}
 		}
 	}
+	if server == nil && t.Endpoint.Network == "unix" {
+		// The same socket at another path: a bind of the server's socket
+		// directory, or a link to its socket (a hosting panel's
+		// /var/lib/mysql-panel/mysqld.sock); the kernel's table names the
+		// path the server bound.
+		if st, err := os.Stat(filepath.Join(h.Root, t.Endpoint.Address)); err == nil && st.Mode()&os.ModeSocket != 0 {
+			for i := range servers {
+				if s2, err := os.Stat(filepath.Join(h.Root, servers[i].Socket)); err == nil && os.SameFile(st, s2) {
+					server, t.How = &servers[i], "its socket "+servers[i].Socket+" (the same file), from "+servers[i].SocketFrom
+				}
+			}
+		}
+	}
 	if server == nil {
 		switch {
 		case listened(t.Endpoint.String()):
