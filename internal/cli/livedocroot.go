@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/termsafe"
 )
 
 // flagUnsealedProduction lets a --docroot lab serve a live site's own
@@ -62,7 +63,7 @@ func checkLiveDocroot(dir, command string, unsealed bool) error {
 		what += fmt.Sprintf(" and of %d more", len(hits)-1)
 	}
 	if unsealed {
-		fmt.Fprintf(os.Stderr, "warning: --%s: %s: its code runs in place, unsealed, against the database its configuration names (production's)\n", flagUnsealedProduction, what)
+		fmt.Fprintf(os.Stderr, "warning: --%s: %s: its code runs in place, unsealed, against the database its configuration names (production's)\n", flagUnsealedProduction, termsafe.Text(what))
 		return nil
 	}
 	return usageErr(fmt.Sprintf("Try: phptune %s --site %s (a sealed copy, with a copy of its database); to serve it in place anyway, add --%s", command, h.Site, flagUnsealedProduction),
