@@ -10,7 +10,7 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/liveapply"
-	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/unidiff"
 )
 
 // ApplyInput is what apply was asked to put on a live host.
@@ -242,15 +242,7 @@ func (p *ApplyPlan) Diff() string {
 	var b strings.Builder
 	for _, c := range p.Plan.Changes {
 		old, _ := os.ReadFile(c.Path)
-		b.WriteString(tune.UnifiedDiff(c.Path, c.Path, diffLines(old), diffLines(c.Content), 3))
+		b.WriteString(unidiff.Diff(c.Path, c.Path, unidiff.Lines(old), unidiff.Lines(c.Content), 3))
 	}
 	return b.String()
-}
-
-// diffLines splits a file's text into its lines.
-func diffLines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

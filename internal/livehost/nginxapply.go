@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/unidiff"
 )
 
 // NginxDropInName is the drop-in apply writes into a directory nginx
@@ -180,7 +180,7 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 		}
 		out.Patched[real] = b
 		rel := relTo(root, real)
-		out.Patch += tune.UnifiedDiff(rel, rel, splitLines(c.Text[f]), splitLines(b), 3)
+		out.Patch += unidiff.Diff(rel, rel, unidiff.Lines(c.Text[f]), unidiff.Lines(b), 3)
 	}
 	return out, nil
 }
@@ -312,13 +312,6 @@ func relTo(root, path string) string {
 		return r
 	}
 	return path
-}
-
-func splitLines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
 // ReadRealConf is ComposeNginx's reader on a host: the file a

@@ -22,6 +22,7 @@ import (
 	"github.com/phptune/phptune/internal/search"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/unidiff"
 )
 
 // Stack is the stack being tuned.
@@ -338,7 +339,7 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 			tune.Files[name] = text
 		}
 	}
-	tune.Diff = UnifiedDiff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
+	tune.Diff = unidiff.Diff("start.knobs", "recommended.knobs", KnobLines(start), KnobLines(recCfg), 3)
 	for _, n := range rec.Notes {
 		s.warn("search: %s", n)
 	}

@@ -1,21 +1,21 @@
-package tune
+// Package unidiff writes unified diffs (as diff -u does) of line lists: the
+// patch a tune prints between its start and recommended knobs, and the
+// changes apply would make to a host's files.
+package unidiff
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/phptune/phptune/internal/knob"
 )
 
-// KnobLines lists every knob of c as "name = value", one per line in the
-// registry's order, so that a diff of two configs shows each change with
-// its neighbours as context (as the seed's www.conf diff did).
-func KnobLines(c knob.Config) []string {
-	var out []string
-	for _, k := range knob.All() {
-		out = append(out, k.Name+" = "+c[k.Name])
+// Lines splits a file's text into its lines for Diff: a final newline ends
+// the last line rather than starting an empty one, and an empty file has
+// no lines.
+func Lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
 	}
-	return out
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
 type opKind byte
@@ -68,10 +68,10 @@ func editScript(a, b []string) []op {
 	return ops
 }
 
-// UnifiedDiff returns the unified diff (as diff -u writes it, with context
+// Diff returns the unified diff (as diff -u writes it, with context
 // lines of context) that turns a into b, or "" when they are equal. Lines
 // must not contain newlines.
-func UnifiedDiff(aName, bName string, a, b []string, context int) string {
+func Diff(aName, bName string, a, b []string, context int) string {
 	ops := editScript(a, b)
 	var changes []int
 	for i, o := range ops {

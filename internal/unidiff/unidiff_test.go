@@ -1,13 +1,13 @@
-package tune
+package unidiff
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-
-	"github.com/phptune/phptune/internal/knob"
 )
 
 func lines(s string) []string {
@@ -17,7 +17,7 @@ func lines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-func TestUnifiedDiff(t *testing.T) {
+func TestDiff(t *testing.T) {
 	tests := []struct {
 		name string
 		a, b string
@@ -36,23 +36,30 @@ func TestUnifiedDiff(t *testing.T) {
 		{"insertion", "1\n2\n3", "1\n2\nnew\n3", 0, "--- a\n+++ b\n@@ -2,0 +3 @@\n+new\n"},
 	}
 	for _, tt := range tests {
-		if got := UnifiedDiff("a", "b", lines(tt.a), lines(tt.b), tt.ctx); got != tt.want {
+		if got := Diff("a", "b", lines(tt.a), lines(tt.b), tt.ctx); got != tt.want {
 			t.Errorf("%s:\ngot:\n%s\nwant:\n%s", tt.name, got, tt.want)
 		}
 	}
 }
 
-// TestUnifiedDiffApplies checks the output with patch(1) when it is
-// installed: the diff of two knob listings must turn one into the other.
-func TestUnifiedDiffApplies(t *testing.T) {
+// TestDiffApplies checks the output with patch(1) when it is
+// installed: the diff of two knob-like listings must turn one into the other.
+func TestDiffApplies(t *testing.T) {
 	patch, err := exec.LookPath("patch")
 	if err != nil {
 		t.Skip("patch not installed")
 	}
-	a := knob.Defaults()
-	b, _ := a.Apply([]string{"pm=static", "pm.max_children=48", "opcache.validate_timestamps=off", "mariadb.max_connections=60"})
-	la, lb := KnobLines(a), KnobLines(b)
-	d := UnifiedDiff("start.knobs", "recommended.knobs", la, lb, 3)
+	var la, lb []string
+	for i := range 40 {
+		la = append(la, fmt.Sprintf("knob%d = %d", i, i))
+		lb = append(lb, la[i])
+		if i%7 == 3 {
+			lb[i] = fmt.Sprintf("knob%d = changed", i)
+		}
+	}
+	lb = append(lb[:10], lb[12:]...)
+	lb = append(lb, "added = 1")
+	d := Diff("start.knobs", "recommended.knobs", la, lb, 3)
 	dir := t.TempDir()
 	f := filepath.Join(dir, "start.knobs")
 	os.WriteFile(f, []byte(strings.Join(la, "\n")+"\n"), 0o644)
@@ -64,5 +71,21 @@ func TestUnifiedDiffApplies(t *testing.T) {
 	got, _ := os.ReadFile(f)
 	if string(got) != strings.Join(lb, "\n")+"\n" {
 		t.Errorf("patched file differs:\n%s", got)
+	}
+}
+
+func TestLines(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"a", []string{"a"}},
+		{"a\n", []string{"a"}},
+		{"a\n\nb\n", []string{"a", "", "b"}},
+	} {
+		if got := Lines([]byte(tt.in)); !slices.Equal(got, tt.want) {
+			t.Errorf("Lines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
