@@ -15,12 +15,12 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/phptune/phptune/internal/proc"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/sysctl"
 )
@@ -36,8 +36,8 @@ func CollectCached(ctx context.Context, cache string) *results.Environment {
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		env.CPUModel = CPUModel(b)
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		env.MemoryB = MemTotal(b)
+	if mi, err := proc.SystemMeminfo(); err == nil {
+		env.MemoryB = mi.Total
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -182,21 +182,6 @@ func CPUModel(cpuinfo []byte) string {
 		}
 	}
 	return ""
-}
-
-// MemTotal returns MemTotal of /proc/meminfo in bytes.
-func MemTotal(meminfo []byte) int64 {
-	sc := bufio.NewScanner(bytes.NewReader(meminfo))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			n, err := strconv.ParseInt(f[1], 10, 64)
-			if err == nil && n > 0 && n < 1<<50 {
-				return n * 1024
-			}
-		}
-	}
-	return 0
 }
 
 var versionRE = map[string]*regexp.Regexp{

@@ -33,7 +33,7 @@ type Machine struct {
 	SwapFree        int64
 }
 
-// ReadMachine reads /proc/stat and /proc/meminfo.
+// ReadMachine reads /proc/stat and /proc/meminfo (ReadMeminfo).
 func (p *FS) ReadMachine() (Machine, error) {
 	var m Machine
 	st, err := p.lib.Stat()
@@ -47,9 +47,27 @@ func (p *FS) ReadMachine() (Machine, error) {
 	m.ProcsRunning = st.ProcessesRunning
 	m.ProcsBlocked = st.ProcessesBlocked
 	m.ContextSwitches = st.ContextSwitches
+	mi, err := p.ReadMeminfo()
+	if err != nil {
+		return m, err
+	}
+	m.MemTotal, m.MemAvailable, m.SwapTotal, m.SwapFree = mi.Total, mi.Available, mi.SwapTotal, mi.SwapFree
+	return m, nil
+}
+
+// Meminfo is the machine's memory and swap from /proc/meminfo, in bytes (0
+// for a line the kernel does not write).
+type Meminfo struct {
+	Total, Available, SwapTotal, SwapFree int64
+}
+
+// ReadMeminfo reads /proc/meminfo. It is phptune's one reader of that file:
+// the observer's samples, the environment a result records and a tune's
+// memory budget all come from it.
+func (p *FS) ReadMeminfo() (Meminfo, error) {
 	mi, err := p.lib.Meminfo()
 	if err != nil {
-		return m, fmt.Errorf("reading %s/meminfo: %w", p.proc, err)
+		return Meminfo{}, fmt.Errorf("reading %s/meminfo: %w", p.proc, err)
 	}
 	get := func(v *uint64) int64 {
 		if v == nil {
@@ -57,11 +75,18 @@ func (p *FS) ReadMachine() (Machine, error) {
 		}
 		return int64(*v)
 	}
-	m.MemTotal = get(mi.MemTotalBytes)
-	m.MemAvailable = get(mi.MemAvailableBytes)
-	m.SwapTotal = get(mi.SwapTotalBytes)
-	m.SwapFree = get(mi.SwapFreeBytes)
-	return m, nil
+	return Meminfo{Total: get(mi.MemTotalBytes), Available: get(mi.MemAvailableBytes),
+		SwapTotal: get(mi.SwapTotalBytes), SwapFree: get(mi.SwapFreeBytes)}, nil
+}
+
+// SystemMeminfo is ReadMeminfo on the running system's /proc, for callers
+// that keep no FS.
+func SystemMeminfo() (Meminfo, error) {
+	fs, err := Default()
+	if err != nil {
+		return Meminfo{}, err
+	}
+	return fs.ReadMeminfo()
 }
 
 // ReadCmdline returns /proc/PID/cmdline with NULs as spaces, trimmed. php-fpm

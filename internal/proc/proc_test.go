@@ -86,6 +86,24 @@ func TestReadMachineFixture(t *testing.T) {
 	}
 }
 
+func TestReadMeminfoFixture(t *testing.T) {
+	fs := fixtureFS(t, "testdata/sys_v1")
+	m, err := fs.ReadMeminfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Meminfo{Total: 24683656 << 10, Available: 24299284 << 10}); m != want {
+		t.Errorf("meminfo %+v, want %+v", m, want)
+	}
+	empty, err := NewFS(t.TempDir(), "testdata/sys_v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := empty.ReadMeminfo(); err == nil {
+		t.Error("no meminfo file: no error")
+	}
+}
+
 func TestPIDsAndCmdline(t *testing.T) {
 	fs := fixtureFS(t, "testdata/sys_v1")
 	pids, err := fs.PIDs()
@@ -148,6 +166,9 @@ func TestLive(t *testing.T) {
 	}
 	if _, err := fs.ReadMachine(); err != nil {
 		t.Fatal(err)
+	}
+	if mi, err := SystemMeminfo(); err != nil || mi.Total <= 0 {
+		t.Fatalf("SystemMeminfo: %+v, %v", mi, err)
 	}
 	if _, err := fs.ReadMemoryLimit(pid); err != nil {
 		t.Fatal(err)

@@ -42,29 +42,3 @@ func TestCompleteKernelLimits(t *testing.T) {
 		t.Errorf("no backlogs for the defaults: %+v", k)
 	}
 }
-
-func TestParseMemAvailable(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want int64
-	}{
-		{"MemTotal:       2000 kB\nMemAvailable:    1024 kB\n", 1 << 20},
-		{"MemTotal: 2000 kB\n", 0},
-		{"", 0},
-		{"MemAvailable:\n", 0},
-	} {
-		if got := parseMemAvailable(c.in); got != c.want {
-			t.Errorf("%q: %d, want %d", c.in, got, c.want)
-		}
-	}
-}
-
-// FuzzParseMemAvailable: any meminfo text gives a number, never a panic.
-func FuzzParseMemAvailable(f *testing.F) {
-	f.Add("MemAvailable:    1024 kB\n")
-	f.Add("MemAvailable: -5 kB\n")
-	f.Add("MemAvailable:")
-	f.Fuzz(func(t *testing.T, s string) {
-		_ = parseMemAvailable(s)
-	})
-}
