@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/phptune/phptune/internal/cpulist"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
@@ -81,7 +82,7 @@ func (f *benchFlags) prepareGenerator(env *Env, opt *load.Options) (stop func(),
 		return stop, usageErr("", "-c %d: %v", opt.Connections, err)
 	}
 	if f.cpus != "" {
-		cpus, err := load.ParseCPUList(f.cpus)
+		cpus, err := cpulist.Parse(f.cpus)
 		if err != nil {
 			return stop, usageErr("Try: --cpus 0 or --cpus 1-3", "--cpus: %v", err)
 		}

@@ -268,7 +268,7 @@ func appNames() string {
 // labLimits checks --cpus and --memory-max before anything starts.
 func labLimits(opt *lab.Options, memoryMax string) error {
 	if opt.CPUs != "" {
-		if _, err := lab.ParseCPUList(opt.CPUs); err != nil {
+		if _, err := lab.CPUSet(opt.CPUs); err != nil {
 			return usageErr("Try: --cpus 1 (see nproc)", "%v", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/cpulist"
 )
 
 // Labs beside production: an operator may run a lab on the machine that
@@ -51,47 +52,22 @@ type Limits struct {
 	Track  bool   `json:"track,omitempty"`
 }
 
-// ParseCPUList reads a CPU list ("0", "0-1,3") with load.ParseCPUList
-// and checks every CPU is online.
-func ParseCPUList(s string) (unix.CPUSet, error) {
+// CPUSet reads a lab's --cpus ("0", "0-1,3") with cpulist.Parse and checks
+// every CPU is online.
+func CPUSet(s string) (unix.CPUSet, error) {
 	var set unix.CPUSet
-	cpus, err := load.ParseCPUList(s)
+	cpus, err := cpulist.Parse(s)
 	if err != nil {
 		return set, fmt.Errorf("--cpus: %w", err)
 	}
-	online := onlineCPUs()
+	online, text, onlineErr := cpulist.Online()
 	for _, c := range cpus {
-		if online != nil && !online[c] {
-			return set, fmt.Errorf("--cpus %q: CPU %d is not online here (online: %s)", s, c, onlineText())
+		if onlineErr == nil && !slices.Contains(online, c) {
+			return set, fmt.Errorf("--cpus %q: CPU %d is not online here (online: %s)", s, c, text)
 		}
 		set.Set(c)
 	}
 	return set, nil
-}
-
-func onlineText() string {
-	data, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(data))
-}
-
-// onlineCPUs returns the online CPUs, nil when they cannot be read.
-func onlineCPUs() map[int]bool {
-	text := onlineText()
-	if text == "unknown" {
-		return nil
-	}
-	cpus, err := load.ParseCPUList(text)
-	if err != nil {
-		return nil
-	}
-	out := map[int]bool{}
-	for _, c := range cpus {
-		out[c] = true
-	}
-	return out
 }
 
 // cgroup layouts found on the machine.
@@ -131,7 +107,7 @@ func ownCgroupV1() (string, error) {
 func planLimits(cpus string, memMax int64, root bool) (Limits, error) {
 	lim := Limits{CPUs: cpus, MemoryMaxB: memMax}
 	if cpus != "" {
-		if _, err := ParseCPUList(cpus); err != nil {
+		if _, err := CPUSet(cpus); err != nil {
 			return lim, err
 		}
 	}
@@ -352,7 +328,7 @@ func (lim *Limits) startCapped(cmd *exec.Cmd) error {
 	defer runtime.UnlockOSThread()
 	tid := unix.Gettid()
 	if lim.CPUs != "" {
-		set, err := ParseCPUList(lim.CPUs)
+		set, err := CPUSet(lim.CPUs)
 		if err != nil {
 			return err
 		}

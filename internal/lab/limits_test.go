@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestParseCPUList(t *testing.T) {
+func TestCPUSet(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want []int
@@ -25,24 +25,24 @@ func TestParseCPUList(t *testing.T) {
 		{"4096", nil, "not a CPU number or range"},
 		{"999", nil, "not online"},
 	} {
-		set, err := ParseCPUList(c.in)
+		set, err := CPUSet(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("ParseCPUList(%q) = %v, want %q", c.in, err, c.err)
+				t.Errorf("CPUSet(%q) = %v, want %q", c.in, err, c.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("ParseCPUList(%q): %v", c.in, err)
+			t.Errorf("CPUSet(%q): %v", c.in, err)
 			continue
 		}
 		for _, cpu := range c.want {
 			if !set.IsSet(cpu) {
-				t.Errorf("ParseCPUList(%q) lacks CPU %d", c.in, cpu)
+				t.Errorf("CPUSet(%q) lacks CPU %d", c.in, cpu)
 			}
 		}
 		if set.Count() != len(c.want) {
-			t.Errorf("ParseCPUList(%q) has %d CPUs, want %d", c.in, set.Count(), len(c.want))
+			t.Errorf("CPUSet(%q) has %d CPUs, want %d", c.in, set.Count(), len(c.want))
 		}
 	}
 }

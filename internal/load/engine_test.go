@@ -517,45 +517,6 @@ func TestParseScenarioErrors(t *testing.T) {
 	}
 }
 
-func TestParseCPUList(t *testing.T) {
-	got, err := ParseCPUList("0,2-3,3")
-	if err != nil || fmt.Sprint(got) != "[0 2 3]" {
-		t.Fatalf("%v %v", got, err)
-	}
-	if got, err := ParseCPUList(" 0 , 1-1 "); err != nil || fmt.Sprint(got) != "[0 1]" {
-		t.Fatalf("spaces: %v %v", got, err)
-	}
-	for _, bad := range []string{"", " ", "a", "x", "3-1", "1-0", "-1", "5000", "4096", "0,,1", "0-", "1023-1024"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-// FuzzParseCPUList: a list that parses is non-empty, in [0, 1023], each
-// CPU once. (lab.ParseCPUList adds only the online check.)
-func FuzzParseCPUList(f *testing.F) {
-	for _, s := range []string{"0-1,3", "0,,1", "0,2-3,3", " 0 ", "1-0", "4096", "0-1023"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		cpus, err := ParseCPUList(s)
-		if err != nil {
-			return
-		}
-		seen := map[int]bool{}
-		for _, c := range cpus {
-			if c < 0 || c > 1023 || seen[c] {
-				t.Fatalf("ParseCPUList(%q) = %v", s, cpus)
-			}
-			seen[c] = true
-		}
-		if len(cpus) == 0 {
-			t.Fatalf("ParseCPUList(%q) accepted an empty list", s)
-		}
-	})
-}
-
 // TestLargeBodiesToASlowReader: a request larger than the socket buffers
 // to a server that reads it slowly cannot be written at once; the
 // generator must resume writing when the socket drains (EPOLLOUT is only

@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/cpulist"
 )
 
 // Raw non-blocking syscalls for the hot path. They never block, so they
@@ -94,37 +95,6 @@ func usableCPUs() int {
 	return 1
 }
 
-// ParseCPUList reads a CPU list as taskset and /sys write it: "0", "1,3",
-// "0-2,5", spaces around a part ignored; every CPU in [0, 1023], each
-// once, in the list's order. It is phptune's one reader of CPU lists
-// (bench --cpus, lab --cpus through lab.ParseCPUList, /sys's online list).
-func ParseCPUList(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("CPU list %q is empty: give a CPU list such as 0 or 0-1,3", s)
-	}
-	var cpus []int
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
-			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number or range in 0-1023 such as 0 or 2-3", s, part)
-		}
-		for c := a; c <= b; c++ {
-			if !seen[c] {
-				seen[c] = true
-				cpus = append(cpus, c)
-			}
-		}
-	}
-	return cpus, nil
-}
-
 // PinProcess restricts every thread of this process (and so every thread it
 // creates later, which inherits its creator's mask) to cpus. Go has no
 // process-wide affinity call: sched_setaffinity applies to one thread, so
@@ -154,12 +124,9 @@ func PinProcess(cpus []int) error {
 	return nil
 }
 
+// onlineCPUs is one more than the highest online CPU, 0 when unknown.
 func onlineCPUs() int {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return 0
-	}
-	cpus, err := ParseCPUList(strings.TrimSpace(string(b)))
+	cpus, _, err := cpulist.Online()
 	if err != nil || len(cpus) == 0 {
 		return 0
 	}
