@@ -94,21 +94,18 @@ func (s Site) Check() error {
 // it), so `apache2 -t` fails naming it and no
 // server can start from the file.
 func Render(cfg knob.Config, s Site) string {
-	out, err := render(cfg, s)
-	if err != nil {
-		// A "${" would be expanded, so it is broken up. Apache reads the
-		// Error line only in a file that loads an MPM.
-		msg := strings.ReplaceAll(confpath.Summary(err), "${", "$ {")
-		return "# phptune refused to render this httpd.conf: " + msg + "\n" +
-			"Error " + quoteMessage("phptune refused to render this file: "+msg) + "\n" +
-			"LoadModule mpm_event_module " + quoteMessage(filepath.Join(ModulesDir, "mod_mpm_event.so")) + "\n"
-	}
-	return out
+	return refused.Render(render(cfg, s))
 }
 
-// quoteMessage quotes a message that confpath.Summary made printable.
-func quoteMessage(msg string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(msg) + `"`
+var refused = confpath.Refused{
+	File: "httpd.conf",
+	// A "${" would be expanded, so it is broken up.
+	Clean: func(msg string) string { return strings.ReplaceAll(msg, "${", "$ {") },
+	// Apache reads the Error line only in a file that loads an MPM.
+	Lines: func(sentence string) string {
+		return "Error " + confpath.DoubleQuoted(sentence) + "\n" +
+			"LoadModule mpm_event_module " + confpath.DoubleQuoted(filepath.Join(ModulesDir, "mod_mpm_event.so")) + "\n"
+	},
 }
 
 // phpFiles is Debian's php8.2.conf / php8.2-fpm.conf pattern for PHP scripts.

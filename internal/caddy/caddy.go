@@ -56,20 +56,22 @@ func (s Site) Check() error {
 // that name), so `caddy validate` fails naming it and no server can start
 // from the file.
 func Render(cfg knob.Config, s Site) string {
-	out, err := render(cfg, s)
-	if err != nil {
-		msg := strings.Map(func(r rune) rune {
+	return refused.Render(render(cfg, s))
+}
+
+var refused = confpath.Refused{
+	File: "Caddyfile",
+	Clean: func(msg string) string {
+		return strings.Map(func(r rune) rune {
 			// Caddy expands braces, and an import with a wildcard that
 			// matches nothing is only a warning.
 			if strings.ContainsRune("\"\\{}*?[]`", r) {
 				return '_'
 			}
 			return r
-		}, confpath.Summary(err))
-		return "# phptune refused to render this Caddyfile: " + msg + "\n" +
-			"import \"phptune refused to render this file: " + msg + "\"\n"
-	}
-	return out
+		}, msg)
+	},
+	Lines: func(sentence string) string { return "import \"" + sentence + "\"\n" },
 }
 
 func render(cfg knob.Config, s Site) (string, error) {

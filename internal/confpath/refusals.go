@@ -91,3 +91,33 @@ func ipPort(addr string) (host, port string, ok bool) {
 func DoubleQuoted(msg string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(msg) + `"`
 }
+
+// Refused is how a server's configuration file is written when its
+// renderer refused the site: a comment with the reason, then lines that the
+// server's own check (nginx -t, caddy validate, h2o -t, lighttpd -tt,
+// apache2 -t) rejects naming the reason, so that no server can start from
+// the file.
+type Refused struct {
+	// File names the file in the comment ("Caddyfile", "h2o.conf").
+	File string
+	// Clean, when set, makes the reason (Summary's) safe for the file's
+	// syntax first: Caddy expands braces, Apache "${".
+	Clean func(msg string) string
+	// Lines are the failing lines for sentence, "phptune refused to render
+	// this file: " and the reason, each ended by a newline.
+	Lines func(sentence string) string
+}
+
+// Render returns out, a rendered file, when err is nil, and otherwise the
+// file f writes for the refusal err.
+func (f Refused) Render(out string, err error) string {
+	if err == nil {
+		return out
+	}
+	msg := Summary(err)
+	if f.Clean != nil {
+		msg = f.Clean(msg)
+	}
+	return "# phptune refused to render this " + f.File + ": " + msg + "\n" +
+		f.Lines("phptune refused to render this file: "+msg)
+}

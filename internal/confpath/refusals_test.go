@@ -1,6 +1,7 @@
 package confpath
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,20 @@ func TestDoubleQuoted(t *testing.T) {
 		if got := DoubleQuoted(in); got != want {
 			t.Errorf("DoubleQuoted(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	f := Refused{
+		File:  "x.conf",
+		Clean: func(msg string) string { return strings.ReplaceAll(msg, "{", "_") },
+		Lines: func(sentence string) string { return DoubleQuoted(sentence) + ";\n" },
+	}
+	if got := f.Render("rendered\n", nil); got != "rendered\n" {
+		t.Errorf("no refusal: %q", got)
+	}
+	want := "# phptune refused to render this x.conf: bad _path\n\"phptune refused to render this file: bad _path\";\n"
+	if got := f.Render("partial", errors.New("bad {path")); got != want {
+		t.Errorf("refusal:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -57,13 +57,12 @@ func (s Site) Check() error {
 // reason, which h2o rejects as an unknown command naming it, so `h2o -t`
 // fails and no server can start from the file.
 func Render(cfg knob.Config, s Site) string {
-	out, err := render(cfg, s)
-	if err != nil {
-		msg := confpath.Summary(err)
-		return "# phptune refused to render this h2o.conf: " + msg + "\n" +
-			confpath.DoubleQuoted("phptune refused to render this file: "+msg) + ": ON\n"
-	}
-	return out
+	return refused.Render(render(cfg, s))
+}
+
+var refused = confpath.Refused{
+	File:  "h2o.conf",
+	Lines: func(sentence string) string { return confpath.DoubleQuoted(sentence) + ": ON\n" },
 }
 
 func render(cfg knob.Config, s Site) (string, error) {

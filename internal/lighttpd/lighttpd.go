@@ -70,16 +70,17 @@ func (s Site) Check() error {
 // no file is ever loaded), so `lighttpd -tt` fails and no server can
 // start from the file.
 func Render(cfg knob.Config, s Site) string {
-	out, err := render(cfg, s)
-	if err != nil {
-		msg := confpath.Summary(err)
+	return refused.Render(render(cfg, s))
+}
+
+var refused = confpath.Refused{
+	File: "lighttpd.conf",
+	Lines: func(sentence string) string {
 		// lighttpd checks its settings before it loads modules, and
 		// wants a document root among them.
-		return "# phptune refused to render this lighttpd.conf: " + msg + "\n" +
-			"server.document-root = \"/nonexistent\"\n" +
-			"server.modules = ( " + quoteMessage("phptune refused to render this file: "+msg) + " )\n"
-	}
-	return out
+		return "server.document-root = \"/nonexistent\"\n" +
+			"server.modules = ( " + quoteMessage(sentence) + " )\n"
+	},
 }
 
 // quoteMessage quotes a message that confpath.Summary made printable: a

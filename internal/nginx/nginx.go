@@ -86,15 +86,14 @@ func (h *SiteHost) check() error {
 // directive nginx rejects, so `nginx -t` fails naming it and no server can
 // start from the file.
 func Render(cfg knob.Config, s Site) string {
-	out, err := render(cfg, s, cfg.On("nginx.access_log"))
-	if err != nil {
-		msg := confpath.Summary(err)
-		// An unknown directive is the one error nginx prints with its
-		// name, so the name is the message.
-		return "# phptune refused to render this nginx.conf: " + msg + "\n" +
-			confpath.DoubleQuoted("phptune refused to render this file: "+msg) + ";\n"
-	}
-	return out
+	return refused.Render(render(cfg, s, cfg.On("nginx.access_log")))
+}
+
+var refused = confpath.Refused{
+	File: "nginx.conf",
+	// An unknown directive is the one error nginx prints with its name,
+	// so the name is the message.
+	Lines: func(sentence string) string { return confpath.DoubleQuoted(sentence) + ";\n" },
 }
 
 func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
