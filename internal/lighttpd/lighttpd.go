@@ -109,18 +109,6 @@ var parseOpts = [][2]string{
 func render(cfg knob.Config, s Site) (string, error) {
 	r := &confpath.Refusals{File: "lighttpd.conf", Syntax: confpath.Lighttpd}
 	q := r.Quote
-	// u quotes a URL path of phptune's own (status pages, the front
-	// controller).
-	u := func(what, p string) string {
-		out, err := confpath.Lighttpd.QuoteValue(p)
-		if err == nil && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, `"\$%`)) {
-			err = fmt.Errorf("%s %q is not a plain absolute URL path", what, p)
-		}
-		if err != nil {
-			r.Add(fmt.Errorf("lighttpd.conf %s: %w", what, err))
-		}
-		return out
-	}
 	host, port := r.Listen("server.bind", s.Listen)
 	backend := fastCGIBackend(r, s.FastCGI)
 
@@ -145,13 +133,7 @@ func render(cfg knob.Config, s Site) (string, error) {
 	w("server.bind = %q", host)
 	w("server.port = %s", port)
 	w("")
-	w("# phptune's knobs")
-	w("server.max-worker = %s", cfg["lighttpd.max_worker"])
-	w("server.max-fds = %d", FDs(cfg))
-	w("server.max-connections = %s", cfg["lighttpd.max_connections"])
-	w("server.listen-backlog = %s", cfg["lighttpd.listen_backlog"])
-	w("server.max-keep-alive-requests = %s", cfg["lighttpd.max_keep_alive_requests"])
-	w("server.max-keep-alive-idle = %s", cfg["lighttpd.max_keep_alive_idle"])
+	writeKnobs(w, cfg)
 	w("")
 	w(`server.feature-flags += ("server.h2proto" => "enable")`)
 	w(`server.feature-flags += ("server.h2c" => "enable")`)
@@ -169,25 +151,47 @@ func render(cfg knob.Config, s Site) (string, error) {
 		w("accesslog.filename = %s", q("accesslog.filename", s.AccessLog))
 	}
 	if s.StatusPath != "" {
-		w("status.status-url = %s", u("status.status-url", s.StatusPath))
+		w("status.status-url = %s", urlPath(r, "status.status-url", s.StatusPath))
 	}
 	if s.StatisticsPath != "" {
-		w("status.statistics-url = %s", u("status.statistics-url", s.StatisticsPath))
+		w("status.statistics-url = %s", urlPath(r, "status.statistics-url", s.StatisticsPath))
 	}
 	w("")
+	writePHP(w, r, s, backend)
+	if err := r.Err(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// writeKnobs writes phptune's lighttpd knobs.
+func writeKnobs(w func(format string, args ...any), cfg knob.Config) {
+	w("# phptune's knobs")
+	w("server.max-worker = %s", cfg["lighttpd.max_worker"])
+	w("server.max-fds = %d", FDs(cfg))
+	w("server.max-connections = %s", cfg["lighttpd.max_connections"])
+	w("server.listen-backlog = %s", cfg["lighttpd.listen_backlog"])
+	w("server.max-keep-alive-requests = %s", cfg["lighttpd.max_keep_alive_requests"])
+	w("server.max-keep-alive-idle = %s", cfg["lighttpd.max_keep_alive_idle"])
+}
+
+// writePHP writes php-fpm as the FastCGI backend of .php scripts and of
+// php-fpm's status pages (backend, fastCGIBackend's), the front
+// controller, and the loopback-only rule of every status page.
+func writePHP(w func(format string, args ...any), r *confpath.Refusals, s Site, backend string) {
 	w("# PHP runs in php-fpm (Debian's conf-available/15-fastcgi-php-fpm.conf).")
 	w("fastcgi.server = (")
 	w("\t\".php\" => (( %s, \"broken-scriptfilename\" => \"enable\" )),", backend)
 	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
 		if p != "" {
-			w("\t%s => (( %s, \"check-local\" => \"disable\" )),", u("fastcgi.server", p), backend)
+			w("\t%s => (( %s, \"check-local\" => \"disable\" )),", urlPath(r, "fastcgi.server", p), backend)
 		}
 	}
 	w(")")
 	if s.FrontController != "" {
 		// The original REQUEST_URI reaches PHP (WordPress's permalinks);
 		// ${qsa} appends the query string.
-		front := u("url.rewrite-if-not-file", s.FrontController)
+		front := urlPath(r, "url.rewrite-if-not-file", s.FrontController)
 		w("url.rewrite-if-not-file = ( \"\" => %s )", front[:len(front)-1]+`${qsa}"`)
 	}
 	var private []string
@@ -201,14 +205,24 @@ func render(cfg knob.Config, s Site) (string, error) {
 		// nothing else; this holds if it ever does).
 		w(`$HTTP["remoteip"] != "127.0.0.1" {`)
 		for _, p := range private {
-			w("\t$HTTP[\"url\"] == %s { url.access-deny = ( \"\" ) }", u("status path", p))
+			w("\t$HTTP[\"url\"] == %s { url.access-deny = ( \"\" ) }", urlPath(r, "status path", p))
 		}
 		w("}")
 	}
-	if err := r.Err(); err != nil {
-		return "", err
+}
+
+// urlPath quotes a URL path of phptune's own (a status page, the front
+// controller) for the directive what, or refuses it unless it is an
+// absolute path with no quote, backslash, '$' or '%'.
+func urlPath(r *confpath.Refusals, what, p string) string {
+	out, err := confpath.Lighttpd.QuoteValue(p)
+	if err == nil && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, `"\$%`)) {
+		err = fmt.Errorf("%s %q is not a plain absolute URL path", what, p)
 	}
-	return b.String(), nil
+	if err != nil {
+		r.Add(fmt.Errorf("lighttpd.conf %s: %w", what, err))
+	}
+	return out
 }
 
 // fastCGIBackend is php-fpm's address as a mod_fastcgi host's options.
