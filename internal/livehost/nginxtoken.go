@@ -52,10 +52,7 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 			for i < len(b) {
 				c := b[i]
 				if c == '\\' && i+1 < len(b) {
-					word = appendEscaped(word, b[i+1])
-					if b[i+1] == '\n' {
-						line++
-					}
+					word, line = appendEscaped(word, b[i+1], line)
 					i += 2
 					continue
 				}
@@ -84,10 +81,7 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 			for i < len(b) {
 				c := b[i]
 				if c == '\\' && i+1 < len(b) {
-					word = appendEscaped(word, b[i+1])
-					if b[i+1] == '\n' {
-						line++
-					}
+					word, line = appendEscaped(word, b[i+1], line)
 					i += 2
 					continue
 				}
@@ -114,19 +108,22 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 // it, quoted or not: \" \' \\ give the character, \t \r \n the control
 // character, and any other keeps its backslash (a location's "\.php$"
 // stays a regular expression's escaped dot). The backslash also keeps n
-// from ending the word.
-func appendEscaped(word []byte, n byte) []byte {
+// from ending the word. line is the line the escape stands on; it comes
+// back one more for an escaped newline, which still ends a line.
+func appendEscaped(word []byte, n byte, line int) ([]byte, int) {
 	switch n {
 	case '"', '\'', '\\':
-		return append(word, n)
+		return append(word, n), line
+	case '\n':
+		return append(word, '\\', n), line + 1
 	case 't':
-		return append(word, '\t')
+		return append(word, '\t'), line
 	case 'r':
-		return append(word, '\r')
+		return append(word, '\r'), line
 	case 'n':
-		return append(word, '\n')
+		return append(word, '\n'), line
 	}
-	return append(word, '\\', n)
+	return append(word, '\\', n), line
 }
 
 func isNginxSep(c byte) bool {
