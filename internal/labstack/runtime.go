@@ -196,19 +196,30 @@ func openLabRoot(l *lab.Lab) (*sql.DB, error) {
 var innodbStatusNames = []string{"Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads",
 	"Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_total", "Innodb_page_size"}
 
+// labGlobalStatus connects to the lab's MariaDB as root and reads SHOW
+// GLOBAL STATUS; the caller closes db.
+func labGlobalStatus(ctx context.Context, l *lab.Lab) (*sql.DB, map[string]int64, error) {
+	db, err := openLabRoot(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := globalStatus(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, st, nil
+}
+
 // readInnoDBCounters reads the page request counters (before a load).
 func readInnoDBCounters(ctx context.Context, l *lab.Lab) (*innodbCounters, error) {
 	ctx, cancel := context.WithTimeout(ctx, runtimeTimeout)
 	defer cancel()
-	db, err := openLabRoot(l)
+	db, st, err := labGlobalStatus(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	st, err := globalStatus(ctx, db)
-	if err != nil {
-		return nil, err
-	}
 	return &innodbCounters{readRequests: st["Innodb_buffer_pool_read_requests"], reads: st["Innodb_buffer_pool_reads"]}, nil
 }
 
@@ -216,15 +227,11 @@ func readInnoDBCounters(ctx context.Context, l *lab.Lab) (*innodbCounters, error
 // the load; the page requests are counted from before (the whole server's
 // life when before is nil: MariaDB restarts only when its knobs change).
 func readInnoDB(ctx context.Context, l *lab.Lab, before *innodbCounters) (*results.InnoDBStatus, error) {
-	db, err := openLabRoot(l)
+	db, st, err := labGlobalStatus(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	st, err := globalStatus(ctx, db)
-	if err != nil {
-		return nil, err
-	}
 	in := &results.InnoDBStatus{PagesData: st["Innodb_buffer_pool_pages_data"], PagesTotal: st["Innodb_buffer_pool_pages_total"],
 		PageSizeB: st["Innodb_page_size"], ReadRequests: st["Innodb_buffer_pool_read_requests"], Reads: st["Innodb_buffer_pool_reads"]}
 	if before != nil && before.readRequests <= in.ReadRequests && before.reads <= in.Reads {
