@@ -48,6 +48,7 @@
 # TUNE (0), TUNE_BUILD (the fastest variant on TRAIN), TUNE_BUDGET (30m), TUNE_CONNS (20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 VARIANTS=${VARIANTS:-plain pgo}
 FAST_CFLAGS=${FAST_CFLAGS:--fno-semantic-interposition -fno-stack-protector -U_FORTIFY_SOURCE}
@@ -66,8 +67,7 @@ TUNE_BUDGET=${TUNE_BUDGET:-30m}
 TUNE_CONNS=${TUNE_CONNS:-20}
 BIN=bin/phptune
 
-command -v python3 >/dev/null || { echo "bench/build.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
-go build -o "$BIN" ./cmd/phptune
+bench_build bench/build.sh
 mkdir -p "$OUT"
 echo "bench/build.sh: $(date -u +%FT%TZ), $(nproc) cores, train $TRAIN, -c $CONNS, $ROUNDS rounds of $TRIAL+$WARM, out $OUT"
 

@@ -26,6 +26,7 @@
 # (bench/out/overload-DATE), PHPTUNE_HOME (a fresh one in /tmp when unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 SLO=${SLO:-p99<1s}
 MAXERR=${MAXERR:-0.1%}
@@ -39,13 +40,8 @@ TOPO_CONNS=${TOPO_CONNS:-500}
 OUT=${OUT:-bench/out/overload-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
-command -v python3 >/dev/null || { echo "bench/overload.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
-go build -o "$BIN" ./cmd/phptune
-if [[ -z "${PHPTUNE_HOME:-}" ]]; then
-	PHPTUNE_HOME=$(mktemp -d /tmp/phptune-bench-XXXX)
-	chmod 755 "$PHPTUNE_HOME"
-	export PHPTUNE_HOME
-fi
+bench_build bench/overload.sh
+bench_home
 mkdir -p "$OUT"
 
 # field FILE EXPR: a figure from a JSON result.

@@ -33,6 +33,7 @@
 #   ROUNDS=2 DUR=1s CWARM=200ms TRIAL=1s WARM=200ms SKIP_SEED=1 bash bench/servers.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 PAGE=${PAGE:-wordpress:front}
 SERVERS=${SERVERS:-}
@@ -49,13 +50,8 @@ SKIP_SEED=${SKIP_SEED:-0}
 OUT=${OUT:-bench/out/servers-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
-command -v python3 >/dev/null || { echo "bench/servers.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
-go build -o "$BIN" ./cmd/phptune
-if [[ -z "${PHPTUNE_HOME:-}" ]]; then
-	PHPTUNE_HOME=$(mktemp -d /tmp/phptune-bench-XXXX)
-	chmod 755 "$PHPTUNE_HOME"
-	export PHPTUNE_HOME
-fi
+bench_build bench/servers.sh
+bench_home
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 echo "bench/servers.sh: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), page $PAGE, -c $CONNS, budget $BUDGET, $ROUNDS rounds of $DUR+$CWARM, tune trials $TRIAL+$WARM, out $OUT"
 

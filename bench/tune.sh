@@ -31,6 +31,7 @@
 # SKIP_GRIDSPACE=1, OUT (bench/out/tune-DATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 WORKLOADS=${WORKLOADS:-"hello phpinfo strings io wordpress:front wordpress:comment"}
 CONNS=${CONNS:-50}
@@ -47,13 +48,8 @@ GRID_ROUNDS=${GRID_ROUNDS:-10}
 OUT=${OUT:-bench/out/tune-$(date +%Y%m%d-%H%M%S)}
 BIN=bin/phptune
 
-command -v python3 >/dev/null || { echo "bench/tune.sh needs python3 for the arithmetic: apt-get install python3" >&2; exit 1; }
-go build -o "$BIN" ./cmd/phptune
-if [[ -z "${PHPTUNE_HOME:-}" ]]; then
-	PHPTUNE_HOME=$(mktemp -d /tmp/phptune-bench-XXXX)
-	chmod 755 "$PHPTUNE_HOME"
-	export PHPTUNE_HOME
-fi
+bench_build bench/tune.sh
+bench_home
 mkdir -p "$OUT"
 cores=$(nproc)
 echo "bench/tune.sh: $(date -u +%FT%TZ), $cores cores, workloads: $WORKLOADS, -c $CONNS, budget $BUDGET, trials $TRIAL+$WARM, out $OUT"
