@@ -109,12 +109,8 @@ type Client struct{ *statuspage.Client }
 // this machine and sends nothing elsewhere.
 func NewClient(rawURL string) (*Client, error) {
 	const want = "http://127.0.0.1:PORT/server-status"
-	u, err := statuspage.CheckURL("apache status", rawURL, want)
-	if err != nil {
+	if err := statuspage.CheckURLNoQuery("apache status", rawURL, want); err != nil {
 		return nil, err
-	}
-	if u.RawQuery != "" {
-		return nil, fmt.Errorf("apache status URL %q: want %s", rawURL, want)
 	}
 	return &Client{statuspage.NewClosing("apache status", rawURL+"?auto", "is mod_status's server-status handler at that location?", MaxBody+1)}, nil
 }

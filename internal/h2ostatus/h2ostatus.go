@@ -79,12 +79,8 @@ type Client struct{ *statuspage.Client }
 // measures stacks on this machine and sends nothing elsewhere.
 func NewClient(rawURL string) (*Client, error) {
 	const want = "http://127.0.0.1:PORT/server-status"
-	u, err := statuspage.CheckURL("h2o status", rawURL, want)
-	if err != nil {
+	if err := statuspage.CheckURLNoQuery("h2o status", rawURL, want); err != nil {
 		return nil, err
-	}
-	if u.RawQuery != "" {
-		return nil, fmt.Errorf("h2o status URL %q: want %s", rawURL, want)
 	}
 	return &Client{statuspage.NewClosing("h2o status", rawURL+"/json", "is h2o's status handler at that location?", MaxBody+1)}, nil
 }

@@ -187,12 +187,8 @@ type Client struct {
 // and sends nothing elsewhere.
 func NewClient(statusURL, statisticsURL string) (*Client, error) {
 	const want = "http://127.0.0.1:PORT/server-status"
-	u, err := statuspage.CheckURL("lighttpd status", statusURL, want)
-	if err != nil {
+	if err := statuspage.CheckURLNoQuery("lighttpd status", statusURL, want); err != nil {
 		return nil, err
-	}
-	if u.RawQuery != "" {
-		return nil, fmt.Errorf("lighttpd status URL %q: want %s", statusURL, want)
 	}
 	c := &Client{status: statuspage.NewClosing("lighttpd status", statusURL+"?auto", "is mod_status's status-url at that location?", MaxBody+1)}
 	if statisticsURL != "" {

@@ -43,6 +43,19 @@ func CheckURL(what, rawURL, want string) (*url.URL, error) {
 	return u, nil
 }
 
+// CheckURLNoQuery is CheckURL for a page whose URL phptune completes (with
+// "?auto", "/json"): a URL with a query of its own is refused too.
+func CheckURLNoQuery(what, rawURL, want string) error {
+	u, err := CheckURL(what, rawURL, want)
+	if err != nil {
+		return err
+	}
+	if u.RawQuery != "" {
+		return fmt.Errorf("%s URL %q: want %s", what, rawURL, want)
+	}
+	return nil
+}
+
 // New returns a client for rawURL (already checked with CheckURL) that
 // keeps one connection alive between reads; Get reads at most limit bytes
 // of the page. It follows no redirect: a lab that rebinds the port would

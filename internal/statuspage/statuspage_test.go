@@ -90,3 +90,16 @@ func TestNewUnix(t *testing.T) {
 		t.Errorf("Get from a listener of another account: %q, %v; want it refused, naming the socket", b, err)
 	}
 }
+
+func TestCheckURLNoQuery(t *testing.T) {
+	const want = "http://127.0.0.1:PORT/server-status"
+	if err := CheckURLNoQuery("x status", "http://127.0.0.1:8080/server-status", want); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"http://127.0.0.1:8080/server-status?auto", "http://example.com/server-status", "ftp://127.0.0.1/"} {
+		err := CheckURLNoQuery("x status", bad, want)
+		if err == nil || !strings.HasPrefix(err.Error(), "x status URL ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
