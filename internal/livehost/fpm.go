@@ -335,13 +335,7 @@ func (f FPM) Master() (int, error) {
 			pids = append(pids, m.PID)
 		}
 	}
-	switch len(pids) {
-	case 0:
-		return 0, fmt.Errorf("php-fpm's master of %s is not running", f.Conf)
-	case 1:
-		return pids[0], nil
-	}
-	return 0, fmt.Errorf("%d php-fpm masters of %s are running (%v): a reload under way, or a second master", len(pids), f.Conf, pids)
+	return oneMaster("php-fpm", f.Conf, pids, "a reload under way")
 }
 
 // lastLines is the end of a command's output, one line.

@@ -93,48 +93,13 @@ func ParseNginxTitle(title string) (m NginxMaster, ok bool) {
 // can take any title: it is left out, never read from nor signalled). A
 // worker just forked, still titled as its parent, is left out too.
 func NginxMasters(fs *proc.FS) ([]NginxMaster, error) {
-	pids, err := fs.PIDs()
-	if err != nil {
-		return nil, err
-	}
-	type cand struct {
-		NginxMaster
-		ppid int
-	}
-	var found []cand
-	for _, pid := range pids {
-		cmdline, err := fs.ReadCmdline(pid)
-		if err != nil || !strings.HasPrefix(cmdline, nginxMasterTitle) {
-			continue
-		}
+	out, err := findMasters(fs, nginxMasterTitle, "nginx", func(pid int, cmdline string, v verified) (NginxMaster, string, bool) {
 		m, ok := ParseNginxTitle(cmdline)
-		if !ok {
-			continue
-		}
-		v, err := processAccount(fs, pid, []string{"nginx"}, rootOrMe)
-		if err != nil {
-			continue
-		}
 		m.PID, m.Exe = pid, v.exe
-		ppid := 0
-		if st, err := fs.ReadStat(pid); err == nil {
-			ppid = st.PPID
-		}
-		found = append(found, cand{m, ppid})
-	}
-	byPID := map[int]string{}
-	for _, c := range found {
-		byPID[c.PID] = c.Conf
-	}
-	var out []NginxMaster
-	for _, c := range found {
-		if conf, ok := byPID[c.ppid]; ok && conf == c.Conf {
-			continue
-		}
-		out = append(out, c.NginxMaster)
-	}
+		return m, m.Conf, ok
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
-	return out, nil
+	return out, err
 }
 
 // Step returns n as a transaction step named "nginx".
@@ -224,13 +189,7 @@ func (n Nginx) Master() (int, error) {
 			pids = append(pids, m.PID)
 		}
 	}
-	switch len(pids) {
-	case 0:
-		return 0, fmt.Errorf("nginx's master of %s is not running", n.Conf)
-	case 1:
-		return pids[0], nil
-	}
-	return 0, fmt.Errorf("%d nginx masters of %s are running (%v): a binary upgrade under way, or a second master", len(pids), n.Conf, pids)
+	return oneMaster("nginx", n.Conf, pids, "a binary upgrade under way")
 }
 
 // children lists every child process of master, whatever its title (a

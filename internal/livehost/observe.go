@@ -51,47 +51,12 @@ func (m Master) PHPBranch() string {
 // code, say, or a set-uid program it started) is left out, so phptune
 // never reads the configuration it names or signals it.
 func Masters(fs *proc.FS) ([]Master, error) {
-	pids, err := fs.PIDs()
-	if err != nil {
-		return nil, err
-	}
-	type candidate struct {
-		Master
-		ppid int
-	}
-	var found []candidate
-	for _, pid := range pids {
-		cmdline, err := fs.ReadCmdline(pid)
-		if err != nil || !strings.HasPrefix(cmdline, masterTitle) {
-			continue
-		}
+	out, err := findMasters(fs, masterTitle, "php-fpm", func(pid int, cmdline string, v verified) (Master, string, bool) {
 		conf := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cmdline), masterTitle), ")")
-		v, err := processAccount(fs, pid, []string{"php-fpm"}, rootOrMe)
-		if err != nil {
-			continue
-		}
-		ppid := 0
-		if ps, err := fs.ReadStat(pid); err == nil {
-			ppid = ps.PPID
-		}
-		found = append(found, candidate{Master{PID: pid, Conf: conf, UID: v.uid, Exe: v.exe}, ppid})
-	}
-	// A worker just forked keeps its master's title until it names itself
-	// after its pool: a candidate whose parent is a master of the same
-	// configuration is that child, not a second master.
-	byPID := map[int]string{}
-	for _, c := range found {
-		byPID[c.PID] = c.Conf
-	}
-	var out []Master
-	for _, c := range found {
-		if conf, ok := byPID[c.ppid]; ok && conf == c.Conf {
-			continue
-		}
-		out = append(out, c.Master)
-	}
+		return Master{PID: pid, Conf: conf, UID: v.uid, Exe: v.exe}, conf, true
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Conf < out[j].Conf })
-	return out, nil
+	return out, err
 }
 
 // Observe reads what advise needs of one master: its pools as configured
