@@ -32,7 +32,7 @@ type Host struct {
 	Binary  string
 	// Files holds every file of the copy as it was before the test, to
 	// check it is byte-identical afterwards.
-	Files map[string][]byte
+	Files Files
 	nginx *NginxHost // when Nginx copied and started nginx
 }
 
@@ -86,8 +86,8 @@ func Debian(t testing.TB, edits ...func(www string) string) *Host {
 	for _, edit := range edits {
 		www = []byte(edit(string(www)))
 	}
-	h.write(t, h.Conf, move(conf))
-	h.write(t, filepath.Join(h.PoolDir, "www.conf"), www)
+	h.Files.write(t, h.Conf, move(conf))
+	h.Files.write(t, filepath.Join(h.PoolDir, "www.conf"), www)
 	// conf.d holds links to mods-available: the copy holds their content.
 	inis, _ := filepath.Glob(filepath.Join(src, "conf.d", "*.ini"))
 	for _, ini := range inis {
@@ -95,21 +95,13 @@ func Debian(t testing.TB, edits ...func(www string) string) *Host {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.write(t, filepath.Join(h.IniDir, filepath.Base(ini)), b)
+		h.Files.write(t, filepath.Join(h.IniDir, filepath.Base(ini)), b)
 	}
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Stop)
 	return h
-}
-
-func (h *Host) write(t testing.TB, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h.Files[path] = b
 }
 
 // Env is the master's environment beyond the inherited one: the copy's
@@ -193,22 +185,9 @@ func StopMasters(conf string) {
 // to what it was, and the first file added to pool.d or conf.d (php's,
 // and nginx's when it runs).
 func (h *Host) Unchanged() error {
-	for path, want := range h.Files {
-		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
-			return fmt.Errorf("%s changed (%v)", path, err)
-		}
-	}
 	dirs := []string{h.PoolDir, h.IniDir}
 	if h.nginx != nil {
 		dirs = append(dirs, h.nginx.ConfDir)
 	}
-	for _, dir := range dirs {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if _, ok := h.Files[filepath.Join(dir, e.Name())]; !ok {
-				return fmt.Errorf("%s was added", filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	return nil
+	return h.Files.unchanged(dirs...)
 }

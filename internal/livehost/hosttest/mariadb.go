@@ -1,7 +1,6 @@
 package hosttest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -32,7 +31,7 @@ type MariaDB struct {
 	Client  string
 	// Files holds every configuration file of the copy as it was before
 	// the test.
-	Files map[string][]byte
+	Files Files
 	cmd   *exec.Cmd
 	done  chan struct{}
 }
@@ -106,7 +105,7 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 	if err != nil {
 		t.Skip(err)
 	}
-	m.write(t, m.MyCnf, move(main))
+	m.Files.write(t, m.MyCnf, move(main))
 	for _, sub := range []string{"conf.d", "mariadb.conf.d"} {
 		files, _ := filepath.Glob(filepath.Join("/etc/mysql", sub, "*.cnf"))
 		for _, f := range files {
@@ -124,7 +123,7 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 				}
 				b = []byte(s)
 			}
-			m.write(t, filepath.Join(etc, sub, filepath.Base(f)), b)
+			m.Files.write(t, filepath.Join(etc, sub, filepath.Base(f)), b)
 		}
 	}
 	if _, ok := m.Files[m.Server]; !ok {
@@ -141,14 +140,6 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 	}
 	t.Cleanup(m.Stop)
 	return m
-}
-
-func (m *MariaDB) write(t testing.TB, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m.Files[path] = b
 }
 
 // Start runs mariadbd with the copy's my.cnf and waits until root
@@ -208,20 +199,7 @@ func (m *MariaDB) Query(q string) (string, error) {
 // Unchanged reports the first configuration file of the copy that is not
 // byte-identical to what it was, and the first file added beside them.
 func (m *MariaDB) Unchanged() error {
-	for path, want := range m.Files {
-		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
-			return fmt.Errorf("%s changed (%v)", path, err)
-		}
-	}
-	for _, dir := range []string{m.ConfD, filepath.Join(filepath.Dir(m.ConfD), "conf.d")} {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if _, ok := m.Files[filepath.Join(dir, e.Name())]; !ok {
-				return fmt.Errorf("%s was added", filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	return nil
+	return m.Files.unchanged(m.ConfD, filepath.Join(filepath.Dir(m.ConfD), "conf.d"))
 }
 
 func lastLines(b []byte, n int) string {

@@ -108,7 +108,7 @@ func (h *Host) Nginx(t testing.TB) *NginxHost {
 			s = strings.Replace(s, "index index.html", "index index.php index.html", 1)
 			b = []byte(s)
 		}
-		h.write(t, dst, b)
+		h.Files.write(t, dst, b)
 		return nil
 	})
 	if err != nil {
@@ -120,9 +120,9 @@ func (h *Host) Nginx(t testing.TB) *NginxHost {
 	if err != nil {
 		t.Skip("no Debian default site to copy:", err)
 	}
-	h.write(t, filepath.Join(etc, "sites-enabled", "default"), def)
-	h.write(t, filepath.Join(n.DocRoot, "index.php"), []byte("<?php echo \"php ok\\n\";\n"))
-	h.write(t, filepath.Join(n.DocRoot, "index.html"), []byte("html ok\n"))
+	h.Files.write(t, filepath.Join(etc, "sites-enabled", "default"), def)
+	h.Files.write(t, filepath.Join(n.DocRoot, "index.php"), []byte("<?php echo \"php ok\\n\";\n"))
+	h.Files.write(t, filepath.Join(n.DocRoot, "index.html"), []byte("html ok\n"))
 	h.nginx = n
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
