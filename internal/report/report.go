@@ -134,22 +134,10 @@ func redactRun(r Run) Run {
 		}
 		return redact.Text(s, r.RedactNames)
 	}
-	if r.Tune != nil {
-		out.Tune = deepCopy(r.Tune)
-		redactValue(reflect.ValueOf(out.Tune).Elem(), red, r.RedactNames)
-	}
-	if r.Bench != nil {
-		out.Bench = deepCopy(r.Bench)
-		redactValue(reflect.ValueOf(out.Bench).Elem(), red, r.RedactNames)
-	}
-	if r.Capacity != nil {
-		out.Capacity = deepCopy(r.Capacity)
-		redactValue(reflect.ValueOf(out.Capacity).Elem(), red, r.RedactNames)
-	}
-	if r.Servers != nil {
-		out.Servers = deepCopy(r.Servers)
-		redactValue(reflect.ValueOf(out.Servers).Elem(), red, r.RedactNames)
-	}
+	out.Tune = redactedCopy(r.Tune, red, r.RedactNames)
+	out.Bench = redactedCopy(r.Bench, red, r.RedactNames)
+	out.Capacity = redactedCopy(r.Capacity, red, r.RedactNames)
+	out.Servers = redactedCopy(r.Servers, red, r.RedactNames)
 	for i, c := range out.Commands {
 		out.Commands[i] = red(c)
 	}
@@ -166,6 +154,17 @@ func deepCopy[T any](v *T) *T {
 	if err := json.Unmarshal(data, c); err != nil {
 		panic(fmt.Sprintf("report: copying a result: %v", err))
 	}
+	return c
+}
+
+// redactedCopy is a deep copy of v (nil for nil) with every string
+// redacted (redactValue).
+func redactedCopy[T any](v *T, red func(string) string, names []string) *T {
+	if v == nil {
+		return nil
+	}
+	c := deepCopy(v)
+	redactValue(reflect.ValueOf(c).Elem(), red, names)
 	return c
 }
 
