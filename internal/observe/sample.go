@@ -161,48 +161,33 @@ func (o *Observer) addFetched(s *results.Sample, f *fetched) {
 		}
 		s.FPM = append(s.FPM, st)
 	}
-	if o.ngx != nil {
-		if f.ngxErr != nil {
-			s.Errors = append(s.Errors, f.ngxErr.Error())
-		} else {
-			s.Nginx = f.ngx
-		}
+	if o.ngx != nil && fetchOK(&s.Errors, f.ngxErr) {
+		s.Nginx = f.ngx
 	}
-	if o.apache != nil {
-		if f.apErr != nil {
-			s.Errors = append(s.Errors, f.apErr.Error())
-		} else {
-			s.Apache = f.apache
-		}
+	if o.apache != nil && fetchOK(&s.Errors, f.apErr) {
+		s.Apache = f.apache
 	}
-	if o.unit != nil {
-		if f.unitErr != nil {
-			s.Errors = append(s.Errors, f.unitErr.Error())
-		} else {
-			s.Unit = unitSample(f.unit, o.cfg.UnitMaxProcesses)
-		}
+	if o.unit != nil && fetchOK(&s.Errors, f.unitErr) {
+		s.Unit = unitSample(f.unit, o.cfg.UnitMaxProcesses)
 	}
-	if o.lighttpd != nil {
-		if f.lightErr != nil {
-			s.Errors = append(s.Errors, f.lightErr.Error())
-		} else {
-			s.Lighttpd = f.light
-		}
+	if o.lighttpd != nil && fetchOK(&s.Errors, f.lightErr) {
+		s.Lighttpd = f.light
 	}
-	if o.h2o != nil {
-		if f.h2oErr != nil {
-			s.Errors = append(s.Errors, f.h2oErr.Error())
-		} else {
-			s.H2O = f.h2o
-		}
+	if o.h2o != nil && fetchOK(&s.Errors, f.h2oErr) {
+		s.H2O = f.h2o
 	}
-	if o.cfg.DB != nil {
-		if f.dbErr != nil {
-			s.Errors = append(s.Errors, f.dbErr.Error())
-		} else {
-			s.MariaDB = f.db
-		}
+	if o.cfg.DB != nil && fetchOK(&s.Errors, f.dbErr) {
+		s.MariaDB = f.db
 	}
+}
+
+// fetchOK reports whether a status page was fetched (err is nil), adding
+// err to errs when it was not.
+func fetchOK(errs *[]string, err error) bool {
+	if err != nil {
+		*errs = append(*errs, err.Error())
+	}
+	return err == nil
 }
 
 // tv converts a rusage time to a Duration.
