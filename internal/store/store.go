@@ -378,29 +378,27 @@ func (s *DB) SetStatus(ctx context.Context, id, status string) error {
 
 // Finish stores the final result and the status.
 func (s *DB) Finish(ctx context.Context, id, status string, t *results.Tune) error {
-	var res any
-	if t != nil {
-		b, err := s.doc(t)
-		if err != nil {
-			return err
-		}
-		res = b
-	}
-	return s.update(ctx, id, `UPDATE runs SET status = ?, result = ?, updated_at = ? WHERE id = ?`, status, res, time.Now().UTC().Format(timeFormat), id)
+	return finish(ctx, s, `UPDATE runs SET status = ?, result = ?, updated_at = ? WHERE id = ?`, id, status, t)
 }
 
 // FinishServers stores a servers comparison's summary (what was measured
 // so far when it was interrupted) and the status.
 func (s *DB) FinishServers(ctx context.Context, id, status string, r *results.Servers) error {
+	return finish(ctx, s, `UPDATE runs SET status = ?, servers = ?, updated_at = ? WHERE id = ?`, id, status, r)
+}
+
+// finish runs query, an UPDATE of a run's status, one document column and
+// updated_at, with v's document (NULL for nil).
+func finish[T any](ctx context.Context, s *DB, query, id, status string, v *T) error {
 	var doc any
-	if r != nil {
-		b, err := s.doc(r)
+	if v != nil {
+		b, err := s.doc(v)
 		if err != nil {
 			return err
 		}
 		doc = b
 	}
-	return s.update(ctx, id, `UPDATE runs SET status = ?, servers = ?, updated_at = ? WHERE id = ?`, status, doc, time.Now().UTC().Format(timeFormat), id)
+	return s.update(ctx, id, query, status, doc, time.Now().UTC().Format(timeFormat), id)
 }
 
 func (s *DB) update(ctx context.Context, id, q string, args ...any) error {
