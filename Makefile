@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/phptune
 export GOFLAGS := -buildvcs=false
 # The pure core (no I/O) runs again under the race detector.
-CORE_PKGS := $(foreach d,knob results stats search tune recommend capacity servercompare advise profile flamegraph,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
+CORE_PKGS := $(foreach d,knob results stats search tune unidiff recommend capacity servercompare advise profile flamegraph,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
 
 .PHONY: all build setup demo test test-short test-realserver test-build vet fuzz golden bench bench-tune bench-build clean
 
