@@ -49,53 +49,92 @@ const (
 // for lack of room, is raised to sizing.Headroom × what it holds.
 func AdviseOpcache(master string, pools []string, through string, o *Opcache, readErr string, measured []results.Decision) (OpcacheAdvice, []Finding) {
 	oa := OpcacheAdvice{Master: master, Pools: pools, Through: through, Reading: o, Error: readErr, HitRate: -1}
-	var out []Finding
-	where := "opcache (pools " + strings.Join(pools, ", ") + "): "
-	say := func(sev, format string, args ...any) {
-		out = append(out, Finding{Severity: sev, Message: where + fmt.Sprintf(format, args...)})
-	}
+	f := &opcacheFindings{where: "opcache (pools " + strings.Join(pools, ", ") + "): ", rec: map[string]int64{}}
 	if o == nil {
-		say("warning", "not read: %s", readErr)
-		return oa, out
+		f.say("warning", "not read: %s", readErr)
+		return oa, f.out
 	}
 	if o.Enable || o.Loaded && !o.DirectivesRead {
 		for _, p := range o.Problems {
-			say("info", "part of the status script's answer was refused: %s", p)
+			f.say("info", "part of the status script's answer was refused: %s", p)
 		}
 	}
-	rec := map[string]int64{} // knob -> value (sizes in their unit)
+	if ok, turnOn := f.sizable(o, through); !ok {
+		if turnOn {
+			oa.Knobs = append(oa.Knobs, "opcache.enable=on")
+		}
+		return oa, f.out
+	}
+	iOld := f.internedStrings(o)
+	f.memory(o, iOld)
+	f.keyTable(o)
+	oa.HitRate = f.hitRate(o.Status)
+	f.revalidation(o, measured)
+	f.jit(o, measured)
+	f.realpathCache(o.Realpath)
+	oa.Knobs = append(oa.Knobs, f.knobs()...)
+	return oa, f.out
+}
+
+// opcacheFindings collects the findings about one opcache reading and
+// the knob values they recommend.
+type opcacheFindings struct {
+	where string
+	out   []Finding
+	rec   map[string]int64 // knob -> value (sizes in their unit)
+}
+
+func (f *opcacheFindings) say(sev, format string, args ...any) {
+	f.out = append(f.out, Finding{Severity: sev, Message: f.where + fmt.Sprintf(format, args...)})
+}
+
+// sizable says whether the reading has a status to size opcache from,
+// and says why not when it has none; turnOn is true when the reason is
+// that opcache is off, and the advice is to turn it on.
+func (f *opcacheFindings) sizable(o *Opcache, through string) (ok, turnOn bool) {
 	switch {
 	case !o.Loaded:
-		say("warning", "opcache is not loaded in pool %s's PHP (or its functions are disabled): every request compiles every script it includes; load it (zend_extension=opcache) and set opcache.enable=1", through)
-		return oa, out
+		f.say("warning", "opcache is not loaded in pool %s's PHP (or its functions are disabled): every request compiles every script it includes; load it (zend_extension=opcache) and set opcache.enable=1", through)
+		return false, false
 	case !o.DirectivesRead:
-		say("warning", "opcache's directives were not read from pool %s (the refused parts above say why), so opcache is not sized; run advise --opcache again, and if it recurs check the pool's auto_prepend_file", through)
-		return oa, out
+		f.say("warning", "opcache's directives were not read from pool %s (the refused parts above say why), so opcache is not sized; run advise --opcache again, and if it recurs check the pool's auto_prepend_file", through)
+		return false, false
 	case !o.Enable || o.Status == nil:
 		if o.RestrictAPI != "" && o.Enable {
-			say("warning", "opcache.restrict_api = %s: opcache_get_status refuses a script outside that path, so nothing was read", o.RestrictAPI)
-			return oa, out
+			f.say("warning", "opcache.restrict_api = %s: opcache_get_status refuses a script outside that path, so nothing was read", o.RestrictAPI)
+			return false, false
 		}
-		say("warning", "opcache is off (opcache.enable=0): every request compiles every script it includes; turn it on")
-		oa.Knobs = append(oa.Knobs, "opcache.enable=on")
-		return oa, out
+		f.say("warning", "opcache is off (opcache.enable=0): every request compiles every script it includes; turn it on")
+		return false, true
 	}
-	s := o.Status
-	const mb = 1 << 20
+	return true, false
+}
 
-	// Interned strings first: their buffer lives inside
-	// memory_consumption, which grows with it.
-	iOld := o.InternedBufferMiB
+// oneMiB is a mebibyte in bytes.
+const oneMiB = 1 << 20
+
+// internedStrings checks the interned strings buffer and returns its
+// size as configured (MiB). It goes first: the buffer lives inside
+// memory_consumption, which grows with it.
+func (f *opcacheFindings) internedStrings(o *Opcache) (iOld int64) {
+	s := o.Status
+	iOld = o.InternedBufferMiB
 	if s.InternedBufferB > 0 && share(s.InternedUsedB, s.InternedBufferB) > 1-OpcacheFull {
-		iNew := clampKnob(sizing.KnobInternedStrings, roundUp(int64(sizing.Headroom*float64(s.InternedUsedB)), 8*mb)/mb)
+		iNew := clampKnob(sizing.KnobInternedStrings, roundUp(int64(sizing.Headroom*float64(s.InternedUsedB)), 8*oneMiB)/oneMiB)
 		if iNew > iOld {
-			rec[sizing.KnobInternedStrings] = iNew
+			f.rec[sizing.KnobInternedStrings] = iNew
 		}
-		say("warning", "the interned strings buffer is full: %s of %s (%d strings); new strings go to each worker's own memory. opcache.interned_strings_buffer %d -> %d (%.0f× what it holds, a multiple of 8 MiB)",
+		f.say("warning", "the interned strings buffer is full: %s of %s (%d strings); new strings go to each worker's own memory. opcache.interned_strings_buffer %d -> %d (%.0f× what it holds, a multiple of 8 MiB)",
 			mib(s.InternedUsedB), mib(s.InternedBufferB), s.InternedStrings, iOld, max(iNew, iOld), sizing.Headroom)
 	}
+	return iOld
+}
 
-	mOld := o.MemoryConsumptionB / mb
+// memory checks opcache's shared memory, which must also make room for
+// the interned strings buffer's growth over iOld.
+func (f *opcacheFindings) memory(o *Opcache, iOld int64) {
+	s := o.Status
+	mOld := o.MemoryConsumptionB / oneMiB
 	total := s.UsedB + s.FreeB + s.WastedB
 	held := s.UsedB + s.WastedB
 	switch {
@@ -108,19 +147,23 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 			target = max(target, int64(sizing.Headroom*float64(total)))
 			cause += fmt.Sprintf(", %d restarts for lack of memory (each empties the cache: every script compiles again)", s.OOMRestarts)
 		}
-		mNew := clampKnob(sizing.KnobOpcacheMemory, roundUp(target, 16*mb)/mb+max(0, rec[sizing.KnobInternedStrings]-iOld))
+		mNew := clampKnob(sizing.KnobOpcacheMemory, roundUp(target, 16*oneMiB)/oneMiB+max(0, f.rec[sizing.KnobInternedStrings]-iOld))
 		if mNew > mOld {
-			rec[sizing.KnobOpcacheMemory] = mNew
+			f.rec[sizing.KnobOpcacheMemory] = mNew
 		}
-		say("warning", "opcache's memory is full: %s. opcache.memory_consumption %d -> %d (%.0f× what it holds, a multiple of 16 MiB)", cause, mOld, max(mNew, mOld), sizing.Headroom)
-	case rec[sizing.KnobInternedStrings] > iOld:
-		rec[sizing.KnobOpcacheMemory] = clampKnob(sizing.KnobOpcacheMemory, mOld+rec[sizing.KnobInternedStrings]-iOld)
-		say("info", "opcache.memory_consumption %d -> %d: the interned strings buffer grows by %d MiB inside it, so the scripts keep their room (%s free of %s)",
-			mOld, rec[sizing.KnobOpcacheMemory], rec[sizing.KnobInternedStrings]-iOld, mib(s.FreeB), mib(total))
+		f.say("warning", "opcache's memory is full: %s. opcache.memory_consumption %d -> %d (%.0f× what it holds, a multiple of 16 MiB)", cause, mOld, max(mNew, mOld), sizing.Headroom)
+	case f.rec[sizing.KnobInternedStrings] > iOld:
+		f.rec[sizing.KnobOpcacheMemory] = clampKnob(sizing.KnobOpcacheMemory, mOld+f.rec[sizing.KnobInternedStrings]-iOld)
+		f.say("info", "opcache.memory_consumption %d -> %d: the interned strings buffer grows by %d MiB inside it, so the scripts keep their room (%s free of %s)",
+			mOld, f.rec[sizing.KnobOpcacheMemory], f.rec[sizing.KnobInternedStrings]-iOld, mib(s.FreeB), mib(total))
 	default:
-		say("info", "memory: %s used, %s free, %s wasted of %s; no restart for lack of memory", mib(s.UsedB), mib(s.FreeB), mib(s.WastedB), mib(total))
+		f.say("info", "memory: %s used, %s free, %s wasted of %s; no restart for lack of memory", mib(s.UsedB), mib(s.FreeB), mib(s.WastedB), mib(total))
 	}
+}
 
+// keyTable checks opcache's hash table of scripts.
+func (f *opcacheFindings) keyTable(o *Opcache) {
+	s := o.Status
 	slots := s.MaxCachedKeys
 	if slots <= 0 {
 		slots = sizing.KeySlots(o.MaxAcceleratedFiles)
@@ -129,37 +172,51 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 	case share(s.CachedKeys, slots) > 1-OpcacheFull || s.HashRestarts > 0 || (o.MaxAcceleratedFiles > 0 && s.CachedScripts > o.MaxAcceleratedFiles):
 		kNew := clampKnob(sizing.KnobMaxFiles, sizing.KeySlots(max(int64(sizing.Headroom*float64(s.CachedKeys)), slots+1)))
 		if kNew > o.MaxAcceleratedFiles {
-			rec[sizing.KnobMaxFiles] = kNew
+			f.rec[sizing.KnobMaxFiles] = kNew
 		}
-		say("warning", "opcache's key table is (nearly) full: %d scripts cached under %d keys in %d slots (opcache.max_accelerated_files %d, which PHP rounds up to the next prime of its table), %d restarts for lack of keys; a script that finds no slot is compiled on every request. opcache.max_accelerated_files %d -> %d (the prime PHP uses for %.0f× the keys)",
+		f.say("warning", "opcache's key table is (nearly) full: %d scripts cached under %d keys in %d slots (opcache.max_accelerated_files %d, which PHP rounds up to the next prime of its table), %d restarts for lack of keys; a script that finds no slot is compiled on every request. opcache.max_accelerated_files %d -> %d (the prime PHP uses for %.0f× the keys)",
 			s.CachedScripts, s.CachedKeys, slots, o.MaxAcceleratedFiles, s.HashRestarts, o.MaxAcceleratedFiles, max(kNew, o.MaxAcceleratedFiles), sizing.Headroom)
 	default:
-		say("info", "keys: %d scripts cached under %d keys of %d slots (opcache.max_accelerated_files %d)", s.CachedScripts, s.CachedKeys, slots, o.MaxAcceleratedFiles)
+		f.say("info", "keys: %d scripts cached under %d keys of %d slots (opcache.max_accelerated_files %d)", s.CachedScripts, s.CachedKeys, slots, o.MaxAcceleratedFiles)
 	}
+}
 
-	if n := s.Hits + s.Misses; n > 0 {
-		oa.HitRate = float64(s.Hits) / float64(n)
-		switch {
-		case n < MinLookups:
-			say("info", "hit rate %.1f%% over only %d lookups since opcache started: too few to judge", 100*oa.HitRate, n)
-		case oa.HitRate < MinOpcacheHitRate:
-			say("warning", "hit rate %.1f%%: %d misses in %d lookups since opcache started; each miss compiles a script (a cache too small, restarts, or deploys with timestamps on)", 100*oa.HitRate, s.Misses, n)
-		default:
-			say("info", "hit rate %.1f%% (%d lookups since opcache started)", 100*oa.HitRate, n)
-		}
+// hitRate judges the hit rate since opcache started and returns it (-1
+// before the first lookup).
+func (f *opcacheFindings) hitRate(s *results.OpcacheStatus) float64 {
+	n := s.Hits + s.Misses
+	if n <= 0 {
+		return -1
 	}
+	rate := float64(s.Hits) / float64(n)
+	switch {
+	case n < MinLookups:
+		f.say("info", "hit rate %.1f%% over only %d lookups since opcache started: too few to judge", 100*rate, n)
+	case rate < MinOpcacheHitRate:
+		f.say("warning", "hit rate %.1f%%: %d misses in %d lookups since opcache started; each miss compiles a script (a cache too small, restarts, or deploys with timestamps on)", 100*rate, s.Misses, n)
+	default:
+		f.say("info", "hit rate %.1f%% (%d lookups since opcache started)", 100*rate, n)
+	}
+	return rate
+}
 
+// revalidation checks how often opcache stats the scripts it holds.
+func (f *opcacheFindings) revalidation(o *Opcache, measured []results.Decision) {
 	switch {
 	case o.ValidateTimestamps && o.RevalidateFreq == 0:
-		rec["opcache.revalidate_freq"] = 2
-		say("warning", "opcache.validate_timestamps is on with opcache.revalidate_freq 0: opcache stats every script a request includes, on every request. opcache.revalidate_freq 0 -> 2 (Debian's default: a changed script is seen within 2 s)")
+		f.rec["opcache.revalidate_freq"] = 2
+		f.say("warning", "opcache.validate_timestamps is on with opcache.revalidate_freq 0: opcache stats every script a request includes, on every request. opcache.revalidate_freq 0 -> 2 (Debian's default: a changed script is seen within 2 s)")
 	case o.ValidateTimestamps:
-		say("info", "opcache.validate_timestamps is on, revalidate_freq %d: opcache stats each cached script at most once every %d s to see whether it changed (a stat per script, not per request); off saves those stats, but a deploy then needs a php-fpm reload to be seen. %s",
+		f.say("info", "opcache.validate_timestamps is on, revalidate_freq %d: opcache stats each cached script at most once every %d s to see whether it changed (a stat per script, not per request); off saves those stats, but a deploy then needs a php-fpm reload to be seen. %s",
 			o.RevalidateFreq, o.RevalidateFreq, measuredSay(measured, "opcache.validate_timestamps=off", "phptune tune measures it (its challenge opcache.validate_timestamps=off): advise sends no load and cannot"))
 	default:
-		say("info", "opcache.validate_timestamps is off: a changed script runs its old code until php-fpm reloads")
+		f.say("info", "opcache.validate_timestamps is off: a changed script runs its old code until php-fpm reloads")
 	}
+}
 
+// jit checks the JIT's mode and buffer (PHP 8.0 and later).
+func (f *opcacheFindings) jit(o *Opcache, measured []results.Decision) {
+	s := o.Status
 	jitOff := o.JIT == "" || o.JIT == "off" || o.JIT == "disable" || o.JIT == "0" || o.JITBufferB == 0
 	switch {
 	case !o.HasJIT:
@@ -169,30 +226,41 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 		if mode == "" {
 			mode = "unset"
 		}
-		say("info", "the JIT is off (opcache.jit %s, opcache.jit_buffer_size %s). %s", mode, knob.FormatSize(o.JITBufferB),
+		f.say("info", "the JIT is off (opcache.jit %s, opcache.jit_buffer_size %s). %s", mode, knob.FormatSize(o.JITBufferB),
 			measuredSay(measured, "jit=", "phptune tune measures it (its challenge jit=tracing,64M): it pays on CPU-bound pages, little where requests wait on the database; advise sends no load and cannot tell"))
 	case s.JIT != nil && s.JIT.On && s.JIT.BufferB > 0 && share(s.JIT.BufferFreeB, s.JIT.BufferB) < OpcacheFull:
 		used := s.JIT.BufferB - s.JIT.BufferFreeB
-		jNew := clampKnob(sizing.KnobJITBuffer, roundUp(int64(sizing.Headroom*float64(used)), 16*mb))
+		jNew := clampKnob(sizing.KnobJITBuffer, roundUp(int64(sizing.Headroom*float64(used)), 16*oneMiB))
 		if jNew > o.JITBufferB {
-			rec[sizing.KnobJITBuffer] = jNew
+			f.rec[sizing.KnobJITBuffer] = jNew
 		}
-		say("warning", "the JIT's buffer is full: %s of %s written; the JIT stops compiling and the rest runs interpreted. opcache.jit_buffer_size -> %s", mib(used), mib(s.JIT.BufferB), knob.FormatSize(max(jNew, o.JITBufferB)))
+		f.say("warning", "the JIT's buffer is full: %s of %s written; the JIT stops compiling and the rest runs interpreted. opcache.jit_buffer_size -> %s", mib(used), mib(s.JIT.BufferB), knob.FormatSize(max(jNew, o.JITBufferB)))
 	}
+}
 
-	if r := o.Realpath; r != nil && r.SizeB > 0 {
-		if share(r.UsedB, r.SizeB) > 1-OpcacheFull {
-			v := clampKnob("realpath_cache_size", roundUp(int64(sizing.Headroom*float64(r.UsedB)), mb))
-			if v > r.SizeB {
-				rec["realpath_cache_size"] = v
-			}
-			say("warning", "the realpath cache of the worker that answered is full: %s of %s, %d paths; each worker resolves the rest again on every include. realpath_cache_size -> %s", mib(r.UsedB), mib(r.SizeB), r.Entries, knob.FormatSize(max(v, r.SizeB)))
-		} else {
-			say("info", "realpath cache of the worker that answered: %s of %s, %d paths (each worker has its own)", mib(r.UsedB), mib(r.SizeB), r.Entries)
-		}
+// realpathCache checks the realpath cache of the worker that answered
+// (nil: not read).
+func (f *opcacheFindings) realpathCache(r *results.RealpathStatus) {
+	if r == nil || r.SizeB <= 0 {
+		return
 	}
+	if share(r.UsedB, r.SizeB) > 1-OpcacheFull {
+		v := clampKnob("realpath_cache_size", roundUp(int64(sizing.Headroom*float64(r.UsedB)), oneMiB))
+		if v > r.SizeB {
+			f.rec["realpath_cache_size"] = v
+		}
+		f.say("warning", "the realpath cache of the worker that answered is full: %s of %s, %d paths; each worker resolves the rest again on every include. realpath_cache_size -> %s", mib(r.UsedB), mib(r.SizeB), r.Entries, knob.FormatSize(max(v, r.SizeB)))
+	} else {
+		f.say("info", "realpath cache of the worker that answered: %s of %s, %d paths (each worker has its own)", mib(r.UsedB), mib(r.SizeB), r.Entries)
+	}
+}
+
+// knobs writes the recommended values as KNOB=VALUE, in the knob
+// model's order.
+func (f *opcacheFindings) knobs() []string {
+	var out []string
 	for _, k := range knob.All() {
-		v, ok := rec[k.Name]
+		v, ok := f.rec[k.Name]
 		if !ok {
 			continue
 		}
@@ -200,9 +268,9 @@ func AdviseOpcache(master string, pools []string, through string, o *Opcache, re
 		if k.Kind == knob.Size {
 			s = knob.FormatSize(v)
 		}
-		oa.Knobs = append(oa.Knobs, k.Name+"="+s)
+		out = append(out, k.Name+"="+s)
 	}
-	return oa, out
+	return out
 }
 
 // measuredSay quotes a stored tune's decision whose name starts with
