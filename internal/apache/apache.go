@@ -112,49 +112,83 @@ var refused = confpath.Refused{
 const phpFiles = `".+\.ph(?:ar|p|tml)$"`
 
 func render(cfg knob.Config, s Site) (string, error) {
-	var firstErr error
-	q := func(what, v string, syntax confpath.Syntax) string {
-		out, err := syntax.Quote(v)
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("httpd.conf %s: %w", what, err)
-		}
-		return out
-	}
-	qv := func(what, v string) string {
-		out, err := confpath.Apache.QuoteValue(v)
-		if err == nil && !strings.HasPrefix(v, "/") {
-			err = fmt.Errorf("%s %q is not an absolute URL path", what, v)
-		}
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("httpd.conf %s: %w", what, err)
-		}
-		return out
-	}
-	mod := func(name, file string) string {
-		return fmt.Sprintf("LoadModule %s_module %s", name, q("LoadModule", filepath.Join(ModulesDir, file), confpath.Apache))
-	}
+	c := &httpdConf{}
 	modPHP := cfg.Server() == knob.ApachePreforkModPHP
-	if modPHP && s.ModPHP == "" && firstErr == nil {
-		firstErr = fmt.Errorf("server=%s needs the path of Apache's PHP module", cfg.Server())
+	if modPHP && s.ModPHP == "" {
+		c.fail(fmt.Errorf("server=%s needs the path of Apache's PHP module", cfg.Server()))
 	}
-	if !modPHP && s.FastCGI == "" && firstErr == nil {
-		firstErr = fmt.Errorf("server=%s needs php-fpm's address", cfg.Server())
+	if !modPHP && s.FastCGI == "" {
+		c.fail(fmt.Errorf("server=%s needs php-fpm's address", cfg.Server()))
 	}
-	if err := checkAddress(s.Listen); err != nil && firstErr == nil {
-		firstErr = fmt.Errorf("httpd.conf Listen: %w", err)
+	if err := checkAddress(s.Listen); err != nil {
+		c.fail(fmt.Errorf("httpd.conf Listen: %w", err))
 	}
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	mpm := "event"
 	if modPHP {
 		mpm = "prefork"
 	}
+	c.server(cfg, s, mpm)
+	c.mpm(cfg, mpm)
+	c.modules(s, modPHP)
+	c.site(cfg, s)
+	c.php(s, modPHP)
+	if c.err != nil {
+		return "", c.err
+	}
+	return c.b.String(), nil
+}
+
+// httpdConf is an httpd.conf being written, with the first error met
+// writing it.
+type httpdConf struct {
+	b   strings.Builder
+	err error
+}
+
+func (c *httpdConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
+
+// fail keeps err unless an earlier error was kept.
+func (c *httpdConf) fail(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// q quotes a path or value of directive what.
+func (c *httpdConf) q(what, v string) string {
+	out, err := confpath.Apache.Quote(v)
+	if err != nil {
+		c.fail(fmt.Errorf("httpd.conf %s: %w", what, err))
+	}
+	return out
+}
+
+// qv quotes the URL path of directive what, which must be absolute.
+func (c *httpdConf) qv(what, v string) string {
+	out, err := confpath.Apache.QuoteValue(v)
+	if err == nil && !strings.HasPrefix(v, "/") {
+		err = fmt.Errorf("%s %q is not an absolute URL path", what, v)
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("httpd.conf %s: %w", what, err))
+	}
+	return out
+}
+
+// mod writes the LoadModule line of Debian's module file.
+func (c *httpdConf) mod(name, file string) {
+	c.w("LoadModule %s_module %s", name, c.q("LoadModule", filepath.Join(ModulesDir, file)))
+}
+
+// server writes the server-wide settings: paths, logs, keep-alive.
+func (c *httpdConf) server(cfg knob.Config, s Site, mpm string) {
+	w := c.w
 	w("# Rendered by phptune: Debian's Apache defaults (%s MPM) with the lab's paths and", mpm)
 	w("# phptune's knobs. Self-contained: nothing under /etc/apache2 is read.")
-	w("ServerRoot %s", q("ServerRoot", s.ServerRoot, confpath.Apache))
-	w("DefaultRuntimeDir %s", q("DefaultRuntimeDir", s.RuntimeDir, confpath.Apache))
-	w("PidFile %s", q("PidFile", s.PidFile, confpath.Apache))
-	w("ErrorLog %s", q("ErrorLog", s.ErrorLog, confpath.Apache))
+	w("ServerRoot %s", c.q("ServerRoot", s.ServerRoot))
+	w("DefaultRuntimeDir %s", c.q("DefaultRuntimeDir", s.RuntimeDir))
+	w("PidFile %s", c.q("PidFile", s.PidFile))
+	w("ErrorLog %s", c.q("ErrorLog", s.ErrorLog))
 	w("LogLevel warn")
 	w("Listen %s", s.Listen)
 	w("ServerName localhost")
@@ -165,9 +199,15 @@ func render(cfg knob.Config, s Site) (string, error) {
 	w("KeepAliveTimeout %s", cfg["apache.keepalive_timeout"])
 	w("HostnameLookups Off")
 	w("")
+}
+
+// mpm loads the MPM (prefork or event) and writes its process and thread
+// limits.
+func (c *httpdConf) mpm(cfg knob.Config, mpm string) {
+	w := c.w
 	w("# The MPM (Debian's mods-available/mpm_%s.conf with phptune's knobs).", mpm)
-	w("%s", mod("mpm_"+mpm, "mod_mpm_"+mpm+".so"))
-	if modPHP {
+	c.mod("mpm_"+mpm, "mod_mpm_"+mpm+".so")
+	if mpm == "prefork" {
 		w("StartServers %s", cfg["apache.prefork.start_servers"])
 		w("MinSpareServers %s", cfg["apache.prefork.min_spare_servers"])
 		w("MaxSpareServers %s", cfg["apache.prefork.max_spare_servers"])
@@ -184,7 +224,12 @@ func render(cfg knob.Config, s Site) (string, error) {
 	w("MaxRequestWorkers %s", cfg["apache.max_request_workers"])
 	w("MaxConnectionsPerChild %s", cfg["apache.max_connections_per_child"])
 	w("")
-	w("# Modules (mod_log_config is built into Debian's apache2).")
+}
+
+// modules loads the modules the lab uses, PHP's (mod_php, or mod_proxy
+// and mod_proxy_fcgi for php-fpm) among them.
+func (c *httpdConf) modules(s Site, modPHP bool) {
+	c.w("# Modules (mod_log_config is built into Debian's apache2).")
 	for _, m := range [][2]string{
 		{"authz_core", "mod_authz_core.so"}, {"authz_host", "mod_authz_host.so"},
 		{"dir", "mod_dir.so"}, {"mime", "mod_mime.so"}, {"env", "mod_env.so"},
@@ -192,26 +237,33 @@ func render(cfg knob.Config, s Site) (string, error) {
 		{"reqtimeout", "mod_reqtimeout.so"}, {"status", "mod_status.so"},
 		{"rewrite", "mod_rewrite.so"},
 	} {
-		w("%s", mod(m[0], m[1]))
+		c.mod(m[0], m[1])
 	}
 	if modPHP {
-		w("LoadModule php_module %s", q("LoadModule", s.ModPHP, confpath.Apache))
+		c.w("LoadModule php_module %s", c.q("LoadModule", s.ModPHP))
 	} else {
-		w("%s", mod("proxy", "mod_proxy.so"))
-		w("%s", mod("proxy_fcgi", "mod_proxy_fcgi.so"))
+		c.mod("proxy", "mod_proxy.so")
+		c.mod("proxy_fcgi", "mod_proxy_fcgi.so")
 	}
-	w("")
+	c.w("")
+}
+
+// site writes how the site is served: types, compression, the access
+// log, the document root, its front controller, environment and status
+// page.
+func (c *httpdConf) site(cfg knob.Config, s Site) {
+	w := c.w
 	w("TypesConfig /etc/mime.types")
 	w("AddDefaultCharset Off")
 	w("RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500")
 	w("AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javascript application/javascript application/x-javascript application/rss+xml application/xml")
 	w(`LogFormat "%%h %%l %%u %%t \"%%r\" %%>s %%O \"%%{Referer}i\" \"%%{User-Agent}i\"" combined`)
 	if cfg.On("apache.access_log") {
-		w("CustomLog %s combined", q("CustomLog", s.AccessLog, confpath.Apache))
+		w("CustomLog %s combined", c.q("CustomLog", s.AccessLog))
 	}
 	w("ExtendedStatus On")
 	w("")
-	w("DocumentRoot %s", q("DocumentRoot (the document root)", s.DocRoot, confpath.Apache))
+	w("DocumentRoot %s", c.q("DocumentRoot (the document root)", s.DocRoot))
 	w("DirectoryIndex index.php index.html")
 	w(`<FilesMatch "^\.ht">`)
 	w("    Require all denied")
@@ -220,52 +272,50 @@ func render(cfg knob.Config, s Site) (string, error) {
 		// mod_dir's FallbackResource: a request for no file is served by
 		// the front controller, with REQUEST_URI kept (WordPress's
 		// permalinks); .htaccess is not read (AllowOverride None).
-		w("FallbackResource %s", qv("FallbackResource", s.FrontController))
+		w("FallbackResource %s", c.qv("FallbackResource", s.FrontController))
 	}
 	for _, kv := range s.Env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !envName(name) {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("httpd.conf SetEnv: %q is not NAME=VALUE", kv)
-			}
+			c.fail(fmt.Errorf("httpd.conf SetEnv: %q is not NAME=VALUE", kv))
 			continue
 		}
-		w("SetEnv %s %s", name, q("SetEnv "+name, value, confpath.Apache))
+		w("SetEnv %s %s", name, c.q("SetEnv "+name, value))
 	}
 	if s.StatusPath != "" {
-		w("<Location %s>", qv("Location", s.StatusPath))
+		w("<Location %s>", c.qv("Location", s.StatusPath))
 		w("    SetHandler server-status")
 		w("    Require ip 127.0.0.1")
 		w("</Location>")
 	}
+}
+
+// php hands PHP scripts to mod_php, or to php-fpm with its status and
+// ping pages.
+func (c *httpdConf) php(s Site, modPHP bool) {
+	w := c.w
 	if modPHP {
 		w("# PHP runs in Apache's children (Debian's mods-available/php8.2.conf).")
 		w("<FilesMatch %s>", phpFiles)
 		w("    SetHandler application/x-httpd-php")
 		w("</FilesMatch>")
-	} else {
-		handler, err := proxyHandler(s.FastCGI)
-		if err != nil && firstErr == nil {
-			firstErr = err
+		return
+	}
+	handler, err := proxyHandler(s.FastCGI)
+	c.fail(err)
+	w("# PHP runs in php-fpm (Debian's conf-available/php8.2-fpm.conf).")
+	w("<FilesMatch %s>", phpFiles)
+	w("    SetHandler %s", handler)
+	w("</FilesMatch>")
+	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
+		if p == "" {
+			continue
 		}
-		w("# PHP runs in php-fpm (Debian's conf-available/php8.2-fpm.conf).")
-		w("<FilesMatch %s>", phpFiles)
+		w("<Location %s>", c.qv("Location", p))
+		w("    Require ip 127.0.0.1")
 		w("    SetHandler %s", handler)
-		w("</FilesMatch>")
-		for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
-			if p == "" {
-				continue
-			}
-			w("<Location %s>", qv("Location", p))
-			w("    Require ip 127.0.0.1")
-			w("    SetHandler %s", handler)
-			w("</Location>")
-		}
+		w("</Location>")
 	}
-	if firstErr != nil {
-		return "", firstErr
-	}
-	return b.String(), nil
 }
 
 // proxyHandler is mod_proxy_fcgi's handler for php-fpm's address.
