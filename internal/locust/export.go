@@ -42,7 +42,19 @@ func Export(lf Locustfile, o ExportOptions) map[string][]byte {
 	for _, s := range lf.Secrets {
 		names = append(names, s.Env)
 	}
+	return map[string][]byte{
+		"locustfile.py":   lf.Source,
+		"README.md":       exportReadme(lf, o, run, names),
+		"kubernetes.yaml": kubernetesYAML(lf, o, run, image, names),
+		"compose.yaml":    composeYAML(o, run, image, names),
+	}
+}
 
+// exportReadme says how to run the exported workload on one machine, on
+// master and workers, on Kubernetes and with Docker Compose, which
+// credentials to set (names: their variables), and what Locust measures
+// differently from phptune.
+func exportReadme(lf Locustfile, o ExportOptions, run string, names []string) []byte {
 	var readme bytes.Buffer
 	fmt.Fprintf(&readme, "# A phptune workload on Locust %s\n\n", PinnedVersion())
 	fmt.Fprintf(&readme, "phptune wrote `locustfile.py` from %s. It runs on Locust %s (pip install locust==%s)\nwithout phptune. Failures carry phptune's error classes; `phptune import locust` reads the\nstatistics back (`--json` output, `--json-file`, or a `--csv` prefix) as a bench record.\n\n", o.Source, PinnedVersion(), PinnedVersion())
@@ -62,7 +74,13 @@ func Export(lf Locustfile, o ExportOptions) map[string][]byte {
 	fmt.Fprintf(&readme, "## Kubernetes\n\n    kubectl apply -f kubernetes.yaml\n    kubectl logs -f deploy/phptune-locust-master > stats.json   # the JSON is its last output\n\nThe master runs headless for %s once %d workers joined; scale the workers with\n`kubectl scale deploy/phptune-locust-worker --replicas N` (and `--expect-workers` in the master's args).\n\n", run, o.Replicas)
 	fmt.Fprintf(&readme, "## Docker Compose\n\n    docker compose up --scale worker=%d\n\n", o.Replicas)
 	readme.WriteString("## What Locust measures differently\n\nIts percentiles come from rounded response-time buckets (1 ms below 100 ms, 10 ms below\n1 s, 100 ms above); it does not correct coordinated omission (a user waits for its answer,\nso a slow server delays the requests that would have shown it); and its Python workers\nspend far more CPU per request than phptune's generator: give it a core per worker.\n")
+	return readme.Bytes()
+}
 
+// kubernetesYAML is the locustfile as a ConfigMap, Locust's master
+// (Deployment and Service) and its workers (Deployment), the credentials
+// (names) read from the Secret phptune-locust.
+func kubernetesYAML(lf Locustfile, o ExportOptions, run, image string, names []string) []byte {
 	var k bytes.Buffer
 	k.WriteString("# Written by phptune export locust: the locustfile, Locust's master (Deployment and\n# Service) and its workers (Deployment). kubectl apply -f kubernetes.yaml\n")
 	k.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: phptune-locustfile\ndata:\n  locustfile.py: |\n")
@@ -73,15 +91,7 @@ func Export(lf Locustfile, o ExportOptions) map[string][]byte {
 		}
 		k.WriteString("    " + line + "\n")
 	}
-	env := ""
-	if len(names) > 0 {
-		var e strings.Builder
-		e.WriteString("          env:\n")
-		for _, n := range names {
-			fmt.Fprintf(&e, "            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %s\n", n, n)
-		}
-		env = e.String()
-	}
+	env := secretEnvYAML(names)
 	fmt.Fprintf(&k, `---
 apiVersion: apps/v1
 kind: Deployment
@@ -143,17 +153,14 @@ spec:
         - name: locustfile
           configMap: {name: phptune-locustfile}
 `, image, o.Users, run, o.Host, o.Replicas, env, o.Replicas, image, env)
+	return k.Bytes()
+}
 
+// composeYAML is Docker Compose's master and worker services, the
+// credentials (names) passed from the shell's environment.
+func composeYAML(o ExportOptions, run, image string, names []string) []byte {
 	var c bytes.Buffer
-	envList := ""
-	if len(names) > 0 {
-		var e strings.Builder
-		e.WriteString("    environment:\n")
-		for _, n := range names {
-			fmt.Fprintf(&e, "      - %s\n", n)
-		}
-		envList = e.String()
-	}
+	envList := composeEnv(names)
 	fmt.Fprintf(&c, `# Written by phptune export locust: docker compose up --scale worker=%d
 # (credentials, if any, are passed from your shell's environment by name).
 services:
@@ -170,11 +177,33 @@ services:
     volumes:
       - ./locustfile.py:/locust/locustfile.py:ro
 %s`, o.Replicas, image, o.Users, run, o.Host, o.Replicas, envList, image, envList)
+	return c.Bytes()
+}
 
-	return map[string][]byte{
-		"locustfile.py":   lf.Source,
-		"README.md":       readme.Bytes(),
-		"kubernetes.yaml": k.Bytes(),
-		"compose.yaml":    c.Bytes(),
+// secretEnvYAML is a container's env list that reads each variable of
+// names from the Secret phptune-locust ("" for none).
+func secretEnvYAML(names []string) string {
+	if len(names) == 0 {
+		return ""
 	}
+	var e strings.Builder
+	e.WriteString("          env:\n")
+	for _, n := range names {
+		fmt.Fprintf(&e, "            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %s\n", n, n)
+	}
+	return e.String()
+}
+
+// composeEnv is a service's environment list that passes each variable
+// of names from the shell ("" for none).
+func composeEnv(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	var e strings.Builder
+	e.WriteString("    environment:\n")
+	for _, n := range names {
+		fmt.Fprintf(&e, "      - %s\n", n)
+	}
+	return e.String()
 }
