@@ -105,74 +105,17 @@ func cpuBound(sess *interleave.Session, cores int) bool {
 func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines []results.Baseline, baselineCfgs []knob.Config) (*holdoutResult, error) {
 	o := s.opt
 	configs := []interleave.Config{{Label: "start", Config: start}, {Label: "recommended", Config: rec}}
-	var measured []int // indices into baselines of the ones in the session
-	for i, b := range baselines {
-		if b.NotMeasured == "" {
-			measured = append(measured, i)
-		}
+	measured := s.baselinesInHoldout(baselines, baselineCfgs)
+	for _, i := range measured {
+		configs = append(configs, interleave.Config{Label: baselines[i].Name, Config: baselineCfgs[i]})
 	}
-	if len(measured) > 0 {
-		// On resume the stored trials say what the first session chose:
-		// with baselines, the third holdout trial is the first of them.
-		include := false
-		if st, ok := s.stored[len(s.trials)+3]; ok {
-			include = st.Key == key(PhaseHoldout, o.Conns, baselineCfgs[measured[0]])
-		} else {
-			include = s.budgetLeftFor((2 + len(measured)) * o.HoldoutRounds)
-		}
-		if include {
-			for _, i := range measured {
-				configs = append(configs, interleave.Config{Label: baselines[i].Name, Config: baselineCfgs[i]})
-			}
-		} else {
-			for _, i := range measured {
-				baselines[i].NotMeasured = fmt.Sprintf("the time budget left no room for its %d holdout trials", o.HoldoutRounds)
-			}
-			s.warn("the time budget left no room to measure the baselines (%d trials) in the holdout", len(measured)*o.HoldoutRounds)
-			measured = nil
-		}
-	}
-	sess := interleave.New(configs, interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
-		tr, err := s.trial(ctx, search.Candidate{Phase: PhaseHoldout, Label: fmt.Sprintf("%s r%d", r.Label, r.Round+1), Config: r.Config.Config, Conns: o.Conns})
-		if err != nil {
-			return interleave.Outcome{}, err
-		}
-		if tr.Bench == nil {
-			return interleave.Outcome{Failed: tr.FailReason}, nil
-		}
-		return interleave.Outcome{Bench: tr.Bench}, nil
-	}))
+	sess := interleave.New(configs, interleave.RunnerFunc(s.holdoutTrial))
 	maxRounds := s.holdoutRounds(len(configs))
 	if err := sess.Run(ctx, o.HoldoutRounds); err != nil {
 		return nil, err
 	}
-	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: maxRounds, Equivalence: stats.DefaultCompare.Equivalence}
-	// On a CPU-bound page the verdict rests on stack CPU per request,
-	// which steal does not move; throughput and p99 are still shown.
-	statistic, metric := search.StatThroughput, interleave.Throughput
-	if cpuBound(sess, o.Cores) {
-		statistic, metric = search.StatCPU, speed(o.Cores)
-		if probed(sess, o.Cores) {
-			statistic, metric = search.StatCPUSpeed, speedAtProbe(o.Cores)
-		}
-	}
-	budgetStopped := false
-	d, err := sess.Extend(ctx, 0, 1, interleave.Sequential{
-		Compare: cmp,
-		Metric:  metric,
-		Require: []interleave.Metric{interleave.P99, interleave.Throughput},
-		Which:   []int{0, 1},
-		More: func() bool {
-			// On resume, a stored holdout trial next means the first
-			// session added a round here.
-			if st, ok := s.stored[len(s.trials)+1]; ok {
-				return st.Phase == PhaseHoldout
-			}
-			ok := s.budgetLeftFor(2 + s.curveReserve())
-			budgetStopped = !ok
-			return ok
-		},
-	})
+	statistic, metric := holdoutStatistic(sess, o.Cores)
+	d, budgetStopped, err := s.extendHoldout(ctx, sess, metric, maxRounds)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +137,100 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 			s.warn("holdout round %d is incomplete (a run failed); it is left out of the ratios", r+1)
 		}
 	}
+	h.readPairs(sess, o.Cores)
+	baselineRatios(sess, baselines, measured)
+	return h, nil
+}
+
+// baselinesInHoldout returns the indices of the baselines the holdout
+// measures beside start and recommended: those that can be measured,
+// when the time budget has room for them all (or, on resume, when the
+// first session measured them). Those it leaves out are marked
+// NotMeasured.
+func (s *session) baselinesInHoldout(baselines []results.Baseline, baselineCfgs []knob.Config) []int {
+	o := s.opt
+	var measured []int // indices into baselines of the ones in the session
+	for i, b := range baselines {
+		if b.NotMeasured == "" {
+			measured = append(measured, i)
+		}
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	// On resume the stored trials say what the first session chose:
+	// with baselines, the third holdout trial is the first of them.
+	include := false
+	if st, ok := s.stored[len(s.trials)+3]; ok {
+		include = st.Key == key(PhaseHoldout, o.Conns, baselineCfgs[measured[0]])
+	} else {
+		include = s.budgetLeftFor((2 + len(measured)) * o.HoldoutRounds)
+	}
+	if include {
+		return measured
+	}
+	for _, i := range measured {
+		baselines[i].NotMeasured = fmt.Sprintf("the time budget left no room for its %d holdout trials", o.HoldoutRounds)
+	}
+	s.warn("the time budget left no room to measure the baselines (%d trials) in the holdout", len(measured)*o.HoldoutRounds)
+	return nil
+}
+
+// holdoutTrial runs one configuration of one holdout round as a trial.
+func (s *session) holdoutTrial(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
+	tr, err := s.trial(ctx, search.Candidate{Phase: PhaseHoldout, Label: fmt.Sprintf("%s r%d", r.Label, r.Round+1), Config: r.Config.Config, Conns: s.opt.Conns})
+	if err != nil {
+		return interleave.Outcome{}, err
+	}
+	if tr.Bench == nil {
+		return interleave.Outcome{Failed: tr.FailReason}, nil
+	}
+	return interleave.Outcome{Bench: tr.Bench}, nil
+}
+
+// holdoutStatistic is the statistic the holdout's verdict rests on, and
+// its metric. On a CPU-bound page it is stack CPU per request, which
+// steal does not move (at the machine's speed when the runs probed it);
+// throughput and p99 are still shown.
+func holdoutStatistic(sess *interleave.Session, cores int) (string, interleave.Metric) {
+	if !cpuBound(sess, cores) {
+		return search.StatThroughput, interleave.Throughput
+	}
+	if probed(sess, cores) {
+		return search.StatCPUSpeed, speedAtProbe(cores)
+	}
+	return search.StatCPU, speed(cores)
+}
+
+// extendHoldout adds rounds of start and recommended while their
+// interval on metric is undecided, up to maxRounds and as the time
+// budget allows; budgetStopped says the budget ended it.
+func (s *session) extendHoldout(ctx context.Context, sess *interleave.Session, metric interleave.Metric, maxRounds int) (d stats.Decision, budgetStopped bool, err error) {
+	o := s.opt
+	cmp := stats.CompareOptions{Confidence: 0.95, MinRounds: o.HoldoutRounds, MaxRounds: maxRounds, Equivalence: stats.DefaultCompare.Equivalence}
+	d, err = sess.Extend(ctx, 0, 1, interleave.Sequential{
+		Compare: cmp,
+		Metric:  metric,
+		Require: []interleave.Metric{interleave.P99, interleave.Throughput},
+		Which:   []int{0, 1},
+		More: func() bool {
+			// On resume, a stored holdout trial next means the first
+			// session added a round here.
+			if st, ok := s.stored[len(s.trials)+1]; ok {
+				return st.Phase == PhaseHoldout
+			}
+			ok := s.budgetLeftFor(2 + s.curveReserve())
+			budgetStopped = !ok
+			return ok
+		},
+	})
+	return d, budgetStopped, err
+}
+
+// readPairs takes start's and recommended's paired figures from the
+// holdout: throughput, p99, stack CPU per request and recommended's
+// stack ceiling. The statistic falls back to one the pairs can carry.
+func (h *holdoutResult) readPairs(sess *interleave.Session, cores int) {
 	h.sRPS, h.rRPS = sess.Paired(0, 1, interleave.Throughput, interleave.P99)
 	h.sP99, h.rP99 = sess.Paired(0, 1, interleave.P99, interleave.Throughput)
 	for _, x := range sess.Values(0, interleave.Throughput) {
@@ -202,16 +239,16 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		}
 	}
 	h.recBenches = sess.Benches(1)
-	sp := speed(o.Cores)
+	sp := speed(cores)
 	if ci, err := sess.Ratio(0, 1, sp, h.confidence, interleave.Throughput, interleave.P99); err == nil {
 		h.cpu, h.rawCPU = ci, ci
 		ss, rs := sess.Paired(0, 1, sp, interleave.Throughput, interleave.P99)
 		h.startCPU, h.recCPU = meanInverse(ss), meanInverse(rs)
-	} else if search.IsCPU(statistic) {
+	} else if search.IsCPU(h.statistic) {
 		h.statistic = search.StatThroughput // no CPU pairs after all
 	}
 	if h.statistic == search.StatCPUSpeed {
-		if ci, err := sess.Ratio(0, 1, speedAtProbe(o.Cores), h.confidence, interleave.Throughput, interleave.P99); err == nil {
+		if ci, err := sess.Ratio(0, 1, speedAtProbe(cores), h.confidence, interleave.Throughput, interleave.P99); err == nil {
 			h.cpu = ci
 		} else {
 			h.statistic = search.StatCPU // no probed pairs after all
@@ -219,7 +256,7 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	}
 	var ceil, share []float64
 	for _, b := range h.recBenches {
-		if u, ok := search.CPUUseOf(b, o.Cores); ok && u.StackCeiling() > 0 {
+		if u, ok := search.CPUUseOf(b, cores); ok && u.StackCeiling() > 0 {
 			ceil = append(ceil, u.StackCeiling())
 			share = append(share, b.ThroughputRPS/u.StackCeiling())
 		}
@@ -227,6 +264,12 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 	if len(ceil) > 0 {
 		h.ceiling, h.ceilShare = stats.Mean(ceil), stats.Mean(share)
 	}
+}
+
+// baselineRatios writes each measured baseline's throughput and p99
+// against recommended (the holdout's configurations 2 and on, in the
+// order of measured).
+func baselineRatios(sess *interleave.Session, baselines []results.Baseline, measured []int) {
 	for k, i := range measured {
 		bi := 2 + k
 		b := &baselines[i]
@@ -241,7 +284,6 @@ func (s *session) holdout(ctx context.Context, start, rec knob.Config, baselines
 		}
 		b.BaselineRPS = stats.Mean(sess.Values(bi, interleave.Throughput))
 	}
-	return h, nil
 }
 
 // holdoutRounds is the most rounds the holdout of n configurations may
