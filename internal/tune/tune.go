@@ -287,7 +287,6 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	if err != nil {
 		return nil, err
 	}
-	sRPS, rRPS, after, recBenches := hold.sRPS, hold.rRPS, hold.after, hold.recBenches
 	s.checkSizing(recCfg)
 
 	// Curve: start and recommended at the other concurrencies.
@@ -297,11 +296,18 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	// Capacity: the time kept for it is now the searches'.
 	var capVerdict *results.TuneCapacity
 	if o.Objective == ObjectiveCapacity {
-		if capVerdict, err = s.capacityPhase(ctx, start, recCfg, stats.Mean(sRPS), stats.Mean(rRPS)); err != nil {
+		if capVerdict, err = s.capacityPhase(ctx, start, recCfg, stats.Mean(hold.sRPS), stats.Mean(hold.rRPS)); err != nil {
 			return nil, err
 		}
 	}
+	return s.record(start, recCfg, rec, hold, before, sized, capVerdict), nil
+}
 
+// record writes the tune's result: the configurations, the holdout's
+// verdict, the drift check, each change's effect, the memory check, the
+// files of the recommendation and the warnings.
+func (s *session) record(start, recCfg knob.Config, rec search.Recommendation, hold *holdoutResult, before []float64, sized []results.SizeDecision, capVerdict *results.TuneCapacity) *results.Tune {
+	o := s.opt
 	tune := &results.Tune{
 		SchemaVersion: results.SchemaVersion, Kind: results.KindTune, ID: o.ID, StartedAt: s.started,
 		Command: o.Command, App: o.App, Workload: o.Workload, Server: start.Server(), Objective: o.Objective, Limits: o.Limits,
@@ -313,18 +319,13 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	holdCI := s.holdoutVerdict(tune, hold)
 	verdict := results.HoldoutVerdict(tune.Holdout)
 	tune.Verdict = &verdict
-	// Drift: the start configuration at the beginning against the end.
-	if len(before) > 0 && len(after) > 0 {
-		if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
-			s.warn("the machine drifted during the tune: the start configuration ran at %.2f× its first speed at the end (%s); comparisons far apart in time are less reliable", d.CI.Ratio, d.CI)
-		}
-	}
+	s.warnDrift(before, hold.after)
 
-	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(sRPS) > 0)
+	tune.Changes = effects(start, recCfg, rec.Decisions, holdCI, len(hold.sRPS) > 0)
 	kernelEvidence(tune, recCfg, o.Conns, s.warn)
 	tune.Decisions = decisionsOf(rec.Decisions)
 
-	s.checkMemory(tune, recBenches, recCfg)
+	s.checkMemory(tune, hold.recBenches, recCfg)
 
 	if len(rec.Curve) > 0 {
 		tune.Curves = append(tune.Curves, results.Curve{Label: fmt.Sprintf("knee scan (static pool), knee ≈ %d", rec.Knee), Points: rec.Curve})
@@ -345,7 +346,18 @@ func (s *session) tune(ctx context.Context) (*results.Tune, error) {
 	}
 	tune.Warnings = s.warnings
 	tune.WallS = s.elapsed().Seconds()
-	return tune, nil
+	return tune
+}
+
+// warnDrift compares the start configuration's throughput at the
+// beginning (before) and at the end of the tune (after, in the holdout).
+func (s *session) warnDrift(before, after []float64) {
+	if len(before) == 0 || len(after) == 0 {
+		return
+	}
+	if d, err := stats.Drift(before, after, 0.95, 0.05); err == nil && d.Drifted {
+		s.warn("the machine drifted during the tune: the start configuration ran at %.2f× its first speed at the end (%s); comparisons far apart in time are less reliable", d.CI.Ratio, d.CI)
+	}
 }
 
 // planTotal sets the progress's count of trials once the strategy has
