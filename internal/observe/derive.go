@@ -41,13 +41,7 @@ type Window struct {
 // Derive computes obs.Derived from the samples in w. A sample belongs to the
 // window when the middle of its interval does.
 func Derive(obs *results.Observation, w Window) {
-	var in []results.Sample
-	for _, s := range obs.Samples {
-		mid := s.TS - s.DTS/2
-		if mid >= w.FromS && (w.ToS <= 0 || mid <= w.ToS) {
-			in = append(in, s)
-		}
-	}
+	in := inWindow(obs.Samples, w)
 	d := results.Derived{}
 	defer func() { obs.Derived = d }()
 	if len(in) == 0 {
@@ -56,50 +50,100 @@ func Derive(obs *results.Observation, w Window) {
 		}
 		return
 	}
-
-	// CPU seconds per group over the window.
-	cpuS := map[string]float64{}
-	var stealSum, softSum, idleSum, samplerSum, dtSum float64
-	var maxSwap int64
-	for _, s := range in {
-		for _, g := range s.Groups {
-			cpuS[g.Name] += (g.UserPct + g.SystemPct) / 100 * s.DTS
-		}
-		d.MaxStealPct = math.Max(d.MaxStealPct, s.Machine.StealPct)
-		stealSum += s.Machine.StealPct * s.DTS
-		softSum += s.Machine.SoftIRQPct * s.DTS
-		idleSum += s.Machine.IdlePct * s.DTS
-		samplerSum += s.SamplerCPUPct * s.DTS
-		dtSum += s.DTS
-		maxSwap = max(maxSwap, s.Machine.SwapUsedB)
-	}
-	if dtSum <= 0 {
+	t := sumCPU(in)
+	d.MaxStealPct = t.maxStealPct
+	if t.dtSum <= 0 {
 		return
 	}
-	d.MeanStealPct, d.MeanSoftIRQPct = stealSum/dtSum, softSum/dtSum
+	d.MeanStealPct, d.MeanSoftIRQPct = t.stealSum/t.dtSum, t.softSum/t.dtSum
 	d.SpeedProbeMs = speedOf(in)
-	d.SamplerCPUPct = samplerSum / dtSum
+	d.SamplerCPUPct = t.samplerSum / t.dtSum
 	if w.Requests > 0 {
-		d.CPUSecondsPerRequest = map[string]float64{}
-		scale := 1.0
-		if w.DurationS > 0 {
-			scale = w.DurationS / dtSum
-		}
-		stack := 0.0
-		for name, c := range cpuS {
-			c *= scale
-			d.CPUSecondsPerRequest[name] = c / float64(w.Requests)
-			if name != GroupGenerator && name != GroupOther {
-				stack += c
-			}
-		}
-		// "stack" is every group but the generator and the rest of the
-		// machine: what one request costs the server side.
-		d.CPUSecondsPerRequest["stack"] = stack / float64(w.Requests)
+		d.CPUSecondsPerRequest = cpuPerRequest(t, w)
 	}
+	deriveWorkers(&d, in)
+	d.Warnings = append(d.Warnings, machineWarnings(t)...)
+	for _, msg := range poolWarnings(in) {
+		d.Warnings = append(d.Warnings, msg)
+	}
+	for _, msg := range append(apacheWarnings(in), webStatusWarnings(in)...) {
+		d.Warnings = append(d.Warnings, msg)
+	}
+	d.Warnings = append(d.Warnings, unitWarnings(in)...)
+	d.Warnings = append(d.Warnings, backlogWarnings(in)...)
+	if d.SamplerCPUPct > SamplerWarnPct {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
+	}
+}
 
-	// Memory: each worker's peak PSS in the window, percentiles across
-	// workers; the rest of the stack at its peak.
+// inWindow returns the samples whose middle falls in w.
+func inWindow(samples []results.Sample, w Window) []results.Sample {
+	var in []results.Sample
+	for _, s := range samples {
+		mid := s.TS - s.DTS/2
+		if mid >= w.FromS && (w.ToS <= 0 || mid <= w.ToS) {
+			in = append(in, s)
+		}
+	}
+	return in
+}
+
+// cpuTotals are a window's CPU figures, each sample weighted by its
+// duration.
+type cpuTotals struct {
+	// byGroup is each group's CPU seconds.
+	byGroup map[string]float64
+	// The machine's steal, softirq and idle, and the observer's own
+	// CPU, in percent × seconds; dtSum is the seconds sampled.
+	stealSum, softSum, idleSum, samplerSum, dtSum float64
+	maxStealPct                                   float64
+	maxSwapB                                      int64
+}
+
+func sumCPU(in []results.Sample) cpuTotals {
+	t := cpuTotals{byGroup: map[string]float64{}}
+	for _, s := range in {
+		for _, g := range s.Groups {
+			t.byGroup[g.Name] += (g.UserPct + g.SystemPct) / 100 * s.DTS
+		}
+		t.maxStealPct = math.Max(t.maxStealPct, s.Machine.StealPct)
+		t.stealSum += s.Machine.StealPct * s.DTS
+		t.softSum += s.Machine.SoftIRQPct * s.DTS
+		t.idleSum += s.Machine.IdlePct * s.DTS
+		t.samplerSum += s.SamplerCPUPct * s.DTS
+		t.dtSum += s.DTS
+		t.maxSwapB = max(t.maxSwapB, s.Machine.SwapUsedB)
+	}
+	return t
+}
+
+// cpuPerRequest is each group's CPU seconds per request of w, scaled
+// from the seconds sampled to w's duration, and the "stack" they add
+// up to.
+func cpuPerRequest(t cpuTotals, w Window) map[string]float64 {
+	per := map[string]float64{}
+	scale := 1.0
+	if w.DurationS > 0 {
+		scale = w.DurationS / t.dtSum
+	}
+	stack := 0.0
+	for name, c := range t.byGroup {
+		c *= scale
+		per[name] = c / float64(w.Requests)
+		if name != GroupGenerator && name != GroupOther {
+			stack += c
+		}
+	}
+	// "stack" is every group but the generator and the rest of the
+	// machine: what one request costs the server side.
+	per["stack"] = stack / float64(w.Requests)
+	return per
+}
+
+// deriveWorkers sets the PHP workers' memory (each worker's peak PSS in
+// the window, percentiles across workers), the rest of the stack's at
+// its peak, and how unevenly a pool's workers shared its CPU.
+func deriveWorkers(d *results.Derived, in []results.Sample) {
 	peak := map[int]int64{}
 	workerCPU := map[string]map[int]float64{}
 	for _, s := range in {
@@ -141,41 +185,36 @@ func Derive(obs *results.Observation, w Window) {
 			d.WorkerImbalance = max(d.WorkerImbalance, top/total)
 		}
 	}
+}
 
-	// Warnings.
-	if d.MaxStealPct > StealWarnPct {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("CPU steal reached %.0f%% (mean %.0f%%): the hypervisor gave this machine's CPU to a neighbour; throughput and CPU figures of this run are unreliable, repeat it", d.MaxStealPct, stealSum/dtSum))
+// machineWarnings warns of what the machine did to the run: steal, a
+// generator that may be the bottleneck or competes with the stack for
+// the cores, swap.
+func machineWarnings(t cpuTotals) []string {
+	var out []string
+	if t.maxStealPct > StealWarnPct {
+		out = append(out, fmt.Sprintf("CPU steal reached %.0f%% (mean %.0f%%): the hypervisor gave this machine's CPU to a neighbour; throughput and CPU figures of this run are unreliable, repeat it", t.maxStealPct, t.stealSum/t.dtSum))
 	}
-	if c, ok := cpuS[GroupGenerator]; ok {
-		genPct := c / dtSum * 100
+	if c, ok := t.byGroup[GroupGenerator]; ok {
+		genPct := c / t.dtSum * 100
 		if genPct >= GeneratorBoundPct {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("the load generator used %.0f%% of a core: it may be the bottleneck rather than the stack (use more generator threads, or a lighter request mix)", genPct))
+			out = append(out, fmt.Sprintf("the load generator used %.0f%% of a core: it may be the bottleneck rather than the stack (use more generator threads, or a lighter request mix)", genPct))
 		}
-		idle := idleSum / dtSum
+		idle := t.idleSum / t.dtSum
 		busy := 0.0
-		for name, v := range cpuS {
+		for name, v := range t.byGroup {
 			if name != GroupOther {
 				busy += v
 			}
 		}
 		if idle < 5 && busy > 0 && c/busy >= 0.25 {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("the machine had %.0f%% idle CPU and the generator took %.0f%% of what the stack and generator used: they compete for the cores, so the stack's figures are lower than on a machine of its own", idle, c/busy*100))
+			out = append(out, fmt.Sprintf("the machine had %.0f%% idle CPU and the generator took %.0f%% of what the stack and generator used: they compete for the cores, so the stack's figures are lower than on a machine of its own", idle, c/busy*100))
 		}
 	}
-	if maxSwap > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("swap in use (%.0f MiB): paging disturbs latency and memory figures; free memory or lower the worker count", float64(maxSwap)/(1<<20)))
+	if t.maxSwapB > 0 {
+		out = append(out, fmt.Sprintf("swap in use (%.0f MiB): paging disturbs latency and memory figures; free memory or lower the worker count", float64(t.maxSwapB)/(1<<20)))
 	}
-	for _, msg := range poolWarnings(in) {
-		d.Warnings = append(d.Warnings, msg)
-	}
-	for _, msg := range append(apacheWarnings(in), webStatusWarnings(in)...) {
-		d.Warnings = append(d.Warnings, msg)
-	}
-	d.Warnings = append(d.Warnings, unitWarnings(in)...)
-	d.Warnings = append(d.Warnings, backlogWarnings(in)...)
-	if d.SamplerCPUPct > SamplerWarnPct {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("the observer itself used %.1f%% of a core (budget %.0f%%)", d.SamplerCPUPct, SamplerWarnPct))
-	}
+	return out
 }
 
 // poolWarnings says when a pool ran out of workers: php-fpm's "max children
