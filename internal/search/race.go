@@ -190,8 +190,47 @@ func raceRounds(k, budget, minRounds int) int {
 // pair kept; a pair decided on CPU per request needs no re-run.
 func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Config) {
 	o := d.opt
+	arms := d.challengers(inc)
+	cmp := o.Compare
+	budget := d.raceBudget(len(arms))
+	if cmp.MaxRounds == 0 {
+		cmp.MaxRounds = max(cmp.MinRounds, raceRounds(len(arms), budget, cmp.MinRounds))
+	}
+	looks := max(1, cmp.MaxRounds-cmp.MinRounds+1)
+	alpha := stats.SequentialAlpha(1-cmp.Confidence, looks)
+	spent := 0
+	for round := 0; round < cmp.MaxRounds; round++ {
+		active, ok := d.lineUp(arms, round, spent, budget, cmp.MinRounds)
+		if !ok {
+			break
+		}
+		if spent+1+len(active) > budget {
+			for _, a := range active {
+				a.done = true
+				a.why = fmt.Sprintf("the trial budget (%d) ran out after %d rounds", budget, len(a.inc))
+			}
+			break
+		}
+		incRun, outs := d.round(measure, inc, active, round, "")
+		spent += 1 + len(active)
+		spent += d.againOnSteal(measure, inc, active, incRun, outs, round, budget-spent)
+		for i, a := range active {
+			if outs[i] != nil && incRun != nil {
+				a.inc, a.own = append(a.inc, *incRun), append(a.own, *outs[i])
+			}
+		}
+		d.decide(arms, cmp, alpha)
+	}
+	d.finish(arms, inc, cmp)
+}
+
+// challengers turns the challenges into the race's arms, each the
+// incumbent with its challenge applied. A challenge that is invalid,
+// changes nothing or would not fit the memory budget is recorded as
+// skipped instead.
+func (d *Domain) challengers(inc knob.Config) []*arm {
 	var arms []*arm
-	for _, ch := range o.Challenges {
+	for _, ch := range d.opt.Challenges {
 		dec := Decision{Name: ch.Name}
 		cfg, err := challenged(inc, ch)
 		dec.Changes = knob.Diff(inc, cfg)
@@ -209,115 +248,113 @@ func (d *Domain) categorical(measure func([]Candidate) []Outcome, inc knob.Confi
 		}
 		arms = append(arms, &arm{ch: ch, cfg: cfg, dec: dec})
 	}
-	cmp := o.Compare
+	return arms
+}
+
+// raceBudget is the race's trial budget for n challengers:
+// CategoricalTrials and what Spare grants, within what SearchTrials
+// leaves.
+func (d *Domain) raceBudget(n int) int {
+	o := d.opt
 	budget := o.CategoricalTrials
 	if o.SearchTrials > 0 {
 		budget = min(budget, o.SearchTrials-d.co.lastID)
 	}
-	if o.Spare != nil && len(arms) > 0 {
+	if o.Spare != nil && n > 0 {
 		extra := max(0, o.Spare(budget))
 		if o.SearchTrials > 0 {
 			extra = min(extra, o.SearchTrials-d.co.lastID-budget)
 		}
 		budget += extra
 	}
-	if cmp.MaxRounds == 0 {
-		cmp.MaxRounds = max(cmp.MinRounds, raceRounds(len(arms), budget, cmp.MinRounds))
+	return budget
+}
+
+// lineUp returns the challengers a round measures: those still in the
+// race (or, when none is, those revive brings back), the most promising
+// first, the halving's better part of them. ok is false when none is
+// left to measure.
+func (d *Domain) lineUp(arms []*arm, round, spent, budget, minRounds int) (active []*arm, ok bool) {
+	revived := false
+	for _, a := range arms {
+		if !a.done {
+			active = append(active, a)
+		}
 	}
-	looks := max(1, cmp.MaxRounds-cmp.MinRounds+1)
-	alpha := stats.SequentialAlpha(1-cmp.Confidence, looks)
-	spent := 0
-	for round := 0; round < cmp.MaxRounds; round++ {
-		revived := false
-		var active []*arm
-		for _, a := range arms {
-			if !a.done {
-				active = append(active, a)
-			}
+	if len(active) == 0 {
+		if active = revive(arms, spent, budget); len(active) == 0 {
+			return nil, false
 		}
-		if len(active) == 0 {
-			if active = revive(arms, spent, budget); len(active) == 0 {
-				break
-			}
-			revived = true
-		}
-		if round > 0 {
-			// The most promising first: the race keeps measuring them.
-			slices.SortStableFunc(active, func(x, y *arm) int {
-				switch rx, ry := x.dec.CI.Ratio, y.dec.CI.Ratio; {
-				case rx > ry:
-					return -1
-				case rx < ry:
-					return 1
-				}
-				return 0
-			})
-		}
-		keep := keepRacing(len(active), round, spent, budget, cmp.MinRounds)
-		for _, a := range active[keep:] {
-			a.done, a.halved = true, true
-			a.why = fmt.Sprintf("left the race after %d rounds: not in the better half of the challengers", len(a.inc))
-		}
-		active = active[:keep]
-		if revived {
-			var names []string
-			for _, a := range active {
-				names = append(names, a.ch.Name)
-			}
-			d.note("the race decided its leaders after %d rounds with %d of its %d trials left: %s, left undecided by the halving, came back", round, budget-spent, budget, strings.Join(names, ", "))
-		}
-		if spent+1+len(active) > budget {
-			for _, a := range active {
-				a.done = true
-				a.why = fmt.Sprintf("the trial budget (%d) ran out after %d rounds", budget, len(a.inc))
-			}
-			break
-		}
-		incRun, outs := d.round(measure, inc, active, round, "")
-		spent += 1 + len(active)
-		// Pairs decided on throughput are re-measured, both
-		// configurations, when either run of the pair had steal.
-		var again []*arm
-		for i, a := range active {
-			if outs[i] == nil || incRun == nil {
-				continue
-			}
-			trial := &arm{inc: append(slices.Clone(a.inc), *incRun), own: append(slices.Clone(a.own), *outs[i])}
-			if math.Max(incRun.steal, outs[i].steal) > StealLimit && !IsCPU(trial.statistic(o.Objective)) {
-				again = append(again, a)
-			}
-		}
-		if len(again) > 0 {
-			if spent+1+len(again) > budget {
-				d.note("categorical round %d had runs with more than %.0f%% steal; the budget left no room to measure them again", round+1, StealLimit)
-			} else {
-				inc2, outs2 := d.round(measure, inc, again, round, " (again: steal)")
-				spent += 1 + len(again)
-				for j, a := range again {
-					i := slices.Index(active, a)
-					before := math.Max(incRun.steal, outs[i].steal)
-					if inc2 == nil || outs2[j] == nil {
-						continue
-					}
-					after := math.Max(inc2.steal, outs2[j].steal)
-					d.note("%s round %d ran with %.0f%% steal; the pair was measured again (%.0f%% steal)%s", a.ch.Name, round+1, before, after,
-						map[bool]string{true: " and the calmer pair kept", false: ""}[after < before])
-					if after < before {
-						a.inc = append(a.inc, *inc2)
-						a.own = append(a.own, *outs2[j])
-						outs[i] = nil // recorded
-					}
-				}
-			}
-		}
-		for i, a := range active {
-			if outs[i] != nil && incRun != nil {
-				a.inc, a.own = append(a.inc, *incRun), append(a.own, *outs[i])
-			}
-		}
-		d.decide(arms, cmp, alpha)
+		revived = true
 	}
-	d.finish(arms, inc, cmp)
+	if round > 0 {
+		// The most promising first: the race keeps measuring them.
+		slices.SortStableFunc(active, func(x, y *arm) int {
+			switch rx, ry := x.dec.CI.Ratio, y.dec.CI.Ratio; {
+			case rx > ry:
+				return -1
+			case rx < ry:
+				return 1
+			}
+			return 0
+		})
+	}
+	keep := keepRacing(len(active), round, spent, budget, minRounds)
+	for _, a := range active[keep:] {
+		a.done, a.halved = true, true
+		a.why = fmt.Sprintf("left the race after %d rounds: not in the better half of the challengers", len(a.inc))
+	}
+	active = active[:keep]
+	if revived {
+		var names []string
+		for _, a := range active {
+			names = append(names, a.ch.Name)
+		}
+		d.note("the race decided its leaders after %d rounds with %d of its %d trials left: %s, left undecided by the halving, came back", round, budget-spent, budget, strings.Join(names, ", "))
+	}
+	return active, true
+}
+
+// againOnSteal measures again, both configurations, the pairs of a round
+// (incRun and outs, of active) that are decided on throughput and had
+// more than StealLimit steal in either run, when the trials left afford
+// it, and keeps the calmer pair: it is recorded in its arm, and its outs
+// entry set to nil. It returns the trials it ran.
+func (d *Domain) againOnSteal(measure func([]Candidate) []Outcome, inc knob.Config, active []*arm, incRun *run, outs []*run, round, left int) int {
+	var again []*arm
+	for i, a := range active {
+		if outs[i] == nil || incRun == nil {
+			continue
+		}
+		trial := &arm{inc: append(slices.Clone(a.inc), *incRun), own: append(slices.Clone(a.own), *outs[i])}
+		if math.Max(incRun.steal, outs[i].steal) > StealLimit && !IsCPU(trial.statistic(d.opt.Objective)) {
+			again = append(again, a)
+		}
+	}
+	if len(again) == 0 {
+		return 0
+	}
+	if 1+len(again) > left {
+		d.note("categorical round %d had runs with more than %.0f%% steal; the budget left no room to measure them again", round+1, StealLimit)
+		return 0
+	}
+	inc2, outs2 := d.round(measure, inc, again, round, " (again: steal)")
+	for j, a := range again {
+		i := slices.Index(active, a)
+		before := math.Max(incRun.steal, outs[i].steal)
+		if inc2 == nil || outs2[j] == nil {
+			continue
+		}
+		after := math.Max(inc2.steal, outs2[j].steal)
+		d.note("%s round %d ran with %.0f%% steal; the pair was measured again (%.0f%% steal)%s", a.ch.Name, round+1, before, after,
+			map[bool]string{true: " and the calmer pair kept", false: ""}[after < before])
+		if after < before {
+			a.inc = append(a.inc, *inc2)
+			a.own = append(a.own, *outs2[j])
+			outs[i] = nil // recorded
+		}
+	}
+	return 1 + len(again)
 }
 
 // revive brings back the challengers the halving left undecided, when no
@@ -387,139 +424,165 @@ func (d *Domain) round(measure func([]Candidate) []Outcome, inc knob.Config, act
 
 // decide looks at every challenger after a round (see categorical).
 func (d *Domain) decide(arms []*arm, cmp stats.CompareOptions, alpha float64) {
-	objective := d.opt.Objective
-	// Spreads pooled per statistic over every challenger measured on it,
-	// decided ones included: their rounds still describe the machine.
+	l := &look{objective: d.opt.Objective, cmp: cmp, side: 2 * alpha}
+	all := l.pool(arms)
+	for _, a := range arms {
+		if a.dropped == "" && (len(a.inc) > 0 || !a.done) {
+			l.family++
+		}
+		if v := a.dec.Verdict; v == stats.ABetter.String() || v == stats.BBetter.String() {
+			l.rejected++
+		}
+	}
+	l.rank(all)
+	for _, a := range all {
+		if t, ok := l.tests[a]; ok {
+			l.judge(a, t)
+		}
+	}
+}
+
+// look is one look at the race after a round: every measured
+// challenger's tests against the incumbent, and the family Holm's
+// procedure corrects for.
+type look struct {
+	objective string
+	cmp       stats.CompareOptions
+	// side is the two-sided level of the family: 2 × alpha. A challenger
+	// is adopted on its interval's lower bound alone, so the two-sided
+	// interval at 1 - 2×alpha bounds the chance of adopting a change that
+	// does nothing at alpha (the family's, after Holm), and the same
+	// interval is the two one-sided tests' for equivalence (TOST).
+	side float64
+	// family counts the challengers still in play, rejected those whose
+	// null hypothesis an earlier look rejected.
+	family, rejected int
+	// tests are on each challenger's statistic; rps and p99 the guards'.
+	tests, rps, p99 map[*arm]stats.PairTest
+	// level is Holm's level of each ranked challenger, holm whether
+	// Holm's procedure rejected its null hypothesis.
+	level map[*arm]float64
+	holm  map[*arm]bool
+}
+
+// pool tests the measured challengers against the incumbent and returns
+// them. Spreads are pooled per statistic over every challenger measured
+// on it, decided ones included: their rounds still describe the
+// machine.
+func (l *look) pool(arms []*arm) (all []*arm) {
 	byStat := map[string][]*arm{}
-	var all []*arm
 	for _, a := range arms {
 		if a.dropped == "" && len(a.inc) > 0 {
-			s := a.statistic(objective)
+			s := a.statistic(l.objective)
 			byStat[s] = append(byStat[s], a)
 			all = append(all, a)
 		}
 	}
-	tests := map[*arm]stats.PairTest{}
+	l.tests = map[*arm]stats.PairTest{}
 	for s, group := range byStat {
-		pairs := make([]stats.Pair, len(group))
-		for i, a := range group {
-			pairs[i] = a.pair(s)
-		}
-		ts, err := stats.PooledTests(pairs)
-		if err != nil {
-			continue
-		}
-		for i, a := range group {
-			tests[a] = ts[i]
-		}
+		pooledTests(group, s, l.tests)
 	}
-	guard := func(kind string) map[*arm]stats.PairTest {
-		pairs := make([]stats.Pair, len(all))
-		for i, a := range all {
-			pairs[i] = a.pair(kind)
-		}
-		out := map[*arm]stats.PairTest{}
-		if ts, err := stats.PooledTests(pairs); err == nil {
-			for i, a := range all {
-				out[a] = ts[i]
-			}
-		}
-		return out
-	}
-	rps, p99 := guard("rps"), guard("p99 guard")
+	l.rps, l.p99 = map[*arm]stats.PairTest{}, map[*arm]stats.PairTest{}
+	pooledTests(all, "rps", l.rps)
+	pooledTests(all, "p99 guard", l.p99)
+	return all
+}
 
-	family, rejected := 0, 0
-	for _, a := range arms {
-		if a.dropped == "" && (len(a.inc) > 0 || !a.done) {
-			family++
-		}
-		if v := a.dec.Verdict; v == stats.ABetter.String() || v == stats.BBetter.String() {
-			rejected++
-		}
+// pooledTests adds to into each arm of group's test on stat, their
+// spreads pooled (none when they cannot be).
+func pooledTests(group []*arm, stat string, into map[*arm]stats.PairTest) {
+	pairs := make([]stats.Pair, len(group))
+	for i, a := range group {
+		pairs[i] = a.pair(stat)
 	}
-	// Holm's step-down over the undecided challengers with enough rounds;
-	// the others stay in the family, unrejected.
+	ts, err := stats.PooledTests(pairs)
+	if err != nil {
+		return
+	}
+	for i, a := range group {
+		into[a] = ts[i]
+	}
+}
+
+// rank runs Holm's step-down over the undecided challengers with enough
+// rounds; the others stay in the family, unrejected.
+func (l *look) rank(all []*arm) {
 	var cands []*arm
 	var ps []float64
 	for _, a := range all {
-		if !a.done && len(a.inc) >= cmp.MinRounds {
-			if t, ok := tests[a]; ok {
+		if !a.done && len(a.inc) >= l.cmp.MinRounds {
+			if t, ok := l.tests[a]; ok {
 				cands = append(cands, a)
 				ps = append(ps, t.P)
 			}
 		}
 	}
-	// One-sided: a challenger is adopted on its interval's lower bound
-	// alone, so the two-sided interval at 1 - 2×alpha bounds the chance
-	// of adopting a change that does nothing at alpha (the family's,
-	// after Holm), and the same interval is the two one-sided tests'
-	// for equivalence (TOST).
-	side := 2 * alpha
-	reject, level := stats.Holm(ps, family-rejected, side)
-	levelOf := map[*arm]float64{}
+	reject, level := stats.Holm(ps, l.family-l.rejected, l.side)
+	l.level, l.holm = map[*arm]float64{}, map[*arm]bool{}
 	for i, a := range cands {
-		levelOf[a] = level[i]
+		l.level[a], l.holm[a] = level[i], reject[i]
 	}
-	for _, a := range all {
-		t, ok := tests[a]
-		if !ok {
-			continue
+}
+
+// judge decides challenger a on its test t, or, when it already left
+// the race undecided, updates its intervals.
+func (l *look) judge(a *arm, t stats.PairTest) {
+	cmp := l.cmp
+	familyLevel := l.side / float64(max(1, l.family-l.rejected))
+	if a.done {
+		if a.dec.Verdict == "" {
+			// Left the race undecided: its interval still gains from
+			// the spread measured since, at the family's level.
+			conf := 1 - familyLevel
+			a.dec.CI = t.CI(conf)
+			thr, q := l.rps[a].CI(conf), l.p99[a].CI(conf)
+			a.dec.Throughput, a.dec.P99 = &thr, &q
 		}
-		lv, ranked := levelOf[a]
-		if a.done {
-			if a.dec.Verdict == "" {
-				// Left the race undecided: its interval still gains from
-				// the spread measured since, at the family's level.
-				conf := 1 - side/float64(max(1, family-rejected))
-				a.dec.CI = t.CI(conf)
-				thr, q := rps[a].CI(conf), p99[a].CI(conf)
-				a.dec.Throughput, a.dec.P99 = &thr, &q
-			}
-			continue
+		return
+	}
+	lv, ranked := l.level[a]
+	if !ranked {
+		lv = familyLevel
+	}
+	conf := 1 - lv
+	a.dec.Statistic = a.statistic(l.objective)
+	a.dec.Family = l.family
+	a.dec.CI, a.dec.Rounds = t.CI(conf), len(a.inc)
+	thr, q := l.rps[a].CI(conf), l.p99[a].CI(conf)
+	a.dec.Throughput, a.dec.P99 = &thr, &q
+	v := verdict(a.dec.CI, len(a.inc), cmp)
+	if (v == stats.ABetter || v == stats.BBetter) && !l.holm[a] {
+		v = stats.NeedMore // Holm's procedure stopped before it
+		if len(a.inc) >= cmp.MaxRounds {
+			v = stats.NoDifference
 		}
-		if !ranked {
-			lv = side / float64(max(1, family-rejected))
+	}
+	if v == stats.NeedMore && len(a.inc) >= 2 {
+		// Cannot win: a gain worth adopting lies outside the interval
+		// at the look's level (not corrected for the family: leaving
+		// the race adopts nothing).
+		if lenient := t.CI(1 - l.side); lenient.High < 1+cmp.Equivalence {
+			v = stats.NoDifference
+			a.why = fmt.Sprintf("left the race after %d rounds: it cannot win (%.3f× [%.3f, %.3f] at %.1f%%)", len(a.inc), lenient.Ratio, lenient.Low, lenient.High, 100*lenient.Confidence)
 		}
-		conf := 1 - lv
-		a.dec.Statistic = a.statistic(objective)
-		a.dec.Family = family
-		a.dec.CI, a.dec.Rounds = t.CI(conf), len(a.inc)
-		thr, q := rps[a].CI(conf), p99[a].CI(conf)
-		a.dec.Throughput, a.dec.P99 = &thr, &q
-		v := verdict(a.dec.CI, len(a.inc), cmp)
-		if (v == stats.ABetter || v == stats.BBetter) && !(ranked && reject[slices.Index(cands, a)]) {
-			v = stats.NeedMore // Holm's procedure stopped before it
-			if len(a.inc) >= cmp.MaxRounds {
-				v = stats.NoDifference
-			}
-		}
-		if v == stats.NeedMore && len(a.inc) >= 2 {
-			// Cannot win: a gain worth adopting lies outside the interval
-			// at the look's level (not corrected for the family: leaving
-			// the race adopts nothing).
-			if lenient := t.CI(1 - side); lenient.High < 1+cmp.Equivalence {
-				v = stats.NoDifference
-				a.why = fmt.Sprintf("left the race after %d rounds: it cannot win (%.3f× [%.3f, %.3f] at %.1f%%)", len(a.inc), lenient.Ratio, lenient.Low, lenient.High, 100*lenient.Confidence)
-			}
-		}
-		if v == stats.BBetter && IsCPU(a.dec.Statistic) {
-			// Lower CPU per request must not cost throughput or p99.
-			switch {
-			case thr.High < 1:
-				a.done = true
-				a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly lower throughput (%.3f× [%.3f, %.3f]): kept the incumbent", thr.Ratio, thr.Low, thr.High)
-				continue
-			case q.Low > 1:
-				a.done = true
-				a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly higher p99 (%.3f× [%.3f, %.3f]): kept the incumbent", q.Ratio, q.Low, q.High)
-				continue
-			}
-		}
-		if v != stats.NeedMore {
+	}
+	if v == stats.BBetter && IsCPU(a.dec.Statistic) {
+		// Lower CPU per request must not cost throughput or p99.
+		switch {
+		case thr.High < 1:
 			a.done = true
-			a.dec.Verdict = v.String()
-			a.dec.Adopted = v == stats.BBetter
+			a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly lower throughput (%.3f× [%.3f, %.3f]): kept the incumbent", thr.Ratio, thr.Low, thr.High)
+			return
+		case q.Low > 1:
+			a.done = true
+			a.dec.Verdict = fmt.Sprintf("less CPU per request but significantly higher p99 (%.3f× [%.3f, %.3f]): kept the incumbent", q.Ratio, q.Low, q.High)
+			return
 		}
+	}
+	if v != stats.NeedMore {
+		a.done = true
+		a.dec.Verdict = v.String()
+		a.dec.Adopted = v == stats.BBetter
 	}
 }
 
