@@ -87,18 +87,6 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", ResultFDEnv + "=3"}
 	env = append(env, o.Locustfile.Env()...)
 	bin := Bin(o.Home)
-	// Every user is started within a second at most: a capacity step's
-	// hundreds of users would otherwise ramp through much of its
-	// measured time and short its rate.
-	spawn := min(o.Users*10, max(o.Users, 100*max(o.Workers+o.ExpectWorkers, 1)))
-	args := []string{"-f", file, "--headless", "-u", strconv.Itoa(o.Users), "-r", strconv.Itoa(spawn),
-		"-t", fmt.Sprintf("%ds", int(o.Duration.Round(time.Second)/time.Second)), "--host", o.Host,
-		"--only-summary", "--loglevel", "WARNING", "--stop-timeout", "5", "--exit-code-on-error", "0"}
-	total := o.Workers + o.ExpectWorkers
-	if distributed {
-		args = append(args, "--master", "--master-bind-host", bindHost, "--master-bind-port", strconv.Itoa(bindPort),
-			"--expect-workers", strconv.Itoa(total), "--expect-workers-max-wait", strconv.Itoa(int(wait.Round(time.Second)/time.Second)))
-	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -109,7 +97,7 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	if o.Log != nil {
 		logw = io.MultiWriter(&logBuf, o.Log)
 	}
-	master := exec.Command(bin, args...)
+	master := exec.Command(bin, o.masterArgs(file, distributed, bindHost, bindPort, wait)...)
 	master.Dir, master.Env = dir, env
 	master.Stdout, master.Stderr = logw, logw
 	master.ExtraFiles = []*os.File{pw}
@@ -130,41 +118,8 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 		defer wg.Done()
 		doc, readErr = io.ReadAll(io.LimitReader(pr, maxDoc+1))
 	}()
-	workerArgs := func(h string) []string {
-		return []string{"--worker", "--master-host", h, "--master-port", strconv.Itoa(bindPort), "--loglevel", "WARNING", "--stop-timeout", "5"}
-	}
-	if o.OnMaster != nil && o.ExpectWorkers > 0 {
-		var names []string
-		for _, s := range o.Locustfile.Secrets {
-			names = append(names, s.Env+"=...")
-		}
-		h := bindHost
-		if h == "0.0.0.0" || h == "::" || h == "*" {
-			h = "THIS_HOST"
-		}
-		o.OnMaster(strings.TrimSpace(strings.Join(names, " ") + " locust -f - " + strings.Join(workerArgs(h), " ")))
-	}
-	var workers []*exec.Cmd
-	var startErr error
-	for i := 0; i < o.Workers; i++ {
-		// A worker connects to the master on loopback whatever it binds.
-		h := bindHost
-		if h == "0.0.0.0" || h == "*" || h == "" {
-			h = "127.0.0.1"
-		}
-		w := exec.Command(bin, append([]string{"-f", file}, workerArgs(h)...)...)
-		w.Dir = dir
-		w.Env = append([]string{}, env[:4]...)
-		w.Env = append(w.Env, o.Locustfile.Env()...)
-		w.Stdout, w.Stderr = logw, logw
-		w.SysProcAttr = o.attr(pgid)
-		if err := w.Start(); err != nil {
-			startErr = fmt.Errorf("starting Locust worker %d: %v", i+1, err)
-			syscall.Kill(-pgid, syscall.SIGTERM)
-			break
-		}
-		workers = append(workers, w)
-	}
+	o.announceMaster(bindHost, bindPort)
+	workers, startErr := o.startWorkers(bin, file, dir, env, bindHost, bindPort, logw, pgid)
 	merr := master.Wait()
 	run := &Run{MasterCPUSeconds: cpu(master.ProcessState)}
 	reapWorkers(workers, pgid)
@@ -178,13 +133,26 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	tail := logBuf.String()
+	res, err := o.result(doc, readErr, merr, logBuf.String(), distributed, bindHost, bindPort, wait)
+	if err != nil {
+		return nil, err
+	}
+	run.Result = res
+	return run, nil
+}
+
+// result reads the master's result document (doc, read from its result
+// pipe with readErr; waitErr is how the master ended), or says why there
+// is none: the workers it waited for did not come, or Locust failed
+// (tail is the end of its log).
+func (o RunOptions) result(doc []byte, readErr, waitErr error, tail string, distributed bool, bindHost string, bindPort int, wait time.Duration) (*Result, error) {
+	total := o.Workers + o.ExpectWorkers
 	if distributed && strings.Contains(tail, "Gave up waiting for workers") {
 		return nil, fmt.Errorf("%w: %d expected, waited %v (the master listened on %s); start them with: locust -f - %s, or raise --worker-wait",
-			ErrNoWorkers, total, wait, net.JoinHostPort(bindHost, strconv.Itoa(bindPort)), strings.Join(workerArgs(bindHost), " "))
+			ErrNoWorkers, total, wait, net.JoinHostPort(bindHost, strconv.Itoa(bindPort)), strings.Join(workerArgs(bindHost, bindPort), " "))
 	}
 	if readErr != nil || len(doc) == 0 {
-		return nil, fmt.Errorf("Locust ended (%v) without its result; its last words: %s", merr, lastLines(tail, 5))
+		return nil, fmt.Errorf("Locust ended (%v) without its result; its last words: %s", waitErr, lastLines(tail, 5))
 	}
 	if len(doc) > maxDoc {
 		return nil, fmt.Errorf("Locust's result is larger than %d MiB", maxDoc>>20)
@@ -196,8 +164,74 @@ func Start(ctx context.Context, o RunOptions) (*Run, error) {
 	if distributed {
 		res.Workers = total
 	}
-	run.Result = res
-	return run, nil
+	return res, nil
+}
+
+// masterArgs is the command line of Locust's master (its only process
+// when not distributed), which runs the locustfile at file headless.
+func (o RunOptions) masterArgs(file string, distributed bool, bindHost string, bindPort int, wait time.Duration) []string {
+	// Every user is started within a second at most: a capacity step's
+	// hundreds of users would otherwise ramp through much of its
+	// measured time and short its rate.
+	spawn := min(o.Users*10, max(o.Users, 100*max(o.Workers+o.ExpectWorkers, 1)))
+	args := []string{"-f", file, "--headless", "-u", strconv.Itoa(o.Users), "-r", strconv.Itoa(spawn),
+		"-t", fmt.Sprintf("%ds", int(o.Duration.Round(time.Second)/time.Second)), "--host", o.Host,
+		"--only-summary", "--loglevel", "WARNING", "--stop-timeout", "5", "--exit-code-on-error", "0"}
+	if distributed {
+		total := o.Workers + o.ExpectWorkers
+		args = append(args, "--master", "--master-bind-host", bindHost, "--master-bind-port", strconv.Itoa(bindPort),
+			"--expect-workers", strconv.Itoa(total), "--expect-workers-max-wait", strconv.Itoa(int(wait.Round(time.Second)/time.Second)))
+	}
+	return args
+}
+
+// workerArgs is a Locust worker's command line (after its -f) to join the
+// master at host and port.
+func workerArgs(host string, port int) []string {
+	return []string{"--worker", "--master-host", host, "--master-port", strconv.Itoa(port), "--loglevel", "WARNING", "--stop-timeout", "5"}
+}
+
+// announceMaster tells OnMaster, when the run expects workers from
+// other machines, the command that starts one there.
+func (o RunOptions) announceMaster(bindHost string, bindPort int) {
+	if o.OnMaster == nil || o.ExpectWorkers <= 0 {
+		return
+	}
+	var names []string
+	for _, s := range o.Locustfile.Secrets {
+		names = append(names, s.Env+"=...")
+	}
+	h := bindHost
+	if h == "0.0.0.0" || h == "::" || h == "*" {
+		h = "THIS_HOST"
+	}
+	o.OnMaster(strings.TrimSpace(strings.Join(names, " ") + " locust -f - " + strings.Join(workerArgs(h, bindPort), " ")))
+}
+
+// startWorkers starts the run's local workers in the master's process
+// group pgid. On a failure it stops the group and returns the workers
+// started so far, with the error.
+func (o RunOptions) startWorkers(bin, file, dir string, env []string, bindHost string, bindPort int, logw io.Writer, pgid int) ([]*exec.Cmd, error) {
+	var workers []*exec.Cmd
+	for i := 0; i < o.Workers; i++ {
+		// A worker connects to the master on loopback whatever it binds.
+		h := bindHost
+		if h == "0.0.0.0" || h == "*" || h == "" {
+			h = "127.0.0.1"
+		}
+		w := exec.Command(bin, append([]string{"-f", file}, workerArgs(h, bindPort)...)...)
+		w.Dir = dir
+		w.Env = append([]string{}, env[:4]...)
+		w.Env = append(w.Env, o.Locustfile.Env()...)
+		w.Stdout, w.Stderr = logw, logw
+		w.SysProcAttr = o.attr(pgid)
+		if err := w.Start(); err != nil {
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			return workers, fmt.Errorf("starting Locust worker %d: %v", i+1, err)
+		}
+		workers = append(workers, w)
+	}
+	return workers, nil
 }
 
 // runDir makes the run's directory, only root can write it (the run's
