@@ -69,21 +69,7 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 		return out, nil
 	}
 	out.DropInPath = nginxDropInDir(c)
-	edits := map[string][]nginxEdit{}
-	patch := func(name string, file string, e nginxEdit) {
-		edits[file] = append(edits[file], e)
-		out.PatchKnobs = appendOnce(out.PatchKnobs, name+"="+changed[name])
-	}
-	var drop strings.Builder
-	elsewhere := func(name string) []NginxDirective {
-		var ds []NginxDirective
-		for _, d := range c.HTTPDirectives(name) {
-			if d.File != out.DropInPath {
-				ds = append(ds, d)
-			}
-		}
-		return ds
-	}
+	n := &nginxComposer{c: c, out: out, changed: changed, edits: map[string][]nginxEdit{}}
 	for _, k := range knob.All() {
 		v, ok := changed[k.Name]
 		if !ok {
@@ -91,89 +77,157 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 		}
 		switch k.Name {
 		case "nginx.keepalive_timeout":
-			line := "keepalive_timeout " + v + ";"
-			if ds := elsewhere("keepalive_timeout"); len(ds) > 0 {
-				d := ds[len(ds)-1]
-				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
-			} else if out.DropInPath != "" {
-				drop.WriteString(line + "\n")
-				out.DropKnobs = append(out.DropKnobs, k.Name+"="+v)
-			} else if c.HTTPBlock != nil {
-				patch(k.Name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
-			}
-			for _, d := range serverDirectives(c, "keepalive_timeout") {
-				out.Notes = append(out.Notes, fmt.Sprintf("%s sets keepalive_timeout %s for its server or location, which keeps it: the http level's does not apply there", d.At(), strings.Join(d.Args, " ")))
-			}
+			n.keepaliveTimeout(k.Name, v)
 		case "nginx.access_log":
-			if v != "off" {
-				continue
-			}
-			line := "access_log off;"
-			if out.DropInPath != "" {
-				drop.WriteString(line + "\n")
-				out.DropKnobs = append(out.DropKnobs, k.Name+"="+v)
-			} else if c.HTTPBlock != nil {
-				patch(k.Name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
-			}
-			for _, s := range c.Servers {
-				for _, d := range s.AccessLogs {
-					if d.Args[0] != "off" {
-						out.Notes = append(out.Notes, fmt.Sprintf("the server at %s:%d keeps logging: its own access_log at %s overrides the http level's", s.File, s.Line, d.At()))
-					}
-				}
+			if v == "off" {
+				n.accessLogOff(k.Name, v)
 			}
 		case "nginx.worker_processes", "nginx.worker_cpu_affinity", "nginx.worker_rlimit_nofile":
-			name := k.Directive
-			line := name + " " + v + ";"
-			if ds := c.MainDirectives(name); len(ds) > 0 {
-				d := ds[len(ds)-1]
-				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
-			} else if ds := c.MainDirectives("worker_processes"); len(ds) > 0 {
-				d := ds[len(ds)-1]
-				patch(k.Name, d.File, nginxEdit{d.End, d.End, "\n" + indentOf(c.Text[d.File], d.Start) + line})
-			} else {
-				patch(k.Name, c.Main, nginxEdit{0, 0, line + "\n"})
-			}
+			n.mainLevel(k, v)
 		case "nginx.worker_connections", "nginx.multi_accept":
-			name := k.Directive
-			line := name + " " + v + ";"
-			if c.EventsBlock == nil {
-				return nil, fmt.Errorf("%s has no events block for %s", c.Main, name)
-			}
-			if ds := c.EventsDirectives(name); len(ds) > 0 {
-				d := ds[len(ds)-1]
-				patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
-			} else {
-				patch(k.Name, c.EventsBlock.File, afterOpen(c, c.EventsBlock, c.Events, line))
+			if err := n.eventsLevel(k, v); err != nil {
+				return nil, err
 			}
 		case "nginx.listen_backlog", "nginx.reuseport":
 			// One listen per address carries its options.
 			for _, d := range optionListens(c) {
 				args := listenArgs(d.Args, changed)
-				patch(k.Name, d.File, nginxEdit{d.Start, d.End, "listen " + strings.Join(args, " ") + ";"})
+				n.patch(k.Name, d.File, nginxEdit{d.Start, d.End, "listen " + strings.Join(args, " ") + ";"})
 			}
 		default:
 			out.Manual = append(out.Manual, k.Name+"="+v)
 		}
 	}
-	if drop.Len() > 0 {
-		out.DropIn = []byte("# Written by phptune apply: http-level settings, read after nginx.conf's own.\n# Undo: phptune rollback (or remove this file, nginx -t, and reload nginx).\n" + drop.String())
+	if n.drop.Len() > 0 {
+		out.DropIn = []byte("# Written by phptune apply: http-level settings, read after nginx.conf's own.\n# Undo: phptune rollback (or remove this file, nginx -t, and reload nginx).\n" + n.drop.String())
 	}
-	files := make([]string, 0, len(edits))
-	for f := range edits {
+	if err := n.patchFiles(root, read); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nginxComposer gathers the drop-in's lines and the edits of the files
+// nginx -T showed while ComposeNginx goes through the changed knobs.
+type nginxComposer struct {
+	c       *NginxConf
+	out     *NginxChanges
+	changed map[string]string // knob -> its new value
+	edits   map[string][]nginxEdit
+	drop    strings.Builder
+}
+
+// patch adds an edit of file for knob name.
+func (n *nginxComposer) patch(name string, file string, e nginxEdit) {
+	n.edits[file] = append(n.edits[file], e)
+	n.out.PatchKnobs = appendOnce(n.out.PatchKnobs, name+"="+n.changed[name])
+}
+
+// elsewhere returns the http-level directives name outside the drop-in.
+func (n *nginxComposer) elsewhere(name string) []NginxDirective {
+	var ds []NginxDirective
+	for _, d := range n.c.HTTPDirectives(name) {
+		if d.File != n.out.DropInPath {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// httpLevel sets line of knob name (value v) at http level: in the
+// drop-in, or at the top of the http block when there is no drop-in.
+func (n *nginxComposer) httpLevel(name, v, line string) {
+	c := n.c
+	if n.out.DropInPath != "" {
+		n.drop.WriteString(line + "\n")
+		n.out.DropKnobs = append(n.out.DropKnobs, name+"="+v)
+	} else if c.HTTPBlock != nil {
+		n.patch(name, c.HTTPBlock.File, afterOpen(c, c.HTTPBlock, c.HTTP, line))
+	}
+}
+
+// keepaliveTimeout replaces the http level's keepalive_timeout where it
+// is set (nginx refuses a second one), else sets it at http level, and
+// notes the servers and locations that keep their own.
+func (n *nginxComposer) keepaliveTimeout(name, v string) {
+	line := "keepalive_timeout " + v + ";"
+	if ds := n.elsewhere("keepalive_timeout"); len(ds) > 0 {
+		d := ds[len(ds)-1]
+		n.patch(name, d.File, nginxEdit{d.Start, d.End, line})
+	} else {
+		n.httpLevel(name, v, line)
+	}
+	for _, d := range serverDirectives(n.c, "keepalive_timeout") {
+		n.out.Notes = append(n.out.Notes, fmt.Sprintf("%s sets keepalive_timeout %s for its server or location, which keeps it: the http level's does not apply there", d.At(), strings.Join(d.Args, " ")))
+	}
+}
+
+// accessLogOff turns the http level's access logs off, and notes the
+// servers that keep logging with their own.
+func (n *nginxComposer) accessLogOff(name, v string) {
+	n.httpLevel(name, v, "access_log off;")
+	for _, s := range n.c.Servers {
+		for _, d := range s.AccessLogs {
+			if d.Args[0] != "off" {
+				n.out.Notes = append(n.out.Notes, fmt.Sprintf("the server at %s:%d keeps logging: its own access_log at %s overrides the http level's", s.File, s.Line, d.At()))
+			}
+		}
+	}
+}
+
+// mainLevel sets a main-context directive where it is set, else after
+// worker_processes, else at the top of nginx.conf.
+func (n *nginxComposer) mainLevel(k knob.Knob, v string) {
+	c := n.c
+	line := k.Directive + " " + v + ";"
+	if ds := c.MainDirectives(k.Directive); len(ds) > 0 {
+		d := ds[len(ds)-1]
+		n.patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
+	} else if ds := c.MainDirectives("worker_processes"); len(ds) > 0 {
+		d := ds[len(ds)-1]
+		n.patch(k.Name, d.File, nginxEdit{d.End, d.End, "\n" + indentOf(c.Text[d.File], d.Start) + line})
+	} else {
+		n.patch(k.Name, c.Main, nginxEdit{0, 0, line + "\n"})
+	}
+}
+
+// eventsLevel sets an events directive where it is set, else at the top
+// of the events block, which must exist.
+func (n *nginxComposer) eventsLevel(k knob.Knob, v string) error {
+	c := n.c
+	line := k.Directive + " " + v + ";"
+	if c.EventsBlock == nil {
+		return fmt.Errorf("%s has no events block for %s", c.Main, k.Directive)
+	}
+	if ds := c.EventsDirectives(k.Directive); len(ds) > 0 {
+		d := ds[len(ds)-1]
+		n.patch(k.Name, d.File, nginxEdit{d.Start, d.End, line})
+	} else {
+		n.patch(k.Name, c.EventsBlock.File, afterOpen(c, c.EventsBlock, c.Events, line))
+	}
+	return nil
+}
+
+// patchFiles applies the edits to each file's current content, which
+// must still be what nginx -T dumped, into out's patched files and its
+// patch (paths relative to root).
+func (n *nginxComposer) patchFiles(root string, read func(string) (real string, text []byte, err error)) error {
+	c, out := n.c, n.out
+	files := make([]string, 0, len(n.edits))
+	for f := range n.edits {
 		files = append(files, f)
 	}
 	sort.Strings(files)
 	for _, f := range files {
 		real, disk, err := read(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !bytes.Equal(disk, c.Text[f]) {
-			return nil, fmt.Errorf("%s changed since nginx -T read it: run apply again", f)
+			return fmt.Errorf("%s changed since nginx -T read it: run apply again", f)
 		}
 		b := disk
-		for _, e := range dedupEdits(edits[f]) {
+		for _, e := range dedupEdits(n.edits[f]) {
 			next := append([]byte{}, b[:e.start]...)
 			next = append(next, e.text...)
 			b = append(next, b[e.end:]...)
@@ -182,7 +236,7 @@ func ComposeNginx(c *NginxConf, rec knob.Config, root string, read func(string) 
 		rel := relTo(root, real)
 		out.Patch += unidiff.Diff(rel, rel, unidiff.Lines(c.Text[f]), unidiff.Lines(b), 3)
 	}
-	return out, nil
+	return nil
 }
 
 // nginxDropInDir is the drop-in's path: in the directory of the first
