@@ -97,19 +97,56 @@ var refused = confpath.Refused{
 }
 
 func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
-	var firstErr error
-	// q quotes a path with the rules of its directive and keeps the first
-	// refusal.
-	q := func(what, p string, syntax confpath.Syntax) string {
-		out, err := syntax.Quote(p)
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("nginx %s: %w", what, err)
-		}
-		return out
+	c := &nginxConf{}
+	c.mainContext(cfg, s)
+	c.http(cfg, s, accessLog)
+	if err := checkAddress(s.Listen); err != nil {
+		c.fail(fmt.Errorf("nginx listen: %w", err))
 	}
-	lit, vars := confpath.NginxLiteral, confpath.NginxVariables
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	pass, err := fastCGIPass(s.FastCGI)
+	c.fail(err)
+	if s.SiteHost != nil {
+		c.fail(s.SiteHost.check())
+	}
+	phpPass, keepConn, err := writeUpstream(c.w, cfg, s)
+	c.fail(err)
+	c.server(cfg, s, pass, phpPass, keepConn)
+	c.w("}")
+	if c.err != nil {
+		return "", c.err
+	}
+	return c.b.String(), nil
+}
+
+// nginxConf is an nginx.conf being written, with the first error met
+// writing it.
+type nginxConf struct {
+	b   strings.Builder
+	err error
+}
+
+func (c *nginxConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
+
+// fail keeps err unless an earlier error was kept.
+func (c *nginxConf) fail(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// q quotes a path with the rules of its directive what and keeps the
+// first refusal.
+func (c *nginxConf) q(what, p string, syntax confpath.Syntax) string {
+	out, err := syntax.Quote(p)
+	if err != nil {
+		c.fail(fmt.Errorf("nginx %s: %w", what, err))
+	}
+	return out
+}
+
+// mainContext writes the main context's directives and the events block.
+func (c *nginxConf) mainContext(cfg knob.Config, s Site) {
+	w, lit := c.w, confpath.NginxLiteral
 	w("# Rendered by phptune: Debian's nginx.conf with the lab's paths and phptune's knobs.")
 	w("worker_processes %s;", cfg["nginx.worker_processes"])
 	if cfg["nginx.worker_cpu_affinity"] == "auto" {
@@ -118,8 +155,8 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	if n := cfg.Int("nginx.worker_rlimit_nofile"); n > 0 {
 		w("worker_rlimit_nofile %d;", n)
 	}
-	w("pid %s;", q("pid", s.PidFile, lit))
-	w("error_log %s;", q("error_log", s.ErrorLog, lit))
+	w("pid %s;", c.q("pid", s.PidFile, lit))
+	w("error_log %s;", c.q("error_log", s.ErrorLog, lit))
 	w("daemon off;")
 	w("events {")
 	w("    worker_connections %s;", cfg["nginx.worker_connections"])
@@ -127,6 +164,11 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 		w("    multi_accept on;")
 	}
 	w("}")
+}
+
+// http opens the http block and writes its settings.
+func (c *nginxConf) http(cfg knob.Config, s Site, accessLog bool) {
+	w := c.w
 	w("http {")
 	w("    sendfile on;")
 	w("    tcp_nopush on;")
@@ -134,7 +176,7 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	w("    include /etc/nginx/mime.types;")
 	w("    default_type application/octet-stream;")
 	if accessLog {
-		w("    access_log %s;", q("access_log", s.AccessLog, vars))
+		w("    access_log %s;", c.q("access_log", s.AccessLog, confpath.NginxVariables))
 	} else {
 		w("    access_log off;")
 	}
@@ -145,24 +187,15 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	// Temporary files must live in the lab: the defaults under /var/lib/nginx
 	// belong to root.
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		w("    %s_temp_path %s;", t, q(t+"_temp_path", s.TempDir+"/"+t, lit))
+		w("    %s_temp_path %s;", t, c.q(t+"_temp_path", s.TempDir+"/"+t, confpath.NginxLiteral))
 	}
-	if err := checkAddress(s.Listen); err != nil && firstErr == nil {
-		firstErr = fmt.Errorf("nginx listen: %w", err)
-	}
-	pass, err := fastCGIPass(s.FastCGI)
-	if err != nil && firstErr == nil {
-		firstErr = err
-	}
-	if s.SiteHost != nil {
-		if err := s.SiteHost.check(); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	phpPass, keepConn, err := writeUpstream(w, cfg, s)
-	if err != nil && firstErr == nil {
-		firstErr = err
-	}
+}
+
+// server writes the site's server block: its listens and names, the
+// status pages (php-fpm's through pass), the front controller, and PHP
+// through phpPass.
+func (c *nginxConf) server(cfg knob.Config, s Site, pass, phpPass string, keepConn bool) {
+	w, lit, vars := c.w, confpath.NginxLiteral, confpath.NginxVariables
 	w("    server {")
 	reuse := ""
 	if cfg.On("nginx.reuseport") {
@@ -170,7 +203,7 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	}
 	w("        listen %s backlog=%s%s;", s.Listen, cfg["nginx.listen_backlog"], reuse)
 	if s.UnixListen != "" {
-		sock := q("listen", s.UnixListen, lit)
+		sock := c.q("listen", s.UnixListen, lit)
 		if sock != "" {
 			sock = `"unix:` + sock[1:]
 		}
@@ -179,30 +212,30 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	names := "localhost"
 	if len(s.Names) > 0 {
 		for _, n := range s.Names {
-			if err := checkAddress(n); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("nginx server_name: %w", err)
+			if err := checkAddress(n); err != nil {
+				c.fail(fmt.Errorf("nginx server_name: %w", err))
 			}
 		}
 		names = strings.Join(s.Names, " ")
 	}
 	w("        server_name %s;", names)
-	w("        root %s;", q("root (the document root)", s.DocRoot, vars))
+	w("        root %s;", c.q("root (the document root)", s.DocRoot, vars))
 	w("        index index.php index.html;")
 	if s.StubStatusPath != "" {
-		w("        location = %s { stub_status; %sdeny all; }", q("location", s.StubStatusPath, lit), allowLocal(s))
+		w("        location = %s { stub_status; %sdeny all; }", c.q("location", s.StubStatusPath, lit), allowLocal(s))
 	}
 	for _, p := range []string{s.FPMStatusPath, s.FPMPingPath} {
 		if p == "" {
 			continue
 		}
-		w("        location = %s {", q("location", p, lit))
+		w("        location = %s {", c.q("location", p, lit))
 		w("            %sdeny all;", allowLocal(s))
-		writeFastCGI(w, pass, q("fastcgi_param", p, vars), nil)
+		writeFastCGI(w, pass, c.q("fastcgi_param", p, vars), nil)
 		w("        }")
 	}
 	if s.FrontController != "" {
 		// The quoted path with the query string appended inside the quotes.
-		front := q("try_files", s.FrontController, vars)
+		front := c.q("try_files", s.FrontController, vars)
 		if front != "" {
 			front = front[:len(front)-1] + `?$args"`
 		}
@@ -216,11 +249,6 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	}
 	w("        }")
 	w("    }")
-	w("}")
-	if firstErr != nil {
-		return "", firstErr
-	}
-	return b.String(), nil
 }
 
 // allowLocal is the allow directives of the status pages: loopback, and
