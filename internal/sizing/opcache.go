@@ -103,55 +103,88 @@ func decideOpcache(cfg knob.Config, in Inputs) []results.SizeDecision {
 		}
 		return out
 	}
-	s := agg.s
-	const mb = 1 << 20
-
+	u := opcacheUseOf(cfg, agg.s)
 	// The interned strings buffer lives inside memory_consumption: decide
 	// it first, so the memory grows with it and the scripts keep theirs.
-	iMB := cfg.Int(KnobInternedStrings)
-	iBuf := s.InternedBufferB
-	if iBuf <= 0 {
-		iBuf = iMB * mb
+	di := decideInterned(cfg, agg, u)
+	dm := decideOpcacheMemory(cfg, agg, u)
+	dk := decideMaxFiles(cfg, agg, u)
+	out := []results.SizeDecision{dm, di, dk}
+	if jitOn {
+		out = append(out, decideJIT(cfg, agg))
 	}
-	iShare := share(s.InternedUsedB, iBuf)
-	di := decision(cfg, KnobInternedStrings, agg.trials)
-	di.Figures["size_bytes"], di.Figures["used_bytes"], di.Figures["used_share"], di.Figures["strings"] = b2f(iBuf), b2f(s.InternedUsedB), iShare, b2f(s.InternedStrings)
-	if iShare > NearFull {
-		set(cfg, &di, roundUp(int64(Headroom*float64(s.InternedUsedB)), 8*mb)/mb)
-		di.Reason = fmt.Sprintf("%s %s → %s: interned strings use %s of %s (%s); %.0f× that, rounded up to a multiple of 8 MiB (a full buffer leaves new strings to each worker's own memory)",
-			di.Action, di.From, di.To, mib(s.InternedUsedB), mib(iBuf), pct(iShare), Headroom)
-	} else {
-		di.Action = ActionKept
-		di.Reason = fmt.Sprintf("kept %s: interned strings use %s of %s (%s), %d strings", di.From, mib(s.InternedUsedB), mib(iBuf), pct(iShare), s.InternedStrings)
-	}
-	newIMB := cfg.Int(KnobInternedStrings)
+	return out
+}
 
+const oneMiB = 1 << 20
+
+// opcacheUse is how full opcache's parts were, against the sizes cfg
+// set before any is decided.
+type opcacheUse struct {
+	iMB, mMB int64 // the interned strings buffer and memory_consumption, MiB
+	iBuf     int64 // the interned strings buffer, bytes
+	// area is what scripts get beside the interned strings, scripts
+	// what they use of it.
+	area, scripts      int64
+	maxKeys            int64 // slots of the key table
+	memShare, keyShare float64
 	// Keys and memory: cache_full does not say which ran out; it is put
 	// on the fuller of the two.
-	maxKeys := s.MaxCachedKeys
-	if maxKeys <= 0 {
-		maxKeys = keySlots(cfg.Int(KnobMaxFiles))
-	}
-	keyShare := share(s.CachedKeys, maxKeys)
-	mMB := cfg.Int(KnobOpcacheMemory)
-	area := (mMB - iMB) * mb // what scripts get beside the interned strings
-	scripts := max(s.UsedB+s.WastedB-iBuf, 0)
-	memShare := share(scripts, area)
-	memNear := memShare > NearFull || s.OOMRestarts > 0 || (s.CacheFull && memShare >= keyShare)
-	keysNear := keyShare > NearFull || s.HashRestarts > 0 || (s.CacheFull && keyShare > memShare)
+	memNear, keysNear bool
+}
 
+func opcacheUseOf(cfg knob.Config, s results.OpcacheStatus) opcacheUse {
+	u := opcacheUse{iMB: cfg.Int(KnobInternedStrings), mMB: cfg.Int(KnobOpcacheMemory), iBuf: s.InternedBufferB}
+	if u.iBuf <= 0 {
+		u.iBuf = u.iMB * oneMiB
+	}
+	u.maxKeys = s.MaxCachedKeys
+	if u.maxKeys <= 0 {
+		u.maxKeys = keySlots(cfg.Int(KnobMaxFiles))
+	}
+	u.keyShare = share(s.CachedKeys, u.maxKeys)
+	u.area = (u.mMB - u.iMB) * oneMiB
+	u.scripts = max(s.UsedB+s.WastedB-u.iBuf, 0)
+	u.memShare = share(u.scripts, u.area)
+	u.memNear = u.memShare > NearFull || s.OOMRestarts > 0 || (s.CacheFull && u.memShare >= u.keyShare)
+	u.keysNear = u.keyShare > NearFull || s.HashRestarts > 0 || (s.CacheFull && u.keyShare > u.memShare)
+	return u
+}
+
+// decideInterned sizes the interned strings buffer (and sets it in cfg).
+func decideInterned(cfg knob.Config, agg *opcacheReading, u opcacheUse) results.SizeDecision {
+	s := agg.s
+	iShare := share(s.InternedUsedB, u.iBuf)
+	di := decision(cfg, KnobInternedStrings, agg.trials)
+	di.Figures["size_bytes"], di.Figures["used_bytes"], di.Figures["used_share"], di.Figures["strings"] = b2f(u.iBuf), b2f(s.InternedUsedB), iShare, b2f(s.InternedStrings)
+	if iShare > NearFull {
+		set(cfg, &di, roundUp(int64(Headroom*float64(s.InternedUsedB)), 8*oneMiB)/oneMiB)
+		di.Reason = fmt.Sprintf("%s %s → %s: interned strings use %s of %s (%s); %.0f× that, rounded up to a multiple of 8 MiB (a full buffer leaves new strings to each worker's own memory)",
+			di.Action, di.From, di.To, mib(s.InternedUsedB), mib(u.iBuf), pct(iShare), Headroom)
+	} else {
+		di.Action = ActionKept
+		di.Reason = fmt.Sprintf("kept %s: interned strings use %s of %s (%s), %d strings", di.From, mib(s.InternedUsedB), mib(u.iBuf), pct(iShare), s.InternedStrings)
+	}
+	return di
+}
+
+// decideOpcacheMemory sizes memory_consumption: the scripts' room and
+// the interned strings buffer as decided in cfg.
+func decideOpcacheMemory(cfg knob.Config, agg *opcacheReading, u opcacheUse) results.SizeDecision {
+	s := agg.s
+	newIMB := cfg.Int(KnobInternedStrings)
 	dm := decision(cfg, KnobOpcacheMemory, agg.trials)
-	dm.Figures["size_bytes"], dm.Figures["scripts_used_bytes"], dm.Figures["scripts_area_bytes"], dm.Figures["used_share"] = b2f(mMB*mb), b2f(scripts), b2f(area), memShare
+	dm.Figures["size_bytes"], dm.Figures["scripts_used_bytes"], dm.Figures["scripts_area_bytes"], dm.Figures["used_share"] = b2f(u.mMB*oneMiB), b2f(u.scripts), b2f(u.area), u.memShare
 	dm.Figures["oom_restarts"], dm.Figures["cache_full"] = float64(s.OOMRestarts), bool2f(s.CacheFull)
-	state := fmt.Sprintf("scripts use %s of the %s beside the interned strings (%s)", mib(scripts), mib(area), pct(memShare))
+	state := fmt.Sprintf("scripts use %s of the %s beside the interned strings (%s)", mib(u.scripts), mib(u.area), pct(u.memShare))
 	switch {
-	case memNear:
-		target := int64(Headroom * float64(scripts))
+	case u.memNear:
+		target := int64(Headroom * float64(u.scripts))
 		cause := ""
 		if s.OOMRestarts > 0 || s.CacheFull {
 			// A restart empties the cache and cache_full stops it
 			// growing: the use read afterwards understates the need.
-			target = max(target, int64(Headroom*float64(area)))
+			target = max(target, int64(Headroom*float64(u.area)))
 			if s.OOMRestarts > 0 {
 				cause += fmt.Sprintf(", %d out-of-memory restarts", s.OOMRestarts)
 			}
@@ -160,35 +193,36 @@ func decideOpcache(cfg knob.Config, in Inputs) []results.SizeDecision {
 			}
 			cause += " (so the need is at least the whole area)"
 		}
-		set(cfg, &dm, max(roundUp(target+newIMB*mb, 16*mb)/mb, mMB+newIMB-iMB))
+		set(cfg, &dm, max(roundUp(target+newIMB*oneMiB, 16*oneMiB)/oneMiB, u.mMB+newIMB-u.iMB))
 		dm.Reason = fmt.Sprintf("%s %s → %s: %s%s; %.0f× that plus the interned strings, rounded up to a multiple of 16 MiB", dm.Action, dm.From, dm.To, state, cause, Headroom)
-	case newIMB > iMB:
-		set(cfg, &dm, mMB+newIMB-iMB)
-		dm.Reason = fmt.Sprintf("%s %s → %s: the interned strings buffer grows by %d MiB inside it, so scripts keep their %s; %s", dm.Action, dm.From, dm.To, newIMB-iMB, mib(area), state)
+	case newIMB > u.iMB:
+		set(cfg, &dm, u.mMB+newIMB-u.iMB)
+		dm.Reason = fmt.Sprintf("%s %s → %s: the interned strings buffer grows by %d MiB inside it, so scripts keep their %s; %s", dm.Action, dm.From, dm.To, newIMB-u.iMB, mib(u.area), state)
 	default:
 		dm.Action = ActionKept
 		dm.Reason = fmt.Sprintf("kept %s: %s; no out-of-memory restart, cache not full", dm.From, state)
 	}
+	return dm
+}
 
+// decideMaxFiles sizes max_accelerated_files, the key table.
+func decideMaxFiles(cfg knob.Config, agg *opcacheReading, u opcacheUse) results.SizeDecision {
+	s := agg.s
 	dk := decision(cfg, KnobMaxFiles, agg.trials)
-	dk.Figures["cached_keys"], dk.Figures["max_cached_keys"], dk.Figures["cached_scripts"], dk.Figures["used_share"], dk.Figures["hash_restarts"] = b2f(s.CachedKeys), b2f(maxKeys), b2f(s.CachedScripts), keyShare, float64(s.HashRestarts)
-	keysState := fmt.Sprintf("%d keys (%d scripts) in %d slots (%s)", s.CachedKeys, s.CachedScripts, maxKeys, pct(keyShare))
-	if keysNear {
-		target := int64(Headroom * float64(s.CachedKeys))
-		if s.HashRestarts > 0 || s.CacheFull {
-			target = max(target, int64(Headroom*float64(maxKeys)))
-		}
-		set(cfg, &dk, keySlots(target))
-		dk.Reason = fmt.Sprintf("%s %s → %s: %s, %d hash restarts; %.0f× that, as PHP's next prime (it rounds the setting up to one)", dk.Action, dk.From, dk.To, keysState, s.HashRestarts, Headroom)
-	} else {
+	dk.Figures["cached_keys"], dk.Figures["max_cached_keys"], dk.Figures["cached_scripts"], dk.Figures["used_share"], dk.Figures["hash_restarts"] = b2f(s.CachedKeys), b2f(u.maxKeys), b2f(s.CachedScripts), u.keyShare, float64(s.HashRestarts)
+	keysState := fmt.Sprintf("%d keys (%d scripts) in %d slots (%s)", s.CachedKeys, s.CachedScripts, u.maxKeys, pct(u.keyShare))
+	if !u.keysNear {
 		dk.Action = ActionKept
 		dk.Reason = fmt.Sprintf("kept %s: %s; no hash restart", dk.From, keysState)
+		return dk
 	}
-	out := []results.SizeDecision{dm, di, dk}
-	if jitOn {
-		out = append(out, decideJIT(cfg, agg))
+	target := int64(Headroom * float64(s.CachedKeys))
+	if s.HashRestarts > 0 || s.CacheFull {
+		target = max(target, int64(Headroom*float64(u.maxKeys)))
 	}
-	return out
+	set(cfg, &dk, keySlots(target))
+	dk.Reason = fmt.Sprintf("%s %s → %s: %s, %d hash restarts; %.0f× that, as PHP's next prime (it rounds the setting up to one)", dk.Action, dk.From, dk.To, keysState, s.HashRestarts, Headroom)
+	return dk
 }
 
 // decideJIT sizes the JIT's buffer from what the JIT wrote into it: a full
