@@ -382,34 +382,11 @@ func (r *run) warn(b *results.Bench, all []*stats, unsent, unfin int64) {
 // prepare resolves the address and serialises every request once.
 func (r *run) prepare() error {
 	o := &r.o
-	var target unix.Sockaddr
-	switch o.Target.Network {
-	case "unix":
-		r.family, target = unix.AF_UNIX, &unix.SockaddrUnix{Name: o.Target.Address}
-	case "tcp":
-		host, portS, ok := strings.Cut(o.Target.Address, ":")
-		if i := strings.LastIndexByte(o.Target.Address, ':'); i >= 0 {
-			host, portS, ok = o.Target.Address[:i], o.Target.Address[i+1:], true
-		}
-		port, err := strconv.Atoi(portS)
-		if !ok || err != nil || port <= 0 || port > 65535 {
-			return fmt.Errorf("target address %q: want IP:PORT", o.Target.Address)
-		}
-		host = strings.Trim(host, "[]")
-		ip := net.ParseIP(host)
-		switch {
-		case ip == nil:
-			return fmt.Errorf("target address %q: the host must be an IP address (the generator does no DNS)", o.Target.Address)
-		case ip.To4() != nil:
-			sa := &unix.SockaddrInet4{Port: port}
-			copy(sa.Addr[:], ip.To4())
-			r.family, target = unix.AF_INET, sa
-		default:
-			sa := &unix.SockaddrInet6{Port: port}
-			copy(sa.Addr[:], ip.To16())
-			r.family, target = unix.AF_INET6, sa
-		}
+	family, target, err := sockaddrOf(o.Target.Network, o.Target.Address)
+	if err != nil {
+		return err
 	}
+	r.family = family
 	a, err := newRawAddr(target)
 	if err != nil {
 		return fmt.Errorf("target address %q: %w", o.Target.Address, err)
@@ -442,43 +419,97 @@ func (r *run) prepare() error {
 		}
 		r.noBody = append(r.noBody, method == "HEAD")
 		if r.fcgi {
-			script := q.ScriptFilename
-			if script == "" {
-				p, _, _ := strings.Cut(q.Path, "?")
-				script = strings.TrimSuffix(o.Target.DocRoot, "/") + p
-			}
-			target := "http://" + o.Target.Host + q.Path
-			params := fcgi.Params(method, target, script, q.Header, q.Body)
-			r.reqs = append(r.reqs, fcgi.AppendRequest(nil, 1, o.KeepAlive, fcgi.SortedPairs(params), q.Body))
-			continue
+			r.reqs = append(r.reqs, fcgiRequest(q, method, o.Target, o.KeepAlive))
+		} else {
+			r.reqs = append(r.reqs, httpRequest(q, method, o.Target.Host, o.KeepAlive))
 		}
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, q.Path, o.Target.Host)
-		hasUA := false
-		for name, vals := range q.Header {
-			switch http.CanonicalHeaderKey(name) {
-			case "Host", "Content-Length", "Connection":
-				continue
-			case "User-Agent":
-				hasUA = true
-			}
-			for _, v := range vals {
-				fmt.Fprintf(&sb, "%s: %s\r\n", name, v)
-			}
-		}
-		if !hasUA {
-			sb.WriteString("User-Agent: phptune\r\n")
-		}
-		if !o.KeepAlive {
-			sb.WriteString("Connection: close\r\n")
-		}
-		if len(q.Body) > 0 || method == "POST" || method == "PUT" {
-			fmt.Fprintf(&sb, "Content-Length: %d\r\n", len(q.Body))
-		}
-		sb.WriteString("\r\n")
-		sb.Write(q.Body)
-		r.reqs = append(r.reqs, []byte(sb.String()))
 	}
+	r.schedule()
+	return nil
+}
+
+// sockaddrOf resolves a target's address: a unix socket's path, or
+// IP:PORT on tcp (no DNS).
+func sockaddrOf(network, address string) (family int, sa unix.Sockaddr, err error) {
+	switch network {
+	case "unix":
+		return unix.AF_UNIX, &unix.SockaddrUnix{Name: address}, nil
+	case "tcp":
+		host, portS, ok := strings.Cut(address, ":")
+		if i := strings.LastIndexByte(address, ':'); i >= 0 {
+			host, portS, ok = address[:i], address[i+1:], true
+		}
+		port, err := strconv.Atoi(portS)
+		if !ok || err != nil || port <= 0 || port > 65535 {
+			return 0, nil, fmt.Errorf("target address %q: want IP:PORT", address)
+		}
+		host = strings.Trim(host, "[]")
+		ip := net.ParseIP(host)
+		switch {
+		case ip == nil:
+			return 0, nil, fmt.Errorf("target address %q: the host must be an IP address (the generator does no DNS)", address)
+		case ip.To4() != nil:
+			sa := &unix.SockaddrInet4{Port: port}
+			copy(sa.Addr[:], ip.To4())
+			return unix.AF_INET, sa, nil
+		default:
+			sa := &unix.SockaddrInet6{Port: port}
+			copy(sa.Addr[:], ip.To16())
+			return unix.AF_INET6, sa, nil
+		}
+	}
+	return 0, nil, nil
+}
+
+// fcgiRequest serialises request q as FastCGI records for php-fpm: the
+// script is q's, or the path's file under the target's document root.
+func fcgiRequest(q Request, method string, t Target, keepAlive bool) []byte {
+	script := q.ScriptFilename
+	if script == "" {
+		p, _, _ := strings.Cut(q.Path, "?")
+		script = strings.TrimSuffix(t.DocRoot, "/") + p
+	}
+	target := "http://" + t.Host + q.Path
+	params := fcgi.Params(method, target, script, q.Header, q.Body)
+	return fcgi.AppendRequest(nil, 1, keepAlive, fcgi.SortedPairs(params), q.Body)
+}
+
+// httpRequest serialises request q as HTTP/1.1 to host. The generator
+// writes Host, Content-Length and Connection itself, and a User-Agent
+// unless q has one.
+func httpRequest(q Request, method, host string, keepAlive bool) []byte {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, q.Path, host)
+	hasUA := false
+	for name, vals := range q.Header {
+		switch http.CanonicalHeaderKey(name) {
+		case "Host", "Content-Length", "Connection":
+			continue
+		case "User-Agent":
+			hasUA = true
+		}
+		for _, v := range vals {
+			fmt.Fprintf(&sb, "%s: %s\r\n", name, v)
+		}
+	}
+	if !hasUA {
+		sb.WriteString("User-Agent: phptune\r\n")
+	}
+	if !keepAlive {
+		sb.WriteString("Connection: close\r\n")
+	}
+	if len(q.Body) > 0 || method == "POST" || method == "PUT" {
+		fmt.Fprintf(&sb, "Content-Length: %d\r\n", len(q.Body))
+	}
+	sb.WriteString("\r\n")
+	sb.Write(q.Body)
+	return []byte(sb.String())
+}
+
+// schedule sets when the warm-up and the run end, and the pacer (a
+// schedule's rate held through the warm-up).
+func (r *run) schedule() {
+	o := &r.o
 	r.warmEnd.Store(int64(o.Warmup))
 	r.end.Store(math.MaxInt64)
 	if o.Duration > 0 {
@@ -495,7 +526,6 @@ func (r *run) prepare() error {
 			r.pacer = warmupPacer{p: o.Pacer, warmup: o.Warmup}
 		}
 	}
-	return nil
 }
 
 // warmupPacer runs the warm-up at the schedule's starting rate, then the
