@@ -609,20 +609,7 @@ func (l *loop) run() {
 				drainUntil = now + int64(min(r.o.Timeout, r.o.Drain))
 			}
 		}
-		if len(l.deferred) > 0 {
-			// Restart slots whose connect failed, once per iteration and at
-			// most every millisecond: a refusing server must not turn the
-			// loop into a recursion or a spin.
-			d := l.deferred
-			l.deferred = nil
-			for _, i := range d {
-				if open {
-					l.park(i)
-				} else {
-					l.send(i)
-				}
-			}
-		}
+		l.restartDeferred(open)
 		if open && !r.stop.Load() && (!stopping || !l.finalPace) {
 			// Also once in the iteration that finds the window over:
 			// requests due before its end since the last iteration go out
@@ -643,18 +630,7 @@ func (l *loop) run() {
 			l.scanTimeouts()
 			lastScan = now
 		}
-		wait := int64(50 * time.Millisecond)
-		if open && len(l.idle) > 0 {
-			next := int64(scaledPacer{r.pacer, int64(r.o.Threads), int64(l.id)}.at(l.nextK))
-			wait = max(0, min(wait, next-now))
-		}
-		if len(l.deferred) > 0 {
-			wait = min(wait, int64(time.Millisecond))
-		}
-		if end != math.MaxInt64 && !stopping {
-			wait = max(0, min(wait, end-now))
-		}
-		n, err := epollWait(l.epfd, l.events, wait, &l.pwait2)
+		n, err := epollWait(l.epfd, l.events, l.waitFor(now, end, stopping, open), &l.pwait2)
 		if err != nil && err != unix.EINTR {
 			l.err = fmt.Errorf("epoll_wait: %w", err)
 			break
@@ -670,7 +646,52 @@ func (l *loop) run() {
 			l.event(int32(ev.Fd), ev.Events)
 		}
 	}
-	// Count what is left, then close everything.
+	l.closeAll()
+	if open {
+		l.countUnsent()
+	}
+}
+
+// restartDeferred restarts the slots whose connect failed, once per
+// iteration and at most every millisecond: a refusing server must not
+// turn the loop into a recursion or a spin.
+func (l *loop) restartDeferred(open bool) {
+	if len(l.deferred) == 0 {
+		return
+	}
+	d := l.deferred
+	l.deferred = nil
+	for _, i := range d {
+		if open {
+			l.park(i)
+		} else {
+			l.send(i)
+		}
+	}
+}
+
+// waitFor is how long the loop may wait for events at now: until the
+// next request is due (open model), a deferred restart, or the end of
+// the window (end), and at most 50 ms, the timeouts' scan.
+func (l *loop) waitFor(now, end int64, stopping, open bool) int64 {
+	r := l.r
+	wait := int64(50 * time.Millisecond)
+	if open && len(l.idle) > 0 {
+		next := int64(scaledPacer{r.pacer, int64(r.o.Threads), int64(l.id)}.at(l.nextK))
+		wait = max(0, min(wait, next-now))
+	}
+	if len(l.deferred) > 0 {
+		wait = min(wait, int64(time.Millisecond))
+	}
+	if end != math.MaxInt64 && !stopping {
+		wait = max(0, min(wait, end-now))
+	}
+	return wait
+}
+
+// closeAll counts the measured requests left unfinished, then closes
+// every connection.
+func (l *loop) closeAll() {
 	for i := range l.conns {
 		c := &l.conns[i]
 		if c.state >= stConnecting && c.measure {
@@ -681,14 +702,17 @@ func (l *loop) run() {
 			c.fd = -1
 		}
 	}
-	if open {
-		// Requests the schedule wanted sent in the window that never were.
-		sp := scaledPacer{r.pacer, int64(r.o.Threads), int64(l.id)}
-		upTo := min(r.end.Load(), l.now)
-		due := countBefore(sp, upTo)
-		first := max(l.nextK, countBefore(sp, min(r.warmEnd.Load(), upTo)))
-		l.unsent = max(0, due-first)
-	}
+}
+
+// countUnsent counts the requests the schedule wanted sent in the
+// measured window that never were.
+func (l *loop) countUnsent() {
+	r := l.r
+	sp := scaledPacer{r.pacer, int64(r.o.Threads), int64(l.id)}
+	upTo := min(r.end.Load(), l.now)
+	due := countBefore(sp, upTo)
+	first := max(l.nextK, countBefore(sp, min(r.warmEnd.Load(), upTo)))
+	l.unsent = max(0, due-first)
 }
 
 // paceSends sends every request the schedule has made due, while there are
