@@ -142,52 +142,11 @@ func serversText(w io.Writer, s *results.Servers) error {
 		eachServer(len(s.Servers)), dur(s.TuneBudgetS), len(s.Configs), s.RoundsRun, s.Rounds, dur(s.DurationS), dur(s.WarmupS), dur(s.WallS))
 	rows := serversConfigs(s)
 	if len(rows) > 0 {
-		fmt.Fprintf(w, "\n%-4s %-34s %-24s %-30s %-26s %7s\n", "rank", "configuration", "throughput rps (95% CI)", "vs best", "p99 ms (95% CI)", "errors")
-		for _, c := range rows {
-			if c.Rank == 0 {
-				why := c.Failed
-				if why == "" {
-					why = "not measured"
-				}
-				fmt.Fprintf(w, "%-4s %-34s %s\n", "-", c.Label, firstLine(why))
-				continue
-			}
-			vs := "best"
-			if c.Label != s.Best {
-				vs = ratioText(c.VsBest)
-				if v := ratioVerdict(c.VsBest); v == "no significant difference" {
-					vs += " ~"
-				}
-			}
-			fmt.Fprintf(w, "%-4d %-34s %-24s %-30s %-26s %6.2f%%\n", c.Rank, c.Label, ivText(c.Throughput), vs, ivText(c.P99Ms), 100*c.ErrorRate)
-		}
-		fmt.Fprintln(w, "(~: no significant difference from the best; ratios are paired by round)")
-		fmt.Fprintf(w, "\n%-34s %-32s %6s %8s %11s %11s %-20s %s\n", "configuration", "CPU ms/req web+PHP+DB = stack", "cores", "workers", "PSS/worker", "PSS total", "busiest worker", "queued")
-		for _, c := range rows {
-			if c.Rank == 0 {
-				continue
-			}
-			cpu := fmt.Sprintf("%.2f+%.2f+%.2f = %.2f", c.CPUWebMs, c.CPUPHPMs, c.CPUDBMs, c.CPUStackMs)
-			busiest := "-"
-			if c.Workers > 0 {
-				busiest = fmt.Sprintf("%.0f%% (even %.0f%%)", 100*c.Imbalance, 100*evenShare(c.Workers))
-			}
-			fmt.Fprintf(w, "%-34s %-32s %6.2f %8d %11s %11s %-20s %d/%d rounds\n", c.Label, cpu, c.StackCores, c.Workers, mib(c.WorkerPSSB), mib(c.TotalPSSB), busiest, c.QueuedRounds, c.Rounds)
-		}
-		fmt.Fprintln(w, "(medians over rounds; web, PHP and DB are the observer's process groups, with mod_php Apache's children count as PHP; busiest worker: its share of the pool's CPU)")
+		serversRanking(w, s.Best, rows)
+		serversCost(w, rows)
 	}
 	if len(s.Servers) > 0 {
-		fmt.Fprintln(w, "\ntuned vs default (throughput, paired by round, 95% CI):")
-		for _, st := range s.Servers {
-			switch {
-			case st.Failed != "":
-				fmt.Fprintf(w, "  %-24s tune failed: %s\n", st.Server, firstLine(st.Failed))
-			case len(st.Changes) == 0:
-				fmt.Fprintf(w, "  %-24s tuned = default (no change measured better)\n", st.Server)
-			default:
-				fmt.Fprintf(w, "  %-24s %s %s\n", st.Server, ratioText(st.TunedVsDefault), ratioVerdict(st.TunedVsDefault))
-			}
-		}
+		serversTuned(w, s.Servers)
 	}
 	if len(s.Diagnoses) > 0 {
 		fmt.Fprintln(w, "\nwhy they lost:")
@@ -195,6 +154,80 @@ func serversText(w io.Writer, s *results.Servers) error {
 			fmt.Fprintf(w, "  - [%s] %s\n", d.Cause, d.Text)
 		}
 	}
+	serversWorkersCPU(w, rows)
+	if len(s.Servers) > 0 {
+		serversRecommendations(w, s.Servers)
+	}
+	for _, n := range s.NotCompared {
+		fmt.Fprintf(w, "\nnot compared: %s: %s\n", n.Server, n.Reason)
+	}
+	serversWarnings(w, s.Warnings, rows)
+	return nil
+}
+
+// serversRanking writes the configurations ranked by throughput, each
+// against the best.
+func serversRanking(w io.Writer, best string, rows []results.ServerConfig) {
+	fmt.Fprintf(w, "\n%-4s %-34s %-24s %-30s %-26s %7s\n", "rank", "configuration", "throughput rps (95% CI)", "vs best", "p99 ms (95% CI)", "errors")
+	for _, c := range rows {
+		if c.Rank == 0 {
+			why := c.Failed
+			if why == "" {
+				why = "not measured"
+			}
+			fmt.Fprintf(w, "%-4s %-34s %s\n", "-", c.Label, firstLine(why))
+			continue
+		}
+		vs := "best"
+		if c.Label != best {
+			vs = ratioText(c.VsBest)
+			if v := ratioVerdict(c.VsBest); v == "no significant difference" {
+				vs += " ~"
+			}
+		}
+		fmt.Fprintf(w, "%-4d %-34s %-24s %-30s %-26s %6.2f%%\n", c.Rank, c.Label, ivText(c.Throughput), vs, ivText(c.P99Ms), 100*c.ErrorRate)
+	}
+	fmt.Fprintln(w, "(~: no significant difference from the best; ratios are paired by round)")
+}
+
+// serversCost writes what each measured configuration cost: CPU per
+// request by process group, cores, workers and their memory, how evenly
+// the workers shared the work, and the rounds requests queued in.
+func serversCost(w io.Writer, rows []results.ServerConfig) {
+	fmt.Fprintf(w, "\n%-34s %-32s %6s %8s %11s %11s %-20s %s\n", "configuration", "CPU ms/req web+PHP+DB = stack", "cores", "workers", "PSS/worker", "PSS total", "busiest worker", "queued")
+	for _, c := range rows {
+		if c.Rank == 0 {
+			continue
+		}
+		cpu := fmt.Sprintf("%.2f+%.2f+%.2f = %.2f", c.CPUWebMs, c.CPUPHPMs, c.CPUDBMs, c.CPUStackMs)
+		busiest := "-"
+		if c.Workers > 0 {
+			busiest = fmt.Sprintf("%.0f%% (even %.0f%%)", 100*c.Imbalance, 100*evenShare(c.Workers))
+		}
+		fmt.Fprintf(w, "%-34s %-32s %6.2f %8d %11s %11s %-20s %d/%d rounds\n", c.Label, cpu, c.StackCores, c.Workers, mib(c.WorkerPSSB), mib(c.TotalPSSB), busiest, c.QueuedRounds, c.Rounds)
+	}
+	fmt.Fprintln(w, "(medians over rounds; web, PHP and DB are the observer's process groups, with mod_php Apache's children count as PHP; busiest worker: its share of the pool's CPU)")
+}
+
+// serversTuned writes each server's tuned configuration against its
+// default.
+func serversTuned(w io.Writer, servers []results.ServerTune) {
+	fmt.Fprintln(w, "\ntuned vs default (throughput, paired by round, 95% CI):")
+	for _, st := range servers {
+		switch {
+		case st.Failed != "":
+			fmt.Fprintf(w, "  %-24s tune failed: %s\n", st.Server, firstLine(st.Failed))
+		case len(st.Changes) == 0:
+			fmt.Fprintf(w, "  %-24s tuned = default (no change measured better)\n", st.Server)
+		default:
+			fmt.Fprintf(w, "  %-24s %s %s\n", st.Server, ratioText(st.TunedVsDefault), ratioVerdict(st.TunedVsDefault))
+		}
+	}
+}
+
+// serversWorkersCPU writes each PHP worker's CPU, for the configurations
+// with more than one worker.
+func serversWorkersCPU(w io.Writer, rows []results.ServerConfig) {
 	var shown bool
 	for _, c := range rows {
 		if c.Rank > 0 && len(c.WorkerCPUPct) > 1 {
@@ -205,24 +238,28 @@ func serversText(w io.Writer, s *results.Servers) error {
 			fmt.Fprintf(w, "  %-34s %s\n", c.Label, workersCPUText(c.WorkerCPUPct))
 		}
 	}
-	if len(s.Servers) > 0 {
-		fmt.Fprintln(w, "\nrecommendations (each server's files in its own syntax):")
-		for _, st := range s.Servers {
-			if st.Failed != "" {
-				continue
-			}
-			where := ""
-			if st.OutDir != "" {
-				where = " → " + st.OutDir
-			}
-			fmt.Fprintf(w, "  %-24s %s%s\n", st.Server, changesWords(st.Changes), where)
+}
+
+// serversRecommendations writes each tuned server's changes and where its
+// files are.
+func serversRecommendations(w io.Writer, servers []results.ServerTune) {
+	fmt.Fprintln(w, "\nrecommendations (each server's files in its own syntax):")
+	for _, st := range servers {
+		if st.Failed != "" {
+			continue
 		}
+		where := ""
+		if st.OutDir != "" {
+			where = " → " + st.OutDir
+		}
+		fmt.Fprintf(w, "  %-24s %s%s\n", st.Server, changesWords(st.Changes), where)
 	}
-	for _, n := range s.NotCompared {
-		fmt.Fprintf(w, "\nnot compared: %s: %s\n", n.Server, n.Reason)
-	}
+}
+
+// serversWarnings writes the run's warnings and each configuration's.
+func serversWarnings(w io.Writer, runWarnings []string, rows []results.ServerConfig) {
 	var warns []string
-	warns = append(warns, s.Warnings...)
+	warns = append(warns, runWarnings...)
 	for _, c := range rows {
 		for _, x := range c.Warnings {
 			warns = append(warns, c.Label+": "+x)
@@ -234,7 +271,6 @@ func serversText(w io.Writer, s *results.Servers) error {
 			fmt.Fprintf(w, "  - %s\n", x)
 		}
 	}
-	return nil
 }
 
 // eachServer is "each of 3 servers", "the server".
