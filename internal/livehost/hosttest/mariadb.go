@@ -48,20 +48,7 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 	if os.Geteuid() != 0 {
 		t.Skip("a host's MariaDB is started by root")
 	}
-	bin, err := exec.LookPath("mariadbd")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/mariadbd"); err != nil {
-			t.Skip("mariadbd is not installed")
-		}
-	}
-	install, err := exec.LookPath("mariadb-install-db")
-	if err != nil {
-		t.Skip("mariadb-install-db is not installed")
-	}
-	client, err := exec.LookPath("mariadb")
-	if err != nil {
-		t.Skip("the mariadb client is not installed")
-	}
+	bin, install, client := mariaDBBinaries(t)
 	acct, err := user.Lookup("mysql")
 	if err != nil {
 		t.Skip("no mysql account")
@@ -95,6 +82,47 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 			t.Fatal(err)
 		}
 	}
+	m.copyConfig(t, etc, edits)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, install, "--defaults-file="+m.MyCnf, "--user=mysql", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// mariaDBBinaries finds Debian's mariadbd, mariadb-install-db and the
+// mariadb client, and skips the test when one is not installed.
+func mariaDBBinaries(t testing.TB) (bin, install, client string) {
+	t.Helper()
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/mariadbd"); err != nil {
+			t.Skip("mariadbd is not installed")
+		}
+	}
+	install, err = exec.LookPath("mariadb-install-db")
+	if err != nil {
+		t.Skip("mariadb-install-db is not installed")
+	}
+	client, err = exec.LookPath("mariadb")
+	if err != nil {
+		t.Skip("the mariadb client is not installed")
+	}
+	return bin, install, client
+}
+
+// copyConfig copies Debian's /etc/mysql into etc, its paths moved under
+// the root; 50-server.cnf gets the copy's data directory, no network, a
+// log of its own, and edits.
+func (m *MariaDB) copyConfig(t testing.TB, etc string, edits []func(server string) string) {
+	t.Helper()
+	root := m.Root
 	move := func(b []byte) []byte {
 		s := strings.ReplaceAll(string(b), "/run/mysqld/", root+"/run/mysqld/")
 		s = strings.ReplaceAll(s, "/var/log/mysql/", root+"/var/log/mysql/")
@@ -129,17 +157,6 @@ func DebianMariaDB(t testing.TB, root string, edits ...func(server string) strin
 	if _, ok := m.Files[m.Server]; !ok {
 		t.Skip("Debian's 50-server.cnf is not installed")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, install, "--defaults-file="+m.MyCnf, "--user=mysql", "--skip-test-db").CombinedOutput()
-	if err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
-	return m
 }
 
 // Start runs mariadbd with the copy's my.cnf and waits until root
