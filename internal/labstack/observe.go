@@ -38,38 +38,10 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 			close = func() {}
 		}
 	}()
-	web := observe.ComponentNginx
-	for _, p := range l.LiveProcesses() {
-		c := p.Component
-		switch c {
-		case observe.ComponentApache:
-			web = c
-			if l.Config.Server() == knob.ApachePreforkModPHP {
-				// PHP runs in Apache's children: they are its workers.
-				c = observe.ComponentApacheModPHP
-			}
-		case observe.ComponentLighttpd, observe.ComponentCaddy, observe.ComponentH2O, observe.ComponentUnit:
-			web = c
-		}
-		cfg.Roots = append(cfg.Roots, observe.Root{Component: c, PID: p.PID})
-	}
+	var web string
+	cfg.Roots, web = roots(l)
 	if l.FPMListen != "" {
-		path := l.FPMStatusPath
-		if path == "" {
-			path = "/fpm-status"
-		}
-		// Every pool (fpm.pools) is read on its own socket: each answers
-		// for itself, with its share of the workers.
-		networks, addrs := l.FPMPoolAddrs()
-		shares := l.Config.PoolShares()
-		for i, listen := range l.FPMPoolListens() {
-			maxc := int(l.Config.Int("pm.max_children"))
-			if i < len(shares) && len(shares) == len(addrs) {
-				maxc = int(shares[i].Int("pm.max_children"))
-			}
-			cfg.FPM = append(cfg.FPM, observe.FPMSource{Pool: phpfpm.PoolName("", i), Fetch: observe.FPMFetcher(networks[i], addrs[i], path, l.PeerUID()), MaxChildren: maxc})
-			cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: listen, Backlog: backlogOf(l.Config, "listen.backlog")})
-		}
+		cfg.FPM, cfg.Sockets = fpmPools(l)
 	}
 	var asked int64
 	switch web {
@@ -108,28 +80,83 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		cfg.UnitControl, cfg.UnitUID, cfg.UnitMaxProcesses = l.UnitControl, l.PeerUID(), l.Config.Int("unit.processes")
 	}
 	if l.MariaDBSocket != "" {
-		sec, err := l.ReadSecrets()
+		db, err := openLabDB(l)
 		if err != nil {
-			return cfg, close, fmt.Errorf("reading lab %s's database credentials: %w (they are in %s/secrets.json, readable by root or the lab's owner)", l.Name, err, l.Dir)
-		}
-		user, password := sec.DBUser, sec.DBPassword
-		if l.Sealed() {
-			// A site lab's app account is the site's own, made by
-			// its database copy (if any) for the hosts its
-			// configuration names; the lab server's root is always
-			// there, on the socket (as root's dumps use it).
-			user, password = "root", sec.MariaDBRootPassword
-		}
-		var db *sql.DB
-		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, ""); err != nil {
 			return cfg, close, err
 		}
-		db.SetMaxOpenConns(1)
 		cfg.DB = db
 		closeNS := close
 		close = func() { db.Close(); closeNS() }
 	}
 	return cfg, close, nil
+}
+
+// roots returns the lab's live processes as the observer's roots, and
+// the component of its web server (nginx unless another runs). With
+// mod_php, Apache's children are PHP's workers.
+func roots(l *lab.Lab) (rs []observe.Root, web string) {
+	web = observe.ComponentNginx
+	for _, p := range l.LiveProcesses() {
+		c := p.Component
+		switch c {
+		case observe.ComponentApache:
+			web = c
+			if l.Config.Server() == knob.ApachePreforkModPHP {
+				// PHP runs in Apache's children: they are its workers.
+				c = observe.ComponentApacheModPHP
+			}
+		case observe.ComponentLighttpd, observe.ComponentCaddy, observe.ComponentH2O, observe.ComponentUnit:
+			web = c
+		}
+		rs = append(rs, observe.Root{Component: c, PID: p.PID})
+	}
+	return rs, web
+}
+
+// fpmPools returns each php-fpm pool's status page and listening socket.
+// Every pool (fpm.pools) is read on its own socket: each answers for
+// itself, with its share of the workers.
+func fpmPools(l *lab.Lab) ([]observe.FPMSource, []observe.Socket) {
+	path := l.FPMStatusPath
+	if path == "" {
+		path = "/fpm-status"
+	}
+	var pools []observe.FPMSource
+	var sockets []observe.Socket
+	networks, addrs := l.FPMPoolAddrs()
+	shares := l.Config.PoolShares()
+	for i, listen := range l.FPMPoolListens() {
+		maxc := int(l.Config.Int("pm.max_children"))
+		if i < len(shares) && len(shares) == len(addrs) {
+			maxc = int(shares[i].Int("pm.max_children"))
+		}
+		pools = append(pools, observe.FPMSource{Pool: phpfpm.PoolName("", i), Fetch: observe.FPMFetcher(networks[i], addrs[i], path, l.PeerUID()), MaxChildren: maxc})
+		sockets = append(sockets, observe.Socket{Owner: observe.ComponentFPM, Addr: listen, Backlog: backlogOf(l.Config, "listen.backlog")})
+	}
+	return pools, sockets
+}
+
+// openLabDB connects to the lab's MariaDB on its socket, as the app's
+// account, or as root in a site lab, on one connection.
+func openLabDB(l *lab.Lab) (*sql.DB, error) {
+	sec, err := l.ReadSecrets()
+	if err != nil {
+		return nil, fmt.Errorf("reading lab %s's database credentials: %w (they are in %s/secrets.json, readable by root or the lab's owner)", l.Name, err, l.Dir)
+	}
+	user, password := sec.DBUser, sec.DBPassword
+	if l.Sealed() {
+		// A site lab's app account is the site's own, made by
+		// its database copy (if any) for the hosts its
+		// configuration names; the lab server's root is always
+		// there, on the socket (as root's dumps use it).
+		user, password = "root", sec.MariaDBRootPassword
+	}
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, "")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
 }
 
 // backlogOf is the backlog knob name asks for in cfg, 0 when cfg's
