@@ -112,16 +112,16 @@ var refused = confpath.Refused{
 const phpFiles = `".+\.ph(?:ar|p|tml)$"`
 
 func render(cfg knob.Config, s Site) (string, error) {
-	c := &httpdConf{}
+	c := &httpdConf{Refusals: confpath.Refusals{File: "httpd.conf", Syntax: confpath.Apache}}
 	modPHP := cfg.Server() == knob.ApachePreforkModPHP
 	if modPHP && s.ModPHP == "" {
-		c.fail(fmt.Errorf("server=%s needs the path of Apache's PHP module", cfg.Server()))
+		c.Add(fmt.Errorf("server=%s needs the path of Apache's PHP module", cfg.Server()))
 	}
 	if !modPHP && s.FastCGI == "" {
-		c.fail(fmt.Errorf("server=%s needs php-fpm's address", cfg.Server()))
+		c.Add(fmt.Errorf("server=%s needs php-fpm's address", cfg.Server()))
 	}
 	if err := checkAddress(s.Listen); err != nil {
-		c.fail(fmt.Errorf("httpd.conf Listen: %w", err))
+		c.Add(fmt.Errorf("httpd.conf Listen: %w", err))
 	}
 	mpm := "event"
 	if modPHP {
@@ -132,36 +132,20 @@ func render(cfg knob.Config, s Site) (string, error) {
 	c.modules(s, modPHP)
 	c.site(cfg, s)
 	c.php(s, modPHP)
-	if c.err != nil {
-		return "", c.err
+	if err := c.Err(); err != nil {
+		return "", err
 	}
 	return c.b.String(), nil
 }
 
-// httpdConf is an httpd.conf being written, with the first error met
+// httpdConf is an httpd.conf being written, with the first refusal met
 // writing it.
 type httpdConf struct {
-	b   strings.Builder
-	err error
+	b strings.Builder
+	confpath.Refusals
 }
 
 func (c *httpdConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
-
-// fail keeps err unless an earlier error was kept.
-func (c *httpdConf) fail(err error) {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-// q quotes a path or value of directive what.
-func (c *httpdConf) q(what, v string) string {
-	out, err := confpath.Apache.Quote(v)
-	if err != nil {
-		c.fail(fmt.Errorf("httpd.conf %s: %w", what, err))
-	}
-	return out
-}
 
 // qv quotes the URL path of directive what, which must be absolute.
 func (c *httpdConf) qv(what, v string) string {
@@ -170,14 +154,14 @@ func (c *httpdConf) qv(what, v string) string {
 		err = fmt.Errorf("%s %q is not an absolute URL path", what, v)
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("httpd.conf %s: %w", what, err))
+		c.Add(fmt.Errorf("httpd.conf %s: %w", what, err))
 	}
 	return out
 }
 
 // mod writes the LoadModule line of Debian's module file.
 func (c *httpdConf) mod(name, file string) {
-	c.w("LoadModule %s_module %s", name, c.q("LoadModule", filepath.Join(ModulesDir, file)))
+	c.w("LoadModule %s_module %s", name, c.Quote("LoadModule", filepath.Join(ModulesDir, file)))
 }
 
 // server writes the server-wide settings: paths, logs, keep-alive.
@@ -185,10 +169,10 @@ func (c *httpdConf) server(cfg knob.Config, s Site, mpm string) {
 	w := c.w
 	w("# Rendered by phptune: Debian's Apache defaults (%s MPM) with the lab's paths and", mpm)
 	w("# phptune's knobs. Self-contained: nothing under /etc/apache2 is read.")
-	w("ServerRoot %s", c.q("ServerRoot", s.ServerRoot))
-	w("DefaultRuntimeDir %s", c.q("DefaultRuntimeDir", s.RuntimeDir))
-	w("PidFile %s", c.q("PidFile", s.PidFile))
-	w("ErrorLog %s", c.q("ErrorLog", s.ErrorLog))
+	w("ServerRoot %s", c.Quote("ServerRoot", s.ServerRoot))
+	w("DefaultRuntimeDir %s", c.Quote("DefaultRuntimeDir", s.RuntimeDir))
+	w("PidFile %s", c.Quote("PidFile", s.PidFile))
+	w("ErrorLog %s", c.Quote("ErrorLog", s.ErrorLog))
 	w("LogLevel warn")
 	w("Listen %s", s.Listen)
 	w("ServerName localhost")
@@ -240,7 +224,7 @@ func (c *httpdConf) modules(s Site, modPHP bool) {
 		c.mod(m[0], m[1])
 	}
 	if modPHP {
-		c.w("LoadModule php_module %s", c.q("LoadModule", s.ModPHP))
+		c.w("LoadModule php_module %s", c.Quote("LoadModule", s.ModPHP))
 	} else {
 		c.mod("proxy", "mod_proxy.so")
 		c.mod("proxy_fcgi", "mod_proxy_fcgi.so")
@@ -259,11 +243,11 @@ func (c *httpdConf) site(cfg knob.Config, s Site) {
 	w("AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javascript application/javascript application/x-javascript application/rss+xml application/xml")
 	w(`LogFormat "%%h %%l %%u %%t \"%%r\" %%>s %%O \"%%{Referer}i\" \"%%{User-Agent}i\"" combined`)
 	if cfg.On("apache.access_log") {
-		w("CustomLog %s combined", c.q("CustomLog", s.AccessLog))
+		w("CustomLog %s combined", c.Quote("CustomLog", s.AccessLog))
 	}
 	w("ExtendedStatus On")
 	w("")
-	w("DocumentRoot %s", c.q("DocumentRoot (the document root)", s.DocRoot))
+	w("DocumentRoot %s", c.Quote("DocumentRoot (the document root)", s.DocRoot))
 	w("DirectoryIndex index.php index.html")
 	w(`<FilesMatch "^\.ht">`)
 	w("    Require all denied")
@@ -277,10 +261,10 @@ func (c *httpdConf) site(cfg knob.Config, s Site) {
 	for _, kv := range s.Env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !envName(name) {
-			c.fail(fmt.Errorf("httpd.conf SetEnv: %q is not NAME=VALUE", kv))
+			c.Add(fmt.Errorf("httpd.conf SetEnv: %q is not NAME=VALUE", kv))
 			continue
 		}
-		w("SetEnv %s %s", name, c.q("SetEnv "+name, value))
+		w("SetEnv %s %s", name, c.Quote("SetEnv "+name, value))
 	}
 	if s.StatusPath != "" {
 		w("<Location %s>", c.qv("Location", s.StatusPath))
@@ -302,7 +286,7 @@ func (c *httpdConf) php(s Site, modPHP bool) {
 		return
 	}
 	handler, err := proxyHandler(s.FastCGI)
-	c.fail(err)
+	c.Add(err)
 	w("# PHP runs in php-fpm (Debian's conf-available/php8.2-fpm.conf).")
 	w("<FilesMatch %s>", phpFiles)
 	w("    SetHandler %s", handler)

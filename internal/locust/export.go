@@ -91,7 +91,8 @@ func kubernetesYAML(lf Locustfile, o ExportOptions, run, image string, names []s
 		}
 		k.WriteString("    " + line + "\n")
 	}
-	env := secretEnvYAML(names)
+	// Each credential read from the Secret phptune-locust.
+	env := envList(names, "          env:\n", "            - name: %[1]s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %[1]s\n")
 	fmt.Fprintf(&k, `---
 apiVersion: apps/v1
 kind: Deployment
@@ -160,7 +161,8 @@ spec:
 // credentials (names) passed from the shell's environment.
 func composeYAML(o ExportOptions, run, image string, names []string) []byte {
 	var c bytes.Buffer
-	envList := composeEnv(names)
+	// Each credential passed from the shell's environment.
+	env := envList(names, "    environment:\n", "      - %[1]s\n")
 	fmt.Fprintf(&c, `# Written by phptune export locust: docker compose up --scale worker=%d
 # (credentials, if any, are passed from your shell's environment by name).
 services:
@@ -176,34 +178,20 @@ services:
     command: -f /locust/locustfile.py --worker --master-host master
     volumes:
       - ./locustfile.py:/locust/locustfile.py:ro
-%s`, o.Replicas, image, o.Users, run, o.Host, o.Replicas, envList, image, envList)
+%s`, o.Replicas, image, o.Users, run, o.Host, o.Replicas, env, image, env)
 	return c.Bytes()
 }
 
-// secretEnvYAML is a container's env list that reads each variable of
-// names from the Secret phptune-locust ("" for none).
-func secretEnvYAML(names []string) string {
+// envList is a YAML list under head with one item per variable of
+// names, written by item (%[1]s: the name); "" for none.
+func envList(names []string, head, item string) string {
 	if len(names) == 0 {
 		return ""
 	}
 	var e strings.Builder
-	e.WriteString("          env:\n")
+	e.WriteString(head)
 	for _, n := range names {
-		fmt.Fprintf(&e, "            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %s\n", n, n)
-	}
-	return e.String()
-}
-
-// composeEnv is a service's environment list that passes each variable
-// of names from the shell ("" for none).
-func composeEnv(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	var e strings.Builder
-	e.WriteString("    environment:\n")
-	for _, n := range names {
-		fmt.Fprintf(&e, "      - %s\n", n)
+		fmt.Fprintf(&e, item, n)
 	}
 	return e.String()
 }

@@ -97,49 +97,42 @@ var refused = confpath.Refused{
 }
 
 func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
-	c := &nginxConf{}
+	c := &nginxConf{Refusals: confpath.Refusals{File: "nginx", Syntax: confpath.NginxLiteral}}
 	c.mainContext(cfg, s)
 	c.http(cfg, s, accessLog)
 	if err := checkAddress(s.Listen); err != nil {
-		c.fail(fmt.Errorf("nginx listen: %w", err))
+		c.Add(fmt.Errorf("nginx listen: %w", err))
 	}
 	pass, err := fastCGIPass(s.FastCGI)
-	c.fail(err)
+	c.Add(err)
 	if s.SiteHost != nil {
-		c.fail(s.SiteHost.check())
+		c.Add(s.SiteHost.check())
 	}
 	phpPass, keepConn, err := writeUpstream(c.w, cfg, s)
-	c.fail(err)
+	c.Add(err)
 	c.server(cfg, s, pass, phpPass, keepConn)
 	c.w("}")
-	if c.err != nil {
-		return "", c.err
+	if err := c.Err(); err != nil {
+		return "", err
 	}
 	return c.b.String(), nil
 }
 
-// nginxConf is an nginx.conf being written, with the first error met
+// nginxConf is an nginx.conf being written, with the first refusal met
 // writing it.
 type nginxConf struct {
-	b   strings.Builder
-	err error
+	b strings.Builder
+	confpath.Refusals
 }
 
 func (c *nginxConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
 
-// fail keeps err unless an earlier error was kept.
-func (c *nginxConf) fail(err error) {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-// q quotes a path with the rules of its directive what and keeps the
-// first refusal.
+// q quotes a path with the rules of its directive what: syntax is
+// NginxLiteral, or NginxVariables where nginx expands variables.
 func (c *nginxConf) q(what, p string, syntax confpath.Syntax) string {
 	out, err := syntax.Quote(p)
 	if err != nil {
-		c.fail(fmt.Errorf("nginx %s: %w", what, err))
+		c.Add(fmt.Errorf("nginx %s: %w", what, err))
 	}
 	return out
 }
@@ -213,7 +206,7 @@ func (c *nginxConf) server(cfg knob.Config, s Site, pass, phpPass string, keepCo
 	if len(s.Names) > 0 {
 		for _, n := range s.Names {
 			if err := checkAddress(n); err != nil {
-				c.fail(fmt.Errorf("nginx server_name: %w", err))
+				c.Add(fmt.Errorf("nginx server_name: %w", err))
 			}
 		}
 		names = strings.Join(s.Names, " ")
