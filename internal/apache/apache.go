@@ -112,7 +112,7 @@ var refused = confpath.Refused{
 const phpFiles = `".+\.ph(?:ar|p|tml)$"`
 
 func render(cfg knob.Config, s Site) (string, error) {
-	c := &httpdConf{Refusals: confpath.Refusals{File: "httpd.conf", Syntax: confpath.Apache}}
+	c := &httpdConf{Writer: confpath.Writer{Refusals: confpath.Refusals{File: "httpd.conf", Syntax: confpath.Apache}}}
 	modPHP := cfg.Server() == knob.ApachePreforkModPHP
 	if modPHP && s.ModPHP == "" {
 		c.Add(fmt.Errorf("server=%s needs the path of Apache's PHP module", cfg.Server()))
@@ -132,20 +132,14 @@ func render(cfg knob.Config, s Site) (string, error) {
 	c.modules(s, modPHP)
 	c.site(cfg, s)
 	c.php(s, modPHP)
-	if err := c.Err(); err != nil {
-		return "", err
-	}
-	return c.b.String(), nil
+	return c.Result()
 }
 
 // httpdConf is an httpd.conf being written, with the first refusal met
 // writing it.
 type httpdConf struct {
-	b strings.Builder
-	confpath.Refusals
+	confpath.Writer
 }
-
-func (c *httpdConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
 
 // qv quotes the URL path of directive what, which must be absolute.
 func (c *httpdConf) qv(what, v string) string {
@@ -161,12 +155,12 @@ func (c *httpdConf) qv(what, v string) string {
 
 // mod writes the LoadModule line of Debian's module file.
 func (c *httpdConf) mod(name, file string) {
-	c.w("LoadModule %s_module %s", name, c.Quote("LoadModule", filepath.Join(ModulesDir, file)))
+	c.Line("LoadModule %s_module %s", name, c.Quote("LoadModule", filepath.Join(ModulesDir, file)))
 }
 
 // server writes the server-wide settings: paths, logs, keep-alive.
 func (c *httpdConf) server(cfg knob.Config, s Site, mpm string) {
-	w := c.w
+	w := c.Line
 	w("# Rendered by phptune: Debian's Apache defaults (%s MPM) with the lab's paths and", mpm)
 	w("# phptune's knobs. Self-contained: nothing under /etc/apache2 is read.")
 	w("ServerRoot %s", c.Quote("ServerRoot", s.ServerRoot))
@@ -188,7 +182,7 @@ func (c *httpdConf) server(cfg knob.Config, s Site, mpm string) {
 // mpm loads the MPM (prefork or event) and writes its process and thread
 // limits.
 func (c *httpdConf) mpm(cfg knob.Config, mpm string) {
-	w := c.w
+	w := c.Line
 	w("# The MPM (Debian's mods-available/mpm_%s.conf with phptune's knobs).", mpm)
 	c.mod("mpm_"+mpm, "mod_mpm_"+mpm+".so")
 	if mpm == "prefork" {
@@ -213,7 +207,7 @@ func (c *httpdConf) mpm(cfg knob.Config, mpm string) {
 // modules loads the modules the lab uses, PHP's (mod_php, or mod_proxy
 // and mod_proxy_fcgi for php-fpm) among them.
 func (c *httpdConf) modules(s Site, modPHP bool) {
-	c.w("# Modules (mod_log_config is built into Debian's apache2).")
+	c.Line("# Modules (mod_log_config is built into Debian's apache2).")
 	for _, m := range [][2]string{
 		{"authz_core", "mod_authz_core.so"}, {"authz_host", "mod_authz_host.so"},
 		{"dir", "mod_dir.so"}, {"mime", "mod_mime.so"}, {"env", "mod_env.so"},
@@ -224,19 +218,19 @@ func (c *httpdConf) modules(s Site, modPHP bool) {
 		c.mod(m[0], m[1])
 	}
 	if modPHP {
-		c.w("LoadModule php_module %s", c.Quote("LoadModule", s.ModPHP))
+		c.Line("LoadModule php_module %s", c.Quote("LoadModule", s.ModPHP))
 	} else {
 		c.mod("proxy", "mod_proxy.so")
 		c.mod("proxy_fcgi", "mod_proxy_fcgi.so")
 	}
-	c.w("")
+	c.Line("")
 }
 
 // site writes how the site is served: types, compression, the access
 // log, the document root, its front controller, environment and status
 // page.
 func (c *httpdConf) site(cfg knob.Config, s Site) {
-	w := c.w
+	w := c.Line
 	w("TypesConfig /etc/mime.types")
 	w("AddDefaultCharset Off")
 	w("RequestReadTimeout header=20-40,MinRate=500 body=20,MinRate=500")
@@ -277,7 +271,7 @@ func (c *httpdConf) site(cfg knob.Config, s Site) {
 // php hands PHP scripts to mod_php, or to php-fpm with its status and
 // ping pages.
 func (c *httpdConf) php(s Site, modPHP bool) {
-	w := c.w
+	w := c.Line
 	if modPHP {
 		w("# PHP runs in Apache's children (Debian's mods-available/php8.2.conf).")
 		w("<FilesMatch %s>", phpFiles)

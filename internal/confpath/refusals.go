@@ -121,3 +121,21 @@ func (f Refused) Render(out string, err error) string {
 	return "# phptune refused to render this " + f.File + ": " + msg + "\n" +
 		f.Lines("phptune refused to render this file: "+msg)
 }
+
+// Writer is a configuration file being written line by line, with the
+// first refusal met writing it.
+type Writer struct {
+	Refusals
+	b strings.Builder
+}
+
+// Line writes one line: format and args as fmt.Sprintf's.
+func (w *Writer) Line(format string, args ...any) { fmt.Fprintf(&w.b, format+"\n", args...) }
+
+// Result returns the file, or the first refusal.
+func (w *Writer) Result() (string, error) {
+	if err := w.Err(); err != nil {
+		return "", err
+	}
+	return w.b.String(), nil
+}

@@ -83,3 +83,17 @@ func TestRefused(t *testing.T) {
 		t.Errorf("refusal:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestWriter(t *testing.T) {
+	w := &Writer{Refusals: Refusals{File: "httpd.conf", Syntax: Apache}}
+	w.Line("ServerRoot %s", w.Quote("ServerRoot", "/srv/a b"))
+	w.Line("Listen %d", 80)
+	if got, err := w.Result(); err != nil || got != "ServerRoot \"/srv/a b\"\nListen 80\n" {
+		t.Fatalf("Result() = %q, %v", got, err)
+	}
+	w.Line("DocumentRoot %s", w.Quote("DocumentRoot", "rel/x"))
+	w.Line("PidFile %s", w.Quote("PidFile", "rel/y"))
+	if got, err := w.Result(); got != "" || err == nil || !strings.Contains(err.Error(), "httpd.conf DocumentRoot: ") {
+		t.Fatalf("Result() after two refusals = %q, %v; want the first refusal", got, err)
+	}
+}

@@ -97,7 +97,7 @@ var refused = confpath.Refused{
 }
 
 func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
-	c := &nginxConf{Refusals: confpath.Refusals{File: "nginx", Syntax: confpath.NginxLiteral}}
+	c := &nginxConf{Writer: confpath.Writer{Refusals: confpath.Refusals{File: "nginx", Syntax: confpath.NginxLiteral}}}
 	c.mainContext(cfg, s)
 	c.http(cfg, s, accessLog)
 	if err := checkAddress(s.Listen); err != nil {
@@ -108,24 +108,18 @@ func render(cfg knob.Config, s Site, accessLog bool) (string, error) {
 	if s.SiteHost != nil {
 		c.Add(s.SiteHost.check())
 	}
-	phpPass, keepConn, err := writeUpstream(c.w, cfg, s)
+	phpPass, keepConn, err := writeUpstream(c.Line, cfg, s)
 	c.Add(err)
 	c.server(cfg, s, pass, phpPass, keepConn)
-	c.w("}")
-	if err := c.Err(); err != nil {
-		return "", err
-	}
-	return c.b.String(), nil
+	c.Line("}")
+	return c.Result()
 }
 
 // nginxConf is an nginx.conf being written, with the first refusal met
 // writing it.
 type nginxConf struct {
-	b strings.Builder
-	confpath.Refusals
+	confpath.Writer
 }
-
-func (c *nginxConf) w(format string, args ...any) { fmt.Fprintf(&c.b, format+"\n", args...) }
 
 // q quotes a path with the rules of its directive what: syntax is
 // NginxLiteral, or NginxVariables where nginx expands variables.
@@ -139,7 +133,7 @@ func (c *nginxConf) q(what, p string, syntax confpath.Syntax) string {
 
 // mainContext writes the main context's directives and the events block.
 func (c *nginxConf) mainContext(cfg knob.Config, s Site) {
-	w, lit := c.w, confpath.NginxLiteral
+	w, lit := c.Line, confpath.NginxLiteral
 	w("# Rendered by phptune: Debian's nginx.conf with the lab's paths and phptune's knobs.")
 	w("worker_processes %s;", cfg["nginx.worker_processes"])
 	if cfg["nginx.worker_cpu_affinity"] == "auto" {
@@ -161,7 +155,7 @@ func (c *nginxConf) mainContext(cfg knob.Config, s Site) {
 
 // http opens the http block and writes its settings.
 func (c *nginxConf) http(cfg knob.Config, s Site, accessLog bool) {
-	w := c.w
+	w := c.Line
 	w("http {")
 	w("    sendfile on;")
 	w("    tcp_nopush on;")
@@ -188,7 +182,7 @@ func (c *nginxConf) http(cfg knob.Config, s Site, accessLog bool) {
 // status pages (php-fpm's through pass), the front controller, and PHP
 // through phpPass.
 func (c *nginxConf) server(cfg knob.Config, s Site, pass, phpPass string, keepConn bool) {
-	w, lit, vars := c.w, confpath.NginxLiteral, confpath.NginxVariables
+	w, lit, vars := c.Line, confpath.NginxLiteral, confpath.NginxVariables
 	w("    server {")
 	reuse := ""
 	if cfg.On("nginx.reuseport") {
