@@ -62,41 +62,18 @@ var unitVersionRE = regexp.MustCompile(`(?m)^NXT_VERSION=(\d+\.\d+\.\d+)$`)
 // every step unprivileged at the lowest priority, and leaves nothing
 // listed when interrupted.
 func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
-	if o.Source == "" {
-		return nil, errors.New("phptune build unit needs --source unit-X.Y.Z.tar.gz: Debian does not package NGINX Unit and phptune downloads nothing")
-	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2
 	}
-	src, err := filepath.Abs(o.Source)
+	src, digest, err := unitSource(o.Source)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(src)
-	if err != nil {
-		return nil, fmt.Errorf("--source %s: %v", o.Source, err)
-	}
-	if !st.Mode().IsRegular() || !(strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz")) {
-		return nil, fmt.Errorf("--source %s: want Unit's source tarball, unit-X.Y.Z.tar.gz", o.Source)
-	}
-	digest, err := fileSHA256(src)
-	if err != nil {
+	if o.Cache, err = unitCache(o.Cache); err != nil {
 		return nil, err
-	}
-	if _, err := EnsureCache(); err != nil {
-		return nil, err
-	}
-	if o.Cache == "" {
-		o.Cache = Dir()
-	}
-	if err := ensureDir(o.Cache, 0o755); err != nil {
-		return nil, fmt.Errorf("build cache: %v", err)
-	}
-	if err := ensureDir(unit.BuildsDir(o.Cache), 0o755); err != nil {
-		return nil, fmt.Errorf("build cache: %v", err)
 	}
 	unlock, err := lockCache()
 	if err != nil {
@@ -112,14 +89,7 @@ func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
 	if err := b.checkDeps(ctx, append(append([]string(nil), BaseDeps...), UnitDeps(b.phpName)...)); err != nil {
 		return nil, err
 	}
-	embed := "libphp" + b.phpName + "-embed " + packageVersion(ctx, "libphp"+b.phpName+"-embed")
-	rec := &unit.BuildRecord{Schema: 1, Source: src, SourceSHA256: digest, PHP: embed}
-	rec.Configure = []string{"--modulesdir=/usr/lib/unit/modules", "--statedir=/var/lib/unit", "--runstatedir=/run/unit", "--logdir=/var/log/unit", "--tmpdir=/tmp"}
-	php := []string{"php", "--module=php", "--config=php-config" + b.phpName, "--lib-path=/usr/lib"}
-	h := sha256.New()
-	fmt.Fprintf(h, "phptune-unit-%d\x00%s\x00%s\x00%s\x00%s", unitRecipe, digest, embed, strings.Join(rec.Configure, " "), strings.Join(php, " "))
-	rec.Key = hex.EncodeToString(h.Sum(nil))
-	rec.ID = IDOf(rec.Key)
+	rec, php := b.unitRequest(ctx, src, digest)
 	if r, err := unit.LoadBuild(o.Cache, rec.ID); err == nil && !o.Rebuild {
 		fmt.Fprintf(o.Progress, "build: Unit %s %s with %s (already built)\n", r.ID, r.Version, r.PHP)
 		return &UnitResult{Record: r, Cached: true}, nil
@@ -133,34 +103,10 @@ func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
 			b.discard(true)
 		}
 	}()
-	srcDir := filepath.Join(b.work, "src")
-	if err := b.timed("unpack", func(log io.Writer) error {
-		if err := b.untar(ctx, src, srcDir, log); err != nil {
-			return err
-		}
-		out, err := b.output(ctx, srcDir, nil, "find", ".", "-mindepth", "2", "-maxdepth", "2", "-name", "version", "-path", "./*/version", "-type", "f")
-		if err != nil {
-			return err
-		}
-		trees := strings.Fields(out)
-		if len(trees) != 1 {
-			return fmt.Errorf("--source %s holds %d Unit source trees (a top directory with a version file), not one: is it Unit's source?", o.Source, len(trees))
-		}
-		b.src = filepath.Join(srcDir, filepath.Dir(strings.TrimPrefix(trees[0], "./")))
-		ver, err := b.output(ctx, b.src, nil, "cat", "version")
-		if err != nil {
-			return err
-		}
-		m := unitVersionRE.FindStringSubmatch(ver)
-		if m == nil {
-			return fmt.Errorf("--source %s: its version file names no NXT_VERSION: is it Unit's source?", o.Source)
-		}
-		rec.Version = m[1]
-		return nil
-	}); err != nil {
+	if rec.Version, err = b.unpackUnit(ctx, src, o.Source); err != nil {
 		return nil, b.interrupted(ctx, err)
 	}
-	fmt.Fprintf(o.Progress, "build: Unit %s %s with %s\n", rec.ID, rec.Version, embed)
+	fmt.Fprintf(o.Progress, "build: Unit %s %s with %s\n", rec.ID, rec.Version, rec.PHP)
 	if err := b.timed("configure", func(log io.Writer) error {
 		if err := b.as(b.src, log).run(ctx, "./configure", rec.Configure...); err != nil {
 			return err
@@ -183,6 +129,95 @@ func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
 	ok = true
 	fmt.Fprintf(o.Progress, "build: Unit %s done: %s\n", rec.ID, filepath.Join(unit.BuildsDir(o.Cache), rec.ID, "sbin", "unitd"))
 	return &UnitResult{Record: rec}, nil
+}
+
+// unitSource is the absolute path and the sha256 digest of --source,
+// refused unless it is a regular file named like Unit's source tarball.
+func unitSource(source string) (src, digest string, err error) {
+	if source == "" {
+		return "", "", errors.New("phptune build unit needs --source unit-X.Y.Z.tar.gz: Debian does not package NGINX Unit and phptune downloads nothing")
+	}
+	if src, err = filepath.Abs(source); err != nil {
+		return "", "", err
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		return "", "", fmt.Errorf("--source %s: %v", source, err)
+	}
+	if !st.Mode().IsRegular() || !(strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz")) {
+		return "", "", fmt.Errorf("--source %s: want Unit's source tarball, unit-X.Y.Z.tar.gz", source)
+	}
+	if digest, err = fileSHA256(src); err != nil {
+		return "", "", err
+	}
+	return src, digest, nil
+}
+
+// unitCache makes the build cache (cache, default Dir()) and its directory
+// of Unit builds when they are missing, and returns the cache.
+func unitCache(cache string) (string, error) {
+	if _, err := EnsureCache(); err != nil {
+		return "", err
+	}
+	if cache == "" {
+		cache = Dir()
+	}
+	if err := ensureDir(cache, 0o755); err != nil {
+		return "", fmt.Errorf("build cache: %v", err)
+	}
+	if err := ensureDir(unit.BuildsDir(cache), 0o755); err != nil {
+		return "", fmt.Errorf("build cache: %v", err)
+	}
+	return cache, nil
+}
+
+// unitRequest is the record of the build asked for — the source and its
+// digest, the installed embed SAPI, Unit's configure line — with its key
+// and id, and the configure line of Unit's PHP module (part of the key,
+// not of the record).
+func (b *builder) unitRequest(ctx context.Context, src, digest string) (rec *unit.BuildRecord, php []string) {
+	embed := "libphp" + b.phpName + "-embed " + packageVersion(ctx, "libphp"+b.phpName+"-embed")
+	rec = &unit.BuildRecord{Schema: 1, Source: src, SourceSHA256: digest, PHP: embed}
+	rec.Configure = []string{"--modulesdir=/usr/lib/unit/modules", "--statedir=/var/lib/unit", "--runstatedir=/run/unit", "--logdir=/var/log/unit", "--tmpdir=/tmp"}
+	php = []string{"php", "--module=php", "--config=php-config" + b.phpName, "--lib-path=/usr/lib"}
+	h := sha256.New()
+	fmt.Fprintf(h, "phptune-unit-%d\x00%s\x00%s\x00%s\x00%s", unitRecipe, digest, embed, strings.Join(rec.Configure, " "), strings.Join(php, " "))
+	rec.Key = hex.EncodeToString(h.Sum(nil))
+	rec.ID = IDOf(rec.Key)
+	return rec, php
+}
+
+// unpackUnit is the "unpack" step: it unpacks the tarball src into the
+// work directory, sets b.src to its one Unit source tree and returns the
+// Unit version that tree's version file names. source is --source as
+// given, for the errors.
+func (b *builder) unpackUnit(ctx context.Context, src, source string) (version string, err error) {
+	srcDir := filepath.Join(b.work, "src")
+	err = b.timed("unpack", func(log io.Writer) error {
+		if err := b.untar(ctx, src, srcDir, log); err != nil {
+			return err
+		}
+		out, err := b.output(ctx, srcDir, nil, "find", ".", "-mindepth", "2", "-maxdepth", "2", "-name", "version", "-path", "./*/version", "-type", "f")
+		if err != nil {
+			return err
+		}
+		trees := strings.Fields(out)
+		if len(trees) != 1 {
+			return fmt.Errorf("--source %s holds %d Unit source trees (a top directory with a version file), not one: is it Unit's source?", source, len(trees))
+		}
+		b.src = filepath.Join(srcDir, filepath.Dir(strings.TrimPrefix(trees[0], "./")))
+		ver, err := b.output(ctx, b.src, nil, "cat", "version")
+		if err != nil {
+			return err
+		}
+		m := unitVersionRE.FindStringSubmatch(ver)
+		if m == nil {
+			return fmt.Errorf("--source %s: its version file names no NXT_VERSION: is it Unit's source?", source)
+		}
+		version = m[1]
+		return nil
+	})
+	return version, err
 }
 
 // interrupted says that a cancelled build stopped everything.
