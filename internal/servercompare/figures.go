@@ -80,25 +80,40 @@ func FiguresOf(b *results.Bench) Figures {
 	}
 	d := o.Derived
 	f.Warnings = append(f.Warnings, d.Warnings...)
-	for g, v := range d.CPUSecondsPerRequest {
+	f.CPUWeb, f.CPUPHP, f.CPUDB, f.CPUStack = cpuByRole(d.CPUSecondsPerRequest)
+	f.WorkerPSS, f.WorkerPSSP95, f.Imbalance = d.WorkerPSSP50B, d.WorkerPSSP95B, d.WorkerImbalance
+	f.readSamples(o.Samples, b.WarmupS)
+	return f
+}
+
+// cpuByRole adds the observer's CPU seconds per request of each group
+// into the web server's, PHP's and the database's; the stack's is the
+// observer's own total, or their sum when it has none.
+func cpuByRole(perRequest map[string]float64) (web, php, db, stack float64) {
+	for g, v := range perRequest {
 		switch GroupRole(g) {
 		case RoleWeb:
-			f.CPUWeb += v
+			web += v
 		case RolePHP:
-			f.CPUPHP += v
+			php += v
 		case RoleDB:
-			f.CPUDB += v
+			db += v
 		}
 	}
-	f.CPUStack = d.CPUSecondsPerRequest[stackKey]
-	if f.CPUStack == 0 {
-		f.CPUStack = f.CPUWeb + f.CPUPHP + f.CPUDB
+	stack = perRequest[stackKey]
+	if stack == 0 {
+		stack = web + php + db
 	}
-	f.WorkerPSS, f.WorkerPSSP95, f.Imbalance = d.WorkerPSSP50B, d.WorkerPSSP95B, d.WorkerImbalance
+	return web, php, db, stack
+}
 
+// readSamples takes the figures the samples show: the stack's peak PSS
+// over the whole run and, over the measured part (from warmupS), the most
+// PHP workers, each worker's CPU, the queues and the busy status pages.
+func (f *Figures) readSamples(samples []results.Sample, warmupS float64) {
 	cpu := map[int]float64{} // CPU% × seconds per worker
 	var window float64
-	for _, s := range o.Samples {
+	for _, s := range samples {
 		var total int64
 		workers := 0
 		for _, g := range s.Groups {
@@ -110,7 +125,7 @@ func FiguresOf(b *results.Bench) Figures {
 			}
 		}
 		f.TotalPSS = max(f.TotalPSS, total)
-		if s.TS-s.DTS/2 < b.WarmupS {
+		if s.TS-s.DTS/2 < warmupS {
 			continue // the warm-up: not measured
 		}
 		window += s.DTS
@@ -122,30 +137,7 @@ func FiguresOf(b *results.Bench) Figures {
 				}
 			}
 		}
-		queued := int64(0)
-		for _, q := range s.Queues {
-			queued = max(queued, q.Queued)
-		}
-		busy, read := false, false
-		for _, p := range s.FPM {
-			if p.Error != "" {
-				continue
-			}
-			read = true
-			queued = max(queued, p.ListenQueue)
-			busy = busy || (p.IdleProcesses == 0 && p.ActiveProcesses > 0)
-		}
-		if a := s.Apache; a != nil {
-			read = true
-			busy = busy || (a.IdleWorkers == 0 && a.Open == 0 && a.BusyWorkers > 0)
-		}
-		if u := s.Unit; u != nil {
-			read = true
-			if u.ProcessesIdle == 0 && u.ProcessesRunning > 0 && (u.MaxProcesses == 0 || u.ProcessesRunning >= u.MaxProcesses) {
-				busy = true
-				queued = max(queued, u.RequestsActive-u.ProcessesRunning)
-			}
-		}
+		queued, busy, read := queueOf(s)
 		if queued > 0 {
 			f.Queued = true
 			f.MaxQueued = max(f.MaxQueued, queued)
@@ -158,20 +150,57 @@ func FiguresOf(b *results.Bench) Figures {
 		}
 	}
 	if window > 0 {
-		for _, c := range cpu {
-			f.WorkerCPUPct = append(f.WorkerCPUPct, round1(c/window))
-		}
-		slices.SortFunc(f.WorkerCPUPct, func(a, b float64) int {
-			switch {
-			case a > b:
-				return -1
-			case a < b:
-				return 1
-			}
-			return 0
-		})
+		f.WorkerCPUPct = workerCPUPct(cpu, window)
 	}
-	return f
+}
+
+// queueOf is what one sample shows in front of PHP: the most requests
+// queued (in a kernel accept queue of the stack, php-fpm's listen queue,
+// Unit's router), whether every PHP worker (or request slot) was busy,
+// and whether any status page was read.
+func queueOf(s results.Sample) (queued int64, busy, read bool) {
+	for _, q := range s.Queues {
+		queued = max(queued, q.Queued)
+	}
+	for _, p := range s.FPM {
+		if p.Error != "" {
+			continue
+		}
+		read = true
+		queued = max(queued, p.ListenQueue)
+		busy = busy || (p.IdleProcesses == 0 && p.ActiveProcesses > 0)
+	}
+	if a := s.Apache; a != nil {
+		read = true
+		busy = busy || (a.IdleWorkers == 0 && a.Open == 0 && a.BusyWorkers > 0)
+	}
+	if u := s.Unit; u != nil {
+		read = true
+		if u.ProcessesIdle == 0 && u.ProcessesRunning > 0 && (u.MaxProcesses == 0 || u.ProcessesRunning >= u.MaxProcesses) {
+			busy = true
+			queued = max(queued, u.RequestsActive-u.ProcessesRunning)
+		}
+	}
+	return queued, busy, read
+}
+
+// workerCPUPct is each worker's mean CPU in percent of one core over a
+// window of seconds, from its CPU% × seconds, busiest first.
+func workerCPUPct(cpu map[int]float64, window float64) []float64 {
+	var pct []float64
+	for _, c := range cpu {
+		pct = append(pct, round1(c/window))
+	}
+	slices.SortFunc(pct, func(a, b float64) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	})
+	return pct
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
