@@ -179,8 +179,11 @@ if (!$dry) {
 	for ($p = 2; $p < 4096; $p++) {
 		if (!file_exists("/proc/$p") && @posix_kill($p, 0)) { $hidden[] = $p; }
 	}
-	$targets = array_merge($dbpids, $hidden);
-	$what = 'mariadbd pids seen: [' . implode(',', $dbpids) . '], signalable hidden pids: [' . implode(',', $hidden) . ']; ';
+	// The test names mariadbd's pid in the seal: one hidden from /proc
+	// may still take a signal or a prlimit.
+	$named = (int)($q['dbpid'] ?? 0);
+	$targets = array_values(array_unique(array_merge($named ? [$named] : [], $dbpids, $hidden)));
+	$what = "mariadbd is pid $named in the seal; seen in /proc: [" . implode(',', $dbpids) . '], signalable hidden pids: [' . implode(',', $hidden) . ']; ';
 	$killed = [];
 	foreach ($targets as $p) { if (@posix_kill($p, 0)) { $killed[] = $p; } }
 	out('labdb-kill0', (bool)$killed, $what . ($killed ? 'signal 0 delivered to ' . implode(',', $killed) : 'no mariadbd took a signal'));
@@ -359,6 +362,7 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 	sum := sha256.Sum256([]byte(secrets.Root))
 	query.Set("labdir", labDir)
 	query.Set("rootpw_sha256", hex.EncodeToString(sum[:]))
+	query.Set("dbpid", strconv.Itoa(sealedPID(t, labDir, "mariadb")))
 	page := labGet(t, filepath.Join(labDir, "run", "http.sock"), "site.test", "/phptune-hostile.php?"+query.Encode())
 	t.Logf("the hostile page inside the lab:\n%s", page)
 	got := attackLines(t, page)
@@ -397,6 +401,43 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 	if got := procState(t, worker); got != workerState {
 		t.Errorf("the production worker %d changed:\nbefore %s\nafter  %s", worker, workerState, got)
 	}
+}
+
+// sealedPID is the pid, in its seal's pid namespace, of the lab's
+// recorded process of component (state.json's host pid, then the last
+// NSpid of its /proc status).
+func sealedPID(t *testing.T, labDir, component string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(labDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Processes []struct {
+			Component string `json:"component"`
+			PID       int    `json:"pid"`
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Processes {
+		if p.Component != component {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
+		if err != nil {
+			t.Fatalf("the lab's %s (pid %d): %v", component, p.PID, err)
+		}
+		for _, l := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "NSpid:" {
+				n, _ := strconv.Atoi(f[len(f)-1])
+				return n
+			}
+		}
+	}
+	t.Fatalf("the lab %s records no %s process", labDir, component)
+	return 0
 }
 
 // attackResult is one ATTACK line.
