@@ -81,6 +81,9 @@ const pickAccount = "pick the account that owns the site's files, e.g. " + WebSe
 // checkAccountName refuses phptune's own build account by name, before
 // the account is looked up (it is created by the first build).
 func checkAccountName(name string) error {
+	if name == DBUser {
+		return fmt.Errorf("--user %s: phptune's account for site labs' MariaDB, which owns their datadirs; a lab would run its code as that account — %s", name, pickAccount)
+	}
 	if name == BuildUser {
 		return fmt.Errorf("--user %s: phptune's build account, whose files become the PHP builds root caches and runs; a lab would run its code as that account — %s", name, pickAccount)
 	}

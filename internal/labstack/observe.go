@@ -121,7 +121,7 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 			user, password = "root", sec.MariaDBRootPassword
 		}
 		var db *sql.DB
-		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, ""); err != nil {
+		if db, err = mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), user, password, ""); err != nil {
 			return cfg, close, err
 		}
 		db.SetMaxOpenConns(1)
