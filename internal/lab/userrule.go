@@ -43,7 +43,8 @@ type AccountFacts struct {
 // have. In order:
 //
 //   - phptune's build account never (its files become root's cached
-//     builds), whether or not it exists yet (checkAccountName);
+//     builds), nor its account for site labs' MariaDB (DBUser: it owns
+//     their datadirs), whether or not they exist yet (checkAccountName);
 //   - root (uid or gid 0) never;
 //   - www-data, Debian's web server account, always: the site's PHP runs
 //     as it already;
