@@ -241,7 +241,10 @@ const (
 // socket path outside /run; prlimit, renice, taskset, chrt, ptrace and
 // signals on a production worker; AF_VSOCK; the lab's MariaDB as root
 // with no password; production's datadir; writes outside the overlay and
-// the host's /tmp). Each must be refused, and production's database
+// the host's /tmp), and the lab's own MariaDB (its root password in
+// client.cnf or any file or process the site's account can read, its
+// datadir, a signal, prlimit or ptrace of mariadbd, root on its socket
+// with no password). Each must be refused, and production's database
 // (every table's checksum and rows, its Connections counter), docroot,
 // panel working directory and worker must be as before.
 func TestSiteHostileCodeStaysSealed(t *testing.T) {
