@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -136,6 +139,63 @@ if (!$dry) {
 	$vis = $m !== '' && file_exists($m);
 	@file_put_contents('/tmp/' . ($q['tmpname'] ?? 'phptune-hostile-tmp'), "written by a lab\n");
 	out('host-tmp', $vis, $vis ? "the host's $m is visible" : "the host's $m is not here");
+	// (h) the lab's own MariaDB: its root password in any file or process
+	// the site's account can read, its datadir, its server process.
+	$labdir = $q['labdir'] ?? '';
+	echo "LS ", str_replace("\n", "\nLS ", trim(shell_exec('ls -la ' . escapeshellarg($labdir) . ' 2>&1') ?? '')), "\n";
+	$c = @file_get_contents("$labdir/client.cnf");
+	out('labsecret-clientcnf', $c !== false, "$labdir/client.cnf: " . ($c !== false ? 'read ' . strlen($c) . ' bytes' : (error_get_last()['message'] ?? '')));
+	$want = $q['rootpw_sha256'] ?? '';
+	$found = [];
+	$look = function ($f) use ($want, &$found) {
+		if (!@is_file($f) || !@is_readable($f)) { return; }
+		$d = @file_get_contents($f, false, null, 0, 1 << 20);
+		if ($d === false) { return; }
+		if (preg_match_all('/[0-9a-f]{36}/', $d, $mm)) {
+			foreach ($mm[0] as $tok) { if (hash('sha256', $tok) === $want) { $found[] = $f; return; } }
+		}
+	};
+	foreach ([$labdir, '/run', '/tmp', '/etc/mysql', __DIR__] as $top) {
+		if (!@is_dir($top)) { continue; }
+		try {
+			$it = new RecursiveIteratorIterator(new RecursiveDirectoryIterator($top, FilesystemIterator::SKIP_DOTS), RecursiveIteratorIterator::LEAVES_ONLY, RecursiveIteratorIterator::CATCH_GET_CHILD);
+			foreach ($it as $f) { $look((string)$f); }
+		} catch (Throwable $e) {}
+	}
+	foreach ((@glob('/proc/[0-9]*') ?: []) as $pd) {
+		foreach (['environ', 'cmdline'] as $n) { $look("$pd/$n"); }
+	}
+	out('labsecret-search', $want !== '' && $found, $want === '' ? 'no password hash given' : ($found ? 'the root password is in ' . implode(', ', $found) : "the root password is in no file readable under $labdir, /run, /tmp, /etc/mysql, the docroot, or any visible process's environ/cmdline"));
+	$g = @file_get_contents("$labdir/mysql/mysql/global_priv.MAD");
+	out('labdb-datadir', $g !== false, "$labdir/mysql/mysql/global_priv.MAD: " . ($g !== false ? 'read ' . strlen($g) . ' bytes' : (error_get_last()['message'] ?? '')));
+	$l = @scandir("$labdir/mysql");
+	out('labdb-datadir-list', $l !== false, $l === false ? "scandir $labdir/mysql: " . (error_get_last()['message'] ?? '') : implode(',', $l));
+	// mariadbd by name, and any pid that takes a signal but hides its name.
+	$dbpids = [];
+	foreach ((@glob('/proc/[0-9]*') ?: []) as $pd) {
+		if (trim((string)@file_get_contents("$pd/comm")) === 'mariadbd') { $dbpids[] = (int)basename($pd); }
+	}
+	$hidden = [];
+	for ($p = 2; $p < 4096; $p++) {
+		if (!file_exists("/proc/$p") && @posix_kill($p, 0)) { $hidden[] = $p; }
+	}
+	// The test names mariadbd's pid in the seal: one hidden from /proc
+	// may still take a signal or a prlimit.
+	$named = (int)($q['dbpid'] ?? 0);
+	$targets = array_values(array_unique(array_merge($named ? [$named] : [], $dbpids, $hidden)));
+	$what = "mariadbd is pid $named in the seal; seen in /proc: [" . implode(',', $dbpids) . '], signalable hidden pids: [' . implode(',', $hidden) . ']; ';
+	$killed = [];
+	foreach ($targets as $p) { if (@posix_kill($p, 0)) { $killed[] = $p; } }
+	out('labdb-kill0', (bool)$killed, $what . ($killed ? 'signal 0 delivered to ' . implode(',', $killed) : 'no mariadbd took a signal'));
+	$tp = $targets[0] ?? 0;
+	list($ok, $d) = $tp ? sh("/usr/bin/prlimit --pid $tp --nofile") : [false, 'no mariadbd to name'];
+	out('labdb-prlimit', $ok, $what . $d);
+	list($ok, $d) = $tp ? sh("/usr/bin/python3 -c 'import ctypes,os,sys; l=ctypes.CDLL(None,use_errno=True); r=l.ptrace(16,$tp,0,0); e=ctypes.get_errno(); r==0 and l.ptrace(17,$tp,0,0); print(\"attach\",r,os.strerror(e)); sys.exit(0 if r==0 else 1)'") : [false, 'no mariadbd to name'];
+	out('labdb-ptrace', $ok, $what . $d);
+	try {
+		$db = new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock');
+		out('labdb-root-socket', true, 'connected as ' . $db->query('SELECT CURRENT_USER()')->fetch_row()[0]);
+	} catch (Throwable $e) { out('labdb-root-socket', false, $e->getMessage()); }
 }
 echo "DONE\n";
 `
@@ -163,6 +223,8 @@ var hostileAttacks = []string{
 	"labdb-root-127", "labdb-root-v6", "labdb-root-localhost",
 	"datadir-list",
 	"write-parent", "write-etc", "write-panel", "write-usr", "host-tmp",
+	"labsecret-clientcnf", "labsecret-search", "labdb-datadir", "labdb-datadir-list",
+	"labdb-kill0", "labdb-prlimit", "labdb-ptrace", "labdb-root-socket",
 }
 
 // The panel's pieces test/realserver.sh makes.
@@ -179,7 +241,10 @@ const (
 // socket path outside /run; prlimit, renice, taskset, chrt, ptrace and
 // signals on a production worker; AF_VSOCK; the lab's MariaDB as root
 // with no password; production's datadir; writes outside the overlay and
-// the host's /tmp). Each must be refused, and production's database
+// the host's /tmp), and the lab's own MariaDB (its root password in
+// client.cnf or any file or process the site's account can read, its
+// datadir, a signal, prlimit or ptrace of mariadbd, root on its socket
+// with no password). Each must be refused, and production's database
 // (every table's checksum and rows, its Connections counter), docroot,
 // panel working directory and worker must be as before.
 func TestSiteHostileCodeStaysSealed(t *testing.T) {
@@ -288,7 +353,20 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 		t.Errorf("lab up opened %d connections to production, want the copy's (grants and dump: 2)", n)
 	}
 
-	page := labGet(t, filepath.Join(home, "labs", "hostile", "run", "http.sock"), "site.test", "/phptune-hostile.php?"+query.Encode())
+	// The lab's MariaDB root password, as root reads it: the attack looks
+	// for it by its hash everywhere the site's account can read.
+	labDir := filepath.Join(home, "labs", "hostile")
+	var secrets struct {
+		Root string `json:"mariadb_root_password"`
+	}
+	if b, err := os.ReadFile(filepath.Join(labDir, "secrets.json")); err != nil || json.Unmarshal(b, &secrets) != nil || len(secrets.Root) != 36 {
+		t.Fatalf("the lab's root password from %s/secrets.json: %v", labDir, err)
+	}
+	sum := sha256.Sum256([]byte(secrets.Root))
+	query.Set("labdir", labDir)
+	query.Set("rootpw_sha256", hex.EncodeToString(sum[:]))
+	query.Set("dbpid", strconv.Itoa(sealedPID(t, labDir, "mariadb")))
+	page := labGet(t, filepath.Join(labDir, "run", "http.sock"), "site.test", "/phptune-hostile.php?"+query.Encode())
 	t.Logf("the hostile page inside the lab:\n%s", page)
 	got := attackLines(t, page)
 	if !strings.Contains(page, "DONE") {
@@ -326,6 +404,43 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 	if got := procState(t, worker); got != workerState {
 		t.Errorf("the production worker %d changed:\nbefore %s\nafter  %s", worker, workerState, got)
 	}
+}
+
+// sealedPID is the pid, in its seal's pid namespace, of the lab's
+// recorded process of component (state.json's host pid, then the last
+// NSpid of its /proc status).
+func sealedPID(t *testing.T, labDir, component string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(labDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Processes []struct {
+			Component string `json:"component"`
+			PID       int    `json:"pid"`
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Processes {
+		if p.Component != component {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
+		if err != nil {
+			t.Fatalf("the lab's %s (pid %d): %v", component, p.PID, err)
+		}
+		for _, l := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "NSpid:" {
+				n, _ := strconv.Atoi(f[len(f)-1])
+				return n
+			}
+		}
+	}
+	t.Fatalf("the lab %s records no %s process", labDir, component)
+	return 0
 }
 
 // attackResult is one ATTACK line.

@@ -95,7 +95,11 @@ func (l *Lab) apply(ctx context.Context, cfg knob.Config, profiler string, setPr
 		if err != nil {
 			return err
 		}
-		if err := l.startMariaDB(ctx, acct, dbBin, "root", s.MariaDBRootPassword); err != nil {
+		dbAcct, err := l.dbAccount()
+		if err != nil {
+			return err
+		}
+		if err := l.startMariaDB(ctx, dbAcct, dbBin, "root", s.MariaDBRootPassword); err != nil {
 			return err
 		}
 	}

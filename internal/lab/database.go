@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func (l *Lab) startMariaDB(ctx context.Context, acct *account, b *mariadb.Binari
 	pid := cmd.Process.Pid
 	var last error
 	for {
-		d, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, "")
+		d, err := mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), user, password, "")
 		if err == nil {
 			err = d.PingContext(wctx)
 			d.Close()
@@ -130,14 +131,25 @@ func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, 
 		return err
 	}
 	defer errLog.Close()
-	args := []string{"--defaults-extra-file=" + y.clientConf(), "--single-transaction", "--skip-dump-date"}
-	limit := 5 * time.Minute
 	if l.Sealed() {
 		// A site's copy: its routines, triggers and events too, and as
-		// long as a large database takes.
-		args = append(args, "--quick", "--routines", "--triggers", "--events", "--hex-blob", "--no-tablespaces")
-		limit = 4 * time.Hour
+		// long as a large database takes; as root of the lab's server,
+		// from its MariaDB account (rootClient).
+		err = l.siteRootClient(ctx, b.Dump, []string{"--single-transaction", "--skip-dump-date", "--quick", "--routines", "--triggers", "--events", "--hex-blob", "--no-tablespaces", "--", db}, nil, out, 4*time.Hour)
+		if err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("mariadb-dump: %v", err)
+		}
+		if err := out.Sync(); err != nil {
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp, y.snapshot())
 	}
+	args := []string{"--defaults-extra-file=" + y.clientConf(), "--single-transaction", "--skip-dump-date"}
+	limit := 5 * time.Minute
 	cmd := l.command(acct, b.Dump, append(args, "--", db), nil)
 	cmd.Stdout, cmd.Stderr = out, errLog
 	if err := l.runRecorded(ctx, cmd, "mariadb-dump", limit); err != nil {
@@ -151,6 +163,20 @@ func (l *Lab) snapshot(ctx context.Context, acct *account, b *mariadb.Binaries, 
 		return err
 	}
 	return os.Rename(tmp, y.snapshot())
+}
+
+// siteRootClient is rootClient for a site lab as it stands: its MariaDB
+// account and root password from its state and secrets.
+func (l *Lab) siteRootClient(ctx context.Context, bin string, args []string, stdin io.Reader, stdout io.Writer, limit time.Duration) error {
+	dbAcct, err := l.dbAccount()
+	if err != nil {
+		return err
+	}
+	s, err := l.ReadSecrets()
+	if err != nil {
+		return err
+	}
+	return l.rootClient(ctx, dbAcct, bin, args, s.MariaDBRootPassword, stdin, stdout, limit)
 }
 
 // Reset restores the app's database to its state right after seeding: the
@@ -180,17 +206,19 @@ func (l *Lab) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if l.Sealed() {
+		// The snapshot is the site's data: no client command in it runs.
+		if err := l.siteRootClient(ctx, b.Client, []string{"--batch", "--sandbox", "--binary-mode", "--", s.DBName}, in, nil, 4*time.Hour); err != nil {
+			return fmt.Errorf("restoring the snapshot: %w", err)
+		}
+		return nil
+	}
 	acct, err := l.account()
 	if err != nil {
 		return err
 	}
 	args := []string{"--defaults-extra-file=" + y.clientConf(), "--batch"}
 	limit := 5 * time.Minute
-	if l.Sealed() {
-		// The snapshot is the site's data: no client command in it runs.
-		args = append(args, "--sandbox", "--binary-mode")
-		limit = 4 * time.Hour
-	}
 	args = append(args, "--", s.DBName)
 	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, in, limit); err != nil {
 		return fmt.Errorf("restoring the snapshot: %w", err)

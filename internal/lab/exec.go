@@ -71,9 +71,15 @@ func (l *Lab) runQuiet(ctx context.Context, acct *account, component, bin string
 // state while it runs so a crash of phptune leaves no orphan, and waits
 // for it at most limit.
 func (l *Lab) runRecorded(ctx context.Context, cmd *exec.Cmd, component string, limit time.Duration) error {
+	return l.runRecordedWith(ctx, cmd, component, limit, l.startCmd)
+}
+
+// runRecordedWith is runRecorded with start starting cmd (a sealed lab's
+// command that runs on the host side: the lab's startCapped).
+func (l *Lab) runRecordedWith(ctx context.Context, cmd *exec.Cmd, component string, limit time.Duration, start func(*exec.Cmd) error) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := l.startCmd(cmd); err != nil {
+	if err := start(cmd); err != nil {
 		return err
 	}
 	pid := cmd.Process.Pid
@@ -175,6 +181,15 @@ func dialAs(ctx context.Context, network, addr string, uid int) (net.Conn, error
 // clients (the observer, the generator's FastCGI mode, the database
 // handles) accept on a unix socket of the lab.
 func (l *Lab) PeerUID() int { return l.UID }
+
+// DBPeerUID is the account the lab's MariaDB runs as: the only listener
+// a client of root's accepts on the lab's MariaDB socket.
+func (l *Lab) DBPeerUID() int {
+	if l.DBUser != "" {
+		return l.DBUID
+	}
+	return l.UID
+}
 
 // noFollow is O_NOFOLLOW for os.OpenFile.
 const noFollow = syscall.O_NOFOLLOW

@@ -34,7 +34,7 @@ func (l *Lab) Logs(component string, lines int) (string, error) {
 	}
 	var b strings.Builder
 	for _, c := range comps {
-		for _, f := range (layout{l.Dir}).logFiles(c) {
+		for _, f := range l.logFiles(c) {
 			data, err := l.readLog(f)
 			if err != nil {
 				if !os.IsNotExist(err) {
@@ -51,6 +51,21 @@ func (l *Lab) Logs(component string, lines int) (string, error) {
 	return b.String(), nil
 }
 
+// logFiles are component's log files in this lab: a site lab's MariaDB
+// writes its log in its own directory (siteDBLogDir).
+func (l *Lab) logFiles(component string) []logFile {
+	y := layout{l.Dir}
+	fs := y.logFiles(component)
+	if component == "mariadb" && l.DBUser != "" {
+		for i, f := range fs {
+			if f.dir == y.p("log") {
+				fs[i].dir = y.p(siteDBLogDir)
+			}
+		}
+	}
+	return fs
+}
+
 // readLog reads the end of one log file.
 func (l *Lab) readLog(f logFile) ([]byte, error) {
 	var file *os.File
@@ -59,6 +74,8 @@ func (l *Lab) readLog(f logFile) ([]byte, error) {
 	switch f.dir {
 	case y.p(outDir):
 		file, err = os.OpenFile(f.path(), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	case y.p(siteDBLogDir):
+		file, err = openLabFile(f.dir, f.name, l.DBPeerUID())
 	default:
 		file, err = openLabFile(f.dir, f.name, l.UID)
 	}

@@ -100,7 +100,11 @@ func (o owner) ownedBy(uid int) bool {
 }
 
 func (l *Lab) owner() owner {
-	return owner{dir: l.Dir, uids: []int{l.UID}, bootID: l.BootID, limits: &l.Limits}
+	uids := []int{l.UID}
+	if l.DBUser != "" {
+		uids = append(uids, l.DBUID)
+	}
+	return owner{dir: l.Dir, uids: uids, bootID: l.BootID, limits: &l.Limits}
 }
 
 // verified reports whether p still is the process that was recorded: same

@@ -63,11 +63,22 @@ func (l *Lab) render(acct *account) error {
 		// PHP runs inside the web server: no php-fpm, no socket.
 		l.FPMListen, l.FPMPools = "", nil
 	}
-	if l.MariaDBSocket != "" {
+	if l.MariaDBSocket != "" && l.DBUser == "" {
 		files["my.cnf"] = mariadb.Render(l.Config, mariadb.Paths{
 			DataDir: y.p("mysql"), Socket: l.MariaDBSocket, PidFile: y.p("run", "mariadb.pid"),
 			Log: y.p("log", "mariadb.log"), TmpDir: y.p("tmp"), TCP: l.dbTCP(),
 		})
+	}
+	if l.MariaDBSocket != "" && l.DBUser != "" {
+		// A site lab's MariaDB writes only directories of its own account
+		// (siteDBDirs), and reads my.cnf through that account's group.
+		conf := mariadb.Render(l.Config, mariadb.Paths{
+			DataDir: y.p("mysql"), Socket: l.MariaDBSocket, PidFile: y.p(siteDBRunDir, "mysqld.pid"),
+			Log: y.p(siteDBLogDir, "mariadb.log"), TmpDir: y.p(siteDBTmpDir), TCP: l.dbTCP(),
+		})
+		if err := writeOwned(y.p("my.cnf"), []byte(conf), 0o640, l.DBGID); err != nil {
+			return err
+		}
 	}
 	for name, content := range files {
 		if err := writeOwned(y.p(name), []byte(content), acct.readFileMode(), acct.group()); err != nil {

@@ -58,6 +58,14 @@ var (
 // lab's.
 const siteDBRunDir = "dbrun"
 
+// siteDBLogDir and siteDBTmpDir hold a site lab's MariaDB error log and
+// temporary files: like its datadir ("mysql") they are its account's
+// (DBUser) alone, mode 0700, which the site's account cannot enter.
+const (
+	siteDBLogDir = "dblog"
+	siteDBTmpDir = "dbtmp"
+)
+
 // siteDBSocketName is the socket's name in it: the default socket path's
 // (/run/mysqld/mysqld.sock).
 const siteDBSocketName = "mysqld.sock"
@@ -425,14 +433,22 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 // seal's /etc/passwd, the site's names on 127.0.0.1, the app's root
 // (AppRoot, else the docroot) as an overlay; the seal's init starts in
 // the lab's cgroup.
-func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
+func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 	y := layout{l.Dir}
-	uid, gid := acct.ids()
-	if err := mkdirOwned(y.p(siteDBRunDir), uid, gid, 0o755); err != nil {
+	dbUID, dbGID := dbAcct.ids()
+	// The socket's directory: MariaDB's, passable by the site's group
+	// (its code connects there), writable by no one else, so nothing
+	// but the server can put a socket or a link there.
+	if err := mkdirOwned(y.p(siteDBRunDir), dbUID, acct.group(), 0o750); err != nil {
 		return err
 	}
+	for _, d := range []string{siteDBLogDir, siteDBTmpDir} {
+		if err := mkdirOwned(y.p(d), dbUID, dbGID, 0o700); err != nil {
+			return err
+		}
+	}
 	binds := []seal.Bind{{Source: l.Dir, Target: l.Dir, ReadOnly: true}}
-	for _, d := range append(append([]string{}, writableDirs...), fpmDir, "mysql", siteDBRunDir) {
+	for _, d := range append(append([]string{}, writableDirs...), fpmDir, "mysql", siteDBRunDir, siteDBLogDir, siteDBTmpDir) {
 		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
 	}
 	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
@@ -450,7 +466,7 @@ func (l *Lab) makeSeal(ctx context.Context, acct *account) error {
 	_, err = seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
 		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
-		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}},
+		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}, {Name: dbAcct.Name, UID: int(dbAcct.UID), GID: int(dbAcct.GID)}},
 		Start:    l.Limits.startCapped,
 	})
 	return err
@@ -485,25 +501,28 @@ func (l *Lab) sealedCommand(acct *account, bin string, args, env []string) *exec
 	return cmd
 }
 
-// provisionSite sets the lab server's root password and writes the client
-// options root's tools use; the site's own account and data come from
-// Options.FillDatabase.
-func (l *Lab) provisionSite(ctx context.Context, acct *account, b *mariadb.Binaries, s Secrets) error {
+// provisionSite sets the lab server's root password, with the mariadb
+// client run inside the seal as MariaDB's own account (dbAcct, not the
+// site's) and the statements on its standard input. No file holds the
+// password but root's secrets.json: root's tools (rootClient) get it in
+// a pipe, and the site's account can neither read their memory nor
+// their descriptors.
+func (l *Lab) provisionSite(ctx context.Context, dbAcct *account, b *mariadb.Binaries, s Secrets) error {
 	sql := mariadb.DropOtherAccountsSQL + fmt.Sprintf("ALTER USER 'root'@'localhost' IDENTIFIED BY '%s';\nFLUSH PRIVILEGES;\n", s.MariaDBRootPassword)
 	args := []string{"--no-defaults", "--socket=" + l.MariaDBSocket, "--user=root", "--batch"}
-	if err := l.runQuiet(ctx, acct, "mariadb", b.Client, args, nil, strings.NewReader(sql), time.Minute); err != nil {
+	if err := l.runQuiet(ctx, dbAcct, "mariadb", b.Client, args, nil, strings.NewReader(sql), time.Minute); err != nil {
 		return fmt.Errorf("provisioning MariaDB: %w", err)
 	}
-	return writeOwned(layout{l.Dir}.clientConf(), []byte(mariadb.ClientConf(l.MariaDBSocket, "root", s.MariaDBRootPassword)), acct.readFileMode(), acct.group())
+	return nil
 }
 
-// siteDB is what FillDatabase gets.
-func (l *Lab) siteDB(acct *account, b *mariadb.Binaries, s *site.Site, rootPassword string) SiteDB {
+// siteDB is what FillDatabase gets: Load runs the mariadb client as the
+// lab's MariaDB account (rootClient).
+func (l *Lab) siteDB(dbAcct *account, b *mariadb.Binaries, s *site.Site, rootPassword string) SiteDB {
 	return SiteDB{
-		Site: s, Socket: l.MariaDBSocket, PeerUID: l.PeerUID(), RootPassword: rootPassword,
+		Site: s, Socket: l.MariaDBSocket, PeerUID: l.DBPeerUID(), RootPassword: rootPassword,
 		Load: func(ctx context.Context, stdin io.Reader, args ...string) error {
-			all := append([]string{"--defaults-extra-file=" + layout{l.Dir}.clientConf(), "--batch"}, args...)
-			return l.runQuiet(ctx, acct, "mariadb", b.Client, all, nil, stdin, 4*time.Hour)
+			return l.rootClient(ctx, dbAcct, b.Client, append([]string{"--batch"}, args...), rootPassword, stdin, nil, 4*time.Hour)
 		},
 	}
 }

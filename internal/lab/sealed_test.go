@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -238,6 +239,8 @@ func TestSiteLabSealed(t *testing.T) {
 		t.Errorf("the lab's own listeners were counted as attempts: %v", as)
 	}
 
+	checkSiteDBAccount(t, l)
+
 	// The write is in the overlay, not the docroot.
 	if _, err := os.Stat(filepath.Join(l.Seal, "overlay", "upper", "written-by-lab.txt")); err != nil {
 		t.Errorf("the page's write is not in the overlay's upper layer: %v", err)
@@ -275,6 +278,62 @@ func TestSiteLabSealed(t *testing.T) {
 	if got := prodCounts(); got != before {
 		t.Errorf("production's database changed: before %q, after %q", before, got)
 	}
+}
+
+// checkSiteDBAccount checks that a site lab's MariaDB is out of the site
+// account's reach: it runs as DBUser, not the lab's account; its
+// datadir, log and tmp directories are DBUser's alone (0700); its socket
+// directory is DBUser's, passable by the lab's group only; no
+// client.cnf is written, and the root password is in no file of the lab
+// but root's secrets.json.
+func checkSiteDBAccount(t *testing.T, l *Lab) {
+	t.Helper()
+	db, err := user.Lookup(DBUser)
+	if err != nil {
+		t.Fatalf("the account %s: %v", DBUser, err)
+	}
+	dbUID, _ := strconv.Atoi(db.Uid)
+	if l.DBUser != DBUser || l.DBUID != dbUID || l.DBUID == l.UID || l.DBPeerUID() != dbUID {
+		t.Errorf("lab state: MariaDB as %q uid %d (peer %d), lab as uid %d; want %s uid %d", l.DBUser, l.DBUID, l.DBPeerUID(), l.UID, DBUser, dbUID)
+	}
+	for _, p := range l.Processes {
+		if p.Component != "mariadb" {
+			continue
+		}
+		if uid := procUID(t, p.PID); uid != db.Uid {
+			t.Errorf("mariadbd (pid %d) runs as uid %s, want %s's %s", p.PID, uid, DBUser, db.Uid)
+		}
+	}
+	for d, want := range map[string]string{"mysql": "drwx------", siteDBLogDir: "drwx------", siteDBTmpDir: "drwx------", siteDBRunDir: "drwxr-x---"} {
+		st, err := os.Lstat(filepath.Join(l.Dir, d))
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+			continue
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if int(sys.Uid) != dbUID || st.Mode().String() != want {
+			t.Errorf("%s is uid %d %v, want %s's %s", d, sys.Uid, st.Mode(), DBUser, want)
+		}
+		if d == siteDBRunDir && int(sys.Gid) != l.GID {
+			t.Errorf("%s has gid %d, want the lab's group %d (the site connects through it)", d, sys.Gid, l.GID)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(l.Dir, "client.cnf")); !os.IsNotExist(err) {
+		t.Errorf("a site lab wrote client.cnf (%v): the root password must be in no file the lab can read", err)
+	}
+	sec, err := l.ReadSecrets()
+	if err != nil || sec.MariaDBRootPassword == "" {
+		t.Fatalf("the lab's secrets: %v", err)
+	}
+	filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || p == filepath.Join(l.Dir, "secrets.json") {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), sec.MariaDBRootPassword) {
+			t.Errorf("the lab's MariaDB root password is in %s", p)
+		}
+		return nil
+	})
 }
 
 // fillSiteDB is the test's FillDatabase (package dbcopy's place): the

@@ -82,7 +82,16 @@ func (l *Lab) fillSite(ctx context.Context, acct *account, s *site.Site, d *Site
 		return nil, errors.New("the site's configuration names no literal database and user, so the lab cannot create the app's account for a copy; leave --db-from and --db-dump out (--db-from none) or fix what phptune site reports")
 	}
 	runAs := dbcopy.Account{Name: acct.Name, UID: acct.UID, GID: acct.GID, Start: l.Limits.startCapped}
-	t := dbcopy.Target{Socket: l.MariaDBSocket, RootPassword: rootPassword, DB: app.DB.Name, User: app.DB.User, Password: app.DB.Password, RunAs: runAs}
+	// The load is root of the lab's server: its client runs as the lab's
+	// MariaDB account, which the site's code cannot reach; the reads of
+	// production run as the site's own account, with the site's own
+	// password.
+	dbAcct, err := l.dbAccount()
+	if err != nil {
+		return nil, err
+	}
+	loadAs := dbcopy.Account{Name: dbAcct.Name, UID: dbAcct.UID, GID: dbAcct.GID, Start: l.Limits.startCapped}
+	t := dbcopy.Target{Socket: l.MariaDBSocket, RootPassword: rootPassword, DB: app.DB.Name, User: app.DB.User, Password: app.DB.Password, RunAs: loadAs}
 	rec := &DBCopy{DB: app.DB.Name, User: app.DB.User}
 	var implied []string
 	if s.DB != nil {

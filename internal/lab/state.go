@@ -82,6 +82,11 @@ type Lab struct {
 	User string `json:"user"`
 	UID  int    `json:"uid"`
 	GID  int    `json:"gid"`
+	// DBUser, DBUID and DBGID are the account a site lab's MariaDB runs
+	// as (DBUser; empty for other labs, whose MariaDB runs as User).
+	DBUser string `json:"db_user,omitempty"`
+	DBUID  int    `json:"db_uid,omitempty"`
+	DBGID  int    `json:"db_gid,omitempty"`
 	// Limits are the lab's CPU and memory caps (--cpus, --memory-max).
 	Limits Limits `json:"limits,omitempty"`
 	// FrontPage is what GET / answered when the lab came up.

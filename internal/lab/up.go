@@ -78,6 +78,7 @@ type plan struct {
 	db       *mariadb.Binaries
 	port     int
 	acct     *account // the lab's account: phptune's, or --user's
+	dbAcct   *account // the account its MariaDB runs as: acct, or a site lab's DBUser
 	limits   Limits
 	dir      string
 	progress func(string)
@@ -166,6 +167,15 @@ func planUp(opt Options) (*plan, error) {
 	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
 		return nil, err
 	}
+	p.dbAcct = p.acct
+	if opt.Site != nil {
+		if p.dbAcct, err = dbAccount(); err != nil {
+			return nil, err
+		}
+		if p.dbAcct.UID == p.acct.UID {
+			return nil, fmt.Errorf("--user %s: that is the account a site lab's MariaDB runs as; %s", p.acct.Name, pickAccount)
+		}
+	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
 	}
@@ -252,7 +262,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if _, err := EnsureHome(); err != nil {
 		return nil, err
 	}
-	if p.acct.Name != StackUser && p.acct.root {
+	if (p.acct.Name != StackUser || p.site != nil) && p.acct.root {
 		// Another account must traverse to its lab: home and labs/ get o+x
 		// (others may pass through, never list; every lab is 0750 with
 		// its own account's group).
@@ -278,12 +288,19 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		return nil, err
 	}
 	defer unlock()
-	// Root's, readable (not writable) by the stack's group.
-	if err := mkdirOwned(p.dir, -1, p.acct.group(), p.acct.readDirMode()); err != nil {
+	// Root's, readable (not writable) by the stack's group. A site lab's
+	// MariaDB account passes through to its own directories (o+x: no
+	// listing, and every file in it is root's or an account's own).
+	mode, uids := p.acct.readDirMode(), []int{int(p.acct.UID)}
+	if p.site != nil {
+		mode |= 0o001
+		uids = append(uids, int(p.dbAcct.UID))
+	}
+	if err := mkdirOwned(p.dir, -1, p.acct.group(), mode); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
-	if err := writeMarker(p.dir, []int{int(p.acct.UID)}); err != nil {
+	if err := writeMarker(p.dir, uids); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
@@ -299,6 +316,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	}
 	l.Limits = p.limits
 	if p.site != nil {
+		l.DBUser, l.DBUID, l.DBGID = p.dbAcct.Name, int(p.dbAcct.UID), int(p.dbAcct.GID)
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
 		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
@@ -341,7 +359,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 // its servers.
 func (l *Lab) build(ctx context.Context, p *plan) error {
 	y := layout{l.Dir}
-	say, acct := p.progress, p.acct
+	say, acct, dbAcct := p.progress, p.acct, p.dbAcct
 	if p.build != nil {
 		say("PHP: build " + p.build.Summary)
 		for _, n := range p.build.Notes {
@@ -357,7 +375,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	l.ScriptFilename = filepath.Join(l.DocRoot, "index.php")
 	if p.app.NeedsDB {
 		l.MariaDBSocket = y.dbSocket()
-		uid, gid := acct.ids()
+		uid, gid := dbAcct.ids()
 		if err := mkdirOwned(y.p("mysql"), uid, gid, 0o700); err != nil {
 			return err
 		}
@@ -371,7 +389,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			shown = "the app's root " + l.AppRoot + " (it holds the docroot and the app's configuration)"
 		}
 		say("sealing the lab (private network with loopback only, private pids, only the allowlisted host files read-only, " + shown + " as an overlay)")
-		if err := l.makeSeal(ctx, acct); err != nil {
+		if err := l.makeSeal(ctx, acct, dbAcct); err != nil {
 			return err
 		}
 		l.MariaDBSocket = y.p(siteDBRunDir, siteDBSocketName)
@@ -419,14 +437,14 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	}
 	if p.app.NeedsDB {
 		say("initialising MariaDB")
-		if err := l.runQuiet(ctx, acct, "mariadb", p.db.InstallDB, p.db.InstallArgs(y.p("mysql")), nil, nil, 3*time.Minute); err != nil {
+		if err := l.runQuiet(ctx, dbAcct, "mariadb", p.db.InstallDB, p.db.InstallArgs(y.p("mysql")), nil, nil, 3*time.Minute); err != nil {
 			return fmt.Errorf("mariadb-install-db failed: %w", err)
 		}
-		if err := l.startMariaDB(ctx, acct, p.db, "root", ""); err != nil {
+		if err := l.startMariaDB(ctx, dbAcct, p.db, "root", ""); err != nil {
 			return err
 		}
 		if l.Sealed() {
-			if err := l.provisionSite(ctx, acct, p.db, secrets); err != nil {
+			if err := l.provisionSite(ctx, dbAcct, p.db, secrets); err != nil {
 				return err
 			}
 			switch {
@@ -436,7 +454,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 				}
 			case p.fill != nil:
 				say("filling the lab's database")
-				if err := p.fill(ctx, l.siteDB(acct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
+				if err := p.fill(ctx, l.siteDB(dbAcct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
 					return fmt.Errorf("filling the lab's database: %w", err)
 				}
 			}

@@ -45,6 +45,57 @@ func stackAccount() (*account, error) {
 	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
 }
 
+// DBUser is the account a site lab's MariaDB runs as: a system account
+// phptune creates on first use, which runs nothing but the lab servers'
+// mariadbd and the MariaDB tools that act as their root. It is neither
+// the site's account (whose code is the hostile party: it must not read
+// the datadir, or signal, prlimit or ptrace the server) nor production's
+// "mysql" (whose server, datadir and processes on the host would then be
+// one uid with every lab's: a lab's server could signal production's, and
+// production's files would be writable by the lab's).
+const DBUser = "phptune-db"
+
+// dbAccount is DBUser's account, created when missing (root only).
+func dbAccount() (*account, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("a site lab's MariaDB runs as %s, an account only root can create and use; run phptune as root", DBUser)
+	}
+	u, err := user.Lookup(DBUser)
+	if err != nil {
+		out, cerr := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+			"--shell", "/usr/sbin/nologin", "--user-group", DBUser).CombinedOutput()
+		if cerr != nil {
+			return nil, fmt.Errorf("creating the account %q for site labs' MariaDB: %v: %s", DBUser, cerr, out)
+		}
+		if u, err = user.Lookup(DBUser); err != nil {
+			return nil, err
+		}
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	if uid == 0 || gid == 0 {
+		return nil, fmt.Errorf("the account %s has uid %d, gid %d: a lab's MariaDB never runs as root; remove the account (userdel %s) and phptune makes it again", DBUser, uid, gid, DBUser)
+	}
+	return &account{Name: u.Username, UID: uint32(uid), GID: uint32(gid), root: true}, nil
+}
+
+// dbAccount is the account a lab's MariaDB runs as: a site lab's
+// DBUser, checked against the ids recorded when it started; any other
+// lab's own account.
+func (l *Lab) dbAccount() (*account, error) {
+	if l.DBUser == "" {
+		return l.account()
+	}
+	a, err := dbAccount()
+	if err != nil {
+		return nil, err
+	}
+	if int(a.UID) != l.DBUID || int(a.GID) != l.DBGID {
+		return nil, fmt.Errorf("lab %s runs MariaDB as %s (uid %d, gid %d), which is now uid %d, gid %d; take the lab down and up again", l.Name, l.DBUser, l.DBUID, l.DBGID, a.UID, a.GID)
+	}
+	return a, nil
+}
+
 // sysProcAttr starts a process as the stack account in a new session, so it
 // is the leader of its own process group (killed as one) and does not get
 // the terminal's Ctrl-C after `lab up` has returned.

@@ -43,7 +43,8 @@ type AccountFacts struct {
 // have. In order:
 //
 //   - phptune's build account never (its files become root's cached
-//     builds), whether or not it exists yet (checkAccountName);
+//     builds), nor its account for site labs' MariaDB (DBUser: it owns
+//     their datadirs), whether or not they exist yet (checkAccountName);
 //   - root (uid or gid 0) never;
 //   - www-data, Debian's web server account, always: the site's PHP runs
 //     as it already;
@@ -81,6 +82,9 @@ const pickAccount = "pick the account that owns the site's files, e.g. " + WebSe
 // checkAccountName refuses phptune's own build account by name, before
 // the account is looked up (it is created by the first build).
 func checkAccountName(name string) error {
+	if name == DBUser {
+		return fmt.Errorf("--user %s: phptune's account for site labs' MariaDB, which owns their datadirs; a lab would run its code as that account — %s", name, pickAccount)
+	}
 	if name == BuildUser {
 		return fmt.Errorf("--user %s: phptune's build account, whose files become the PHP builds root caches and runs; a lab would run its code as that account — %s", name, pickAccount)
 	}

@@ -18,6 +18,8 @@ func TestCheckAccount(t *testing.T) {
 		{"gid 0", AccountFacts{Name: "odd", UID: 1001, GID: 0}, "a lab never runs as root"},
 		{"build account", AccountFacts{Name: BuildUser, UID: 996, GID: 996}, "phptune's build account"},
 		{"build account owning the docroot", AccountFacts{Name: BuildUser, UID: 996, GID: 996, Docroot: "/srv/app", OwnsDocroot: true}, "phptune's build account"},
+		{"site labs' MariaDB account", AccountFacts{Name: DBUser, UID: 995, GID: 995}, "phptune's account for site labs' MariaDB"},
+		{"site labs' MariaDB account owning the docroot", AccountFacts{Name: DBUser, UID: 995, GID: 995, Docroot: "/srv/app", OwnsDocroot: true}, "phptune's account for site labs' MariaDB"},
 		{"www-data", AccountFacts{Name: "www-data", UID: 33, GID: 33, ServiceData: "/run/php"}, ""},
 		{"www-data, built-in app", AccountFacts{Name: "www-data", UID: 33, GID: 33}, ""},
 		{"mysql", AccountFacts{Name: "mysql", UID: 102, GID: 105, ServiceData: "/var/lib/mysql"},

@@ -151,7 +151,7 @@ func openLabDB(l *lab.Lab) (*sql.DB, error) {
 		// there, on the socket (as root's dumps use it).
 		user, password = "root", sec.MariaDBRootPassword
 	}
-	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), user, password, "")
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), user, password, "")
 	if err != nil {
 		return nil, err
 	}

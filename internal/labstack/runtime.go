@@ -184,7 +184,7 @@ func openLabRoot(l *lab.Lab) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading lab %s's database credentials: %w", l.Name, err)
 	}
-	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), "root", sec.MariaDBRootPassword, "")
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), "root", sec.MariaDBRootPassword, "")
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func mixWorkload(ctx context.Context, l *lab.Lab) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, sec.DBName)
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), sec.DBUser, sec.DBPassword, sec.DBName)
 	if err != nil {
 		return Workload{}, err
 	}

@@ -176,7 +176,7 @@ func commentablePost(ctx context.Context, l *lab.Lab) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	db, err := mariadb.OpenLab(l.MariaDBSocket, l.PeerUID(), sec.DBUser, sec.DBPassword, sec.DBName)
+	db, err := mariadb.OpenLab(l.MariaDBSocket, l.DBPeerUID(), sec.DBUser, sec.DBPassword, sec.DBName)
 	if err != nil {
 		return 0, err
 	}
