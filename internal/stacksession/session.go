@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -52,7 +53,9 @@ type Options struct {
 	Say func(format string, args ...any)
 }
 
-// Session is a stack held for a run. Close gives everything back.
+// Session is a stack held for a run. Close gives everything back. The
+// zero Session holds no stack: a command that loads a target of its own
+// (bench URL) holds its raised kernel settings in one (RaiseOnStack).
 type Session struct {
 	Lab      *lab.Lab
 	Workload workload.Workload
@@ -80,7 +83,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 	}()
 	if o.Lab != "" {
 		if s.Lab, err = lab.Open(o.Lab); err != nil {
-			return s, fmt.Errorf("lab %s: %w", o.Lab, err)
+			return s, &LabError{Lab: o.Lab, Err: err}
 		}
 		if o.RestoreConfig {
 			l, cfg := s.Lab, s.Lab.Config.Clone()
@@ -165,4 +168,42 @@ func RestoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(st
 	} else {
 		say("lab %s runs its starting configuration again", l.Name)
 	}
+}
+
+// LabError is a running lab (Options.Lab) that could not be opened.
+type LabError struct {
+	Lab string
+	Err error
+}
+
+func (e *LabError) Error() string { return fmt.Sprintf("lab %s: %v", e.Lab, e.Err) }
+func (e *LabError) Unwrap() error { return e.Err }
+
+// RaiseOnStack raises the kernel's settings on a session already open, for
+// a command that knows what its run needs only once the stack is there
+// (bench: its connections, the lab's backlogs). raise gets the session's
+// lab (nil for the zero Session: the command loads a target of its own)
+// and returns the run that holds the raised settings and what restores
+// them; Close restores them. When the run changed what a listening socket
+// takes as it opens, the lab's servers restart to listen under the raised
+// settings, and again after the restore, under the host's own.
+func (s *Session) RaiseOnStack(ctx context.Context, raise func(l *lab.Lab) (*sysctl.Run, func(), error), say func(string, ...any)) (*sysctl.Run, error) {
+	run, restore, err := raise(s.Lab)
+	if err != nil {
+		return nil, err
+	}
+	l := s.Lab
+	restart := l != nil && KernelNeedsRestart(run)
+	if restart {
+		RestartLab(ctx, l, "its sockets listen under the raised limits", say)
+	}
+	s.defer_(func() {
+		if restore != nil {
+			restore()
+		}
+		if restart {
+			RestartLab(ctx, l, "its sockets have the host's own limits again", say)
+		}
+	})
+	return run, nil
 }
