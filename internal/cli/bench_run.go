@@ -179,13 +179,11 @@ func (f *benchFlags) checkPage(env *Env, l *lab.Lab, opt load.Options) []string 
 // what a sealed lab's code tried to reach outside are attached to the
 // result.
 func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*results.Bench, error) {
-	run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
-	if f.eng.engine == "locust" {
-		var err error
-		if run, err = f.eng.locustRun(env.Ctx, opt, benchLab, f.redact, env.Stderr); err != nil {
-			return nil, err
-		}
+	gen, err := f.eng.benchGenerator(env.Ctx, opt, benchLab, f.redact, env.Stderr)
+	if err != nil {
+		return nil, err
 	}
+	run := func(ctx context.Context) (*results.Bench, error) { return gen.Run(ctx, opt) }
 	clearProgress := func() {
 		if opt.Progress != nil {
 			fmt.Fprint(env.TermStderr, "\r\033[K")
@@ -197,7 +195,6 @@ func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*re
 		return res, err
 	}
 	l := benchLab
-	var err error
 	// The servers' error logs, from the end of the warm-up.
 	logs := labstack.NewErrorLogs(l)
 	opt.OnMeasure = logs.Mark

@@ -16,7 +16,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
@@ -192,7 +191,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	l, w := sess.Lab, sess.Workload
 	stack := labstack.New(l, w)
 	var engineVersion string
-	if f.eng.engine == "locust" {
+	if f.eng.engine == engineLocust {
 		// What every step asks of Locust: a constant rate, a warm-up.
 		opt := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
 		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "capacity"); err != nil {
@@ -216,8 +215,8 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		res.Warnings = append(res.Warnings, blockedWarning)
 	}
-	if f.eng.engine == "locust" {
-		res.Engine, res.EngineVersion, res.Workers = "locust", engineVersion, f.eng.workers
+	if f.eng.engine == engineLocust {
+		res.Engine, res.EngineVersion, res.Workers = f.eng.engine.String(), engineVersion, f.eng.workers
 		res.Warnings = append(res.Warnings, locustCapacityNote)
 	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
@@ -240,14 +239,8 @@ func (f *capacityFlags) validate(env *Env, c *cobra.Command) (labstack.CapacityO
 	if err := f.eng.check(); err != nil {
 		return o, nil, err
 	}
-	if f.eng.engine == "locust" {
-		if f.stack.site != "" {
-			return o, nil, usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
-		}
-		// Installed before a lab is started for it.
-		if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
-			return o, nil, err
-		}
+	if err := f.eng.checkLocust(env.Ctx, f.stack.site != ""); err != nil {
+		return o, nil, err
 	}
 	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
 	return o, set, err
