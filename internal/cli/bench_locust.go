@@ -175,23 +175,45 @@ func (f *engineFlags) locustEngine(ctx context.Context, l *lab.Lab, redactNames 
 	return eng, v, nil
 }
 
-// useLocust makes Locust st's generator, after checking that it can load
-// st's lab with the options of the command's runs (opt; its target is
-// the stack's), and returns Locust's version. who names the command.
-func (f *engineFlags) useLocust(ctx context.Context, st *labstack.Stack, opt load.Options, redactNames []string, log io.Writer, who string) (string, error) {
+// stackGenerator is a session's generator for the engine (its
+// sessionSpec.generator): nil, phptune's own, or Locust for the stack
+// after checking that it can load the stack's lab with the options of the
+// command's runs (runs; its target is the stack's). Locust's version goes
+// to *version, and note, when given, is said after Locust's line. who
+// names the command.
+func (f *engineFlags) stackGenerator(ctx context.Context, runs load.Options, redactNames []string, log io.Writer, who, note string, version *string) func(*labstack.Stack) (labstack.Generator, error) {
+	if f.engine == engineOwn {
+		return nil
+	}
+	return func(st *labstack.Stack) (labstack.Generator, error) {
+		gen, v, err := f.useLocust(ctx, st, runs, redactNames, log, who)
+		if err != nil {
+			return nil, err
+		}
+		*version = v
+		if note != "" {
+			fmt.Fprintf(log, "%s: %s\n", who, note)
+		}
+		return gen, nil
+	}
+}
+
+// useLocust is Locust for st, after checking that it can load st's lab
+// with the options of the command's runs (opt; its target is the
+// stack's), and Locust's version. who names the command.
+func (f *engineFlags) useLocust(ctx context.Context, st *labstack.Stack, opt load.Options, redactNames []string, log io.Writer, who string) (labstack.Generator, string, error) {
 	t, err := labstack.TargetFor(st.Lab, st.Workload, "")
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	opt.Target, opt.Requests, opt.Expect, opt.KeepAlive = t, st.Workload.Requests, st.Workload.Expect, st.KeepAlive
 	if err := locust.Check(opt); err != nil {
-		return "", usageErr("Try: phptune "+who+" --help, or leave --engine locust out", "%v", err)
+		return nil, "", usageErr("Try: phptune "+who+" --help, or leave --engine locust out", "%v", err)
 	}
 	eng, v, err := f.locustEngine(ctx, st.Lab, redactNames, log, who)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	st.Generator = eng
 	fmt.Fprintf(log, "%s: every run on Locust %s, %d users, %d local workers; its warm-up is a throwaway run of its own\n", who, v, opt.Connections, f.workers)
-	return v, nil
+	return eng, v, nil
 }

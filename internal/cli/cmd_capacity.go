@@ -183,25 +183,17 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	command := "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
 	// A running lab is measured as it runs: nothing to restore.
-	sess, err := openSession(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	var engineVersion string
+	// What every step asks of Locust: a constant rate, a warm-up.
+	steps := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
+	sess, stack, err := openStack(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set,
+		workload: f.stack.workloadSpec(), redactNames: f.redact,
+		generator: f.eng.stackGenerator(ctx, steps, f.redact, env.Stderr, "capacity", locustCapacityNote, &engineVersion)}, say)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	l, w := sess.Lab, sess.Workload
-	stack := labstack.New(l, w)
-	var engineVersion string
-	if f.eng.engine == engineLocust {
-		// What every step asks of Locust: a constant rate, a warm-up.
-		opt := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
-		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "capacity"); err != nil {
-			return err
-		}
-		say("%s", locustCapacityNote)
-	}
-	if err := checkStartPage(ctx, env, stack, say); err != nil {
-		return err
-	}
 	if o.StartRate == 0 {
 		say("probing for the first rate: %d connections, closed model, %s", o.ProbeConnections, labstack.ProbeDuration)
 	}

@@ -147,23 +147,16 @@ func runCompareCmd(env *Env, f *compareFlags, args []string) error {
 		}
 		raise = raiseKernel(env, sysctl.NeedOf(cs, f.conns), "compare", &kernelRun)
 	}
-	sess, err := openSession(env, &f.stack, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	var engineVersion string
+	runs := load.Options{Connections: f.conns, Duration: f.duration, Warmup: f.warmup}
+	sess, stack, err := openStack(env, &f.stack, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise,
+		workload: f.stack.workloadSpec(), redactNames: f.redact,
+		generator: f.eng.stackGenerator(ctx, runs, f.redact, env.Stderr, "compare", "", &engineVersion)}, say)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	l, w := sess.Lab, sess.Workload
-	stack := labstack.New(l, w)
-	var engineVersion string
-	if f.eng.engine == engineLocust {
-		opt := load.Options{Connections: f.conns, Duration: f.duration, Warmup: f.warmup}
-		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "compare"); err != nil {
-			return err
-		}
-	}
-	if err := checkStartPage(ctx, env, stack, say); err != nil {
-		return err
-	}
 	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := runCompare(ctx, stack, w.Writes, cfgs, f.conns, f.rounds, f.duration, f.warmup, say)
 	if err != nil {

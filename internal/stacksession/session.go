@@ -42,6 +42,11 @@ type Options struct {
 	// command builds its own requests), with Expect and Host set on it.
 	Workload     string
 	Expect, Host string
+	// Generator, when set, chooses what loads the stack once the lab is
+	// open and its workload parsed (Locust runs as the lab's account and
+	// checks the workload's requests); nil, or a nil Generator returned,
+	// keeps phptune's own.
+	Generator func(st *labstack.Stack) (labstack.Generator, error)
 	// RedactNames are the run's secret names, for messages.
 	RedactNames []string
 	// Raise, when set, raises the kernel settings for the run and returns
@@ -61,6 +66,7 @@ type Session struct {
 	Workload workload.Workload
 	// Own: the lab is the session's own (taken down at Close).
 	Own     bool
+	stack   *labstack.Stack
 	closers []func()
 }
 
@@ -122,11 +128,23 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		}
 	}
 	s.Workload.Expect, s.Workload.Host = o.Expect, o.Host
+	s.stack = labstack.New(s.Lab, s.Workload)
+	if o.Generator != nil {
+		if s.stack.Generator, err = o.Generator(s.stack); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
-// Stack is the session's lab loaded with its workload.
-func (s *Session) Stack() *labstack.Stack { return labstack.New(s.Lab, s.Workload) }
+// Stack is the session's lab loaded with its workload by its generator,
+// the same stack every time.
+func (s *Session) Stack() *labstack.Stack {
+	if s.stack == nil {
+		s.stack = labstack.New(s.Lab, s.Workload)
+	}
+	return s.stack
+}
 
 // Close undoes what Open did, last first: a lab of its own goes down
 // before the kernel's settings are restored, and a running lab gets its

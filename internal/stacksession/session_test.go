@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/sysctl"
 )
 
@@ -104,5 +105,29 @@ func TestOpenNamesTheLabItCannotOpen(t *testing.T) {
 	var le *LabError
 	if !errors.As(err, &le) || le.Lab != "no-such-lab" || !strings.HasPrefix(err.Error(), "lab no-such-lab: ") {
 		t.Errorf("err %v, want a LabError for no-such-lab", err)
+	}
+}
+
+// TestOpenUndoesAfterAGeneratorRefuses: a generator refused once the lab
+// is open undoes the session as any other failure does.
+func TestOpenUndoesAfterAGeneratorRefuses(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	restored, asked := false, false
+	o := Options{Command: "test", Lab: "no-such-lab",
+		Generator: func(*labstack.Stack) (labstack.Generator, error) { asked = true; return nil, errors.New("refused") }}
+	if s, err := Open(context.Background(), o); err == nil || s != nil {
+		t.Fatalf("Open: %v, %v", s, err)
+	}
+	if asked {
+		t.Errorf("the generator was asked for without a lab")
+	}
+	s := &Session{}
+	s.defer_(func() { restored = true })
+	if st := s.Stack(); st != s.Stack() {
+		t.Errorf("Stack is not the same stack twice")
+	}
+	s.Close()
+	if !restored {
+		t.Errorf("Close did not undo")
 	}
 }
