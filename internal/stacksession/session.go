@@ -2,10 +2,10 @@
 // runs on: a lab of its own brought up and taken down, or a running lab
 // attached to and given its configuration back, the kernel settings raised
 // for the run and restored in the right order, and the workload parsed on
-// the lab. tune, compare, capacity, profile and bench open one session and
-// close it however they end (a cancelled context included: the restores
-// run without it), so that no lab, raised setting or changed
-// configuration outlives the run. Around it: the checks of a stack before
+// the lab. tune, compare, capacity, profile, bench, servers and the PHP
+// build's training open one session and close it however they end (a
+// cancelled context included: the restores run without it), so that no
+// lab, raised setting or changed configuration outlives the run. Around it: the checks of a stack before
 // anything starts (CheckStack), the start page (CheckStartPage), and the
 // kernel's settings (RaiseKernel, CompleteKernelLimits, the leftovers of a
 // killed run).
