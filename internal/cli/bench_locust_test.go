@@ -313,3 +313,18 @@ func TestBenchLocustMixWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestParseEngine: every engine's name parses to the engine that prints
+// it back, and any other name is refused with the list of engines.
+func TestParseEngine(t *testing.T) {
+	for _, e := range []engine{engineOwn, engineLocust} {
+		if got, err := parseEngine(e.String()); err != nil || got != e {
+			t.Errorf("parseEngine(%q) = %v, %v", e, got, err)
+		}
+	}
+	for _, name := range []string{"", "k6", "Locust", "phptune "} {
+		if _, err := parseEngine(name); err == nil || !strings.Contains(err.Error(), "want phptune or locust") {
+			t.Errorf("parseEngine(%q): %v, want the list of engines", name, err)
+		}
+	}
+}

@@ -20,10 +20,15 @@ import (
 // benchHelp is the hint of bench's usage errors that have no better one.
 const benchHelp = "Try: phptune bench --help"
 
+// openLabFunc opens the lab of --lab when options needs it: bench's
+// stack session attaches to it, export's files only read it (lab.Open).
+type openLabFunc func(name string) (*lab.Lab, error)
+
 // options turns the flags into load.Options, refusing anything invalid
 // before a single connection is made. appPathSet says --app-path was
-// given.
-func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool) (load.Options, error) {
+// given; openLab opens --lab's lab, once, after the checks that need no
+// lab.
+func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool, openLab openLabFunc) (load.Options, error) {
 	var o load.Options
 	f.appPathSet = appPathSet
 	userScript := f.scriptFilename
@@ -40,14 +45,14 @@ func (f *benchFlags) options(ctx context.Context, args []string, appPathSet bool
 	if err != nil {
 		return o, err
 	}
-	reqPath, labFront, err := f.target(&o, args)
+	reqPath, labFront, l, err := f.target(&o, args, openLab)
 	if err != nil {
 		return o, err
 	}
 	if err := f.connection(&o); err != nil {
 		return o, err
 	}
-	reqs, err := f.requestList(ctx, hdr, userScript, labFront)
+	reqs, err := f.requestList(ctx, l, hdr, userScript, labFront)
 	if err != nil {
 		return o, err
 	}
@@ -206,32 +211,33 @@ func (f *benchFlags) request() (string, http.Header, []byte, error) {
 	return method, hdr, body, nil
 }
 
-// target sets o.Target to TARGET or the lab's, and returns the request
-// path and, over FastCGI to a lab, its front controller.
-func (f *benchFlags) target(o *load.Options, args []string) (reqPath, labFront string, err error) {
+// target sets o.Target to TARGET or the lab's (opened with openLab), and
+// returns the request path, over FastCGI to a lab its front controller,
+// and the lab.
+func (f *benchFlags) target(o *load.Options, args []string, openLab openLabFunc) (reqPath, labFront string, l *lab.Lab, err error) {
 	if f.stack.lab == "" {
 		t, p, err := parseTarget(args[0])
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		o.Target = t
-		return p, "", nil
+		return p, "", nil, nil
 	}
-	l, err := lab.Open(f.stack.lab)
+	l, err = openLab(f.stack.lab)
 	if err != nil {
-		return "", "", usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
+		return "", "", nil, usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
 	}
 	if !strings.HasPrefix(f.appPath, "/") {
-		return "", "", usageErr("Try: --app-path /index.php", "--app-path %q must start with /", f.appPath)
+		return "", "", l, usageErr("Try: --app-path /index.php", "--app-path %q must start with /", f.appPath)
 	}
 	if !f.labFCGI {
 		// Over HTTP: a sealed site lab through its web server's unix
 		// socket with the site's own Host, any other at its URL
 		// (labstack.Target).
 		o.Target, err = labstack.TargetFor(l, workload.Workload{}, f.appPath)
-		return f.appPath, "", err
+		return f.appPath, "", l, err
 	}
-	return f.appPath, l.ScriptFilename, f.labFCGITarget(o, l)
+	return f.appPath, l.ScriptFilename, l, f.labFCGITarget(o, l)
 }
 
 // labFCGITarget points o at lab l's php-fpm (--fcgi).
@@ -280,19 +286,18 @@ func (f *benchFlags) connection(o *load.Options) error {
 	return checkLoopback(o.Target, f.allowRemote)
 }
 
-// requestList is the requests of --workload-from-log, --workload or
-// --scenario, with -H's headers added (nil: none of them, the single
-// request of the flags). userScript is --script-filename as given,
-// labFront the lab's front controller over FastCGI.
-func (f *benchFlags) requestList(ctx context.Context, hdr http.Header, userScript, labFront string) ([]load.Request, error) {
+// requestList is the requests of --workload-from-log, --workload (parsed
+// on l, --lab's lab) or --scenario, with -H's headers added (nil: none of
+// them, the single request of the flags). userScript is --script-filename
+// as given, labFront the lab's front controller over FastCGI.
+func (f *benchFlags) requestList(ctx context.Context, l *lab.Lab, hdr http.Header, userScript, labFront string) ([]load.Request, error) {
 	var reqs []load.Request
 	switch {
 	case f.logSummary != nil:
 		reqs = f.logSummary.Requests()
 	case f.stack.workload != "":
-		l, err := lab.Open(f.stack.lab)
-		if err != nil {
-			return nil, usageErr("Try: phptune lab status", "--lab %s: %v", f.stack.lab, err)
+		if l == nil {
+			return nil, usageErr("Try: phptune bench --lab NAME --workload mix", "--workload goes with --lab NAME")
 		}
 		w, err := workload.Parse(ctx, l, f.stack.workload)
 		if err != nil {

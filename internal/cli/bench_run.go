@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -18,27 +19,51 @@ import (
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/shellquote"
+	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/workload"
 )
 
-// runBench is phptune bench once its flags are valid: a lab of its own
-// when asked, the load's options, the generator's pinning and progress,
-// the kernel's settings, the page check, the measured run and its result
-// stored and printed.
+// runBench is phptune bench once its flags are valid: its stack session
+// (a lab of its own brought up, or --lab's attached to once the flags that
+// need no lab are checked; none for a TARGET), the load's options, the
+// generator's pinning and progress, the kernel's settings, the page check,
+// the measured run and its result stored and printed.
 func runBench(env *Env, f *benchFlags, args []string) error {
+	var sess *stacksession.Session
+	defer func() { sess.Close() }()
 	if f.stack.ownLab() {
 		// A lab of its own (--app, --docroot, or a sealed one of the
 		// site's), benched as --lab and taken down at the end.
-		down, err := f.upOwnLab(env)
-		if err != nil {
+		var err error
+		if sess, err = f.upOwnLab(env); err != nil {
 			return err
 		}
-		defer down()
 	}
-	opt, err := f.options(env.Ctx, args, f.appPathSet)
+	opt, err := f.options(env.Ctx, args, f.appPathSet, func(string) (*lab.Lab, error) {
+		if sess != nil {
+			return sess.Lab, nil
+		}
+		// bench parses its workload itself, on the lab it attaches to;
+		// it changes nothing there, so nothing is restored.
+		s, err := openSession(env, &f.stack, sessionSpec{command: "bench", redactNames: f.redact})
+		var le *stacksession.LabError
+		if errors.As(err, &le) {
+			return nil, le.Err
+		}
+		if err != nil {
+			return nil, err
+		}
+		sess = s
+		return s.Lab, nil
+	})
 	if err != nil {
 		return err
+	}
+	if sess == nil {
+		// A TARGET: no stack, the session holds the kernel's settings
+		// alone.
+		sess = &stacksession.Session{}
 	}
 	opt.Command = "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	stopProfile, err := f.prepareGenerator(env, &opt)
@@ -49,25 +74,16 @@ func runBench(env *Env, f *benchFlags, args []string) error {
 	if f.logSummary != nil {
 		f.logSummary.Print(env.Stderr, f.stack.fromLog, f.logOpt)
 	}
-	// The lab the load goes to, when there is one: its configuration
-	// asks for the backlogs.
-	var benchLab *lab.Lab
-	if f.stack.lab != "" {
-		if l, lerr := lab.Open(f.stack.lab); lerr == nil {
-			benchLab = l
-		}
-	}
-	kernelRun, restoreKernel, err := f.raiseKernel(env, benchLab, opt.Connections)
+	kernelRun, err := f.raiseKernel(env, sess, opt.Connections)
 	if err != nil {
 		return err
 	}
-	defer restoreKernel()
-	pageWarnings := f.checkPage(env, opt)
-	res, err := f.measure(env, opt, benchLab)
+	pageWarnings := f.checkPage(env, sess.Lab, opt)
+	res, err := f.measure(env, opt, sess.Lab)
 	if res == nil {
 		return err
 	}
-	if ferr := f.finish(env, res, benchLab, kernelRun, pageWarnings); ferr != nil {
+	if ferr := f.finish(env, res, sess.Lab, kernelRun, pageWarnings); ferr != nil {
 		return ferr
 	}
 	return err
@@ -115,48 +131,33 @@ func printBenchProgress(env *Env, p load.Progress) {
 		p.Elapsed.Seconds(), phase, p.RPS, p.Requests, p.Errors, p.P99LastMs)
 }
 
-// raiseKernel raises the kernel's settings for --apply-sysctl (for
-// benchLab's backlogs when there is a lab) and restarts the lab's servers
-// so their sockets listen under them; restore puts the host's own back
-// and restarts them again.
-func (f *benchFlags) raiseKernel(env *Env, benchLab *lab.Lab, conns int) (*sysctl.Run, func(), error) {
+// raiseKernel raises the kernel's settings for --apply-sysctl (for the
+// session's lab's backlogs when there is one) in the session, which
+// restarts the lab's servers so their sockets listen under them and, at
+// Close, puts the host's own back and restarts them again.
+func (f *benchFlags) raiseKernel(env *Env, sess *stacksession.Session, conns int) (*sysctl.Run, error) {
 	if !f.applySysctl {
-		return nil, func() {}, nil
-	}
-	need := sysctl.NeedOf(nil, conns)
-	if benchLab != nil {
-		need = sysctl.NeedOf([]knob.Config{benchLab.Config}, conns)
-	}
-	kernelRun, err := applySysctl(env, need, "bench")
-	if err != nil {
-		return nil, func() {}, err
+		return nil, nil
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "bench: "+format+"\n", a...) }
-	// A socket keeps the backlog it opened with: the lab's servers
-	// listen again under the raised settings, and again under the
-	// host's own once they are restored.
-	restart := benchLab != nil && kernelNeedsRestart(kernelRun)
-	if restart {
-		restartLab(env.Ctx, benchLab, "its sockets listen under the raised limits", say)
-	}
-	restore := func() {
-		restoreSysctl(env, kernelRun, "bench")
-		if restart {
-			restartLab(env.Ctx, benchLab, "its sockets have the host's own limits again", say)
+	return sess.RaiseOnStack(env.Ctx, func(l *lab.Lab) (*sysctl.Run, func(), error) {
+		need := sysctl.NeedOf(nil, conns)
+		if l != nil {
+			need = sysctl.NeedOf([]knob.Config{l.Config}, conns)
 		}
-	}
-	return kernelRun, restore, nil
+		kernelRun, err := applySysctl(env, need, "bench")
+		if err != nil {
+			return nil, nil, err
+		}
+		return kernelRun, func() { restoreSysctl(env, kernelRun, "bench") }, nil
+	}, say)
 }
 
 // checkPage looks once at the lab's page before it is loaded, so that an
 // error page answered with 200 does not pass for the app, and returns its
 // warnings.
-func (f *benchFlags) checkPage(env *Env, opt load.Options) []string {
-	if f.stack.lab == "" {
-		return nil
-	}
-	l, lerr := lab.Open(f.stack.lab)
-	if lerr != nil {
+func (f *benchFlags) checkPage(env *Env, l *lab.Lab, opt load.Options) []string {
+	if l == nil {
 		return nil
 	}
 	var warnings []string
@@ -179,27 +180,22 @@ func (f *benchFlags) checkPage(env *Env, opt load.Options) []string {
 // what a sealed lab's code tried to reach outside are attached to the
 // result.
 func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*results.Bench, error) {
-	run := func(ctx context.Context) (*results.Bench, error) { return load.Run(ctx, opt) }
-	if f.eng.engine == "locust" {
-		var err error
-		if run, err = f.eng.locustRun(env.Ctx, opt, benchLab, f.redact, env.Stderr); err != nil {
-			return nil, err
-		}
+	gen, err := f.eng.benchGenerator(env.Ctx, opt, benchLab, f.redact, env.Stderr)
+	if err != nil {
+		return nil, err
 	}
+	run := func(ctx context.Context) (*results.Bench, error) { return gen.Run(ctx, opt) }
 	clearProgress := func() {
 		if opt.Progress != nil {
 			fmt.Fprint(env.TermStderr, "\r\033[K")
 		}
 	}
-	if f.stack.lab == "" {
+	if benchLab == nil {
 		res, err := run(env.Ctx)
 		clearProgress()
 		return res, err
 	}
-	l, err := lab.Open(f.stack.lab)
-	if err != nil {
-		return nil, err
-	}
+	l := benchLab
 	// The servers' error logs, from the end of the warm-up.
 	logs := labstack.NewErrorLogs(l)
 	opt.OnMeasure = logs.Mark
@@ -241,10 +237,8 @@ func (f *benchFlags) finish(env *Env, res *results.Bench, benchLab *lab.Lab, ker
 	}
 	if !f.noSave {
 		app := ""
-		if f.stack.lab != "" {
-			if l, lerr := lab.Open(f.stack.lab); lerr == nil {
-				app = l.App
-			}
+		if benchLab != nil {
+			app = benchLab.App
 		}
 		path, serr := saveBenchRun(context.WithoutCancel(env.Ctx), res, app, f.appPath, f.reportFile, f.redact)
 		if serr != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/results"
@@ -184,25 +183,17 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	command := "phptune " + shellquote.Join(redact.Args(env.Args, f.redact))
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "capacity: "+format+"\n", a...) }
 	// A running lab is measured as it runs: nothing to restore.
-	sess, err := openSession(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	var engineVersion string
+	// What every step asks of Locust: a constant rate, a warm-up.
+	steps := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
+	sess, stack, err := openStack(env, &f.stack, sessionSpec{command: "capacity", site: plan.site, set: set,
+		workload: f.stack.workloadSpec(), redactNames: f.redact,
+		generator: f.eng.stackGenerator(ctx, steps, f.redact, env.Stderr, "capacity", locustCapacityNote, &engineVersion)}, say)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	l, w := sess.Lab, sess.Workload
-	stack := labstack.New(l, w)
-	var engineVersion string
-	if f.eng.engine == "locust" {
-		// What every step asks of Locust: a constant rate, a warm-up.
-		opt := load.Options{Connections: 1, Duration: capacity.MinStep, Warmup: time.Second, Pacer: load.ConstantPacer{Rate: 1}}
-		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "capacity"); err != nil {
-			return err
-		}
-		say("%s", locustCapacityNote)
-	}
-	if err := checkStartPage(ctx, env, stack, say); err != nil {
-		return err
-	}
 	if o.StartRate == 0 {
 		say("probing for the first rate: %d connections, closed model, %s", o.ProbeConnections, labstack.ProbeDuration)
 	}
@@ -216,8 +207,8 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		res.Warnings = append(res.Warnings, blockedWarning)
 	}
-	if f.eng.engine == "locust" {
-		res.Engine, res.EngineVersion, res.Workers = "locust", engineVersion, f.eng.workers
+	if f.eng.engine == engineLocust {
+		res.Engine, res.EngineVersion, res.Workers = f.eng.engine.String(), engineVersion, f.eng.workers
 		res.Warnings = append(res.Warnings, locustCapacityNote)
 	}
 	res.ID = fmt.Sprintf("capacity-%s-%d", res.StartedAt.Format("20060102T150405"), os.Getpid())
@@ -240,14 +231,8 @@ func (f *capacityFlags) validate(env *Env, c *cobra.Command) (labstack.CapacityO
 	if err := f.eng.check(); err != nil {
 		return o, nil, err
 	}
-	if f.eng.engine == "locust" {
-		if f.stack.site != "" {
-			return o, nil, usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
-		}
-		// Installed before a lab is started for it.
-		if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
-			return o, nil, err
-		}
+	if err := f.eng.checkLocust(env.Ctx, f.stack.site != ""); err != nil {
+		return o, nil, err
 	}
 	set, _, err := knobConfig(f.stack.knobsFile, f.stack.set)
 	return o, set, err

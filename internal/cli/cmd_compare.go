@@ -20,7 +20,6 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/locust"
 	"github.com/phptune/phptune/internal/observe"
 	"github.com/phptune/phptune/internal/redact"
 	"github.com/phptune/phptune/internal/report"
@@ -117,14 +116,8 @@ func (f *compareFlags) validate(env *Env, nargs int) error {
 	if err := f.stack.check(false); err != nil {
 		return err
 	}
-	if f.eng.engine == "locust" {
-		if f.stack.site != "" {
-			return usageErr("Leave --engine locust out with --site", "--engine locust loads over TCP, and a sealed site lab is reached through a unix socket")
-		}
-		// Installed before a lab is started for it.
-		if _, err := locust.Version(env.Ctx, lab.Home()); err != nil {
-			return err
-		}
+	if err := f.eng.checkLocust(env.Ctx, f.stack.site != ""); err != nil {
+		return err
 	}
 	if f.rounds < 1 || f.rounds > 50 || f.conns < 1 || f.duration < time.Second || f.warmup < 0 {
 		return usageErr("Try: --rounds 3 -c 50 -d 10s", "--rounds 1..50, -c at least 1, -d at least 1s")
@@ -154,30 +147,23 @@ func runCompareCmd(env *Env, f *compareFlags, args []string) error {
 		}
 		raise = raiseKernel(env, sysctl.NeedOf(cs, f.conns), "compare", &kernelRun)
 	}
-	sess, err := openSession(env, &f.stack, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise, workload: f.stack.workloadSpec(), redactNames: f.redact})
+	var engineVersion string
+	runs := load.Options{Connections: f.conns, Duration: f.duration, Warmup: f.warmup}
+	sess, stack, err := openStack(env, &f.stack, sessionSpec{command: "compare", site: plan.site, restore: true, raise: raise,
+		workload: f.stack.workloadSpec(), redactNames: f.redact,
+		generator: f.eng.stackGenerator(ctx, runs, f.redact, env.Stderr, "compare", "", &engineVersion)}, say)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	l, w := sess.Lab, sess.Workload
-	stack := labstack.New(l, w)
-	var engineVersion string
-	if f.eng.engine == "locust" {
-		opt := load.Options{Connections: f.conns, Duration: f.duration, Warmup: f.warmup}
-		if engineVersion, err = f.eng.useLocust(ctx, stack, opt, f.redact, env.Stderr, "compare"); err != nil {
-			return err
-		}
-	}
-	if err := checkStartPage(ctx, env, stack, say); err != nil {
-		return err
-	}
 	blocked := labstack.NewBlockedCounter(ctx, l)
 	res, err := runCompare(ctx, stack, w.Writes, cfgs, f.conns, f.rounds, f.duration, f.warmup, say)
 	if err != nil {
 		return err
 	}
-	res.Engine, res.EngineVersion = f.eng.engine, engineVersion
-	if f.eng.engine == "locust" {
+	res.Engine, res.EngineVersion = f.eng.engine.String(), engineVersion
+	if f.eng.engine == engineLocust {
 		res.Workers = f.eng.workers
 	}
 	var blockedWarning string
@@ -293,7 +279,7 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []re
 			cc.SpeedProbeMs = append(cc.SpeedProbeMs, probe)
 			engine := b.Engine
 			if engine == "" {
-				engine = "phptune"
+				engine = engineOwn.String()
 			}
 			cc.Engines = append(cc.Engines, engine)
 			if b.ServerErrors != nil {

@@ -39,8 +39,8 @@ func TestDemoIsTuneWithOtherDefaults(t *testing.T) {
 			t.Errorf("demo --%s defaults to %q, want %q", tf.Name, df.DefValue, want)
 		}
 	})
-	if f.conns != 20 || f.stack.app != "wordpress" || f.eng.engine != "phptune" {
-		t.Errorf("demo's defaults: -c %d, --app %q, --engine %q; want 20, wordpress, phptune", f.conns, f.stack.app, f.eng.engine)
+	if f.conns != 20 || f.stack.app != "wordpress" || f.eng.name != "phptune" {
+		t.Errorf("demo's defaults: -c %d, --app %q, --engine %q; want 20, wordpress, phptune", f.conns, f.stack.app, f.eng.name)
 	}
 	f.outDir = filepath.Join(t.TempDir(), "out")
 	if _, err := planTune(context.Background(), f, "demo"); err != nil {

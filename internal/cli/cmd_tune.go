@@ -137,7 +137,7 @@ func (f *tuneFlags) checkEngine() error {
 	if err := f.eng.check(); err != nil {
 		return err
 	}
-	if f.eng.engine != "locust" {
+	if f.eng.engine != engineLocust {
 		return nil
 	}
 	return usageErr("Tune with phptune's generator (leave --engine out), then measure the result on Locust: phptune compare --app APP --engine locust --workers 2 default tuned=DIR/recommended.knobs",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/locust"
 )
 
@@ -25,7 +26,7 @@ func newExportLocustCmd(env *Env) *cobra.Command {
 			if err := checkRedactNames(f.redact); err != nil {
 				return err
 			}
-			opt, err := f.options(env.Ctx, args[1:], c.Flags().Changed("app-path"))
+			opt, err := f.options(env.Ctx, args[1:], c.Flags().Changed("app-path"), lab.Open)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -101,14 +100,6 @@ func restoreLeftoverSysctl(stderr io.Writer) {
 // (stacksession.CompleteKernelLimits, in sysctlProc).
 func completeKernelLimits(k *results.KernelLimits, l *lab.Lab, run *sysctl.Run, cfg knob.Config) {
 	stacksession.CompleteKernelLimits(sysctlProc, k, l, run, cfg)
-}
-
-// kernelNeedsRestart is stacksession.KernelNeedsRestart.
-func kernelNeedsRestart(run *sysctl.Run) bool { return stacksession.KernelNeedsRestart(run) }
-
-// restartLab is stacksession.RestartLab.
-func restartLab(ctx context.Context, l *lab.Lab, why string, say func(string, ...any)) {
-	stacksession.RestartLab(ctx, l, why, say)
 }
 
 // firstArgs is at most n of args.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/termsafe"
@@ -54,6 +55,9 @@ type sessionSpec struct {
 	// requests).
 	workload    string
 	redactNames []string
+	// generator, when set, chooses the stack's generator once its lab is
+	// open (engineFlags.stackGenerator); nil: phptune's own.
+	generator func(*labstack.Stack) (labstack.Generator, error)
 }
 
 // openSession opens command's stack session for its stack flags: the
@@ -62,7 +66,7 @@ type sessionSpec struct {
 func openSession(env *Env, st *stackFlags, spec sessionSpec) (*stacksession.Session, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(env.Stderr, spec.command+": "+format+"\n", a...) }
 	o := stacksession.Options{Command: spec.command, Lab: st.lab, RestoreConfig: spec.restore, Workload: spec.workload,
-		Expect: st.expect, Host: st.host, RedactNames: spec.redactNames, Raise: spec.raise, Say: say}
+		Expect: st.expect, Host: st.host, RedactNames: spec.redactNames, Raise: spec.raise, Generator: spec.generator, Say: say}
 	if st.lab == "" {
 		own, err := ownLabOptions(env, st, spec.site, spec.set, spec.command)
 		if err != nil {
@@ -71,6 +75,23 @@ func openSession(env *Env, st *stackFlags, spec sessionSpec) (*stacksession.Sess
 		o.Own = own
 	}
 	return stacksession.Open(env.Ctx, o)
+}
+
+// openStack is the prologue of the commands that load a stack many times
+// (compare, capacity): command's session opened for its stack flags, its
+// stack under the session's generator, and the start page checked. On an
+// error the session is closed already; otherwise the caller closes it.
+func openStack(env *Env, st *stackFlags, spec sessionSpec, say func(string, ...any)) (*stacksession.Session, *labstack.Stack, error) {
+	sess, err := openSession(env, st, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	stack := sess.Stack()
+	if err := checkStartPage(env.Ctx, env, stack, say); err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	return sess, stack, nil
 }
 
 // ownLabOptions are the options of command's lab of its own: site's

@@ -13,6 +13,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/termsafe"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -124,9 +125,8 @@ func useLabLiveStart(l *lab.Lab, opt *tune.Options, say func(string, ...any)) (b
 
 // upOwnLab is bench --app, --docroot or --site: it opens a session on a
 // lab of its own (for --site the site's sealed lab, started from the live
-// configuration) and points the bench at it as --lab would; down closes
-// it.
-func (f *benchFlags) upOwnLab(env *Env) (down func(), err error) {
+// configuration) and points the bench at it as --lab would.
+func (f *benchFlags) upOwnLab(env *Env) (*stacksession.Session, error) {
 	st := &f.stack
 	if st.site != "" && f.labFCGI {
 		return nil, usageErr("Leave --fcgi out: a site lab is benched through its web server, with the site's Host", "--fcgi does not go with --site")
@@ -145,5 +145,5 @@ func (f *benchFlags) upOwnLab(env *Env) (down func(), err error) {
 		return nil, err
 	}
 	st.lab = sess.Lab.Name
-	return sess.Close, nil
+	return sess, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/peercred"
 	"github.com/phptune/phptune/internal/saferead"
+	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -162,19 +163,17 @@ type trainServe struct {
 func (b *builder) trainInLab(ctx context.Context, prof string, log io.Writer, app, spec string) (string, error) {
 	name := "train-" + randHex(4)
 	fmt.Fprintf(b.o.Progress, "build: training in lab %s (%s, workload %s)\n", name, app, spec)
-	l, err := lab.Up(ctx, lab.Options{Name: name, App: app, OwnedBy: "build", Progress: func(s string) { fmt.Fprintf(log, "lab %s: %s\n", name, s) }})
+	// Through the stack session every measuring command opens: the lab
+	// brought up, its workload parsed, and taken down however the
+	// training ends.
+	sess, err := stacksession.Open(ctx, stacksession.Options{Command: "build",
+		Own:      lab.Options{Name: name, App: app, Progress: func(s string) { fmt.Fprintf(log, "lab %s: %s\n", name, s) }},
+		Workload: spec, Say: func(format string, a ...any) { fmt.Fprintf(log, format+"\n", a...) }})
 	if err != nil {
 		return "", fmt.Errorf("training lab: %v", err)
 	}
-	defer func() {
-		if err := lab.Down(name); err != nil {
-			fmt.Fprintf(log, "taking the training lab down: %v\n", err)
-		}
-	}()
-	w, err := workload.Parse(ctx, l, spec)
-	if err != nil {
-		return "", err
-	}
+	defer sess.Close()
+	l, w := sess.Lab, sess.Workload
 	host := strings.TrimPrefix(l.URL, "http://")
 	reqs := append([]load.Request(nil), w.Requests...)
 	for i := range reqs {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/phptune/phptune/internal/interleave"
@@ -14,9 +13,9 @@ import (
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/recommend"
 	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stacksession"
 	"github.com/phptune/phptune/internal/store"
 	"github.com/phptune/phptune/internal/tune"
-	"github.com/phptune/phptune/internal/workload"
 )
 
 // PhaseServers is the phase of a comparison run stored as a trial.
@@ -85,25 +84,17 @@ func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error)
 		}
 	}()
 
-	name := fmt.Sprintf("servers-%d", os.Getpid())
-	say("bringing up lab %s (%s)", name, o.App)
-	l, err := lab.Up(ctx, lab.Options{Name: name, App: o.App, OwnedBy: "servers", Set: []string{knob.ServerKnob + "=" + o.Servers[0]}})
+	// The lab of its own, through the stack session every measuring
+	// command opens: brought up, its workload parsed, and taken down
+	// however the comparison ends.
+	say("bringing up lab %s (%s)", stacksession.LabName("servers"), o.App)
+	sess, err := stacksession.Open(ctx, stacksession.Options{Command: "servers", Own: lab.Options{App: o.App, Set: []string{knob.ServerKnob + "=" + o.Servers[0]}},
+		Workload: o.Workload, Expect: o.Expect, Say: say})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if derr := lab.Down(l.Name); derr != nil {
-			say("taking lab %s down: %v", l.Name, derr)
-		} else {
-			say("lab %s is down", l.Name)
-		}
-	}()
-	w, err := workload.Parse(ctx, l, o.Workload)
-	if err != nil {
-		return nil, fmt.Errorf("workload %s on lab %s: %w", o.Workload, l.Name, err)
-	}
-	w.Expect = o.Expect
-	stack := labstack.New(l, w)
+	defer sess.Close()
+	l, w, stack := sess.Lab, sess.Workload, sess.Stack()
 	if p, perr := stack.CheckPage(ctx); perr != nil {
 		say("checking the page: %v", perr)
 	} else {

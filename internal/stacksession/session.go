@@ -2,10 +2,10 @@
 // runs on: a lab of its own brought up and taken down, or a running lab
 // attached to and given its configuration back, the kernel settings raised
 // for the run and restored in the right order, and the workload parsed on
-// the lab. tune, compare, capacity, profile and bench open one session and
-// close it however they end (a cancelled context included: the restores
-// run without it), so that no lab, raised setting or changed
-// configuration outlives the run. Around it: the checks of a stack before
+// the lab. tune, compare, capacity, profile, bench, servers and the PHP
+// build's training open one session and close it however they end (a
+// cancelled context included: the restores run without it), so that no
+// lab, raised setting or changed configuration outlives the run. Around it: the checks of a stack before
 // anything starts (CheckStack), the start page (CheckStartPage), and the
 // kernel's settings (RaiseKernel, CompleteKernelLimits, the leftovers of a
 // killed run).
@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/sysctl"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -41,6 +42,11 @@ type Options struct {
 	// command builds its own requests), with Expect and Host set on it.
 	Workload     string
 	Expect, Host string
+	// Generator, when set, chooses what loads the stack once the lab is
+	// open and its workload parsed (Locust runs as the lab's account and
+	// checks the workload's requests); nil, or a nil Generator returned,
+	// keeps phptune's own.
+	Generator func(st *labstack.Stack) (labstack.Generator, error)
 	// RedactNames are the run's secret names, for messages.
 	RedactNames []string
 	// Raise, when set, raises the kernel settings for the run and returns
@@ -52,12 +58,15 @@ type Options struct {
 	Say func(format string, args ...any)
 }
 
-// Session is a stack held for a run. Close gives everything back.
+// Session is a stack held for a run. Close gives everything back. The
+// zero Session holds no stack: a command that loads a target of its own
+// (bench URL) holds its raised kernel settings in one (RaiseOnStack).
 type Session struct {
 	Lab      *lab.Lab
 	Workload workload.Workload
 	// Own: the lab is the session's own (taken down at Close).
 	Own     bool
+	stack   *labstack.Stack
 	closers []func()
 }
 
@@ -80,7 +89,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 	}()
 	if o.Lab != "" {
 		if s.Lab, err = lab.Open(o.Lab); err != nil {
-			return s, fmt.Errorf("lab %s: %w", o.Lab, err)
+			return s, &LabError{Lab: o.Lab, Err: err}
 		}
 		if o.RestoreConfig {
 			l, cfg := s.Lab, s.Lab.Config.Clone()
@@ -119,11 +128,23 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		}
 	}
 	s.Workload.Expect, s.Workload.Host = o.Expect, o.Host
+	s.stack = labstack.New(s.Lab, s.Workload)
+	if o.Generator != nil {
+		if s.stack.Generator, err = o.Generator(s.stack); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
-// Stack is the session's lab loaded with its workload.
-func (s *Session) Stack() *labstack.Stack { return labstack.New(s.Lab, s.Workload) }
+// Stack is the session's lab loaded with its workload by its generator,
+// the same stack every time.
+func (s *Session) Stack() *labstack.Stack {
+	if s.stack == nil {
+		s.stack = labstack.New(s.Lab, s.Workload)
+	}
+	return s.stack
+}
 
 // Close undoes what Open did, last first: a lab of its own goes down
 // before the kernel's settings are restored, and a running lab gets its
@@ -165,4 +186,42 @@ func RestoreConfig(ctx context.Context, l *lab.Lab, cfg knob.Config, say func(st
 	} else {
 		say("lab %s runs its starting configuration again", l.Name)
 	}
+}
+
+// LabError is a running lab (Options.Lab) that could not be opened.
+type LabError struct {
+	Lab string
+	Err error
+}
+
+func (e *LabError) Error() string { return fmt.Sprintf("lab %s: %v", e.Lab, e.Err) }
+func (e *LabError) Unwrap() error { return e.Err }
+
+// RaiseOnStack raises the kernel's settings on a session already open, for
+// a command that knows what its run needs only once the stack is there
+// (bench: its connections, the lab's backlogs). raise gets the session's
+// lab (nil for the zero Session: the command loads a target of its own)
+// and returns the run that holds the raised settings and what restores
+// them; Close restores them. When the run changed what a listening socket
+// takes as it opens, the lab's servers restart to listen under the raised
+// settings, and again after the restore, under the host's own.
+func (s *Session) RaiseOnStack(ctx context.Context, raise func(l *lab.Lab) (*sysctl.Run, func(), error), say func(string, ...any)) (*sysctl.Run, error) {
+	run, restore, err := raise(s.Lab)
+	if err != nil {
+		return nil, err
+	}
+	l := s.Lab
+	restart := l != nil && KernelNeedsRestart(run)
+	if restart {
+		RestartLab(ctx, l, "its sockets listen under the raised limits", say)
+	}
+	s.defer_(func() {
+		if restore != nil {
+			restore()
+		}
+		if restart {
+			RestartLab(ctx, l, "its sockets have the host's own limits again", say)
+		}
+	})
+	return run, nil
 }

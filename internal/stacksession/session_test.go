@@ -3,9 +3,12 @@ package stacksession
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/sysctl"
 )
 
 // TestOpenUndoesOnError: a session that fails to open has given back
@@ -63,4 +66,68 @@ func TestCloseRunsLastFirst(t *testing.T) {
 	}
 	var nilSession *Session
 	nilSession.Close()
+}
+
+// TestRaiseOnStackRestoresAtClose: settings raised on an open session
+// (here the zero Session, a target of the command's own) are restored at
+// Close, after what was opened later and before what was opened earlier;
+// a refused raise leaves nothing to restore.
+func TestRaiseOnStackRestoresAtClose(t *testing.T) {
+	var order []string
+	s := &Session{}
+	s.defer_(func() { order = append(order, "lab down") })
+	if _, err := s.RaiseOnStack(context.Background(), func(l *lab.Lab) (*sysctl.Run, func(), error) {
+		if l != nil {
+			t.Errorf("the zero session gave a lab")
+		}
+		return nil, nil, errors.New("refused")
+	}, nil); err == nil {
+		t.Fatal("a refused raise gave no error")
+	}
+	run := &sysctl.Run{}
+	got, err := s.RaiseOnStack(context.Background(), func(*lab.Lab) (*sysctl.Run, func(), error) {
+		return run, func() { order = append(order, "restored") }, nil
+	}, nil)
+	if err != nil || got != run {
+		t.Fatalf("raise: %v, %v", got, err)
+	}
+	s.Close()
+	if len(order) != 2 || order[0] != "restored" || order[1] != "lab down" {
+		t.Errorf("order %v, want [restored, lab down]", order)
+	}
+}
+
+// TestOpenNamesTheLabItCannotOpen: a running lab that cannot be opened is
+// a LabError, for the command to say which flag named it.
+func TestOpenNamesTheLabItCannotOpen(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	_, err := Open(context.Background(), Options{Command: "test", Lab: "no-such-lab"})
+	var le *LabError
+	if !errors.As(err, &le) || le.Lab != "no-such-lab" || !strings.HasPrefix(err.Error(), "lab no-such-lab: ") {
+		t.Errorf("err %v, want a LabError for no-such-lab", err)
+	}
+}
+
+// TestOpenUndoesAfterAGeneratorRefuses: a generator refused once the lab
+// is open undoes the session as any other failure does.
+func TestOpenUndoesAfterAGeneratorRefuses(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir())
+	restored, asked := false, false
+	o := Options{Command: "test", Lab: "no-such-lab",
+		Generator: func(*labstack.Stack) (labstack.Generator, error) { asked = true; return nil, errors.New("refused") }}
+	if s, err := Open(context.Background(), o); err == nil || s != nil {
+		t.Fatalf("Open: %v, %v", s, err)
+	}
+	if asked {
+		t.Errorf("the generator was asked for without a lab")
+	}
+	s := &Session{}
+	s.defer_(func() { restored = true })
+	if st := s.Stack(); st != s.Stack() {
+		t.Errorf("Stack is not the same stack twice")
+	}
+	s.Close()
+	if !restored {
+		t.Errorf("Close did not undo")
+	}
 }
