@@ -16,6 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/lab"
 	"github.com/phptune/phptune/internal/pagecheck"
 	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/stacksession"
 )
 
 // userFlagRule is the --user rule (lab.CheckAccount) as the flags' help
@@ -231,10 +232,12 @@ func runLabUp(env *Env, f *labUpFlags) error {
 		return err
 	}
 	warnNeighbours(env)
-	l, err := lab.Up(env.Ctx, opt)
+	s, err := stacksession.Open(env.Ctx, stacksession.Options{Command: "lab up", Own: opt, Keep: true})
 	if err != nil {
 		return err
 	}
+	s.Close() // the lab stays up: Keep
+	l := s.Lab
 	if f.asJSON {
 		return printJSON(env, l)
 	}

@@ -5,7 +5,9 @@
 // the lab. tune, compare, capacity, profile, bench, servers and the PHP
 // build's training open one session and close it however they end (a
 // cancelled context included: the restores run without it), so that no
-// lab, raised setting or changed configuration outlives the run. Around it: the checks of a stack before
+// lab, raised setting or changed configuration outlives the run; lab up
+// opens one that keeps its lab (Options.Keep), so lab.Up has this one
+// caller. Around it: the checks of a stack before
 // anything starts (CheckStack), the start page (CheckStartPage), and the
 // kernel's settings (RaiseKernel, CompleteKernelLimits, the leftovers of a
 // killed run).
@@ -38,6 +40,9 @@ type Options struct {
 	// Own is the lab of its own (Name and OwnedBy are filled in when
 	// empty): an app's, a docroot's, or a sealed site lab's.
 	Own lab.Options
+	// Keep leaves the lab of its own running after Close, owned by no
+	// command (phptune lab up): it is taken down only when Open fails.
+	Keep bool
 	// Workload is the workload spec parsed on the lab ("": none, the
 	// command builds its own requests), with Expect and Host set on it.
 	Workload     string
@@ -68,6 +73,7 @@ type Session struct {
 	Own     bool
 	stack   *labstack.Stack
 	closers []func()
+	kept    bool // Options.Keep, once Open succeeded: Close leaves the lab up
 }
 
 // LabName is the name of command's lab of its own in this process.
@@ -106,15 +112,18 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		if opt.Name == "" {
 			opt.Name = LabName(o.Command)
 		}
-		if opt.OwnedBy == "" {
+		if opt.OwnedBy == "" && !o.Keep {
 			opt.OwnedBy = o.Command
 		}
 		if s.Lab, err = lab.Up(ctx, opt); err != nil {
 			return s, err
 		}
-		s.Own = true
+		s.Own = !o.Keep
 		name := s.Lab.Name
 		s.defer_(func() {
+			if s.kept {
+				return
+			}
 			if derr := lab.Down(name); derr != nil {
 				say("taking lab %s down: %v", name, derr)
 			} else {
@@ -134,6 +143,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 			return s, err
 		}
 	}
+	s.kept = o.Keep
 	return s, nil
 }
 

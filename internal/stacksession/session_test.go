@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/lab"
+	"github.com/phptune/phptune/internal/lab/labtest"
 	"github.com/phptune/phptune/internal/labstack"
 	"github.com/phptune/phptune/internal/sysctl"
 )
@@ -129,5 +130,37 @@ func TestOpenUndoesAfterAGeneratorRefuses(t *testing.T) {
 	s.Close()
 	if !restored {
 		t.Errorf("Close did not undo")
+	}
+}
+
+// TestOpenKeepLeavesTheLabUp: with Keep (phptune lab up) the lab of its
+// own outlives Close, owned by no command; a Keep session that fails after
+// the lab came up (here its workload) takes the lab down all the same.
+func TestOpenKeepLeavesTheLabUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab")
+	}
+	labtest.Home(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Command: "lab up", Own: lab.Options{Name: "kept", App: "hello"}, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	defer lab.Down("kept")
+	l, err := lab.Open("kept")
+	if err != nil {
+		t.Fatalf("the kept lab is gone after Close: %v", err)
+	}
+	if l.OwnedBy != "" || s.Own {
+		t.Errorf("kept lab owned by %q (session Own %v), want no owner", l.OwnedBy, s.Own)
+	}
+	_, err = Open(ctx, Options{Command: "lab up", Own: lab.Options{Name: "failed", App: "hello"}, Keep: true, Workload: "no-such-workload"})
+	if err == nil {
+		t.Fatal("a workload that does not exist was accepted")
+	}
+	if _, oerr := lab.Open("failed"); oerr == nil {
+		lab.Down("failed")
+		t.Errorf("the lab of a failed Keep session is still up (Open failed with: %v)", err)
 	}
 }
