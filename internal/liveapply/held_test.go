@@ -186,3 +186,45 @@ func TestUndoRefusesDirsNoLongerTrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenParentFollowsRootsLinks: links of root's in root's directories
+// are followed by phptune itself (relative, with "..", absolute, chained)
+// to the directory they name; a loop is refused.
+func TestOpenParentFollowsRootsLinks(t *testing.T) {
+	needRoot(t)
+	h := newHost(t)
+	real := mkdir(t, filepath.Join(h.dir, "a", "real"), 0o755, 0)
+	mkdir(t, filepath.Join(h.dir, "b"), 0o755, 0)
+	links := map[string]string{
+		"b/rel":   "../a/real",
+		"b/abs":   real,
+		"b/chain": "rel",
+		"b/loop1": "loop2",
+		"b/loop2": "loop1",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(h.dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"b/rel", "b/abs", "b/chain"} {
+		p, err := openParent(filepath.Join(h.dir, name, "x.conf"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if p.dir != real {
+			t.Errorf("%s: held %s, want %s", name, p.dir, real)
+		}
+		if err := p.write([]byte(name), 0o644, -1, -1); err != nil {
+			t.Error(err)
+		}
+		p.Close()
+		if b, _ := os.ReadFile(filepath.Join(real, "x.conf")); string(b) != name {
+			t.Errorf("%s: %s/x.conf holds %q", name, real, b)
+		}
+	}
+	if _, err := openParent(filepath.Join(h.dir, "b", "loop1", "x.conf")); err == nil || !strings.Contains(err.Error(), "too many links") {
+		t.Errorf("a link loop: %v, want too many links", err)
+	}
+}
