@@ -18,8 +18,8 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode, uid, gid int) e
 	return safewrite.Write(path, data, mode, uid, gid)
 }
 
-// readRegular reads a regular file without following a link at its last
-// component, up to limit bytes (more is an error).
-func readRegular(path string, limit int64) ([]byte, error) {
-	return saferead.Whole(path, limit, saferead.AnyOwner)
+// readOwn reads a regular file of this user's (a journal or a saved
+// copy: undo trusts what they say), as readRegular.
+func readOwn(path string, limit int64) ([]byte, error) {
+	return saferead.Whole(path, limit, saferead.Mine)
 }

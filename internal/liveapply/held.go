@@ -40,6 +40,18 @@ var testHookHeld func(path string)
 
 // openParent opens and checks the directory of path (clean, absolute).
 func openParent(path string) (*heldParent, error) {
+	h, err := walkParent(path)
+	if err != nil {
+		return nil, err
+	}
+	if testHookHeld != nil {
+		testHookHeld(path)
+	}
+	return h, nil
+}
+
+// walkParent is openParent without the test hook.
+func walkParent(path string) (*heldParent, error) {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path || path == "/" {
 		return nil, fmt.Errorf("liveapply: %q is not a clean absolute path", path)
 	}
@@ -136,11 +148,7 @@ func openParent(path string) (*heldParent, error) {
 	for _, l := range stack[:len(stack)-1] {
 		unix.Close(l.fd)
 	}
-	h := &heldParent{fd: top.fd, dir: top.path, name: filepath.Base(path), path: path}
-	if testHookHeld != nil {
-		testHookHeld(path)
-	}
-	return h, nil
+	return &heldParent{fd: top.fd, dir: top.path, name: filepath.Base(path), path: path}, nil
 }
 
 // checkHeldDir checks one directory on the path to file, by its open

@@ -228,3 +228,35 @@ func TestOpenParentFollowsRootsLinks(t *testing.T) {
 		t.Errorf("a link loop: %v, want too many links", err)
 	}
 }
+
+// TestApplyHomeOfAnotherAccountRefused: the journals tell undo what to
+// write where as root, so an apply home that another account could
+// write (its own or a directory above) is refused by apply and rollback
+// alike, and a journal file not root's is never used.
+func TestApplyHomeOfAnotherAccountRefused(t *testing.T) {
+	needRoot(t)
+	h := newHost(t)
+	theirs := mkdir(t, filepath.Join(t.TempDir(), "theirs"), 0o755, nobody)
+	opt := Options{Home: filepath.Join(theirs, "apply")}
+	if _, err := Apply(context.Background(), h.plan(), opt); err == nil || !strings.Contains(err.Error(), "apply home "+opt.Home) || !strings.Contains(err.Error(), "chown root: "+theirs) {
+		t.Errorf("apply with a home under another account's directory: %v", err)
+	}
+	if _, err := Rollback(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("rollback with a home under another account's directory: %v", err)
+	}
+	h.unchanged(t)
+
+	// A forged journal (not root's) in a good home is not undone.
+	opt = Options{Home: filepath.Join(t.TempDir(), "apply")}
+	j, err := Apply(context.Background(), h.plan(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(opt.Home, j.ID, "journal.json")
+	if err := os.Chown(journal, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if undone, err := Rollback(context.Background(), opt); undone != nil {
+		t.Errorf("rollback used a journal of another account's: %+v, %v", undone, err)
+	}
+}

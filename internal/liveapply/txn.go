@@ -375,7 +375,7 @@ func restore(f SavedFile, dir string) error {
 	if !f.Existed {
 		return h.remove()
 	}
-	old, err := readRegular(filepath.Join(dir, f.Saved), maxSaved)
+	old, err := readOwn(filepath.Join(dir, f.Saved), maxSaved)
 	if err != nil {
 		return fmt.Errorf("the saved copy of %s: %w", f.Path, err)
 	}
