@@ -3,6 +3,7 @@ package lab
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,16 @@ func Down(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	dir := filepath.Join(Root(), name)
-	if err := checkLabDir(dir); err != nil {
+	labs, err := openLabs()
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, name, Root())
+	}
+	if err != nil {
+		return err
+	}
+	defer labs.Close()
+	dir := labs.dir(name)
+	if err := labs.check(name); err != nil {
 		return err
 	}
 	unlock, err := lockLab(dir, true)
@@ -33,27 +42,12 @@ func Down(name string) error {
 		if oerr != nil {
 			return oerr
 		}
-		return teardown(o, nil)
+		return teardown(labs, o, nil)
 	}
 	l.State = "stopping"
 	l.OwnerPID, l.OwnerStart = os.Getpid(), startTime(os.Getpid())
 	_ = l.writeState()
-	return teardown(l.owner(), l.Processes)
-}
-
-// checkLabDir makes sure dir is a real directory (not a link) under Root.
-func checkLabDir(dir string) error {
-	st, err := os.Lstat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w %q (looked in %s); list labs with: phptune lab status", ErrNoLab, filepath.Base(dir), filepath.Dir(dir))
-	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory (mode %v): phptune does not touch it; remove it by hand if it is yours", dir, st.Mode())
-	}
-	return nil
+	return teardown(labs, l.owner(), l.Processes)
 }
 
 // untrustedOwner is the owner of a lab whose state cannot be trusted: its
@@ -70,8 +64,8 @@ func untrustedOwner(dir string) (owner, error) {
 }
 
 // teardown kills every process of the lab and removes its directory
-// (os.RemoveAll unlinks links, it never follows them).
-func teardown(o owner, procs []Process) error {
+// through the held labs directory (no link on the way is followed).
+func teardown(labs *labsDir, o owner, procs []Process) error {
 	if left := killAll(o, procs, 10*time.Second); len(left) > 0 {
 		return fmt.Errorf("lab processes %v would not stop; the lab directory %s is kept", left, o.dir)
 	}
@@ -86,7 +80,7 @@ func teardown(o owner, procs []Process) error {
 	if err := destroySeal(o.dir); err != nil {
 		return fmt.Errorf("%v; the lab directory %s is kept, try again: phptune lab down %s", err, o.dir, filepath.Base(o.dir))
 	}
-	return os.RemoveAll(o.dir)
+	return labs.remove(filepath.Base(o.dir))
 }
 
 // Health describes a lab found under Root.
@@ -101,10 +95,15 @@ type Health struct {
 // lab another phptune is changing is shown as busy and never reaped; a
 // directory without phptune's marker is listed and left alone.
 func List() ([]Health, error) {
-	entries, err := os.ReadDir(Root())
+	labs, err := openLabs()
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer labs.Close()
+	entries, err := fs.ReadDir(labs.root.FS(), ".")
 	if err != nil {
 		return nil, err
 	}
@@ -113,14 +112,14 @@ func List() ([]Health, error) {
 		if !e.IsDir() || CheckName(e.Name()) != nil {
 			continue
 		}
-		out = append(out, inspect(e.Name()))
+		out = append(out, inspect(labs, e.Name()))
 	}
 	return out, nil
 }
 
 // inspect reports on the lab called name and cleans it when it is dead.
-func inspect(name string) Health {
-	dir := filepath.Join(Root(), name)
+func inspect(labs *labsDir, name string) Health {
+	dir := labs.dir(name)
 	if !hasMarker(dir) {
 		return Health{Lab: &Lab{Name: name, Dir: dir}, Status: "unmarked: no phptune marker (an older phptune's lab, or not a lab); left alone, remove it with: phptune lab down " + name}
 	}
@@ -149,7 +148,7 @@ func inspect(name string) Health {
 			return Health{Lab: &Lab{Name: name, Dir: dir}, Status: "unknown: " + oerr.Error()}
 		}
 		h := Health{Lab: &Lab{Name: name, Dir: dir}}
-		if terr := teardown(o, nil); terr != nil {
+		if terr := teardown(labs, o, nil); terr != nil {
 			h.Status = "dead, cleaning failed: " + terr.Error()
 		} else {
 			h.Status = "cleaned: no state recorded (an interrupted lab up)"
@@ -158,7 +157,7 @@ func inspect(name string) Health {
 	}
 	h := Health{Lab: l, Status: healthOf(l)}
 	if reason := deadReason(l); reason != "" {
-		if terr := teardown(l.owner(), l.Processes); terr != nil {
+		if terr := teardown(labs, l.owner(), l.Processes); terr != nil {
 			h.Status = "dead, cleaning failed: " + terr.Error()
 		} else {
 			h.Status = "cleaned: " + reason
@@ -168,12 +167,11 @@ func inspect(name string) Health {
 }
 
 // cleanDead takes down a dead lab called name before `up` reuses the name.
-func cleanDead(name string, say func(string)) {
-	dir := filepath.Join(Root(), name)
-	if _, err := os.Lstat(dir); err != nil {
+func cleanDead(labs *labsDir, name string, say func(string)) {
+	if _, err := labs.root.Lstat(name); err != nil {
 		return
 	}
-	if h := inspect(name); strings.HasPrefix(h.Status, "cleaned") {
+	if h := inspect(labs, name); strings.HasPrefix(h.Status, "cleaned") {
 		say("cleaning dead lab " + name + ": " + strings.TrimPrefix(h.Status, "cleaned: "))
 	}
 }
@@ -234,7 +232,12 @@ func deadReason(l *Lab) string {
 // and returns what it did, for the next phptune command to say. Labs made
 // by `lab up`, busy labs and unmarked directories are left alone.
 func ReapOrphans() []Health {
-	entries, err := os.ReadDir(Root())
+	labs, err := openLabs()
+	if err != nil {
+		return nil
+	}
+	defer labs.Close()
+	entries, err := fs.ReadDir(labs.root.FS(), ".")
 	if err != nil {
 		return nil
 	}
@@ -247,7 +250,7 @@ func ReapOrphans() []Health {
 		if err != nil || l.OwnedBy == "" || ownerAlive(l) {
 			continue
 		}
-		if h := inspect(e.Name()); strings.HasPrefix(h.Status, "cleaned") || strings.HasPrefix(h.Status, "dead") {
+		if h := inspect(labs, e.Name()); strings.HasPrefix(h.Status, "cleaned") || strings.HasPrefix(h.Status, "dead") {
 			out = append(out, h)
 		}
 	}

@@ -275,8 +275,15 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if err := p.acct.checkReachable(p.dir); err != nil {
 		return nil, err
 	}
-	cleanDead(opt.Name, p.progress)
-	if err := os.Mkdir(p.dir, 0o700); err != nil {
+	labs, err := openLabs()
+	if err != nil {
+		return nil, err
+	}
+	defer labs.Close()
+	cleanDead(labs, opt.Name, p.progress)
+	// Made in the held labs directory: the lab's path is for the servers,
+	// root removes through the descriptor.
+	if err := labs.root.Mkdir(opt.Name, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lab name %q is already in use (%s); take it down with: phptune lab down %s, or choose another --name", opt.Name, p.dir, opt.Name)
 		}
@@ -284,7 +291,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	}
 	unlock, err := lockLab(p.dir, false)
 	if err != nil {
-		os.Remove(p.dir)
+		labs.root.Remove(opt.Name)
 		return nil, err
 	}
 	defer unlock()
@@ -297,11 +304,11 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		uids = append(uids, int(p.dbAcct.UID))
 	}
 	if err := mkdirOwned(p.dir, -1, p.acct.group(), mode); err != nil {
-		os.RemoveAll(p.dir)
+		labs.remove(opt.Name)
 		return nil, err
 	}
 	if err := writeMarker(p.dir, uids); err != nil {
-		os.RemoveAll(p.dir)
+		labs.remove(opt.Name)
 		return nil, err
 	}
 	l := &Lab{
@@ -325,7 +332,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	defer func() {
 		if err != nil {
 			tail := l.logTail(8)
-			if terr := teardown(l.owner(), l.Processes); terr != nil {
+			if terr := teardown(labs, l.owner(), l.Processes); terr != nil {
 				err = fmt.Errorf("%w; cleaning up also failed: %v", err, terr)
 			}
 			if tail != "" {

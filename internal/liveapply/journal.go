@@ -79,6 +79,14 @@ func makeStore(dir string) (store, error) {
 	if err != nil || !st.IsDir() {
 		return store{}, fmt.Errorf("apply home %s is not a directory", dir)
 	}
+	// The journals tell undo what to write where, as root: no other
+	// account may be able to plant or change one, so the home is checked
+	// as a directory apply writes into (its own and every one above).
+	h, err := walkParent(filepath.Join(dir, "journal.json"))
+	if err != nil {
+		return store{}, fmt.Errorf("apply home %s: %w", dir, err)
+	}
+	h.Close()
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return store{}, err
 	}
@@ -97,7 +105,7 @@ func (s store) write(j *Journal) error {
 
 // read loads the journal of id.
 func (s store) read(id string) (*Journal, error) {
-	b, err := readRegular(filepath.Join(s.journalDir(id), "journal.json"), 1<<20)
+	b, err := readOwn(filepath.Join(s.journalDir(id), "journal.json"), 1<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -288,33 +288,10 @@ func prepare(s store, plan Plan, opt Options) (*Journal, error) {
 			return nil, fmt.Errorf("liveapply: %s is changed twice", c.Path)
 		}
 		seen[c.Path] = true
-		if err := checkTrusted(c.Path); err != nil {
+		sf, err := saveFile(c.Path, dir, i)
+		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
-		}
-		sf := SavedFile{Path: c.Path}
-		st, err := os.Lstat(c.Path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			os.RemoveAll(dir)
-			return nil, err
-		case !st.Mode().IsRegular():
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s is not a regular file (%v): phptune replaces only regular files", c.Path, st.Mode().Type())
-		default:
-			old, err := readRegular(c.Path, maxSaved)
-			if err != nil {
-				os.RemoveAll(dir)
-				return nil, err
-			}
-			sys := st.Sys().(*syscall.Stat_t)
-			sf.Existed, sf.Mode, sf.UID, sf.GID = true, st.Mode().Perm(), int(sys.Uid), int(sys.Gid)
-			sf.Saved = "saved-" + strconv.Itoa(i)
-			if err := writeFileAtomic(filepath.Join(dir, sf.Saved), old, 0o600, -1, -1); err != nil {
-				os.RemoveAll(dir)
-				return nil, err
-			}
 		}
 		j.Files = append(j.Files, sf)
 	}
@@ -330,22 +307,82 @@ func prepare(s store, plan Plan, opt Options) (*Journal, error) {
 
 // write puts one change in place; a file that exists keeps its mode and
 // owner.
+// Its directory is opened and checked again (openParent) and the file
+// written through that descriptor.
 func write(c Change) error {
-	if err := checkTrusted(c.Path); err != nil {
+	h, err := openParent(c.Path)
+	if err != nil {
 		return err
 	}
+	defer h.Close()
 	if c.Remove {
-		return removeFile(c.Path)
+		return h.remove()
 	}
 	mode, uid, gid := c.Mode, -1, -1
 	if mode == 0 {
 		mode = 0o644
 	}
-	if st, err := os.Lstat(c.Path); err == nil {
-		sys := st.Sys().(*syscall.Stat_t)
-		mode, uid, gid = st.Mode().Perm(), int(sys.Uid), int(sys.Gid)
+	if st, err := h.lstat(); err == nil {
+		mode, uid, gid = os.FileMode(st.Mode&0o777), int(st.Uid), int(st.Gid)
 	}
-	return writeFileAtomic(c.Path, c.Content, mode, uid, gid)
+	return h.write(c.Content, mode, uid, gid)
+}
+
+// saveFile checks the directory of path (openParent) and copies the file
+// there, if any, into the transaction's directory as saved-i.
+func saveFile(path, dir string, i int) (SavedFile, error) {
+	sf := SavedFile{Path: path}
+	h, err := openParent(path)
+	if err != nil {
+		return sf, err
+	}
+	defer h.Close()
+	st, err := h.lstat()
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return sf, nil
+	case err != nil:
+		return sf, err
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return sf, fmt.Errorf("%s is not a regular file (%v): phptune replaces only regular files", path, modeType(st.Mode))
+	}
+	old, err := h.read(maxSaved)
+	if err != nil {
+		return sf, err
+	}
+	sf.Existed, sf.Mode, sf.UID, sf.GID = true, os.FileMode(st.Mode&0o777), int(st.Uid), int(st.Gid)
+	sf.Saved = "saved-" + strconv.Itoa(i)
+	if err := writeFileAtomic(filepath.Join(dir, sf.Saved), old, 0o600, -1, -1); err != nil {
+		return sf, err
+	}
+	return sf, nil
+}
+
+// untrustedError is a file undo did not put back because its directory
+// (or one on its path) failed the check.
+type untrustedError struct{ error }
+
+func (e *untrustedError) Unwrap() error { return e.error }
+
+// restore puts f back as the journal saved it, through its directory
+// opened and checked again.
+func restore(f SavedFile, dir string) error {
+	h, err := openParent(f.Path)
+	if err != nil {
+		return &untrustedError{fmt.Errorf("not putting %s back: %w", f.Path, err)}
+	}
+	defer h.Close()
+	if !f.Existed {
+		return h.remove()
+	}
+	old, err := readOwn(filepath.Join(dir, f.Saved), maxSaved)
+	if err != nil {
+		return fmt.Errorf("the saved copy of %s: %w", f.Path, err)
+	}
+	if h.same(old) {
+		return nil
+	}
+	return h.write(old, f.Mode, f.UID, f.GID)
 }
 
 func advance(s store, j *Journal, state string, opt Options) error {
@@ -371,28 +408,25 @@ func undo(s store, j *Journal, reason string, steps []Step, opt Options) error {
 		}
 	}
 	dir := s.journalDir(j.ID)
+	refused := false
 	for _, f := range j.Files {
-		if err := checkTrusted(f.Path); err != nil {
-			keep(fmt.Errorf("not putting %s back: %w", f.Path, err))
-			continue
+		err := restore(f, dir)
+		var u *untrustedError
+		if errors.As(err, &u) {
+			refused = true
 		}
-		if !f.Existed {
-			keep(removeFile(f.Path))
-			continue
-		}
-		old, err := readRegular(filepath.Join(dir, f.Saved), maxSaved)
-		if err != nil {
-			keep(fmt.Errorf("the saved copy of %s: %w", f.Path, err))
-			continue
-		}
-		if sameContent(f.Path, old) {
-			continue
-		}
-		keep(writeFileAtomic(f.Path, old, f.Mode, f.UID, f.GID))
+		keep(err)
 	}
-	logf(opt, "restored %d files of transaction %s", len(j.Files), j.ID)
-	j.State, j.Reason = RolledBack, reason
-	keep(s.write(j))
+	if refused {
+		// Not recorded as rolled back: once the directory is fixed the
+		// next rollback (or recovery) puts the rest back; files already
+		// back are left as they are.
+		keep(fmt.Errorf("transaction %s stays as it was (%s), not rolled back: fix the directory named above, then run phptune rollback again", j.ID, j.State))
+	} else {
+		logf(opt, "restored %d files of transaction %s", len(j.Files), j.ID)
+		j.State, j.Reason = RolledBack, reason
+		keep(s.write(j))
+	}
 	// Undoing must finish even when the apply was interrupted: the
 	// servers get their own time, not the cancelled context.
 	ctx, cancel := context.WithTimeout(UndoingContext(context.Background()), 2*time.Minute)
