@@ -74,3 +74,45 @@ func FuzzMatchName(f *testing.F) {
 		}
 	})
 }
+
+// The cache addresses come from files and settings the site's account
+// writes: whatever they hold, an address read is well formed and keeps
+// no credentials.
+func FuzzCacheAddr(f *testing.F) {
+	f.Add("redis://user:pw@10.0.0.7:6380/2")
+	f.Add("unix:///run/redis.sock?x=1")
+	f.Add("[::1]:6379")
+	f.Add("10.0.0.5:11211:2")
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := CacheAddr(s, 6379)
+		if !ok {
+			if a != "" {
+				t.Fatalf("CacheAddr(%q) = %q without ok", s, a)
+			}
+			return
+		}
+		if !strings.HasPrefix(a, "tcp:") && !strings.HasPrefix(a, "unix:/") {
+			t.Fatalf("CacheAddr(%q) = %q", s, a)
+		}
+		if strings.Contains(a, "@") && strings.HasPrefix(a, "tcp:") {
+			t.Fatalf("CacheAddr(%q) = %q keeps user info", s, a)
+		}
+	})
+}
+
+func FuzzSessionCaches(f *testing.F) {
+	f.Add("redis", "tcp://127.0.0.1:6379?auth=x,unix:///run/r.sock")
+	f.Add("rediscluster", "seed[]=a:1&seed[]=b:2")
+	f.Add("memcached", "PERSISTENT=x 127.0.0.1:11211")
+	f.Fuzz(func(t *testing.T, handler, path string) {
+		cs := SessionCaches(handler, path, "php.ini:1")
+		if len(cs) > maxCacheAddrs {
+			t.Fatalf("%d addresses kept", len(cs))
+		}
+		for _, c := range cs {
+			if c.Addr == "" || (c.Kind != "redis" && c.Kind != "memcached") {
+				t.Fatalf("bad cache %+v", c)
+			}
+		}
+	})
+}
