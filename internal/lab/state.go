@@ -123,9 +123,14 @@ type Lab struct {
 	// configuration names beside /run/mysqld/mysqld.sock: inside the
 	// seal each leads to the lab's MariaDB (siteDBSockets).
 	SiteDBSockets []string `json:"site_db_sockets,omitempty"`
-	SitePool      []string `json:"site_pool,omitempty"`
-	SitePrepend   string   `json:"site_prepend,omitempty"`
-	SiteNoCron    bool     `json:"site_no_cron,omitempty"`
+	// SiteCaches say, one sentence each, what the cache servers the
+	// site names (site.Site.Caches) lead to inside the seal
+	// (site.CacheInSeal): the lab starts none, so its numbers are
+	// without them.
+	SiteCaches  []string `json:"site_caches,omitempty"`
+	SitePool    []string `json:"site_pool,omitempty"`
+	SitePrepend string   `json:"site_prepend,omitempty"`
+	SiteNoCron  bool     `json:"site_no_cron,omitempty"`
 	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
 	// configuration, the lab's start: tune --lab starts from it.
 	LiveKnobs string `json:"live_knobs,omitempty"`

@@ -320,6 +320,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
 		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
+		l.SiteCaches = siteCaches(p.site, p.appRoot)
 	}
 	l.setStatusURLs(p.web)
 	defer func() {
