@@ -116,7 +116,8 @@ type Lab struct {
 	// AppRoot is the directory a site lab overlays: the app's root that
 	// holds its docroot and configuration (siteAppRoot), else DocRoot.
 	// SiteFiles are the live pool's prepend and append files outside it,
-	// bound read-only into the seal.
+	// and the include_path directories and php.ini's prepend and append
+	// files outside it (siteCode), bound read-only into the seal.
 	AppRoot   string   `json:"app_root,omitempty"`
 	SiteFiles []string `json:"site_files,omitempty"`
 	// SiteDBSockets are the MariaDB socket paths the site's

@@ -131,6 +131,8 @@ var interesting = map[string]bool{
 	"memory_limit": true, "max_execution_time": true, "realpath_cache_size": true, "realpath_cache_ttl": true,
 	"mysqli.default_socket": true, "pdo_mysql.default_socket": true, "mysqli.default_host": true, "mysqli.default_port": true,
 	"session.save_handler": true, "session.save_path": true, "upload_max_filesize": true, "post_max_size": true,
+	// Code outside the app's root that a site lab must show (lab's siteCode).
+	"include_path": true, "auto_prepend_file": true, "auto_append_file": true,
 }
 
 // readPHPConfig reads what master pid loads: php.ini and its scan

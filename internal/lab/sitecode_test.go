@@ -1,0 +1,110 @@
+package lab
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/site"
+)
+
+// TestSiteCode: include_path directories and php.ini's prepend/append
+// files outside the app's root are bound read-only when
+// seal.CheckCodeSource allows it; one holding a unix socket refuses the
+// lab, naming the setting, where it is set and the fix.
+func TestSiteCode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the bound sources must be root's: run as root")
+	}
+	base, err := os.MkdirTemp("/var/tmp", "phptune-sitecode-") // not /tmp: the seal replaces it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	mk := func(rel string) string {
+		p := filepath.Join(base, rel)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := func(rel string) string {
+		p := filepath.Join(base, rel)
+		if err := os.WriteFile(p, []byte("<?php\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	app := mk("app")
+	docroot := mk("app/public")
+	lib := mk("pear")
+	file("pear/header.php")
+	prepend := file("prepend.php")
+	inApp := mk("app/lib")
+	sockDir := mk("sockets")
+	ln, err := net.Listen("unix", filepath.Join(sockDir, "redis.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	missing := filepath.Join(base, "gone")
+	inRun := filepath.Join("/run", filepath.Base(base)+"-append.php")
+	if err := os.WriteFile(inRun, []byte("<?php\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(inRun)
+
+	set := func(kv ...string) *site.Site {
+		s := &site.Site{DocRoot: site.DocRoot{Path: docroot}, PHP: &site.PHPConfig{Settings: map[string]site.Setting{}}}
+		for i := 0; i+2 < len(kv)+1; i += 3 {
+			s.PHP.Settings[kv[i]] = site.Setting{Value: kv[i+1], From: kv[i+2]}
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name  string
+		s     *site.Site
+		known []string
+		paths []string
+		said  string // in said[0]
+		note  string // in notes[0]
+		err   string
+	}{
+		{name: "include_path and php.ini's prepend", s: set("include_path", `".:/usr/share/php:`+lib+":"+inApp+`"`, "php.ini:10", "auto_prepend_file", prepend, "php.ini:20"),
+			paths: []string{lib, prepend}, said: "the include_path directory (php.ini:10): " + lib + " is outside the app's root: bound read-only into the seal at the same path"},
+		{name: "the pool's prepend is sitePHPFiles'", s: set("auto_prepend_file", prepend, "pool www (php_admin_value[auto_prepend_file])")},
+		{name: "already bound", s: set("auto_append_file", prepend, "php.ini:3"), known: []string{prepend}},
+		{name: "relative prepend found in include_path", s: set("include_path", lib, "php.ini:1", "auto_prepend_file", "header.php", "php.ini:2"), paths: []string{lib}, said: "include_path"},
+		{name: "relative prepend found nowhere", s: set("auto_prepend_file", "nowhere.php", "php.ini:2"), note: "relative path found in no absolute include_path directory"},
+		{name: "missing on the host too", s: set("include_path", missing, "php.ini:1"), note: "does not exist on the host either"},
+		{name: "a socket in an include_path directory", s: set("include_path", ".:"+sockDir, "conf.d/30-lib.ini:4"),
+			err: "the include_path directory (conf.d/30-lib.ini:4) names " + sockDir + ", outside the app's root " + app},
+		{name: "under /run", s: set("auto_append_file", inRun, "php.ini:9"), err: "lies in /run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			paths, said, notes, err := siteCode(c.s, app, c.known)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "move that code to a directory of its own") {
+					t.Fatalf("err = %v, want it to say %q and the fix", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(paths, c.paths) {
+				t.Errorf("paths = %q, want %q", paths, c.paths)
+			}
+			if (c.said == "") != (len(said) == 0) || c.said != "" && !strings.Contains(said[0], c.said) {
+				t.Errorf("said = %q, want %q", said, c.said)
+			}
+			if (c.note == "") != (len(notes) == 0) || c.note != "" && !strings.Contains(notes[0], c.note) {
+				t.Errorf("notes = %q, want %q", notes, c.note)
+			}
+		})
+	}
+}
