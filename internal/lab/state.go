@@ -120,6 +120,10 @@ type Lab struct {
 	// files outside it (siteCode), bound read-only into the seal.
 	AppRoot   string   `json:"app_root,omitempty"`
 	SiteFiles []string `json:"site_files,omitempty"`
+	// SiteCode are the SiteFiles that siteCode added (include_path
+	// directories, php.ini's prepend and append files), checked by
+	// seal.CheckCodeSource when the lab was planned.
+	SiteCode []string `json:"site_code,omitempty"`
 	// SiteDBSockets are the MariaDB socket paths the site's
 	// configuration names beside /run/mysqld/mysqld.sock: inside the
 	// seal each leads to the lab's MariaDB (siteDBSockets).

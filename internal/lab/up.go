@@ -98,7 +98,7 @@ type plan struct {
 	// siteCodeSaid say which include_path directories and php.ini
 	// prepend/append files outside the app's root the seal binds
 	// (siteCode; they are in siteFiles).
-	siteCodeSaid []string
+	siteCode, siteCodeSaid []string
 }
 
 // planUp validates opt: every input problem is reported here, before any
@@ -202,7 +202,7 @@ func planUp(opt Options) (*plan, error) {
 			return nil, err
 		}
 		p.siteFiles = append(p.siteFiles, code...)
-		p.siteCodeSaid = said
+		p.siteCode, p.siteCodeSaid = code, said
 		p.siteWarnings = append(p.siteWarnings, notes...)
 	}
 	// The longest socket name: the last pool's.
@@ -332,6 +332,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		l.setLive(p.site, p.live)
 		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
 		l.SiteCaches = siteCaches(p.site, p.appRoot)
+		l.SiteCode = p.siteCode
 	}
 	l.setStatusURLs(p.web)
 	defer func() {

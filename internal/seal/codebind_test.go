@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -90,5 +91,45 @@ func TestCheckCode(t *testing.T) {
 	}
 	if err := CheckCodeSource(lib); err == nil || !strings.Contains(err.Error(), "lies in /tmp") {
 		t.Errorf("CheckCodeSource(%s) = %v, want it refused under /tmp (the seal replaces /tmp)", lib, err)
+	}
+}
+
+// TestCodeBindInSeal: a Code bind of a clean directory shows it read-only
+// at its own path inside; Create refuses one that holds a unix socket
+// (the lab could connect() through the read-only bind), naming it.
+func TestCodeBindInSeal(t *testing.T) {
+	needRoot(t)
+	uid, gid := account(t)
+	dir := base(t)
+	lib := filepath.Join(dir, "pear", "php")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(dir, "pear"), 0o755)
+	if err := os.WriteFile(filepath.Join(lib, "Lib.php"), []byte("<?php // PEAR\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := create(t, Spec{Dir: filepath.Join(dir, "seal"), Refuse: []string{"/var/lib/phptune"},
+		Binds: []Bind{{Source: lib, Target: lib, ReadOnly: true, Code: true}}})
+	out, err := inside(t, s, uid, gid, "/usr/bin/bash", "-c", "cat "+lib+"/Lib.php; echo x > "+lib+"/w 2>/dev/null && echo WROTE || echo 'write refused'")
+	if err != nil || !strings.Contains(out, "PEAR") || !strings.Contains(out, "write refused") {
+		t.Errorf("inside: %v\n%s", err, out)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("unix", filepath.Join(lib, "cache.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s2, err := Create(context.Background(), Spec{Dir: filepath.Join(dir, "seal2"), Binds: []Bind{{Source: lib, Target: lib, ReadOnly: true, Code: true}}})
+	if err == nil {
+		s2.Destroy()
+		t.Fatal("Create bound a directory of code holding a unix socket")
+	}
+	if !strings.Contains(err.Error(), "holds a unix socket, "+filepath.Join(lib, "cache.sock")) {
+		t.Errorf("Create: %v, want it to name the socket", err)
 	}
 }
