@@ -211,6 +211,46 @@ func (s *Site) collectCaches(dropIn string) {
 	}
 }
 
+// RedactSavePath hides the credentials a session.save_path can carry
+// (phpredis's "tcp://host:6379?auth=SECRET", "auth[]=user&auth[]=pass",
+// a "redis://user:pass@host" URL): discovery keeps and prints the setting,
+// never the secret.
+func RedactSavePath(v string) string {
+	var b strings.Builder
+	for i, item := range strings.Split(v, ",") {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if j := strings.Index(item, "://"); j >= 0 {
+			if at := strings.LastIndex(item, "@"); at > j {
+				end := strings.IndexAny(item[j+3:], "/?")
+				if end < 0 || j+3+end > at {
+					item = item[:j+3] + "<redacted>@" + item[at+1:]
+				}
+			}
+		}
+		// Every parameter, wherever '?' or '&' starts it (a save_path
+		// written with two '?' too), is looked at.
+		tok := 0
+		for k := 0; k <= len(item); k++ {
+			if k < len(item) && item[k] != '?' && item[k] != '&' {
+				continue
+			}
+			name, _, has := strings.Cut(item[tok:k], "=")
+			if l := strings.ToLower(name); has && (strings.HasPrefix(l, "auth") || strings.Contains(l, "pass")) {
+				b.WriteString(name + "=<redacted>")
+			} else {
+				b.WriteString(item[tok:k])
+			}
+			if k < len(item) {
+				b.WriteByte(item[k])
+			}
+			tok = k + 1
+		}
+	}
+	return b.String()
+}
+
 // kindName is a cache kind as prose names it.
 func kindName(kind string) string {
 	switch kind {

@@ -137,3 +137,20 @@ func TestCacheInSeal(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactSavePath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"tcp://127.0.0.1:6379?auth=s3cret&database=2", "tcp://127.0.0.1:6379?auth=<redacted>&database=2"},
+		{"tcp://a:1?auth[]=user&auth[]=s3cret,tcp://b:2?weight=1", "tcp://a:1?auth[]=<redacted>&auth[]=<redacted>,tcp://b:2?weight=1"},
+		{"redis://user:s3cret@10.0.0.7:6380/2", "redis://<redacted>@10.0.0.7:6380/2"},
+		{"seed[]=10.0.0.1:7000&seed[]=10.0.0.2:7001&auth=s3cret", "seed[]=10.0.0.1:7000&seed[]=10.0.0.2:7001&auth=<redacted>"},
+		{"unix:///run/redis.sock?persistent=1&password=s3cret", "unix:///run/redis.sock?persistent=1&password=<redacted>"},
+		{"/var/lib/php/sessions", "/var/lib/php/sessions"},
+		{"127.0.0.1:11211, 10.0.0.3:11211", "127.0.0.1:11211, 10.0.0.3:11211"},
+		{"tcp://a:1?x=1&auth=s3cret", "tcp://a:1?x=1&auth=<redacted>"},
+	} {
+		if got := RedactSavePath(c.in); got != c.want {
+			t.Errorf("RedactSavePath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -116,3 +116,23 @@ func FuzzSessionCaches(f *testing.F) {
 		}
 	})
 }
+
+// A secret given as auth= or in a URL's user info never survives.
+func FuzzRedactSavePath(f *testing.F) {
+	f.Add("tcp://127.0.0.1:6379?database=1", "user", "s3cret")
+	f.Add("seed[]=a:1&timeout=2", "u", "p")
+	f.Fuzz(func(t *testing.T, path, user, secret string) {
+		if len(secret) < 4 || strings.ContainsAny(secret, ",&?@/:=") || strings.Contains(path, secret) || strings.Contains(user, secret) ||
+			strings.ContainsAny(user, ",&?@/") || strings.Contains("<redacted>", secret) {
+			return
+		}
+		for _, v := range []string{
+			path + "?auth=" + secret, path + "&auth=" + secret, "tcp://h:1?auth[]=" + user + "&auth[]=" + secret,
+			"redis://" + user + ":" + secret + "@h:1/0", path + "," + "tcp://h:1?password=" + secret,
+		} {
+			if got := RedactSavePath(v); strings.Contains(got, secret) {
+				t.Fatalf("RedactSavePath(%q) = %q keeps the secret", v, got)
+			}
+		}
+	})
+}
