@@ -1,13 +1,17 @@
 package lab
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/phptune/phptune/internal/seal"
 	"github.com/phptune/phptune/internal/site"
 )
 
@@ -106,5 +110,77 @@ func TestSiteCode(t *testing.T) {
 				t.Errorf("notes = %q, want %q", notes, c.note)
 			}
 		})
+	}
+}
+
+// TestSiteLabIncludePathBound: a site whose pool's include_path names a
+// PEAR-like directory outside its app's root comes up sealed with that
+// directory bound read-only (its code runs, a write to it is refused, lab
+// up says so); one holding a unix socket refuses lab up, naming it.
+func TestSiteLabIncludePathBound(t *testing.T) {
+	testHome(t)
+	if err := seal.Available(); err != nil {
+		t.Skip(err)
+	}
+	s, docroot := siteFixture(t, 1)
+	pear, err := os.MkdirTemp("/var/lib", "phptune-pear-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(pear) })
+	os.Chmod(pear, 0o755)
+	if err := os.WriteFile(filepath.Join(pear, "PearLib.php"), []byte("<?php function pear_lib() { return 'pear-lib-ok'; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := "<?php\n$r = @include 'PearLib.php';\necho '<html><head><title>Site Test</title></head><body>';\n" +
+		"echo $r ? pear_lib() : 'pear-lib-missing';\n" +
+		"echo @file_put_contents('" + pear + "/w', 'x') === false ? ' pear-write-refused' : ' pear-written';\necho '</body></html>';\n"
+	if err := os.WriteFile(filepath.Join(docroot, "index.php"), []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inc := ".:/usr/share/php:" + pear
+	s.Pool.Overrides = map[string]string{"php_value[include_path]": inc}
+	s.PHP = &site.PHPConfig{Settings: map[string]site.Setting{"include_path": {Value: inc, From: "pool www (php_value[include_path])"}}}
+	live := site.LiveStart(s)
+	var said []string
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l, err := Up(ctx, Options{Name: "pear", Site: s, Live: &live, FillDatabase: fillSiteDB, Progress: func(m string) { said = append(said, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Down("pear")
+	got, err := l.FetchPage(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Body, "pear-lib-ok") || !strings.Contains(got.Body, "pear-write-refused") {
+		t.Errorf("the page: %s, want the include_path's code run and its directory read-only", got.Body)
+	}
+	if _, err := os.Stat(filepath.Join(pear, "w")); err == nil {
+		t.Error("the lab wrote into the host's include_path directory")
+	}
+	if !slices.Contains(l.SiteCode, pear) {
+		t.Errorf("site_code %q lacks %s", l.SiteCode, pear)
+	}
+	if msgs := strings.Join(said, "\n"); !strings.Contains(msgs, "the include_path directory (pool www (php_value[include_path])): "+pear+" is outside the app's root: bound read-only") {
+		t.Errorf("lab up did not say it bound %s:\n%s", pear, msgs)
+	}
+	if err := Down("pear"); err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("unix", filepath.Join(pear, "cache.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, err = Up(ctx, Options{Name: "pear2", Site: s, Live: &live, FillDatabase: fillSiteDB})
+	if err == nil {
+		Down("pear2")
+		t.Fatal("lab up bound an include_path directory holding a unix socket")
+	}
+	if !strings.Contains(err.Error(), "holds a unix socket, "+filepath.Join(pear, "cache.sock")) {
+		t.Errorf("lab up: %v, want it to name the socket", err)
 	}
 }
