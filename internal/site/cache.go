@@ -300,7 +300,7 @@ func CacheInSeal(c Cache, overlay string) string {
 		case strings.EqualFold(host, "localhost"):
 			fate = "localhost is the seal's own loopback, where nothing listens there: the connection is refused and counted (blocked)"
 		default:
-			fate = "inside the seal that name does not resolve (the lookup is refused and counted) unless it is one of the site's own names, which lead to the lab's nginx"
+			fate = "inside the seal that name does not resolve (the lookup is refused and counted), or, if it is one of the site's own names, resolves to the seal's loopback, where nothing listens on that port"
 		}
 	}
 	return what + ": " + fate + "; the lab starts no cache, so its numbers are without one"
