@@ -87,7 +87,7 @@ func LiveRoots(ctx context.Context, h Host) ([]LiveRoot, error) {
 			continue // a master whose configuration was removed while it runs serves nothing new
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the configuration of php-fpm master %d (%s): %w", m.PID, m.Conf, err)
+			return nil, fmt.Errorf("reading the configuration of php-fpm master %d (%s), to know which directories its pools serve: %w; fix that file (php-fpm -t checks it) or stop that master", m.PID, m.Conf, err)
 		}
 		out = append(out, PoolRoots(fh, vhosts)...)
 	}
