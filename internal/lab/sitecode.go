@@ -49,6 +49,9 @@ func siteCode(s *site.Site, appRoot string, known []string) (paths, said, notes 
 			return nil
 		}
 		seen[p] = true
+		if inDir(appRoot, p) {
+			return fmt.Errorf("%s (%s) names %s, which holds the app's root %s: the lab cannot bind it without showing the rest of %s; name the directories of code in it instead (%s)", what, from, p, appRoot, p, from)
+		}
 		if _, err := os.Lstat(p); os.IsNotExist(err) {
 			notes = append(notes, fmt.Sprintf("%s (%s) names %s, which does not exist on the host either: the lab runs without it, as production does", what, from, p))
 			return nil

@@ -77,6 +77,7 @@ func TestSiteCode(t *testing.T) {
 		said  string // in said[0]
 		note  string // in notes[0]
 		err   string
+		fix   string // "" for the usual one
 	}{
 		{name: "include_path and php.ini's prepend", s: set("include_path", `".:/usr/share/php:`+lib+":"+inApp+`"`, "php.ini:10", "auto_prepend_file", prepend, "php.ini:20"),
 			paths: []string{lib, prepend}, said: "the include_path directory (php.ini:10): " + lib + " is outside the app's root: bound read-only into the seal at the same path"},
@@ -87,12 +88,16 @@ func TestSiteCode(t *testing.T) {
 		{name: "missing on the host too", s: set("include_path", missing, "php.ini:1"), note: "does not exist on the host either"},
 		{name: "a socket in an include_path directory", s: set("include_path", ".:"+sockDir, "conf.d/30-lib.ini:4"),
 			err: "the include_path directory (conf.d/30-lib.ini:4) names " + sockDir + ", outside the app's root " + app},
+		{name: "holds the app's root", s: set("include_path", ".:"+base, "php.ini:7"), err: "holds the app's root " + app, fix: "name the directories of code in it instead"},
 		{name: "under /run", s: set("auto_append_file", inRun, "php.ini:9"), err: "lies in /run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			paths, said, notes, err := siteCode(c.s, app, c.known)
 			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "move that code to a directory of its own") {
+				if c.fix == "" {
+					c.fix = "move that code to a directory of its own"
+				}
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.fix) {
 					t.Fatalf("err = %v, want it to say %q and the fix", err, c.err)
 				}
 				return

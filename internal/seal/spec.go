@@ -156,6 +156,9 @@ func (s Spec) check() error {
 		if b.Code && (!b.ReadOnly || b.Source != b.Target) {
 			return fmt.Errorf("the site's code %s must be bound read-only at its own path (bound at %s, read-only %v): the app finds it where production has it, and must not change it", b.Source, b.Target, b.ReadOnly)
 		}
+		if o := s.overlaid(); b.Code && o != "" && (under(b.Source, o) || under(o, b.Source)) {
+			return fmt.Errorf("the site's code %s and the overlaid %s overlap: code inside the app's root is in its overlay already, and a bind holding it would show the rest of that directory", b.Source, o)
+		}
 	}
 	for _, l := range s.Links {
 		if err := checkPath("a link's path", l.Path); err != nil {

@@ -43,6 +43,8 @@ func TestSpecCheck(t *testing.T) {
 		{"bind source in /run", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/run/mysqld", Target: "/run/mysqld"}}}, "under /run, /tmp or /dev/shm"},
 		{"bind onto /", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/srv", Target: "/"}}}, "whole file system"},
 		{"code bind", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/opt/pear/php", Target: "/opt/pear/php", ReadOnly: true, Code: true}}}, ""},
+		{"code bind holding the app root", Spec{Dir: ok.Dir, Docroot: "/srv/apps/site/public", AppRoot: "/srv/apps/site", Binds: []Bind{{Source: "/srv/apps", Target: "/srv/apps", ReadOnly: true, Code: true}}}, "overlap"},
+		{"code bind in the docroot", Spec{Dir: ok.Dir, Docroot: "/srv/site", Binds: []Bind{{Source: "/srv/site/lib", Target: "/srv/site/lib", ReadOnly: true, Code: true}}}, "overlap"},
 		{"code bind writable", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/opt/pear/php", Target: "/opt/pear/php", Code: true}}}, "read-only at its own path"},
 		{"code bind elsewhere", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "/opt/pear/php", Target: "/srv/php", ReadOnly: true, Code: true}}}, "read-only at its own path"},
 		{"bind relative", Spec{Dir: ok.Dir, Binds: []Bind{{Source: "srv", Target: "/run/x"}}}, "not an absolute"},
