@@ -216,6 +216,7 @@ func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*re
 	if res.Blocked, warn = blocked.Since(env.Ctx); warn != "" {
 		res.Warnings = append(res.Warnings, warn)
 	}
+	res.Warnings = append(res.Warnings, labstack.CacheWarnings(l)...)
 	return res, err
 }
 

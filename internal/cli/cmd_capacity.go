@@ -207,6 +207,7 @@ func runCapacity(env *Env, f *capacityFlags, c *cobra.Command) error {
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		res.Warnings = append(res.Warnings, blockedWarning)
 	}
+	res.Warnings = append(res.Warnings, labstack.CacheWarnings(l)...)
 	if f.eng.engine == engineLocust {
 		res.Engine, res.EngineVersion, res.Workers = f.eng.engine.String(), engineVersion, f.eng.workers
 		res.Warnings = append(res.Warnings, locustCapacityNote)

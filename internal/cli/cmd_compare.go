@@ -26,6 +26,7 @@ import (
 	"github.com/phptune/phptune/internal/results"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/termsafe"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -169,6 +170,9 @@ func runCompareCmd(env *Env, f *compareFlags, args []string) error {
 	var blockedWarning string
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		say("%s", blockedWarning)
+	}
+	for _, w := range labstack.CacheWarnings(l) {
+		say("%s", termsafe.Text(w))
 	}
 	res.App, res.Workload = f.stack.appLabel(), w.Name
 	if f.stack.lab != "" {

@@ -473,6 +473,7 @@ func printLabStatus(env *Env, hs []lab.Health, secrets bool) {
 	for _, h := range hs {
 		if h.Lab.Sealed() {
 			fmt.Fprintf(env.Stdout, "\n%s (sealed site lab, %s):\n", h.Lab.Name, h.Lab.SiteURL())
+			printCaches(env.Stdout, h.Lab)
 			printAttempts(env.Ctx, env.Stdout, h.Lab)
 			if c := h.Lab.DBCopy; c != nil {
 				fmt.Fprintf(env.Stdout, "database:   %s, a copy from %s (lab reset %s restores it)\n", c.DB, c.Source, h.Lab.Name)

@@ -72,7 +72,20 @@ func printSealed(ctx context.Context, w io.Writer, l *lab.Lab) {
 	fmt.Fprintf(w, "site:       %s (names %s inside resolve to the lab)\n", l.SiteURL(), strings.Join(l.SiteNames, " "))
 	fmt.Fprintf(w, "open it:    curl --unix-socket %s -H 'Host: %s' http://%s/\n", l.HTTPSocket, l.Host, l.Host)
 	fmt.Fprintf(w, "            or from a browser: phptune lab forward %s (a loopback URL into the lab while it runs)\n", l.Name)
+	printCaches(w, l)
 	printAttempts(ctx, w, l)
+}
+
+// printCaches states what each cache server the site names leads to
+// inside the seal (lab.Lab.SiteCaches), one line each.
+func printCaches(w io.Writer, l *lab.Lab) {
+	for i, c := range l.SiteCaches {
+		label := "cache:     "
+		if i > 0 {
+			label = "           "
+		}
+		fmt.Fprintf(w, "%s %s\n", label, termsafe.Text(c))
+	}
 }
 
 // printAttempts shows the connections the sealed lab tried to open

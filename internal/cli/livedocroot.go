@@ -25,7 +25,8 @@ func addUnsealedProductionFlag(fl *pflag.FlagSet, p *bool) {
 
 // checkLiveDocroot refuses a --docroot that is, contains or lies inside
 // the document root of a live site of this host (a vhost of the running
-// nginx, an Apache DocumentRoot: site.LiveRoots): a --docroot lab runs
+// nginx, an Apache DocumentRoot, a running php-fpm pool's chdir or
+// doc_root: site.LiveRoots): a --docroot lab runs
 // that code in place and unsealed, so it would reach production's
 // database, caches and files. command names the command for the hint;
 // unsealed (--unsealed-production) turns the refusal into a warning on
@@ -59,6 +60,13 @@ func checkLiveDocroot(dir, command string, unsealed bool) error {
 		relation = "holds"
 	}
 	what := fmt.Sprintf("%q %s the document root of the live site %s (%s)", abs, relation, h.Site, h.Where)
+	if h.Pool != "" {
+		dir := h.Dir + ", "
+		if abs == h.Dir {
+			dir = ""
+		}
+		what = fmt.Sprintf("%q %s %sthe directory the live php-fpm pool %s serves code from (%s)", abs, relation, dir, h.Pool, h.Where)
+	}
 	if len(hits) > 1 {
 		what += fmt.Sprintf(" and of %d more", len(hits)-1)
 	}

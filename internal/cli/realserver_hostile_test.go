@@ -115,6 +115,13 @@ if (function_exists('posix_kill')) {
 	$ok = @posix_kill($pid, 0);
 	out('pid-kill0', $ok, $seen . ($ok ? 'signal 0 delivered' : posix_strerror(posix_get_last_error())));
 }
+// (h) production's Redis, as a site's configuration names it: by TCP on
+// 127.0.0.1:6379 and by its unix socket (PING only: harmless on the host).
+foreach (['cache-redis-tcp' => 'tcp://127.0.0.1:6379', 'cache-redis-unix' => 'unix://' . ($q['redissock'] ?? '')] as $n => $a) {
+	$s = @stream_socket_client($a, $errno, $errstr, 3);
+	if ($s) { fwrite($s, "PING\r\n"); $r = fgets($s); fclose($s); out($n, true, "$a answered " . trim((string)$r)); }
+	else { out($n, false, "$a: $errstr ($errno)"); }
+}
 if (!$dry) {
 	// (d) AF_VSOCK (not namespaced: a VM's host agents listen there).
 	list($ok, $d) = sh("/usr/bin/python3 -c 'import socket; s=socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print(\"created an AF_VSOCK socket\")'");
@@ -225,6 +232,7 @@ var hostileAttacks = []string{
 	"write-parent", "write-etc", "write-panel", "write-usr", "host-tmp",
 	"labsecret-clientcnf", "labsecret-search", "labdb-datadir", "labdb-datadir-list",
 	"labdb-kill0", "labdb-prlimit", "labdb-ptrace", "labdb-root-socket",
+	"cache-redis-tcp", "cache-redis-unix",
 }
 
 // The panel's pieces test/realserver.sh makes.
@@ -241,7 +249,8 @@ const (
 // socket path outside /run; prlimit, renice, taskset, chrt, ptrace and
 // signals on a production worker; AF_VSOCK; the lab's MariaDB as root
 // with no password; production's datadir; writes outside the overlay and
-// the host's /tmp), and the lab's own MariaDB (its root password in
+// the host's /tmp; production's Redis by 127.0.0.1:6379 and by its unix
+// socket), and the lab's own MariaDB (its root password in
 // client.cnf or any file or process the site's account can read, its
 // datadir, a signal, prlimit or ptrace of mariadbd, root on its socket
 // with no password). Each must be refused, and production's database
@@ -308,10 +317,11 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 	defer os.Remove(filepath.Join("/tmp", tmpName))
 
 	worker := productionWorker(t, "/run/php/php8.2-fpm.pid")
+	redisSock := productionRedis(t)
 	query := url.Values{
 		"panel": {panelSocket}, "lab": {labSocket}, "dbsock": {panelDBSocket}, "pid": {strconv.Itoa(worker)},
 		"panel_hello": {filepath.Join(docroot, "phptune-hostile-hello.php")}, "lab_hello": {filepath.Join(staging, "index.php")},
-		"marker": {marker.Name()}, "tmpname": {tmpName},
+		"marker": {marker.Name()}, "tmpname": {tmpName}, "redissock": {redisSock},
 	}
 
 	// The control: on the host, as www-data and harmlessly, the doors are
@@ -325,7 +335,7 @@ func TestSiteHostileCodeStaysSealed(t *testing.T) {
 		t.Fatalf("the control run on the host: %v\n%s", err, ctl)
 	}
 	control := attackLines(t, string(ctl))
-	for _, a := range []string{"fcgi-panel-file", "fcgi-panel-prepend", "fcgi-lab-file", "fcgi-lab-prepend", "proddb-mysqli", "proddb-pdo", "pid-prlimit", "pid-taskset", "pid-kill0"} {
+	for _, a := range []string{"fcgi-panel-file", "fcgi-panel-prepend", "fcgi-lab-file", "fcgi-lab-prepend", "proddb-mysqli", "proddb-pdo", "pid-prlimit", "pid-taskset", "pid-kill0", "cache-redis-tcp", "cache-redis-unix"} {
 		if r, ok := control[a]; !ok || !r.ok {
 			t.Errorf("control on the host: %s should work outside a seal (the suite would prove nothing): %+v", a, r)
 		}
@@ -441,6 +451,52 @@ func sealedPID(t *testing.T, labDir, component string) int {
 	}
 	t.Fatalf("the lab %s records no %s process", labDir, component)
 	return 0
+}
+
+// productionRedis plays production's Redis: a listener on 127.0.0.1:6379
+// and one on /run/redis/redis.sock (open to every account, as a site's
+// cache socket is to its pool) that answer +PONG. It returns the socket's
+// path.
+func productionRedis(t *testing.T) string {
+	t.Helper()
+	if err := os.MkdirAll("/run/redis", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := "/run/redis/redis.sock"
+	var lns []net.Listener
+	tcp, err := net.Listen("tcp", "127.0.0.1:6379")
+	if err != nil {
+		t.Fatalf("production's Redis on 127.0.0.1:6379: %v", err)
+	}
+	os.Remove(sock)
+	unix, err := net.Listen("unix", sock)
+	if err != nil {
+		tcp.Close()
+		t.Fatal(err)
+	}
+	os.Chmod(sock, 0o777)
+	lns = append(lns, tcp, unix)
+	for _, ln := range lns {
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 64)
+					c.SetDeadline(time.Now().Add(5 * time.Second))
+					if _, err := c.Read(buf); err == nil {
+						c.Write([]byte("+PONG\r\n"))
+					}
+				}()
+			}
+		}()
+	}
+	t.Cleanup(func() { os.Remove(sock) })
+	return sock
 }
 
 // attackResult is one ATTACK line.

@@ -192,8 +192,8 @@ func docrootSums(t *testing.T, dir string) string {
 // TestSiteDocrootOfLiveSiteRefused: --docroot of a live site's document
 // root (test/realserver.sh's site.test, /var/www/site), of a directory
 // inside it or of one holding it is refused before anything starts,
-// naming the site and --site; --unsealed-production serves it anyway with
-// a warning.
+// naming the site and --site, and so is the panel pool's chdir (no vhost
+// names it); --unsealed-production serves it anyway with a warning.
 func TestSiteDocrootOfLiveSiteRefused(t *testing.T) {
 	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
 		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
@@ -214,6 +214,14 @@ func TestSiteDocrootOfLiveSiteRefused(t *testing.T) {
 		}
 		if code != 2 || !strings.Contains(errs, "the live site "+site) || !strings.Contains(errs, "--site "+site) || !strings.Contains(errs, "--unsealed-production") {
 			t.Errorf("%q: exit %d, want 2 naming the live site and --site\n%s%s", args, code, out, errs)
+		}
+	}
+	// The panel's pool serves /var/lib/php-panel/www (its chdir); no vhost names it.
+	for _, dir := range []string{"/var/lib/php-panel/www", "/var/lib/php-panel"} {
+		out, errs, code := runCLI(t, "lab", "up", "--docroot", dir, "--name", "live")
+		if code != 2 || !strings.Contains(errs, "php-fpm pool panel in ") || !strings.Contains(errs, "php-panel.conf (chdir)") ||
+			!strings.Contains(errs, "--site /var/lib/php-panel/www") || !strings.Contains(errs, "--unsealed-production") {
+			t.Errorf("lab up --docroot %s: exit %d, want 2 naming the panel's pool, its file and the fix\n%s%s", dir, code, out, errs)
 		}
 	}
 	out, errs, code := runCLI(t, "lab", "up", "--docroot", "/var/www/site", "--name", "live", "--unsealed-production")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,6 +120,11 @@ func tuneOn(env *Env, f *tuneFlags, opt tune.Options, sess *stacksession.Session
 	var blockedWarning string
 	if res.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		res.Warnings = append(res.Warnings, blockedWarning)
+	}
+	for _, w := range labstack.CacheWarnings(sess.Lab) {
+		if !slices.Contains(res.Warnings, w) { // a resumed run has them already
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	var ran []map[string]string
 	for _, tr := range res.Trials {

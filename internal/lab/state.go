@@ -116,16 +116,26 @@ type Lab struct {
 	// AppRoot is the directory a site lab overlays: the app's root that
 	// holds its docroot and configuration (siteAppRoot), else DocRoot.
 	// SiteFiles are the live pool's prepend and append files outside it,
-	// bound read-only into the seal.
+	// and the include_path directories and php.ini's prepend and append
+	// files outside it (siteCode), bound read-only into the seal.
 	AppRoot   string   `json:"app_root,omitempty"`
 	SiteFiles []string `json:"site_files,omitempty"`
+	// SiteCode are the SiteFiles that siteCode added (include_path
+	// directories, php.ini's prepend and append files), checked by
+	// seal.CheckCodeSource when the lab was planned.
+	SiteCode []string `json:"site_code,omitempty"`
 	// SiteDBSockets are the MariaDB socket paths the site's
 	// configuration names beside /run/mysqld/mysqld.sock: inside the
 	// seal each leads to the lab's MariaDB (siteDBSockets).
 	SiteDBSockets []string `json:"site_db_sockets,omitempty"`
-	SitePool      []string `json:"site_pool,omitempty"`
-	SitePrepend   string   `json:"site_prepend,omitempty"`
-	SiteNoCron    bool     `json:"site_no_cron,omitempty"`
+	// SiteCaches say, one sentence each, what the cache servers the
+	// site names (site.Site.Caches) lead to inside the seal
+	// (site.CacheInSeal): the lab starts none, so its numbers are
+	// without them.
+	SiteCaches  []string `json:"site_caches,omitempty"`
+	SitePool    []string `json:"site_pool,omitempty"`
+	SitePrepend string   `json:"site_prepend,omitempty"`
+	SiteNoCron  bool     `json:"site_no_cron,omitempty"`
 	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
 	// configuration, the lab's start: tune --lab starts from it.
 	LiveKnobs string `json:"live_knobs,omitempty"`

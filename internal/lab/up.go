@@ -95,6 +95,10 @@ type plan struct {
 	// configuration names that lead to the lab's MariaDB inside
 	// (siteDBSockets).
 	siteDBSockets []string
+	// siteCodeSaid say which include_path directories and php.ini
+	// prepend/append files outside the app's root the seal binds
+	// (siteCode; they are in siteFiles).
+	siteCode, siteCodeSaid []string
 }
 
 // planUp validates opt: every input problem is reported here, before any
@@ -192,6 +196,13 @@ func planUp(opt Options) (*plan, error) {
 		p.siteFiles, notes = sitePHPFiles(opt.Site, p.appRoot)
 		p.siteWarnings = append(p.siteWarnings, notes...)
 		p.siteDBSockets, notes = siteDBSockets(opt.Site, p.appRoot)
+		p.siteWarnings = append(p.siteWarnings, notes...)
+		code, said, notes, err := siteCode(opt.Site, p.appRoot, p.siteFiles)
+		if err != nil {
+			return nil, err
+		}
+		p.siteFiles = append(p.siteFiles, code...)
+		p.siteCode, p.siteCodeSaid = code, said
 		p.siteWarnings = append(p.siteWarnings, notes...)
 	}
 	// The longest socket name: the last pool's.
@@ -327,6 +338,8 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
 		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
+		l.SiteCaches = siteCaches(p.site, p.appRoot)
+		l.SiteCode = p.siteCode
 	}
 	l.setStatusURLs(p.web)
 	defer func() {
@@ -390,6 +403,9 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	if l.Sealed() {
 		for _, w := range p.siteWarnings {
 			say("warning: " + w)
+		}
+		for _, m := range p.siteCodeSaid {
+			say(m)
 		}
 		shown := "the docroot " + l.DocRoot
 		if l.AppRoot != "" && l.AppRoot != l.DocRoot {

@@ -72,3 +72,14 @@ func BlockedDelta(before, after []seal.Attempt) []results.Blocked {
 	})
 	return out
 }
+
+// CacheWarnings are what a sealed site lab recorded of the cache servers
+// its site names (lab.Lab.SiteCaches: each leads nowhere inside the seal,
+// and the lab runs none), for a run's warnings: its numbers are without
+// them.
+func CacheWarnings(l *lab.Lab) []string {
+	if l == nil || !l.Sealed() {
+		return nil
+	}
+	return l.SiteCaches
+}

@@ -129,6 +129,11 @@ func (s *Seal) mountInside(ctx context.Context, spec Spec) error {
 		if err := CheckBindSource(b.Source); err != nil {
 			return err
 		}
+		if b.Code {
+			if err := CheckCodeSource(b.Source, spec.Refuse...); err != nil {
+				return fmt.Errorf("the site's code outside its app root cannot be bound into the seal: %v", err)
+			}
+		}
 	}
 	if o := spec.overlaid(); o != "" {
 		if err := s.overlay(o); err != nil {

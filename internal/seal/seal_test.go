@@ -830,3 +830,100 @@ echo file_exists(%[5]q) ? "beside-visible" : "beside-absent", "\n";`,
 		t.Errorf("the real app changed after Destroy:\nbefore %v\nafter  %v", before, after)
 	}
 }
+
+// TestCacheAddressesLeadNowhere: production's Redis and Memcached, as a
+// site's configuration names them — 127.0.0.1:6379 and :11211 on the
+// host, and a unix socket at /run/redis/redis.sock's kind of path — are
+// not reached from inside: TCP reaches the seal's own loopback, where
+// nothing listens (refused at once and counted), and the socket's path
+// does not exist (not counted: no packet is sent).
+func TestCacheAddressesLeadNowhere(t *testing.T) {
+	needRoot(t)
+	uid, gid := account(t)
+	dir := base(t)
+	reached := make(chan string, 10)
+	accept := func(ln net.Listener) {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached <- ln.Addr().String()
+			c.Close()
+		}
+	}
+	var ports []string
+	for _, addr := range []string{"127.0.0.1:6379", "127.0.0.1:11211"} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s is taken on this host (%v): production's cache is played by a listener on another port", addr, err)
+			if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer ln.Close()
+		go accept(ln)
+		ports = append(ports, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	}
+	sockDir := filepath.Join("/run", fmt.Sprintf("phptune-test-redis-%d", os.Getpid()))
+	if err := os.Mkdir(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "redis.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	os.Chmod(sock, 0o777) // only the seal should keep the account out
+	go accept(ul)
+
+	var script strings.Builder
+	for _, p := range ports {
+		fmt.Fprintf(&script, "if timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/%s' 2>/dev/null; then echo 'tcp %s connected'; else echo 'tcp %s failed'; fi\n", p, p, p)
+	}
+	fmt.Fprintf(&script, "if timeout 5 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' %s 2>/dev/null; then echo 'unix connected'; else echo 'unix failed'; fi\n", sock)
+	fmt.Fprintf(&script, "test -e %s && echo 'unix path exists' || echo 'unix path missing'\n", sock)
+	// The same script on the host, as the same account, reaches all
+	// three: the test proves the seal, not a broken fixture.
+	host := exec.Command("/usr/bin/bash", "-c", script.String())
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	if hout, err := host.CombinedOutput(); err != nil || strings.Count(string(hout), "connected") != 3 {
+		t.Fatalf("on the host the cache listeners are not all reachable (%v):\n%s", err, hout)
+	}
+	for range 3 {
+		<-reached
+	}
+	s := create(t, Spec{Dir: filepath.Join(dir, "seal")})
+	start := time.Now()
+	out, err := inside(t, s, uid, gid, "/usr/bin/bash", "-c", script.String())
+	if err != nil {
+		t.Fatalf("the attempts script: %v: %s", err, out)
+	}
+	t.Logf("inside, in %v:\n%s", time.Since(start), out)
+	if strings.Contains(out, "connected") || !strings.Contains(out, "unix path missing") || strings.Count(out, "failed") != 3 {
+		t.Errorf("a cache address was reached or seen from inside:\n%s", out)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("the attempts took %v: they must fail at once, not time out", took)
+	}
+	select {
+	case a := <-reached:
+		t.Errorf("the host's cache listener %s was reached from inside", a)
+	default:
+	}
+	got, err := s.Attempts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := map[string]uint64{}
+	for _, a := range got {
+		counted[a.String()] = a.Count
+	}
+	for _, p := range ports {
+		if counted["tcp 127.0.0.1:"+p] != 1 {
+			t.Errorf("the attempt to 127.0.0.1:%s counted %d times, want 1 (all: %v)", p, counted["tcp 127.0.0.1:"+p], got)
+		}
+	}
+}

@@ -60,6 +60,9 @@ type Spec struct {
 	// Own are the lab's own loopback listeners: connections to them are
 	// not counted as attempts to leave.
 	Own []netip.AddrPort
+	// Refuse are directories a Code bind may neither lie in nor hold,
+	// beside codeRefused's: a lab passes phptune's home (every lab).
+	Refuse []string
 }
 
 // Bind mounts Source (a file or directory of the host) at Target inside,
@@ -69,6 +72,12 @@ type Spec struct {
 type Bind struct {
 	Source, Target string
 	ReadOnly       bool
+	// Code marks the site's own code outside its overlaid app root (an
+	// include_path directory, a prepend file): it must be ReadOnly, at
+	// its own path, and pass CheckCodeSource (with Spec.Refuse) when
+	// the seal is made — a read-only bind does not stop connect() to a
+	// socket inside it.
+	Code bool
 }
 
 // Link is a symbolic link at Path inside the seal, to Target (a path as
@@ -143,6 +152,12 @@ func (s Spec) check() error {
 		}
 		if under(b.Target, "/proc", "/dev", "/etc", "/usr") {
 			return fmt.Errorf("the bind mount target %s is in the seal's own /proc, /dev, /etc or /usr; bind the lab's files at their own paths", b.Target)
+		}
+		if b.Code && (!b.ReadOnly || b.Source != b.Target) {
+			return fmt.Errorf("the site's code %s must be bound read-only at its own path (bound at %s, read-only %v): the app finds it where production has it, and must not change it", b.Source, b.Target, b.ReadOnly)
+		}
+		if o := s.overlaid(); b.Code && o != "" && (under(b.Source, o) || under(o, b.Source)) {
+			return fmt.Errorf("the site's code %s and the overlaid %s overlap: code inside the app's root is in its overlay already, and a bind holding it would show the rest of that directory", b.Source, o)
 		}
 	}
 	for _, l := range s.Links {

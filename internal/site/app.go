@@ -27,6 +27,9 @@ type App struct {
 	// defines such as WP_HOME or DISABLE_WP_CRON, Laravel's APP_URL),
 	// secrets left out.
 	Settings map[string]string `json:"settings,omitempty"`
+	// cacheKeySalt says WordPress's WP_CACHE_KEY_SALT is defined (its
+	// value is a salt, not kept): the object-cache drop-in is in use.
+	cacheKeySalt bool
 }
 
 // Database is the application's database connection as its

@@ -53,6 +53,17 @@ define('DB_HOST', '[::1]:3306');`, db: Database{Driver: "mysql", Name: "real", H
 			settings: map[string]string{"WP_CACHE": "true"}},
 		{name: "redis socket", src: `<?php define('DB_NAME','x'); define('WP_REDIS_PATH','/run/redis/redis.sock');`,
 			db: Database{Driver: "mysql", Name: "x", Host: "localhost"}, caches: []Cache{{Kind: "redis", Addr: "unix:/run/redis/redis.sock", Setting: "WP_REDIS_PATH"}}},
+		{name: "redis servers (replication) and the memcached drop-in's servers", src: `<?php define('DB_NAME','x');
+define('WP_REDIS_SERVERS', [ 'tcp://127.0.0.1:6379?database=5&alias=master', "redis://user:pw@10.0.0.7:6380/2", 'unix:///var/run/redis/redis.sock?role=slave' ]);
+define('WP_CACHE_KEY_SALT', 'site_');
+$memcached_servers = array( 'default' => array( '127.0.0.1:11211', '/run/memcached/memcached.sock' ) );`,
+			db: Database{Driver: "mysql", Name: "x", Host: "localhost"},
+			caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "WP_REDIS_SERVERS"}, {Kind: "redis", Addr: "tcp:10.0.0.7:6380", Setting: "WP_REDIS_SERVERS"},
+				{Kind: "redis", Addr: "unix:/var/run/redis/redis.sock", Setting: "WP_REDIS_SERVERS"},
+				{Kind: "memcached", Addr: "tcp:127.0.0.1:11211", Setting: "$memcached_servers"}, {Kind: "memcached", Addr: "unix:/run/memcached/memcached.sock", Setting: "$memcached_servers"}},
+		},
+		{name: "redis servers computed", src: `<?php define('DB_NAME','x'); define('WP_REDIS_SERVERS', [getenv('REDIS_URL')]);`,
+			db: Database{Driver: "mysql", Name: "x", Host: "localhost"}, notLiteral: []string{"WP_REDIS_SERVERS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -101,6 +101,7 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if s.DocRoot.Error == "" && s.DocRoot.Path != "" {
 		s.readApp()
 	}
+	s.collectCaches(s.dropIn)
 	if s.App != nil && s.App.DB.Name != "" {
 		s.DB = findDB(h, s.App.DB, s.defaultSocket())
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +39,8 @@ func TestDiscoverSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	www = append(www, []byte("\nphp_admin_value[mysqli.default_socket] = "+m.Socket+"\nphp_admin_value[opcache.memory_consumption] = 64\nphp_value[memory_limit] = 96M\nenv[APP_SECRET] = hidden\n"+
-		"php_admin_value[upload_max_filesize] = 64M\nrequest_terminate_timeout = 30s\nlisten.backlog = 1024\n")...)
+		"php_admin_value[upload_max_filesize] = 64M\nrequest_terminate_timeout = 30s\nlisten.backlog = 1024\n"+
+		"php_value[session.save_handler] = redis\nphp_value[session.save_path] = \"tcp://127.0.0.1:6379?auth=sess-Secr3t&database=2\"\n")...)
 	if err := os.WriteFile(poolFile, www, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestDiscoverSite(t *testing.T) {
 	}
 	const password = "pw-Sup3r-secret"
 	files := map[string]string{
-		"wp-config.php":   "<?php\ndefine( 'DB_NAME', 'sitedb' );\ndefine( 'DB_USER', 'siteuser' );\ndefine( 'DB_PASSWORD', '" + password + "' );\ndefine( 'DB_HOST', 'localhost' );\n$table_prefix = 'wp_';\nrequire_once ABSPATH . 'wp-settings.php';\n",
+		"wp-config.php":   "<?php\ndefine( 'DB_NAME', 'sitedb' );\ndefine( 'DB_USER', 'siteuser' );\ndefine( 'DB_PASSWORD', '" + password + "' );\ndefine( 'DB_HOST', 'localhost' );\ndefine( 'WP_REDIS_PATH', '/var/run/redis/redis.sock' );\n$table_prefix = 'wp_';\nrequire_once ABSPATH . 'wp-settings.php';\n",
 		"index.php":       "<?php echo 'site';\n",
 		"wp-settings.php": "<?php\n",
 	}
@@ -128,16 +130,24 @@ func TestDiscoverSite(t *testing.T) {
 		t.Errorf("db %+v, want the copy's server %d at %s", d, m.PID(), m.Socket)
 	}
 
+	// The caches it names: wp-config's Redis socket and the pool's
+	// session handler, its password never kept.
+	wantCaches := []Cache{{Kind: "redis", Addr: "unix:/var/run/redis/redis.sock", Setting: "WP_REDIS_PATH"},
+		{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "session.save_handler=redis (pool www (php_value[session.save_handler])), session.save_path"}}
+	if !reflect.DeepEqual(s.Caches, wantCaches) {
+		t.Errorf("caches %+v, want %+v", s.Caches, wantCaches)
+	}
+
 	var text strings.Builder
 	WriteText(&text, s)
 	t.Logf("phptune site site.test:\n%s", text.String())
 	js, _ := json.Marshal(s)
 	for _, out := range []string{text.String(), string(js)} {
-		if strings.Contains(out, password) || strings.Contains(out, "hidden") {
+		if strings.Contains(out, password) || strings.Contains(out, "hidden") || strings.Contains(out, "sess-Secr3t") {
 			t.Errorf("a secret was printed:\n%s", out)
 		}
 	}
-	for _, want := range []string{"pm.max_children = 7", "password <redacted>", "sitedb", "MariaDB pid " + strconv.Itoa(m.PID())} {
+	for _, want := range []string{"pm.max_children = 7", "password <redacted>", "sitedb", "MariaDB pid " + strconv.Itoa(m.PID()), "cache     redis at unix:/var/run/redis/redis.sock (WP_REDIS_PATH)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text lacks %q:\n%s", want, text.String())
 		}

@@ -145,6 +145,9 @@ func (s *Site) readApp() {
 		s.App = a
 		if a.Kind == "wordpress" && existsBeneath(root, "wp-content/object-cache.php") {
 			s.Notes = append(s.Notes, "wp-content/object-cache.php is installed: WordPress uses a persistent object cache")
+			if src, err := readBeneath(root, "wp-content/object-cache.php", maxDropIn); err == nil {
+				s.dropIn = dropInCache(src)
+			}
 		}
 		return
 	}

@@ -74,3 +74,65 @@ func FuzzMatchName(f *testing.F) {
 		}
 	})
 }
+
+// The cache addresses come from files and settings the site's account
+// writes: whatever they hold, an address read is well formed and keeps
+// no credentials.
+func FuzzCacheAddr(f *testing.F) {
+	f.Add("redis://user:pw@10.0.0.7:6380/2")
+	f.Add("unix:///run/redis.sock?x=1")
+	f.Add("[::1]:6379")
+	f.Add("10.0.0.5:11211:2")
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := CacheAddr(s, 6379)
+		if !ok {
+			if a != "" {
+				t.Fatalf("CacheAddr(%q) = %q without ok", s, a)
+			}
+			return
+		}
+		if !strings.HasPrefix(a, "tcp:") && !strings.HasPrefix(a, "unix:/") {
+			t.Fatalf("CacheAddr(%q) = %q", s, a)
+		}
+		if strings.Contains(a, "@") && strings.HasPrefix(a, "tcp:") {
+			t.Fatalf("CacheAddr(%q) = %q keeps user info", s, a)
+		}
+	})
+}
+
+func FuzzSessionCaches(f *testing.F) {
+	f.Add("redis", "tcp://127.0.0.1:6379?auth=x,unix:///run/r.sock")
+	f.Add("rediscluster", "seed[]=a:1&seed[]=b:2")
+	f.Add("memcached", "PERSISTENT=x 127.0.0.1:11211")
+	f.Fuzz(func(t *testing.T, handler, path string) {
+		cs := SessionCaches(handler, path, "php.ini:1")
+		if len(cs) > maxCacheAddrs {
+			t.Fatalf("%d addresses kept", len(cs))
+		}
+		for _, c := range cs {
+			if c.Addr == "" || (c.Kind != "redis" && c.Kind != "memcached") {
+				t.Fatalf("bad cache %+v", c)
+			}
+		}
+	})
+}
+
+// A secret given as auth= or in a URL's user info never survives.
+func FuzzRedactSavePath(f *testing.F) {
+	f.Add("tcp://127.0.0.1:6379?database=1", "user", "s3cret")
+	f.Add("seed[]=a:1&timeout=2", "u", "p")
+	f.Fuzz(func(t *testing.T, path, user, secret string) {
+		if len(secret) < 4 || strings.ContainsAny(secret, ",&?@/:=") || strings.Contains(path, secret) || strings.Contains(user, secret) ||
+			strings.ContainsAny(user, ",&?@/") || strings.Contains("<redacted>", secret) {
+			return
+		}
+		for _, v := range []string{
+			path + "?auth=" + secret, path + "&auth=" + secret, "tcp://h:1?auth[]=" + user + "&auth[]=" + secret,
+			"redis://" + user + ":" + secret + "@h:1/0", path + "," + "tcp://h:1?password=" + secret,
+		} {
+			if got := RedactSavePath(v); strings.Contains(got, secret) {
+				t.Fatalf("RedactSavePath(%q) = %q keeps the secret", v, got)
+			}
+		}
+	})
+}

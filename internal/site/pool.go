@@ -85,7 +85,8 @@ func (s *Site) findPool(h Host) {
 			pool.PM[k] = val
 		case strings.HasPrefix(k, "php_value[") || strings.HasPrefix(k, "php_flag[") ||
 			strings.HasPrefix(k, "php_admin_value[") || strings.HasPrefix(k, "php_admin_flag["):
-			pool.Overrides[k] = val
+			_, rest, _ := strings.Cut(k, "[")
+			pool.Overrides[k] = keptValue(strings.TrimSuffix(rest, "]"), val)
 		case strings.HasPrefix(k, "env["):
 			pool.Env = append(pool.Env, strings.TrimSuffix(strings.TrimPrefix(k, "env["), "]"))
 		case poolSettings[k]:
@@ -131,6 +132,8 @@ var interesting = map[string]bool{
 	"memory_limit": true, "max_execution_time": true, "realpath_cache_size": true, "realpath_cache_ttl": true,
 	"mysqli.default_socket": true, "pdo_mysql.default_socket": true, "mysqli.default_host": true, "mysqli.default_port": true,
 	"session.save_handler": true, "session.save_path": true, "upload_max_filesize": true, "post_max_size": true,
+	// Code outside the app's root that a site lab must show (lab's siteCode).
+	"include_path": true, "auto_prepend_file": true, "auto_append_file": true,
 }
 
 // readPHPConfig reads what master pid loads: php.ini and its scan
@@ -200,7 +203,7 @@ func readPHPConfig(h Host, pid int, pool *Pool) *PHPConfig {
 		}
 		for _, e := range parseINI(b) {
 			if strings.HasPrefix(e.Key, "opcache.") || interesting[e.Key] {
-				c.Settings[e.Key] = Setting{Value: e.Value, From: fmt.Sprintf("%s:%d", file, e.Line)}
+				c.Settings[e.Key] = Setting{Value: keptValue(e.Key, e.Value), From: fmt.Sprintf("%s:%d", file, e.Line)}
 			}
 		}
 	}
@@ -223,7 +226,7 @@ func readPHPConfig(h Host, pid int, pool *Pool) *PHPConfig {
 				}
 				c.Shadowed[name] = old
 			}
-			c.Settings[name] = Setting{Value: val, From: "pool " + pool.Name + " (" + k + ")"}
+			c.Settings[name] = Setting{Value: keptValue(name, val), From: "pool " + pool.Name + " (" + k + ")"}
 		}
 	}
 	return c
@@ -299,4 +302,14 @@ func accountName(uid int) string {
 		return u.Username
 	}
 	return strconv.Itoa(uid)
+}
+
+// keptValue is a PHP setting's value as discovery keeps and prints it:
+// session.save_path without the credentials it can carry
+// (RedactSavePath).
+func keptValue(name, v string) string {
+	if name == "session.save_path" {
+		return RedactSavePath(v)
+	}
+	return v
 }

@@ -38,8 +38,15 @@ type Site struct {
 	// DB is where the application's database connection goes and which
 	// running server answers there.
 	DB *DBTarget `json:"db,omitempty"`
+	// Caches are every cache server the site names: its application's
+	// (App.Caches), WordPress's object-cache drop-in's default and PHP's
+	// session handler's (collectCaches).
+	Caches []Cache `json:"caches,omitempty"`
 	// Notes are what discovery could not read or wants said.
 	Notes []string `json:"notes,omitempty"`
+	// dropIn is the cache WordPress's object-cache drop-in talks to
+	// (dropInCache), for collectCaches.
+	dropIn string
 }
 
 // DocRoot is a document root on disk.

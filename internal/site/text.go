@@ -100,10 +100,10 @@ func WriteText(w io.Writer, s *Site) {
 		for _, n := range a.NotLiteral {
 			p("  not literal: %s is set by code; the lab cannot know its value", n)
 		}
-		if len(a.Caches) == 0 {
+		if len(s.Caches) == 0 {
 			p("  caches    none named")
 		}
-		for _, c := range a.Caches {
+		for _, c := range s.Caches {
 			addr := c.Addr
 			if addr == "" {
 				addr = "(default address)"

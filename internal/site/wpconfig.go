@@ -6,10 +6,16 @@ package site
 // (getenv('DB_HOST'), a concatenation, a constant) is named in
 // NotLiteral, never guessed. Only the first define of a name counts, as
 // in PHP. Caches: WP_REDIS_HOST/PORT/PATH (Redis Object Cache and
-// friends), WP_CACHE_HOST (Memcached), and WP_CACHE named as a setting.
+// friends), WP_REDIS_SERVERS and WP_REDIS_CLUSTER (arrays of addresses:
+// their literal strings), WP_CACHE_HOST and the Memcached drop-in's
+// $memcached_servers (the literal strings of its array), and WP_CACHE
+// named as a setting.
 func ParseWPConfig(file string, src []byte) (*App, error) {
 	toks := lexPHP(string(src))
 	var s settings
+	// lists are the literal strings of the array settings that name
+	// cache servers.
+	lists := map[string][]string{}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch {
@@ -17,6 +23,13 @@ func ParseWPConfig(file string, src []byte) (*App, error) {
 			toks[i+1].text == "(" && toks[i+2].kind == 's' && toks[i+3].text == ",":
 			expr, end := untilClose(toks, i+4)
 			s.put(toks[i+2].text, exprValue(expr))
+			if n := toks[i+2].text; (n == "WP_REDIS_SERVERS" || n == "WP_REDIS_CLUSTER") && lists[n] == nil {
+				lists[n] = literalStrings(expr)
+			}
+			i = end
+		case t.kind == 'v' && t.text == "memcached_servers" && i+2 < len(toks) && toks[i+1].text == "=" && lists["$memcached_servers"] == nil:
+			expr, end := untilSemicolon(toks, i+2)
+			lists["$memcached_servers"] = literalStrings(expr)
 			i = end
 		case t.kind == 'v' && t.text == "table_prefix" && i+2 < len(toks) && toks[i+1].text == "=":
 			expr, end := untilSemicolon(toks, i+2)
@@ -42,7 +55,26 @@ func ParseWPConfig(file string, src []byte) (*App, error) {
 	}
 	a.TablePrefix, _ = s.get("$table_prefix", nl)
 	used := map[string]bool{"DB_NAME": true, "DB_USER": true, "DB_PASSWORD": true, "DB_HOST": true, "$table_prefix": true,
-		"WP_REDIS_HOST": true, "WP_REDIS_PORT": true, "WP_REDIS_PATH": true, "WP_CACHE_HOST": true}
+		"WP_REDIS_HOST": true, "WP_REDIS_PORT": true, "WP_REDIS_PATH": true, "WP_CACHE_HOST": true,
+		"WP_REDIS_SERVERS": true, "WP_REDIS_CLUSTER": true}
+	_, a.cacheKeySalt = s.vals["WP_CACHE_KEY_SALT"]
+	listed := func(kind, name string, defPort int) {
+		n := 0
+		if l, ok := lists[name]; ok && len(l) == 0 {
+			*nl = appendOnce(*nl, name) // an array of computed addresses
+		}
+		for _, it := range lists[name] {
+			addr, ok := CacheAddr(it, defPort)
+			if !ok || n == maxCacheAddrs {
+				continue
+			}
+			n++
+			a.Caches = append(a.Caches, Cache{Kind: kind, Addr: addr, Setting: name})
+		}
+	}
+	listed("redis", "WP_REDIS_SERVERS", 6379)
+	listed("redis", "WP_REDIS_CLUSTER", 6379)
+	listed("memcached", "$memcached_servers", 11211)
 	if h, ok := s.get("WP_REDIS_PATH", nl); ok && h != "" {
 		a.Caches = append(a.Caches, Cache{Kind: "redis", Addr: "unix:" + h, Setting: "WP_REDIS_PATH"})
 	} else if h, ok := s.get("WP_REDIS_HOST", nl); ok && h != "" {
@@ -119,4 +151,24 @@ func lower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// literalStrings are the literal string tokens of an expression that
+// are not an array's keys (the elements of an array of addresses; its
+// keys, 'default' => ..., name a group), at most maxCacheAddrs.
+func literalStrings(expr []phpTok) []string {
+	out := []string{} // not nil: the setting was found
+	for i, t := range expr {
+		if i+1 < len(expr) && expr[i+1].kind == 'p' && expr[i+1].text == "=>" {
+			continue
+		}
+		// An argument of a call (getenv('REDIS_URL')) is no address.
+		if i >= 2 && expr[i-1].text == "(" && expr[i-2].kind == 'w' && lower(expr[i-2].text) != "array" {
+			continue
+		}
+		if t.kind == 's' && t.literal && len(out) < maxCacheAddrs {
+			out = append(out, t.text)
+		}
+	}
+	return out
 }
