@@ -452,8 +452,14 @@ func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 		binds = append(binds, seal.Bind{Source: y.p(d), Target: y.p(d)})
 	}
 	binds = append(binds, seal.Bind{Source: y.p(siteDBRunDir), Target: "/run/mysqld"})
+	code := map[string]bool{}
+	for _, f := range l.SiteCode {
+		code[f] = true
+	}
 	for _, f := range l.SiteFiles {
-		binds = append(binds, seal.Bind{Source: f, Target: f, ReadOnly: true})
+		// The site's code outside its app root is checked again by the
+		// seal as it binds it (no socket, FIFO or device; root's).
+		binds = append(binds, seal.Bind{Source: f, Target: f, ReadOnly: true, Code: code[f]})
 	}
 	appRoot := ""
 	if l.AppRoot != "" && l.AppRoot != l.DocRoot {
@@ -465,6 +471,7 @@ func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 	}
 	_, err = seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
+		Refuse:   []string{Home()},
 		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
 		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}, {Name: dbAcct.Name, UID: int(dbAcct.UID), GID: int(dbAcct.GID)}},
 		Start:    l.Limits.startCapped,
