@@ -136,11 +136,13 @@ func (f *labUpFlags) validate() error {
 	case f.dbFromGiven || f.dbDump != "":
 		return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
 	case opt.DocRoot != "":
-		if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
-			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
-		}
+		// A live site's directory is named as such first, whatever it
+		// holds (a panel's pool may serve a directory with no .php).
 		if err := checkLiveDocroot(opt.DocRoot, "lab up", f.unsealedProduction); err != nil {
 			return err
+		}
+		if err := apps.CheckDocRoot(opt.DocRoot); err != nil {
+			return usageErr("Try: --docroot DIR, a directory holding your app's index.php", "%v", err)
 		}
 	default:
 		if _, err := apps.Lookup(opt.App); err != nil {
