@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/phptune
 export GOFLAGS := -buildvcs=false
 # The pure core (no I/O) runs again under the race detector.
-CORE_PKGS := $(foreach d,knob results stats search tune unidiff recommend capacity servercompare advise profile flamegraph,$(if $(wildcard internal/$(d)/*.go),./internal/$(d)/...))
+CORE_PKGS := $(addprefix ./internal/,$(addsuffix /...,base/unidiff model/knob model/results model/stats decide/search decide/tune live/recommend decide/capacity stack/servercompare live/advise watch/profile watch/flamegraph))
 
 .PHONY: all build setup demo test test-short test-realserver test-build vet fuzz golden bench bench-tune bench-build clean
 
@@ -21,7 +21,7 @@ setup: build
 	$(BIN) setup --with-test-tools --with-ansible --with-locust
 
 # DEMO_FLAGS are more flags for phptune demo (the README test shortens its
-# time budget with them: internal/readmecmd).
+# time budget with them: internal/testkit/readmecmd).
 demo: build
 	$(BIN) setup
 	$(BIN) demo $(DEMO_FLAGS)
@@ -42,7 +42,7 @@ test: setup vet
 # production server (nginx on :80 with a vhost of its own, php-fpm, MariaDB
 # on the default socket) in private namespaces: test/realserver.sh. Of the
 # command line's tests, those of the live-host commands and the site labs.
-REALSERVER_PKGS := ./internal/livehost/... ./internal/liveapply/... ./internal/site/... ./internal/ansible/... ./internal/dbcopy/...
+REALSERVER_PKGS := ./internal/live/livehost/... ./internal/live/liveapply/... ./internal/sitecopy/site/... ./internal/live/ansible/... ./internal/sitecopy/dbcopy/...
 REALSERVER_CLI := Apply|Advise|Rollback|HostFlags|CheckHost|Site|Golden|Export
 test-realserver: setup
 	$(GO) run ./internal/tools/reaptestlabs
@@ -59,7 +59,7 @@ test-short: vet
 # push make test past its 40-minute budget. Every compile runs at nice 19.
 test-build: build
 	$(BIN) build deps
-	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/phpbuild/
+	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/build/phpbuild/
 
 # Short fuzzing of every parser, FUZZTIME each (not part of make test;
 # .ci/run's fast tier runs it with FUZZTIME=20000x: a count of inputs, as a
@@ -74,7 +74,7 @@ fuzz:
 # code prints now: review git diff after. -short starts no server; the
 # golden apply --dry-run plan then runs on its own (php-fpm, as root).
 golden:
-	$(GO) test -short -count=1 $$(grep -rl --include='*_test.go' 'internal/goldentest"' internal | xargs -n1 dirname | sort -u | sed 's|^|./|') -update
+	$(GO) test -short -count=1 $$(grep -rl --include='*_test.go' 'internal/testkit/goldentest"' internal | xargs -n1 dirname | sort -u | sed 's|^|./|') -update
 	$(GO) test -count=1 ./internal/cli -run '^TestGoldenApplyDryRun$$' -update
 
 bench: build

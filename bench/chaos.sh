@@ -14,7 +14,7 @@ RUNS=${RUNS:-5}
 total=0
 failed=0
 for i in $(seq 1 "$RUNS"); do
-	out=$(go test -count=1 -v -run 'TestChaos$' ./internal/livehost/ 2>&1) || failed=$((failed + 1))
+	out=$(go test -count=1 -v -run 'TestChaos$' ./internal/live/livehost/ 2>&1) || failed=$((failed + 1))
 	n=$(printf '%s\n' "$out" | sed -n 's/^livehost chaos: \([0-9]*\) broken hosts$/\1/p' | tail -1)
 	if [[ -z $n ]]; then
 		echo "run $i: the suite did not report (see go test's output below)"

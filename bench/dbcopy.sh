@@ -9,7 +9,7 @@
 # with the copy:
 #
 #   logical:  mariadb-dump --single-transaction --quick ... DB | mariadb DB
-#             (what internal/dbcopy runs: Dump then Load)
+#             (what internal/sitecopy/dbcopy runs: Dump then Load)
 #   physical: mariadb-backup --backup --stream=mbstream | mbstream -x,
 #             mariadb-backup --prepare, the lab's server stopped,
 #             mariadb-backup --copy-back into its emptied data directory,
@@ -113,7 +113,7 @@ ondisk=$(du -sm "$WORK/prod/data/$DB" | cut -f1)
 want=$(q prod "SELECT COUNT(*) FROM $DB.posts")
 printf 'generated in %.0f s: %s rows, %s MiB on disk\n' "$(echo "$(now) - $t0" | bc)" "$want" "$ondisk"
 
-# Logical: dump piped into the lab's client, as internal/dbcopy's Dump and Load.
+# Logical: dump piped into the lab's client, as internal/sitecopy/dbcopy's Dump and Load.
 t0=$(now)
 q lab "CREATE DATABASE $DB CHARACTER SET utf8mb4"
 mariadb-dump --defaults-file="$WORK/prod/my.cnf" --single-transaction --quick --routines --triggers --events \

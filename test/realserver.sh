@@ -19,7 +19,7 @@
 # Both are private mounts; their empty mount points in the host's /var/lib
 # are made when missing and removed at the end.
 #
-#   bash test/realserver.sh go test -count=1 -p 1 ./internal/livehost/...
+#   bash test/realserver.sh go test -count=1 -p 1 ./internal/live/livehost/...
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "test/realserver.sh: run as root (it makes namespaces and starts the distro's servers)" >&2; exit 2; }
 if [ "${PHPTUNE_REALSERVER_INNER:-}" != 1 ]; then

@@ -13,13 +13,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/outdir"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
 )
 
 // adviseExtras are advise's opcache reading, the stored tune beside it

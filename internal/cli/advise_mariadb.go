@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost"
 )
 
 // printMariaDBAdvice prints the database's figures and the knob lines

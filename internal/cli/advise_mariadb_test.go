@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // TestAdviseMariaDB reads a real MariaDB beside a real php-fpm, both from

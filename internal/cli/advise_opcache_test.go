@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 )
 
 // scriptParent is a root-owned directory the copy's pool can reach, for

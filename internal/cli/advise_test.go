@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // TestAdviseHostCopy reads Debian's php-fpm copied into a directory and

@@ -5,8 +5,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/phptune/phptune/internal/liveapply"
-	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/live/liveapply"
+	"github.com/phptune/phptune/internal/live/livehost"
 )
 
 // printGrace says, when the master's reloads are not graceful yet, what

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/live/livehost"
 )
 
 // dbFlags say which MariaDB apply and rollback change, and whether apply

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // liveVars reads max_connections and the buffer pool from the copy.

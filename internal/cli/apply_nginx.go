@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/liveapply"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/live/liveapply"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // nginxFlags say which nginx of the host advise, apply and rollback read.

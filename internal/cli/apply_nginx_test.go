@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // TestApplyNginxHostCopy applies php-fpm and nginx knobs to Debian's

@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/recommend"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/live/recommend"
+	"github.com/phptune/phptune/internal/model/knob"
 )
 
 // printApplyPlan writes what apply will do: each file's diff, php-fpm's

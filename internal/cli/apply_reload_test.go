@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // steadyProbe sends about rate requests a second through nginx to php-fpm

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/fpmstatus"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
-	"github.com/phptune/phptune/internal/observe"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/servers/status/fpmstatus"
+	"github.com/phptune/phptune/internal/watch/observe"
 )
 
 // poolState reads the copy's www pool: process manager and size.

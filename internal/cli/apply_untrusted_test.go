@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // TestApplyRefusesAccountWritableHostDirs: on a host copy whose php-fpm

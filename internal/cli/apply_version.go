@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/phpfpm"
 )
 
 // hostPHPVersion is the PHP version of the host's php-fpm (a variable so a

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/servers/phpfpm"
 )
 
 // TestApplyKnobTheHostLacks: a recommendation holding the JIT's knobs is

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/locust"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/traffic/load"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 // engine is the load generator a command runs on, chosen once from

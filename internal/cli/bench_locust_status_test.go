@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/locust"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 // TestBenchLocustStatusCodes: bench --engine locust with two workers on a

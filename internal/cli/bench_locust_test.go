@@ -16,11 +16,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/locust"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 func TestEngineFlagsRefused(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/accesslog"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/accesslog"
+	"github.com/phptune/phptune/internal/traffic/load"
 )
 
 // benchHelp is the hint of bench's usage errors that have no better one.

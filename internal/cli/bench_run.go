@@ -9,19 +9,19 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/phptune/phptune/internal/cpulist"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/pagecheck"
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/base/cpulist"
+	"github.com/phptune/phptune/internal/base/shellquote"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/shellquote"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/load"
+	"github.com/phptune/phptune/internal/traffic/pagecheck"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // runBench is phptune bench once its flags are valid: its stack session

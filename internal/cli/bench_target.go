@@ -6,8 +6,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/loopback"
+	"github.com/phptune/phptune/internal/base/loopback"
+	"github.com/phptune/phptune/internal/traffic/load"
 )
 
 // parseTarget reads http:// and fcgi:// targets.

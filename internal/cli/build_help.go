@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/phptune/phptune/internal/phpbuild"
+import "github.com/phptune/phptune/internal/build/phpbuild"
 
 // buildLong is build's --help text; it names the build cache.
 func buildLong() string {

@@ -17,14 +17,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/hostinfo"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/redact"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/build/phpbuild"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/watch/hostinfo"
 )
 
 // Env is what every subcommand gets: the context (cancelled on Ctrl-C or

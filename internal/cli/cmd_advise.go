@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/proc"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/watch/proc"
 )
 
 func init() { register(newAdviseCmd) }

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/liveapply"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/loopback"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/loopback"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/live/liveapply"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/traffic/load"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/traffic/accesslog"
 )
 
 func init() { register(newBenchCmd) }

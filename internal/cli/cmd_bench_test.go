@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // TestBenchRefusesBadFlagsBeforeConnecting: every invalid command line is a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/setup"
+	"github.com/phptune/phptune/internal/build/phpbuild"
+	"github.com/phptune/phptune/internal/build/setup"
 )
 
 func init() { register(newBuildCmd) }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/build/phpbuild"
 	"github.com/phptune/phptune/internal/report"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/unit"
+	"github.com/phptune/phptune/internal/build/phpbuild"
+	"github.com/phptune/phptune/internal/servers/unit"
 )
 
 func newBuildUnitCmd(env *Env) *cobra.Command {

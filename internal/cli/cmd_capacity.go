@@ -12,15 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/capacity"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/base/shellquote"
+	"github.com/phptune/phptune/internal/decide/capacity"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/shellquote"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/load"
 )
 
 func init() { register(newCapacityCmd) }

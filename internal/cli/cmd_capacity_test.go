@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // TestCapacityRefusesBadInput: every invalid command line is a usage

@@ -14,20 +14,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/errlog"
-	"github.com/phptune/phptune/internal/interleave"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/observe"
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/decide/interleave"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/stats"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/stats"
-	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/termsafe"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/load"
+	"github.com/phptune/phptune/internal/watch/errlog"
+	"github.com/phptune/phptune/internal/watch/observe"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 func init() { register(newCompareCmd) }

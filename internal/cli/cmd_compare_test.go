@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // TestCompareFlagsCheckedFirst: --docroot, --lab and --user are checked

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/ansible"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/live/ansible"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/servers/phpfpm"
 )
 
 func init() { register(newExportCmd) }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/locust"
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/base/shellquote"
+	"github.com/phptune/phptune/internal/model/redact"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/shellquote"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 func init() { register(newImportCmd) }

@@ -11,12 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/apps"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/pagecheck"
-	"github.com/phptune/phptune/internal/site"
-	"github.com/phptune/phptune/internal/stacksession"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/apps"
+	"github.com/phptune/phptune/internal/sitecopy/site"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/traffic/pagecheck"
 )
 
 // userFlagRule is the --user rule (lab.CheckAccount) as the flags' help

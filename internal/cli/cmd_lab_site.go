@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/dbcopy"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/seal"
-	"github.com/phptune/phptune/internal/site"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/sitecopy/dbcopy"
+	"github.com/phptune/phptune/internal/sitecopy/site"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/seal"
 )
 
 // discoverSite is --site NAME|DIR: the site as the live host serves it,

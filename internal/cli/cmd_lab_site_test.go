@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/sitecopy/site"
 )
 
 // TestLabUpDataFlagsNeedSite: --db-from and --db-dump fill a site lab's

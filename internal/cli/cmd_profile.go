@@ -7,12 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labprofile"
-	"github.com/phptune/phptune/internal/perf"
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/model/redact"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labprofile"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/watch/perf"
 )
 
 func init() { register(newProfileCmd) }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/labprofile"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/stack/labprofile"
 )
 
 // TestProfileCommand runs phptune profile on a lab of its own for one

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/liveapply"
-	"github.com/phptune/phptune/internal/livehost"
+	"github.com/phptune/phptune/internal/live/liveapply"
+	"github.com/phptune/phptune/internal/live/livehost"
 )
 
 // rollbackFlags are rollback's: the host's, its nginx's and MariaDB's, as

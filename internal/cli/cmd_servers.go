@@ -9,16 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/servercompare"
-	"github.com/phptune/phptune/internal/store"
-	"github.com/phptune/phptune/internal/tune"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/servers/phpfpm"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/servercompare"
+	"github.com/phptune/phptune/internal/stack/workload"
 )
 
 func init() { register(newServersCmd) }

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/apache"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/recommend"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
+	"github.com/phptune/phptune/internal/live/recommend"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
+	"github.com/phptune/phptune/internal/servers/apache"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // TestServersRefusesBadInputBeforeStarting: every bad flag, unknown or

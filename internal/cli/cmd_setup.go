@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/locust"
-	"github.com/phptune/phptune/internal/setup"
+	"github.com/phptune/phptune/internal/build/setup"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 func init() { register(newSetupCmd) }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/site"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/sitecopy/site"
 )
 
 func init() { register(newSiteCmd) }

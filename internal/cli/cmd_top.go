@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/observe"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/watch/observe"
 )
 
 func init() { register(newTopCmd) }

@@ -9,14 +9,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/redact"
-	"github.com/phptune/phptune/internal/search"
-	"github.com/phptune/phptune/internal/shellquote"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/tune"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/base/shellquote"
+	"github.com/phptune/phptune/internal/decide/search"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 func init() { register(newTuneCmd) }

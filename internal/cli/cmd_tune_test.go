@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
-	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 func TestTuneRefusesBadInputBeforeStarting(t *testing.T) {

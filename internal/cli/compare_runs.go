@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/redact"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/store"
 )
 
 // compareRunsFlags are compare's flags for stored runs: --runs makes the

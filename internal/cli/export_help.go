@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/phptune/phptune/internal/locust"
+import "github.com/phptune/phptune/internal/traffic/locust"
 
 // exportAnsibleLong is export ansible's --help text.
 const exportAnsibleLong = `phptune export ansible writes, into the new directory DIR, a playbook

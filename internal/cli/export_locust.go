@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/locust"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 func newExportLocustCmd(env *Env) *cobra.Command {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // TestGoldenApplyDryRun prints apply --dry-run's diffs and plan for a

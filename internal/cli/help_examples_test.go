@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/readmecmd"
+	"github.com/phptune/phptune/internal/testkit/readmecmd"
 )
 
 // TestHelpExamplesParse: every one-line example of a --help text that is

@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/phptune/phptune/internal/load"
+import "github.com/phptune/phptune/internal/traffic/load"
 
 // hostFlagHelp is --host's help, the same for bench, tune, compare and
 // capacity.

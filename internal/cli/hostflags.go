@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/phpfpm"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/servers/phpfpm"
+	"github.com/phptune/phptune/internal/stack/lab"
 )
 
 // hostFlags say which live host, and which of its php-fpm masters, advise,

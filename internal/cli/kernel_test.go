@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sockq"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/watch/sockq"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // TestApplySysctlRefusedWithoutRoot: --apply-sysctl without root is a

@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/phptune/phptune/internal/lab"
+import "github.com/phptune/phptune/internal/stack/lab"
 
 // labLong is lab's --help text; it names the labs' directory.
 func labLong() string {

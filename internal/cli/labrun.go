@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/stacksession"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/stacksession"
 )
 
 // What tune and compare do alike around a lab they measure.

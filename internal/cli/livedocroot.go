@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/site"
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/sitecopy/site"
 )
 
 // flagUnsealedProduction lets a --docroot lab serve a live site's own

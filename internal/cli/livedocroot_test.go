@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/livehost/hosttest"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 )
 
 // TestLiveDocrootPoolRefused runs a copy of Debian's php-fpm whose pool

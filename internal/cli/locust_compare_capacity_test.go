@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/locust"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/traffic/locust"
 )
 
 func TestCompareCapacityEngineRefused(t *testing.T) {

@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 
-	"github.com/phptune/phptune/internal/outdir"
+	"github.com/phptune/phptune/internal/model/outdir"
 )
 
 // outDirHint is the fix for a refused output directory.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // nobodyUID is the account the attacks below plant files as.

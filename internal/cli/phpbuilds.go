@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/build/phpbuild"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // buildsOf names every PHP build the configurations ran (php.build other

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
-	"github.com/phptune/phptune/internal/readmecmd"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/testkit/readmecmd"
 )
 
 // The README's commands are tests: every command of its sh blocks is run,

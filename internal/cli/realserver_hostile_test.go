@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab/labtest"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // The hostile-site suite (issue 36): PHP placed in a live site's docroot,

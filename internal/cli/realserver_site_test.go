@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/livehost"
-	"github.com/phptune/phptune/internal/proc"
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/watch/proc"
 )
 
 // TestSiteOnProductionServer is the site owner's path on a production

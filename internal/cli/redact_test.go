@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // findSecrets returns the secrets that occur in data.

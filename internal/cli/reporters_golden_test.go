@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/goldentest"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // The text the commands print that a golden CLI case cannot reach

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/termsafe"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // stackPlan is the stack checked before anything starts: the site found

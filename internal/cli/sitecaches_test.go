@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
 )
 
 // TestSealedSaysCaches: a site lab's summary states what each cache

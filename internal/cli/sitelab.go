@@ -9,13 +9,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/site"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/termsafe"
-	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/base/termsafe"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/sitecopy/site"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/stacksession"
 )
 
 // --site on the stack commands (tune, compare, bench, capacity, profile):

@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/labstack"
-	"github.com/phptune/phptune/internal/livehost/hosttest"
-	"github.com/phptune/phptune/internal/observe"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/seal"
-	"github.com/phptune/phptune/internal/site"
+	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/sitecopy/site"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/stack/labstack"
+	"github.com/phptune/phptune/internal/stack/seal"
+	"github.com/phptune/phptune/internal/watch/observe"
 )
 
 // wireSitePage is the site lab fixture's page: it reads and writes its

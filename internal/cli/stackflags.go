@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/apps"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/servers/apps"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/traffic/load"
 )
 
 // stackFlags are the flags that say which stack a command measures and

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
 )
 
 // hostile is what a lab, or any local account, writes where phptune reads

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/capacity"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/search"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/tune"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/decide/capacity"
+	"github.com/phptune/phptune/internal/decide/search"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/stack/workload"
 )
 
 // What phptune tune checks before anything starts: its flags, the stored

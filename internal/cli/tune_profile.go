@@ -5,15 +5,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/labprofile"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/perf"
+	"github.com/phptune/phptune/internal/decide/search"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/search"
-	"github.com/phptune/phptune/internal/tune"
-	"github.com/phptune/phptune/internal/workload"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/labprofile"
+	"github.com/phptune/phptune/internal/stack/workload"
+	"github.com/phptune/phptune/internal/watch/perf"
 )
 
 // profileStart is tune --profile: one round of phptune profile on the

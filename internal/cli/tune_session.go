@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/stacksession"
-	"github.com/phptune/phptune/internal/store"
-	"github.com/phptune/phptune/internal/sysctl"
-	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/decide/tune"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/store"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/stacksession"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // The stack phptune tune runs on: a new run's, or the one a stopped run

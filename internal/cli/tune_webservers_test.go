@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/caddy"
-	"github.com/phptune/phptune/internal/h2o"
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/lighttpd"
-	"github.com/phptune/phptune/internal/recommend"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/live/recommend"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/servers/caddy"
+	"github.com/phptune/phptune/internal/servers/h2o"
+	"github.com/phptune/phptune/internal/servers/lighttpd"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
 )
 
 // TestTuneHelloOtherServers runs a short real tune of hello behind

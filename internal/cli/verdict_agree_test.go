@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/outdir"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // verdictFixtures are a throughput-decided tune (the report's canned one)

@@ -6,7 +6,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/phptune/phptune/internal/advise"
+	"github.com/phptune/phptune/internal/live/advise"
 )
 
 // advise's page: the pools, the findings with their numbers, the web

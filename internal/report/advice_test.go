@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/advise"
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/live/advise"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // adviceFixture is a host of two pools, one too large for its memory,

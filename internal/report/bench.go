@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // BenchText writes a bench run the way ab and wrk users read it: what

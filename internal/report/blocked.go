@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // BlockedText writes what a sealed lab's processes tried to reach outside

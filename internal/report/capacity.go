@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // capacityPoint is one step of a capacity search as the latency-vs-rate

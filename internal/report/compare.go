@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/phptune/phptune/internal/errlog"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/watch/errlog"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // CompareText prints phptune compare's table of a comparison run over

@@ -1,6 +1,6 @@
 package report
 
-import "github.com/phptune/phptune/internal/redact"
+import "github.com/phptune/phptune/internal/model/redact"
 
 // Functions only this package's tests use.
 

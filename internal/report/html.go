@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/errlog"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/watch/errlog"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // The chart library (Apache ECharts, Apache-2.0, see assets/ECHARTS-LICENSE)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // TestTuneTextKernel: the summary shows the kernel limits, the backlogs

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // TestTuneTextLiveStart: a tune that started from a live site's

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/flamegraph"
-	"github.com/phptune/phptune/internal/labprofile"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/profile"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/stack/labprofile"
+	"github.com/phptune/phptune/internal/watch/flamegraph"
+	"github.com/phptune/phptune/internal/watch/profile"
 )
 
 // WriteProfile writes a profile's files into dir: profile.json (every

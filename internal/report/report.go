@@ -23,9 +23,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/redact"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/redact"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // Run is what a report shows: exactly one of Tune, Bench, Capacity or

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/outdir"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/outdir"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 func loadTune(t *testing.T) *results.Tune {

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // StoredBench is a stored bench record to compare, with the workload the

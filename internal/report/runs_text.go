@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/phptune/phptune/internal/errlog"
+	"github.com/phptune/phptune/internal/watch/errlog"
 )
 
 // RunsComparisonText writes a RunsComparison as phptune compare --runs

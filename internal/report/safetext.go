@@ -4,7 +4,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/phptune/phptune/internal/termsafe"
+	"github.com/phptune/phptune/internal/base/termsafe"
 )
 
 // safeText writes what write writes to w with every control character

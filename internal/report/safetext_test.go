@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // TestTextReportsShowEscapes feeds an OSC, a CSI and a BEL, as a lab's

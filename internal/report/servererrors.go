@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/phptune/phptune/internal/errlog"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/watch/errlog"
 )
 
 // ServerErrorsText writes what a run's servers logged as errors: the logs

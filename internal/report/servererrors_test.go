@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // The server-error fixtures are real runs on the 2-core VM against a lab

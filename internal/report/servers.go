@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // The servers comparison's page: its own template and chart code, the

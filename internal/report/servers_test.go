@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/goldentest"
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 // loadServers is a real servers comparison: phptune servers --app strings

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 // TestSizingShown: the summary and the HTML report show every sized knob

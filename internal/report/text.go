@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/sysctl"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/watch/sysctl"
 )
 
 // holdoutFigures averages the holdout trials of one configuration.

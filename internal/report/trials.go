@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/results"
-	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/stats"
 )
 
 // estimate is a figure with its 95% confidence interval.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phptune/phptune/internal/results"
+	"github.com/phptune/phptune/internal/model/results"
 )
 
 func TestOrderValues(t *testing.T) {

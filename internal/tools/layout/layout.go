@@ -17,10 +17,11 @@ import (
 )
 
 // Package is one package of the module: its directory relative to the module
-// root ("internal/lab") and the first sentence of its doc comment.
+// root ("internal/stack/lab") and the first sentence of its doc comment.
 type Package struct {
 	Dir      string
 	Synopsis string
+	Imports  []string // the module's packages its non-test files import, as directories
 }
 
 // Begin and End mark the generated part of docs/development.md.
@@ -31,6 +32,28 @@ const (
 
 // lineWidth is the column the list is wrapped at.
 const lineWidth = 100
+
+// RenderGroups writes the packages group by group in Groups' order: a
+// heading with the group's name, its directories and what it holds, then
+// its packages as Render lists them.
+func RenderGroups(pkgs []Package) string {
+	var b strings.Builder
+	for i, members := range byGroup(pkgs) {
+		if len(members) == 0 {
+			continue
+		}
+		if i < len(Groups) {
+			g := Groups[i]
+			fmt.Fprintf(&b, "\n### %d. %s (`%s`)\n\n", i+1, g.Name, strings.Join(g.Dirs, "`, `"))
+			b.WriteString(wrap(g.About, lineWidth, ""))
+			b.WriteString("\n")
+		} else {
+			b.WriteString("\n### In no group\n\n")
+		}
+		b.WriteString(Render(members))
+	}
+	return b.String()
+}
 
 // Render writes the packages as a Markdown list, one item per package in the
 // order given, each wrapped at lineWidth with a two-space continuation indent.

@@ -19,9 +19,9 @@ func TestRender(t *testing.T) {
 		want string
 	}{
 		{"none", nil, ""},
-		{"one", []Package{{"internal/lab", "Package lab runs labs."}}, "- `internal/lab` — Package lab runs labs.\n"},
-		{"no doc comment", []Package{{"x", ""}}, "- `x` — (no doc comment)\n"},
-		{"wrapped", []Package{{"p", long}}, "- `p` — " + strings.Repeat("word ", 17) + "word\n  " + strings.TrimSpace(strings.Repeat("word ", 12)) + "\n"},
+		{"one", []Package{{Dir: "internal/stack/lab", Synopsis: "Package lab runs labs."}}, "- `internal/stack/lab` — Package lab runs labs.\n"},
+		{"no doc comment", []Package{{Dir: "x"}}, "- `x` — (no doc comment)\n"},
+		{"wrapped", []Package{{Dir: "p", Synopsis: long}}, "- `p` — " + strings.Repeat("word ", 17) + "word\n  " + strings.TrimSpace(strings.Repeat("word ", 12)) + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestDevelopmentLayoutCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Splice(string(old), Render(pkgs))
+	want, err := Splice(string(old), RenderGroups(pkgs))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -131,5 +131,39 @@ func moduleRoot(t *testing.T) string {
 			t.Fatal("no go.mod above the test's directory")
 		}
 		dir = parent
+	}
+}
+
+// TestGroupOrder fails when a package lies in no group or imports a package
+// of a later group: the groups in groups.go are floors, and an import runs
+// only down or sideways, so that the tree reads like the pipeline.
+func TestGroupOrder(t *testing.T) {
+	pkgs, err := ReadPackages(moduleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range CheckGroups(pkgs) {
+		t.Error(line)
+	}
+}
+
+func TestCheckGroups(t *testing.T) {
+	tests := []struct {
+		name string
+		pkgs []Package
+		want string
+	}{
+		{"down", []Package{{Dir: "internal/stack/lab", Imports: []string{"internal/base/termsafe", "internal/stack/seal"}}}, ""},
+		{"up", []Package{{Dir: "internal/model/knob", Imports: []string{"internal/stack/lab"}}}, "internal/model/knob (model) imports internal/stack/lab (stack), a later group"},
+		{"no group", []Package{{Dir: "internal/misc"}}, "internal/misc is in no group"},
+		{"prefix is not a group", []Package{{Dir: "internal/basement"}}, "internal/basement is in no group"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(CheckGroups(tt.pkgs), "\n")
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("CheckGroups = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ func run(write string) error {
 	if err != nil {
 		return err
 	}
-	section := Render(pkgs)
+	section := RenderGroups(pkgs)
 	if write == "" {
 		_, err := fmt.Print(section)
 		return err

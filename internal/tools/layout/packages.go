@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ func ReadPackages(root string) ([]Package, error) {
 		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
 			return filepath.SkipDir
 		}
-		synopsis, ok, err := packageSynopsis(path)
+		synopsis, imports, ok, err := readPackage(path)
 		if err != nil || !ok {
 			return err
 		}
@@ -36,20 +37,24 @@ func ReadPackages(root string) ([]Package, error) {
 		if err != nil {
 			return err
 		}
-		pkgs = append(pkgs, Package{Dir: filepath.ToSlash(rel), Synopsis: synopsis})
+		pkgs = append(pkgs, Package{Dir: filepath.ToSlash(rel), Synopsis: synopsis, Imports: imports})
 		return nil
 	})
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Dir < pkgs[j].Dir })
 	return pkgs, err
 }
 
-// packageSynopsis parses the package clauses of dir's non-test Go files and
-// returns the first sentence of the first doc comment found; ok is false when
-// dir holds no such file.
-func packageSynopsis(dir string) (synopsis string, ok bool, err error) {
+// modulePath prefixes the module's own import paths.
+const modulePath = "github.com/phptune/phptune/"
+
+// readPackage parses the package clauses and imports of dir's non-test Go
+// files and returns the first sentence of the first doc comment found and
+// the module's own packages they import, as module-relative directories
+// ("internal/model/knob"); ok is false when dir holds no such file.
+func readPackage(dir string) (synopsis string, imports []string, ok bool, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return "", false, err
+		return "", nil, false, err
 	}
 	var names []string
 	for _, e := range entries {
@@ -60,15 +65,24 @@ func packageSynopsis(dir string) (synopsis string, ok bool, err error) {
 	}
 	sort.Strings(names)
 	fset := token.NewFileSet()
+	seen := map[string]bool{}
 	for _, n := range names {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.PackageClauseOnly|parser.ParseComments)
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ImportsOnly|parser.ParseComments)
 		if err != nil {
-			return "", false, err
+			return "", nil, false, err
 		}
 		ok = true
-		if f.Doc != nil {
-			return new(doc.Package).Synopsis(f.Doc.Text()), true, nil
+		if f.Doc != nil && synopsis == "" {
+			synopsis = new(doc.Package).Synopsis(f.Doc.Text())
+		}
+		for _, imp := range f.Imports {
+			path, err := strconv.Unquote(imp.Path.Value)
+			if err == nil && strings.HasPrefix(path, modulePath) && !seen[path] {
+				seen[path] = true
+				imports = append(imports, strings.TrimPrefix(path, modulePath))
+			}
 		}
 	}
-	return "", ok, nil
+	sort.Strings(imports)
+	return synopsis, imports, ok, nil
 }

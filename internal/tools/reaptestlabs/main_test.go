@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/lab"
-	"github.com/phptune/phptune/internal/lab/labtest"
-	"github.com/phptune/phptune/internal/lab/labtest/testhome"
+	"github.com/phptune/phptune/internal/stack/lab"
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+	"github.com/phptune/phptune/internal/stack/lab/labtest/testhome"
 )
 
 // TestReapTakesDownWhatAKilledTestLeft starts a real lab in a home whose

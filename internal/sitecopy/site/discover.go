@@ -1,0 +1,157 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/watch/proc"
+)
+
+// Host says where the live host's servers are: its root ("/" on the host
+// itself, or a directory holding a copy, as advise's and apply's --root),
+// and the nginx master to read (NginxConfig: its -c, default
+// ROOT/etc/nginx/nginx.conf; NginxPrefix its -p) and the php-fpm
+// masters' -p (FPMPrefix).
+type Host struct {
+	Root        string
+	NginxConfig string
+	NginxPrefix string
+	FPMPrefix   string
+	// ScanDir is the masters' PHP_INI_SCAN_DIR when they run with one
+	// ("" for the default: see readPHPConfig).
+	ScanDir string
+	// FS is /proc (nil: the machine's).
+	FS *proc.FS
+}
+
+// IsDir says whether a query names a directory (an absolute path) rather
+// than a server name.
+func IsDir(query string) bool { return strings.HasPrefix(query, "/") }
+
+// Discover finds the site query names (a server name, or an absolute
+// document root) on host h and reads what a lab of it would copy. It runs
+// nginx -T (which only reads and tests the configuration) and otherwise
+// only reads files and /proc. A query that matches no vhost, or several
+// different sites, is a *NoMatchError or *AmbiguousError naming the
+// candidates.
+func Discover(ctx context.Context, h Host, query string) (*Site, error) {
+	if h.Root == "" {
+		h.Root = "/"
+	}
+	if h.FS == nil {
+		fs, err := proc.Default()
+		if err != nil {
+			return nil, err
+		}
+		h.FS = fs
+	}
+	byDir := IsDir(query)
+	if byDir {
+		query = filepath.Clean(query)
+	}
+	ng, prefix, err := h.nginx()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := ng.Dump(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading nginx's configuration: %w (run phptune site as root: nginx -T opens the files its configuration names)", err)
+	}
+	vs := NginxVhosts(conf, prefix)
+	var matches []int
+	if byDir {
+		matches = MatchDir(vs, query)
+	} else {
+		matches = MatchName(vs, query)
+	}
+	chosen, same, err := Choose(vs, matches, query, byDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{Query: query, Root: h.Root, Vhost: vs[chosen]}
+	for _, i := range same {
+		s.Also = append(s.Also, vs[i])
+	}
+	v := s.Vhost
+	s.Host, s.HTTPS, s.Port = v.Host(), v.TLS(), v.Port()
+	if byDir && s.Host == "" {
+		s.Notes = append(s.Notes, "the vhost has no plain server_name: requests will carry the Host of --host")
+	}
+	if len(conf.Unreached) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line", strings.Join(conf.Unreached, ", ")))
+	}
+	if v.Return != "" && len(v.FastCGI) == 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("this server block only answers \"return %s\": give the name of the server that serves the pages", v.Return))
+	}
+	switch {
+	case v.RootVariable:
+		s.Notes = append(s.Notes, fmt.Sprintf("its root (%s) holds a variable: give the document root as DIR", v.RootAt))
+	case v.Root == "":
+		s.Notes = append(s.Notes, "it sets no root (nginx's compiled-in html directory)")
+	default:
+		s.DocRoot = readDocRoot(v.Root)
+	}
+	s.findPool(h)
+	if s.DocRoot.Error == "" && s.DocRoot.Path != "" {
+		s.readApp()
+	}
+	s.collectCaches(s.dropIn)
+	if s.App != nil && s.App.DB.Name != "" {
+		s.DB = findDB(h, s.App.DB, s.defaultSocket())
+	}
+	return s, nil
+}
+
+// nginx finds the nginx master of the host (the one of NginxConfig, else
+// of ROOT/etc/nginx/nginx.conf; owned by root, found by its title) and
+// how to run its nginx -T: the binary the master runs.
+func (h Host) nginx() (*livehost.Nginx, string, error) {
+	masters, err := livehost.NginxMasters(h.FS)
+	if err != nil {
+		return nil, "", err
+	}
+	want := h.NginxConfig
+	if want == "" {
+		want = filepath.Join(h.Root, livehost.NginxDefaultConf)
+	}
+	var m *livehost.NginxMaster
+	var confs []string
+	for i := range masters {
+		confs = append(confs, masters[i].Conf)
+		if masters[i].Conf != want {
+			continue
+		}
+		if m != nil {
+			return nil, "", fmt.Errorf("two nginx masters run with %s (pids %d and %d): stop the one that should not run, then run phptune again", want, m.PID, masters[i].PID)
+		}
+		m = &masters[i]
+	}
+	if m == nil {
+		running := "none runs"
+		if len(confs) > 0 {
+			running = "running: " + strings.Join(confs, ", ")
+		}
+		return nil, "", fmt.Errorf("no nginx master (owned by root) runs with %s (%s): phptune site reads the running nginx; name its nginx.conf with --nginx-config (Apache is not read yet)", want, running)
+	}
+	bin, err := os.Readlink(filepath.Join(h.FS.Root(), strconv.Itoa(m.PID), "exe"))
+	if err != nil || !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {
+		if bin, err = exec.LookPath("nginx"); err != nil {
+			bin = "/usr/sbin/nginx"
+		}
+	}
+	ng := &livehost.Nginx{Binary: bin, Conf: m.Conf, Prefix: h.NginxPrefix}
+	if ng.Prefix == "" {
+		ng.Prefix = m.Prefix
+	}
+	if h.Root != "/" {
+		// A copy's dump must not open the host's own error log.
+		ng.ErrorLog = filepath.Join(h.Root, "var", "log", "nginx", "error.log")
+	}
+	return ng, ng.Prefix, nil
+}

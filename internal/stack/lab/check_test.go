@@ -1,0 +1,50 @@
+package lab
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/apache"
+	"github.com/phptune/phptune/internal/servers/nginx"
+)
+
+// TestCheckServer: CheckServer finds a server as lab up would, and says
+// what to install or build when it cannot, without starting anything.
+func TestCheckServer(t *testing.T) {
+	t.Setenv("PHPTUNE_HOME", t.TempDir()) // no Unit build in it
+	if err := CheckServer("nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("an unknown server: %v", err)
+	}
+	for _, s := range knob.Servers {
+		err := CheckServer(s)
+		_, _, webErr := webFor(map[string]string{knob.ServerKnob: s})
+		if (err == nil) != (webErr == nil) {
+			t.Errorf("%s: CheckServer %v, lab up would say %v", s, err, webErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "install") && !strings.Contains(err.Error(), "build") {
+			t.Errorf("%s: %v does not say how to get it", s, err)
+		}
+	}
+	if _, err := nginx.Find(); err == nil {
+		if err := CheckServer(knob.NginxFPM); err != nil {
+			t.Errorf("nginx-fpm with nginx installed: %v", err)
+		}
+	}
+	if _, err := apache.Find(); err != nil {
+		if err := CheckServer(knob.ApacheEventFPM); err == nil || !strings.Contains(err.Error(), "apt-get install apache2-bin") {
+			t.Errorf("apache-event-fpm without Apache: %v", err)
+		}
+	}
+	if _, err := exec.LookPath("unitd"); err != nil {
+		err := CheckServer(knob.UnitPHP)
+		if err == nil || !strings.Contains(err.Error(), "phptune build unit --source") {
+			t.Errorf("unit without unitd or a build: %v", err)
+		}
+	}
+	if entries, _ := os.ReadDir(Root()); len(entries) != 0 {
+		t.Errorf("CheckServer created labs: %v", entries)
+	}
+}
