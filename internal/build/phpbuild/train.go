@@ -207,62 +207,16 @@ func (b *builder) trainModules() []string {
 	return out
 }
 
-// serveTraining runs the instrumented php-fpm on s and loads it.
+// serveTraining runs the instrumented php-fpm on s, loads it, stops it
+// gracefully and checks the profiles its processes wrote.
 func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer, s trainServe) (string, error) {
 	t := newTrainDirs(b.work)
-	if err := os.MkdirAll(t.root, 0o755); err != nil {
+	if err := b.writeTrainPool(t, s); err != nil {
 		return "", err
 	}
-	if err := os.Mkdir(t.run, 0o755); err != nil {
+	cmd, err := b.startTrainFPM(t, s, log)
+	if err != nil {
 		return "", err
-	}
-	if uid, gid := b.labAcct.ids(); uid >= 0 {
-		if err := os.Lchown(t.run, uid, gid); err != nil {
-			return "", err
-		}
-	}
-	if strings.ContainsAny(t.run, "\"'\n;= ") {
-		return "", fmt.Errorf("the build cache's path %s has characters php-fpm.conf cannot carry; set PHPTUNE_HOME to a plain path", t.run)
-	}
-	conf := FPMConfig(t.run, 2)
-	for _, kv := range s.env {
-		name, value, _ := strings.Cut(kv, "=")
-		if !validModName(name) || strings.ContainsAny(value, "\"\n") {
-			return "", fmt.Errorf("training: the pool environment %q cannot be written", kv)
-		}
-		conf += fmt.Sprintf("env[%s] = \"%s\"\n", name, value)
-	}
-	if err := os.WriteFile(t.conf, []byte(conf), 0o644); err != nil {
-		return "", err
-	}
-	// Debian's php.ini, as the lab reads it; its conf.d is not read (the
-	// distro's extensions do not load into an older build: the build's own
-	// come in s.ini), so the scan directory is an empty one of root's.
-	phpIni := filepath.Join("/etc/php", b.phpName, "fpm", "php.ini")
-	if st, err := os.Stat(phpIni); err != nil || !st.Mode().IsRegular() {
-		phpIni = ""
-	}
-	scan := filepath.Join(t.root, "conf.d")
-	if err := os.MkdirAll(scan, 0o755); err != nil {
-		return "", err
-	}
-	fpm := b.trainFPM
-	if fpm == "" {
-		fpm = filepath.Join(b.src, "sapi", "fpm", "php-fpm")
-	}
-	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"), phpIni)...)
-	args = append(args, s.ini...)
-	name, argv := lowPriority(fpm, args)
-	cmd := exec.Command(name, argv...)
-	cmd.Dir = t.run
-	cmd.Env = []string{buildPath, "HOME=" + t.run, "LANG=C", "PHP_INI_SCAN_DIR=" + scan}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if b.labAcct.drop {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: b.labAcct.UID, Gid: b.labAcct.GID, Groups: []uint32{}}
-	}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting the instrumented php-fpm: %v", err)
 	}
 	pgid := cmd.Process.Pid
 	// Recorded (root's file) so an interrupted build's training is found.
@@ -280,6 +234,94 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	if err := waitSocket(ctx, sock, uid, w); err != nil {
 		return "", err
 	}
+	info, err := b.loadTraining(ctx, log, s, sock, uid, t.run)
+	if err != nil {
+		return info, err
+	}
+	// SIGQUIT: graceful, workers exit through exit() and write their
+	// profiles (SIGKILL would lose them).
+	_ = syscall.Kill(pgid, syscall.SIGQUIT)
+	select {
+	case <-w.done:
+	case <-time.After(60 * time.Second):
+		return info, fmt.Errorf("the instrumented php-fpm did not stop within 60 s of SIGQUIT")
+	case <-ctx.Done():
+		return info, ctx.Err()
+	}
+	stopped = true
+	killGroup(pgid, time.Second)
+	return b.checkProfiles(ctx, prof, info)
+}
+
+// writeTrainPool makes the training's directories (run/ the lab
+// account's) and writes its php-fpm.conf: the pool of FPMConfig with s's
+// environment.
+func (b *builder) writeTrainPool(t trainDirs, s trainServe) error {
+	if err := os.MkdirAll(t.root, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(t.run, 0o755); err != nil {
+		return err
+	}
+	if uid, gid := b.labAcct.ids(); uid >= 0 {
+		if err := os.Lchown(t.run, uid, gid); err != nil {
+			return err
+		}
+	}
+	if strings.ContainsAny(t.run, "\"'\n;= ") {
+		return fmt.Errorf("the build cache's path %s has characters php-fpm.conf cannot carry; set PHPTUNE_HOME to a plain path", t.run)
+	}
+	conf := FPMConfig(t.run, 2)
+	for _, kv := range s.env {
+		name, value, _ := strings.Cut(kv, "=")
+		if !validModName(name) || strings.ContainsAny(value, "\"\n") {
+			return fmt.Errorf("training: the pool environment %q cannot be written", kv)
+		}
+		conf += fmt.Sprintf("env[%s] = \"%s\"\n", name, value)
+	}
+	return os.WriteFile(t.conf, []byte(conf), 0o644)
+}
+
+// startTrainFPM starts the instrumented php-fpm on t's configuration,
+// with the distro's php.ini and s's extensions, at low priority, in a
+// process group of its own, as the lab account.
+func (b *builder) startTrainFPM(t trainDirs, s trainServe, log io.Writer) (*exec.Cmd, error) {
+	// Debian's php.ini, as the lab reads it; its conf.d is not read (the
+	// distro's extensions do not load into an older build: the build's own
+	// come in s.ini), so the scan directory is an empty one of root's.
+	phpIni := filepath.Join("/etc/php", b.phpName, "fpm", "php.ini")
+	if st, err := os.Stat(phpIni); err != nil || !st.Mode().IsRegular() {
+		phpIni = ""
+	}
+	scan := filepath.Join(t.root, "conf.d")
+	if err := os.MkdirAll(scan, 0o755); err != nil {
+		return nil, err
+	}
+	fpm := b.trainFPM
+	if fpm == "" {
+		fpm = filepath.Join(b.src, "sapi", "fpm", "php-fpm")
+	}
+	args := append([]string{"-F", "-y", t.conf}, TrainINI(b.rec.ExtDir, filepath.Join(b.src, "modules", "opcache.so"), phpIni)...)
+	args = append(args, s.ini...)
+	name, argv := lowPriority(fpm, args)
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = t.run
+	cmd.Env = []string{buildPath, "HOME=" + t.run, "LANG=C", "PHP_INI_SCAN_DIR=" + scan}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if b.labAcct.drop {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: b.labAcct.UID, Gid: b.labAcct.GID, Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the instrumented php-fpm: %v", err)
+	}
+	return cmd, nil
+}
+
+// loadTraining loads the php-fpm on sock (running as uid) with s's
+// requests for the training's duration and returns a line about the run;
+// most requests failing is an error (php-fpm's log is in runDir).
+func (b *builder) loadTraining(ctx context.Context, log io.Writer, s trainServe, sock string, uid int, runDir string) (string, error) {
 	res, err := load.Run(ctx, load.Options{
 		Target: load.Target{Protocol: "fcgi", Network: "unix", Address: sock, DocRoot: s.docroot,
 			Display: "fcgi://" + sock, CheckPeer: true, PeerUID: uid, Host: s.host},
@@ -295,22 +337,15 @@ func (b *builder) serveTraining(ctx context.Context, prof string, log io.Writer,
 	info := fmt.Sprintf("%s over FastCGI, %d requests in %.0f s (%.0f rps, %d errors)", s.what, res.Requests, res.DurationS, res.ThroughputRPS, res.Errors)
 	fmt.Fprintln(log, info)
 	if res.Requests == 0 || res.Errors*2 > res.Requests {
-		return info, fmt.Errorf("training failed: %s; see php-fpm's log in %s", info, t.run)
+		return info, fmt.Errorf("training failed: %s; see php-fpm's log in %s", info, runDir)
 	}
-	// SIGQUIT: graceful, workers exit through exit() and write their
-	// profiles (SIGKILL would lose them).
-	_ = syscall.Kill(pgid, syscall.SIGQUIT)
-	select {
-	case <-w.done:
-	case <-time.After(60 * time.Second):
-		return info, fmt.Errorf("the instrumented php-fpm did not stop within 60 s of SIGQUIT")
-	case <-ctx.Done():
-		return info, ctx.Err()
-	}
-	stopped = true
-	killGroup(pgid, time.Second)
-	// Count the profiles as the build account (root does not read the
-	// lab's directory).
+	return info, nil
+}
+
+// checkProfiles counts the profiles training wrote into prof, as the
+// build account (root does not read the lab's directory), and refuses a
+// training whose workers wrote none. It returns info with the count.
+func (b *builder) checkProfiles(ctx context.Context, prof, info string) (string, error) {
 	glob := b.trainProfiles
 	if glob == "" {
 		glob = "*.gcda"
