@@ -89,92 +89,110 @@ func Run(ctx context.Context, opt Options, env Env) (*results.Servers, error) {
 	if now == nil {
 		now = time.Now
 	}
-	say := env.Say
-	if say == nil {
-		say = func(string, ...any) {}
-	}
 	per, err := opt.Budget().PerTune()
 	if err != nil {
 		return nil, err
 	}
 	started := now()
-	res := &results.Servers{SchemaVersion: results.SchemaVersion, Kind: results.KindServers, ID: opt.ID, StartedAt: started,
-		Command: opt.Command, App: opt.App, Workload: opt.Workload, Connections: opt.Conns, TimeBudgetS: opt.TimeBudget.Seconds(),
-		TuneBudgetS: per.Seconds(), Rounds: opt.Rounds, DurationS: opt.Duration.Seconds(), WarmupS: opt.Warmup.Seconds(),
-		NotCompared: opt.NotCompared}
-	finish := func() { res.WallS = now().Sub(started).Seconds() }
-	interrupted := func(phase string) (*results.Servers, error) {
-		res.Interrupted = true
-		finish()
-		return res, &InterruptedError{ID: opt.ID, Phase: phase, Cause: context.Cause(ctx)}
+	sr := &serversRun{opt: opt, env: env, now: now, say: orQuiet(env.Say), started: started,
+		res: &results.Servers{SchemaVersion: results.SchemaVersion, Kind: results.KindServers, ID: opt.ID, StartedAt: started,
+			Command: opt.Command, App: opt.App, Workload: opt.Workload, Connections: opt.Conns, TimeBudgetS: opt.TimeBudget.Seconds(),
+			TuneBudgetS: per.Seconds(), Rounds: opt.Rounds, DurationS: opt.Duration.Seconds(), WarmupS: opt.Warmup.Seconds(),
+			NotCompared: opt.NotCompared}}
+	tuned, err := sr.tuneServers(ctx, per)
+	if err != nil {
+		return sr.res, err
 	}
+	return sr.res, sr.compare(ctx, tuned)
+}
 
-	// Each server tuned under the same share.
+// serversRun is a servers run under way: its inputs, its world and the
+// result it fills.
+type serversRun struct {
+	opt     Options
+	env     Env
+	now     func() time.Time
+	say     func(format string, args ...any)
+	started time.Time
+	res     *results.Servers
+}
+
+// orQuiet is say, or when say is nil one that drops the lines.
+func orQuiet(say func(string, ...any)) func(string, ...any) {
+	if say == nil {
+		return func(string, ...any) {}
+	}
+	return say
+}
+
+// finish sets the run's wall time.
+func (sr *serversRun) finish() { sr.res.WallS = sr.now().Sub(sr.started).Seconds() }
+
+// interrupted ends the run as stopped during phase.
+func (sr *serversRun) interrupted(ctx context.Context, phase string) error {
+	sr.res.Interrupted = true
+	sr.finish()
+	return &InterruptedError{ID: sr.opt.ID, Phase: phase, Cause: context.Cause(ctx)}
+}
+
+// tuneServers tunes each server under the same share, per, and returns
+// the recommendations of those whose tune did not fail; an interrupted
+// tune ends the run with an *InterruptedError.
+func (sr *serversRun) tuneServers(ctx context.Context, per time.Duration) (map[string]knob.Config, error) {
 	tuned := map[string]knob.Config{}
-	for i, s := range opt.Servers {
-		say("tuning %s (%d of %d) for %s", s, i+1, len(opt.Servers), per.Round(time.Second))
-		t0 := now()
-		t, err := env.Tune(ctx, DefaultConfig(s), per)
-		st := results.ServerTune{Server: s, WallS: now().Sub(t0).Seconds()}
+	for i, s := range sr.opt.Servers {
+		sr.say("tuning %s (%d of %d) for %s", s, i+1, len(sr.opt.Servers), per.Round(time.Second))
+		t0 := sr.now()
+		t, err := sr.env.Tune(ctx, DefaultConfig(s), per)
+		st := results.ServerTune{Server: s, WallS: sr.now().Sub(t0).Seconds()}
 		if ctx.Err() != nil {
 			st.Failed = "interrupted"
-			res.Servers = append(res.Servers, st)
-			return interrupted("the tune of " + s)
+			sr.res.Servers = append(sr.res.Servers, st)
+			return nil, sr.interrupted(ctx, "the tune of "+s)
 		}
 		if err != nil {
 			st.Failed = err.Error()
-			res.Servers = append(res.Servers, st)
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the tune failed (%v); its default is still measured", s, err))
-			say("%s: the tune failed: %v", s, err)
+			sr.res.Servers = append(sr.res.Servers, st)
+			sr.res.Warnings = append(sr.res.Warnings, fmt.Sprintf("%s: the tune failed (%v); its default is still measured", s, err))
+			sr.say("%s: the tune failed: %v", s, err)
 			continue
 		}
 		rec := knob.Config(t.Recommended).Clone()
 		st.TuneID, st.Trials, st.Recommended, st.Holdout = t.ID, len(t.Trials), rec, t.Holdout
 		st.Changes, st.Files, st.Warnings = Changes(rec), t.Files, t.Warnings
-		res.Servers = append(res.Servers, st)
+		sr.res.Servers = append(sr.res.Servers, st)
 		tuned[s] = rec
-		say("%s tuned: %s", s, changesText(st.Changes))
+		sr.say("%s tuned: %s", s, changesText(st.Changes))
 	}
+	return tuned, nil
+}
 
-	// Every tuned server and every default, interleaved.
-	ms := Plan(opt, tuned)
+// compare measures every tuned server and every default (Plan) in
+// interleaved rounds and summarises them into the result.
+func (sr *serversRun) compare(ctx context.Context, tuned map[string]knob.Config) error {
+	ms := Plan(sr.opt, tuned)
 	var ic []interleave.Config
 	for _, m := range ms {
 		ic = append(ic, interleave.Config{Label: m.Label, Config: m.Config})
 	}
-	n := 0
-	runner := interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
-		t0 := now()
-		o, err := env.Runner.Run(ctx, r)
-		if err != nil {
-			return o, err
-		}
-		n++
-		if env.Record != nil {
-			if err := env.Record(ctx, n, r, o, t0); err != nil {
-				return o, err
-			}
-		}
-		return o, nil
-	})
-	sess := interleave.New(ic, runner)
+	sess := interleave.New(ic, sr.recording())
 	sess.DropFailed = true
 	sess.OnRun = func(r interleave.Run, o interleave.Outcome) {
 		if !o.OK() {
-			say("round %d/%d %s: %s", r.Round+1, opt.Rounds, r.Label, o.Failed)
+			sr.say("round %d/%d %s: %s", r.Round+1, sr.opt.Rounds, r.Label, o.Failed)
 			return
 		}
 		b := o.Bench
-		say("round %d/%d %s: %.1f rps, p99 %.1f ms", r.Round+1, opt.Rounds, r.Label, b.ThroughputRPS, b.Latency.P99Ms)
+		sr.say("round %d/%d %s: %.1f rps, p99 %.1f ms", r.Round+1, sr.opt.Rounds, r.Label, b.ThroughputRPS, b.Latency.P99Ms)
 	}
-	say("measuring %d configurations in %d interleaved rounds", len(ms), opt.Rounds)
+	sr.say("measuring %d configurations in %d interleaved rounds", len(ms), sr.opt.Rounds)
 	var runErr error
-	for range opt.Rounds {
+	for range sr.opt.Rounds {
 		if runErr = sess.Round(ctx, nil); runErr != nil {
 			break
 		}
 	}
-	res.RoundsRun = sess.Rounds()
+	sr.res.RoundsRun = sess.Rounds()
 	for i := range ms {
 		ms[i].Failed = sess.Failed(i)
 		for r := range sess.Rounds() {
@@ -185,17 +203,33 @@ func Run(ctx context.Context, opt Options, env Env) (*results.Servers, error) {
 			ms[i].Runs = append(ms[i].Runs, b)
 		}
 	}
-	summarize(res, ms)
-	if runErr != nil {
-		if ctx.Err() != nil {
-			res.RoundsRun = completeRounds(ms)
-			return interrupted(fmt.Sprintf("round %d of the comparison", sess.Rounds()))
-		}
-		finish()
-		return res, runErr
+	summarize(sr.res, ms)
+	if runErr != nil && ctx.Err() != nil {
+		sr.res.RoundsRun = completeRounds(ms)
+		return sr.interrupted(ctx, fmt.Sprintf("round %d of the comparison", sess.Rounds()))
 	}
-	finish()
-	return res, nil
+	sr.finish()
+	return runErr
+}
+
+// recording is env's runner with every run that ran stored through
+// env.Record, numbered from 1.
+func (sr *serversRun) recording() interleave.Runner {
+	n := 0
+	return interleave.RunnerFunc(func(ctx context.Context, r interleave.Run) (interleave.Outcome, error) {
+		t0 := sr.now()
+		o, err := sr.env.Runner.Run(ctx, r)
+		if err != nil {
+			return o, err
+		}
+		n++
+		if sr.env.Record != nil {
+			if err := sr.env.Record(ctx, n, r, o, t0); err != nil {
+				return o, err
+			}
+		}
+		return o, nil
+	})
 }
 
 // summarize fills res's table, ranking, ratios and diagnoses from ms.
