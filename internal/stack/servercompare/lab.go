@@ -55,10 +55,7 @@ type LabOptions struct {
 // comparison run is stored as it finishes and the summary at the end,
 // also when interrupted; the lab is down when it returns.
 func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error) {
-	say := o.Say
-	if say == nil {
-		say = func(string, ...any) {}
-	}
+	say := orQuiet(o.Say)
 	raw, err := json.Marshal(o.Options)
 	if err != nil {
 		return nil, err
@@ -67,19 +64,7 @@ func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error)
 		return nil, err
 	}
 	defer func() {
-		status := store.StatusDone
-		switch {
-		case IsInterrupted(err) || ctx.Err() != nil:
-			// Ctrl-C while the lab came up, too.
-			status = store.StatusInterrupted
-		case err != nil:
-			status = store.StatusFailed
-		}
-		if res != nil {
-			res.Environment = o.Environment
-		}
-		// Best effort with a context that is not the cancelled one.
-		if serr := o.Store.FinishServers(context.WithoutCancel(ctx), o.ID, status, res); serr != nil && err == nil {
+		if serr := o.finishStored(ctx, res, err); serr != nil && err == nil {
 			err = serr
 		}
 	}()
@@ -94,68 +79,111 @@ func RunLab(ctx context.Context, o LabOptions) (res *results.Servers, err error)
 		return nil, err
 	}
 	defer sess.Close()
-	l, w, stack := sess.Lab, sess.Workload, sess.Stack()
-	if p, perr := stack.CheckPage(ctx); perr != nil {
-		say("checking the page: %v", perr)
-	} else {
-		say("page: %s", p)
-		stack.FirstPage = &p
-		for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
-			say("warning: %s", warn)
-		}
-	}
-	target := recommend.Target{PHPVersion: o.PHPVersion, UsesDB: l.MariaDBSocket != ""}
-	outDirs := map[string]string{}
-	env := Env{
-		Say: say,
-		Tune: func(ctx context.Context, start knob.Config, budget time.Duration) (*results.Tune, error) {
-			server := start.Server()
-			opt := tune.Options{ID: o.ID + "-" + server, Command: o.Command, App: o.App, Workload: o.Workload, Expect: o.Expect,
-				Start: start, Conns: o.Conns, Limits: o.Limits, TimeBudget: budget, Duration: o.TrialDuration, Warmup: o.TrialWarmup,
-				// The comparison that follows measures tuned against
-				// default again, interleaved with every other server:
-				// the tune's own holdout is kept short, its curve and
-				// rules of thumb left out.
-				HoldoutRounds: 2, HoldoutMaxRounds: 2, NoCurve: true,
-				ResetBetween: w.Writes, MemAvailableB: o.MemAvailableB}
-			if o.TrialWarmup == 0 {
-				opt.Warmup = -1 // tune's "none"
-			}
-			t := &tune.Tuner{Stack: stack, Store: o.Store, Environment: o.Environment,
-				RenderFiles: func(start, rec knob.Config) map[string]string { return recommend.Files(start, rec, target) }}
-			if o.TuneProgress != nil {
-				t.Progress = func(p tune.Progress) { o.TuneProgress(server, p) }
-			}
-			res, err := t.Run(ctx, opt)
-			if err != nil {
-				return nil, err
-			}
-			res.Environment = o.Environment
-			if o.OnTuned != nil {
-				dir, err := o.OnTuned(server, res)
-				if err != nil {
-					return nil, fmt.Errorf("writing %s's files: %w", server, err)
-				}
-				outDirs[server] = dir
-			}
-			return res, nil
-		},
-		Runner: interleave.StackRunner{Stack: stack, Conns: o.Conns, Duration: o.Duration, Warmup: o.Warmup, Reset: w.Writes},
-		Record: func(ctx context.Context, n int, r interleave.Run, out interleave.Outcome, started time.Time) error {
-			tr := store.Trial{Trial: results.Trial{N: n, Phase: PhaseServers, Config: r.Config.Config, Connections: o.Conns,
-				Status: tune.StatusOK, FailReason: out.Failed, Bench: out.Bench}, Key: r.Label, Label: r.Label,
-				StartedAt: started, FinishedAt: time.Now()}
-			if !out.OK() {
-				tr.Status = tune.StatusFailed // Failed carries the logs' end
-			}
-			return o.Store.SaveTrial(ctx, o.ID, tr)
-		},
-	}
+	stack := sess.Stack()
+	checkFirstPage(ctx, stack, say)
+	lr := &labRun{o: o, stack: stack, writes: sess.Workload.Writes, outDirs: map[string]string{},
+		target: recommend.Target{PHPVersion: o.PHPVersion, UsesDB: sess.Lab.MariaDBSocket != ""}}
+	env := Env{Say: say, Tune: lr.tune, Record: lr.record,
+		Runner: interleave.StackRunner{Stack: stack, Conns: o.Conns, Duration: o.Duration, Warmup: o.Warmup, Reset: lr.writes}}
 	res, err = Run(ctx, o.Options, env)
 	if res != nil {
 		for i := range res.Servers {
-			res.Servers[i].OutDir = outDirs[res.Servers[i].Server]
+			res.Servers[i].OutDir = lr.outDirs[res.Servers[i].Server]
 		}
 	}
 	return res, err
+}
+
+// finishStored stores the run's end: its status, read from err and ctx,
+// and its result with the environment.
+func (o LabOptions) finishStored(ctx context.Context, res *results.Servers, err error) error {
+	status := store.StatusDone
+	switch {
+	case IsInterrupted(err) || ctx.Err() != nil:
+		// Ctrl-C while the lab came up, too.
+		status = store.StatusInterrupted
+	case err != nil:
+		status = store.StatusFailed
+	}
+	if res != nil {
+		res.Environment = o.Environment
+	}
+	// Best effort with a context that is not the cancelled one.
+	return o.Store.FinishServers(context.WithoutCancel(ctx), o.ID, status, res)
+}
+
+// checkFirstPage reads the page the workload is about and keeps it for
+// the trials to compare with, saying what it is and where it reads like
+// an error page; a page that cannot be read is said and not kept.
+func checkFirstPage(ctx context.Context, stack *labstack.Stack, say func(string, ...any)) {
+	p, err := stack.CheckPage(ctx)
+	if err != nil {
+		say("checking the page: %v", err)
+		return
+	}
+	say("page: %s", p)
+	stack.FirstPage = &p
+	for _, warn := range labstack.PageWarnings(pagecheck.Page{}, p) {
+		say("warning: %s", warn)
+	}
+}
+
+// labRun is what a servers run on a lab tunes and stores with: the lab's
+// stack, whether its workload writes (the app's data reset between
+// measurements), the recommendation's target, and where each server's
+// tune wrote its files.
+type labRun struct {
+	o       LabOptions
+	stack   *labstack.Stack
+	writes  bool
+	target  recommend.Target
+	outDirs map[string]string
+}
+
+// tune is Env.Tune on the lab: a tune run of its own (ID RUN-SERVER),
+// stored, its files written by OnTuned.
+func (lr *labRun) tune(ctx context.Context, start knob.Config, budget time.Duration) (*results.Tune, error) {
+	o := lr.o
+	server := start.Server()
+	opt := tune.Options{ID: o.ID + "-" + server, Command: o.Command, App: o.App, Workload: o.Workload, Expect: o.Expect,
+		Start: start, Conns: o.Conns, Limits: o.Limits, TimeBudget: budget, Duration: o.TrialDuration, Warmup: o.TrialWarmup,
+		// The comparison that follows measures tuned against
+		// default again, interleaved with every other server:
+		// the tune's own holdout is kept short, its curve and
+		// rules of thumb left out.
+		HoldoutRounds: 2, HoldoutMaxRounds: 2, NoCurve: true,
+		ResetBetween: lr.writes, MemAvailableB: o.MemAvailableB}
+	if o.TrialWarmup == 0 {
+		opt.Warmup = -1 // tune's "none"
+	}
+	t := &tune.Tuner{Stack: lr.stack, Store: o.Store, Environment: o.Environment,
+		RenderFiles: func(start, rec knob.Config) map[string]string { return recommend.Files(start, rec, lr.target) }}
+	if o.TuneProgress != nil {
+		t.Progress = func(p tune.Progress) { o.TuneProgress(server, p) }
+	}
+	res, err := t.Run(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Environment = o.Environment
+	if o.OnTuned != nil {
+		dir, err := o.OnTuned(server, res)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s's files: %w", server, err)
+		}
+		lr.outDirs[server] = dir
+	}
+	return res, nil
+}
+
+// record is Env.Record on the lab: the comparison run n stored as a
+// trial of phase servers.
+func (lr *labRun) record(ctx context.Context, n int, r interleave.Run, out interleave.Outcome, started time.Time) error {
+	tr := store.Trial{Trial: results.Trial{N: n, Phase: PhaseServers, Config: r.Config.Config, Connections: lr.o.Conns,
+		Status: tune.StatusOK, FailReason: out.Failed, Bench: out.Bench}, Key: r.Label, Label: r.Label,
+		StartedAt: started, FinishedAt: time.Now()}
+	if !out.OK() {
+		tr.Status = tune.StatusFailed // Failed carries the logs' end
+	}
+	return lr.o.Store.SaveTrial(ctx, lr.o.ID, tr)
 }
