@@ -273,17 +273,7 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	if _, err := EnsureHome(); err != nil {
 		return nil, err
 	}
-	if (p.acct.Name != StackUser || p.site != nil) && p.acct.root {
-		// Another account must traverse to its lab: home and labs/ get o+x
-		// (others may pass through, never list; every lab is 0750 with
-		// its own account's group).
-		for _, d := range []string{Home(), Root()} {
-			if err := allowTraverse(d); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := p.acct.checkReachable(p.dir); err != nil {
+	if err := p.reachDir(); err != nil {
 		return nil, err
 	}
 	labs, err := openLabs()
@@ -292,56 +282,12 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 	}
 	defer labs.Close()
 	cleanDead(labs, opt.Name, p.progress)
-	// Made in the held labs directory: the lab's path is for the servers,
-	// root removes through the descriptor.
-	if err := labs.root.Mkdir(opt.Name, 0o700); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("lab name %q is already in use (%s); take it down with: phptune lab down %s, or choose another --name", opt.Name, p.dir, opt.Name)
-		}
-		return nil, err
-	}
-	unlock, err := lockLab(p.dir, false)
+	unlock, err := p.makeDir(labs, opt.Name)
 	if err != nil {
-		labs.root.Remove(opt.Name)
 		return nil, err
 	}
 	defer unlock()
-	// Root's, readable (not writable) by the stack's group. A site lab's
-	// MariaDB account passes through to its own directories (o+x: no
-	// listing, and every file in it is root's or an account's own).
-	mode, uids := p.acct.readDirMode(), []int{int(p.acct.UID)}
-	if p.site != nil {
-		mode |= 0o001
-		uids = append(uids, int(p.dbAcct.UID))
-	}
-	if err := mkdirOwned(p.dir, -1, p.acct.group(), mode); err != nil {
-		labs.remove(opt.Name)
-		return nil, err
-	}
-	if err := writeMarker(p.dir, uids); err != nil {
-		labs.remove(opt.Name)
-		return nil, err
-	}
-	l := &Lab{
-		ID: mariadb.Password()[:16], Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
-		OwnerPID: os.Getpid(), OwnerStart: startTime(os.Getpid()), OwnedBy: opt.OwnedBy,
-		URL:           fmt.Sprintf("http://127.0.0.1:%d", p.port),
-		FPMStatusPath: fpmStatusPath,
-		DocRoot:       p.docroot,
-		Config:        p.cfg,
-		User:          p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
-		BootID: bootID(),
-	}
-	l.Limits = p.limits
-	if p.site != nil {
-		l.DBUser, l.DBUID, l.DBGID = p.dbAcct.Name, int(p.dbAcct.UID), int(p.dbAcct.GID)
-		l.setSite(p.site)
-		l.setLive(p.site, p.live)
-		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
-		l.SiteCaches = siteCaches(p.site, p.appRoot)
-		l.SiteCode = p.siteCode
-	}
-	l.setStatusURLs(p.web)
+	l := p.newLab(opt)
 	defer func() {
 		if err != nil {
 			tail := l.logTail(8)
@@ -373,6 +319,84 @@ func Up(ctx context.Context, opt Options) (_ *Lab, err error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// reachDir lets the lab's account reach the lab's directory: another
+// account than phptune's must traverse to it, so home and labs/ get o+x
+// (others may pass through, never list; every lab is 0750 with its own
+// account's group).
+func (p *plan) reachDir() error {
+	if (p.acct.Name != StackUser || p.site != nil) && p.acct.root {
+		for _, d := range []string{Home(), Root()} {
+			if err := allowTraverse(d); err != nil {
+				return err
+			}
+		}
+	}
+	return p.acct.checkReachable(p.dir)
+}
+
+// makeDir makes the lab's directory, locked, owned and marked with the
+// accounts that may act on it; on failure it is removed and unlocked
+// again. It is made in the held labs directory: the lab's path is for the
+// servers, root removes through the descriptor.
+func (p *plan) makeDir(labs *labsDir, name string) (unlock func(), err error) {
+	if err := labs.root.Mkdir(name, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lab name %q is already in use (%s); take it down with: phptune lab down %s, or choose another --name", name, p.dir, name)
+		}
+		return nil, err
+	}
+	unlock, err = lockLab(p.dir, false)
+	if err != nil {
+		labs.root.Remove(name)
+		return nil, err
+	}
+	// Root's, readable (not writable) by the stack's group. A site lab's
+	// MariaDB account passes through to its own directories (o+x: no
+	// listing, and every file in it is root's or an account's own).
+	mode, uids := p.acct.readDirMode(), []int{int(p.acct.UID)}
+	if p.site != nil {
+		mode |= 0o001
+		uids = append(uids, int(p.dbAcct.UID))
+	}
+	if err := mkdirOwned(p.dir, -1, p.acct.group(), mode); err != nil {
+		labs.remove(name)
+		unlock()
+		return nil, err
+	}
+	if err := writeMarker(p.dir, uids); err != nil {
+		labs.remove(name)
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// newLab is the lab's state as it starts: what the plan decided, owned by
+// this process.
+func (p *plan) newLab(opt Options) *Lab {
+	l := &Lab{
+		ID: mariadb.Password()[:16], Name: opt.Name, Dir: p.dir, App: p.app.Name, State: "starting",
+		OwnerPID: os.Getpid(), OwnerStart: startTime(os.Getpid()), OwnedBy: opt.OwnedBy,
+		URL:           fmt.Sprintf("http://127.0.0.1:%d", p.port),
+		FPMStatusPath: fpmStatusPath,
+		DocRoot:       p.docroot,
+		Config:        p.cfg,
+		User:          p.acct.Name, UID: int(p.acct.UID), GID: int(p.acct.GID),
+		BootID: bootID(),
+	}
+	l.Limits = p.limits
+	if p.site != nil {
+		l.DBUser, l.DBUID, l.DBGID = p.dbAcct.Name, int(p.dbAcct.UID), int(p.dbAcct.GID)
+		l.setSite(p.site)
+		l.setLive(p.site, p.live)
+		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
+		l.SiteCaches = siteCaches(p.site, p.appRoot)
+		l.SiteCode = p.siteCode
+	}
+	l.setStatusURLs(p.web)
+	return l
 }
 
 // build makes the lab's files, initialises its database and app, and starts
