@@ -403,7 +403,7 @@ func (p *plan) newLab(opt Options) *Lab {
 // its servers.
 func (l *Lab) build(ctx context.Context, p *plan) error {
 	y := layout{l.Dir}
-	say, acct, dbAcct := p.progress, p.acct, p.dbAcct
+	say, acct := p.progress, p.acct
 	if p.build != nil {
 		say("PHP: build " + p.build.Summary)
 		for _, n := range p.build.Notes {
@@ -419,56 +419,19 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 	l.ScriptFilename = filepath.Join(l.DocRoot, "index.php")
 	if p.app.NeedsDB {
 		l.MariaDBSocket = y.dbSocket()
-		uid, gid := dbAcct.ids()
+		uid, gid := p.dbAcct.ids()
 		if err := mkdirOwned(y.p("mysql"), uid, gid, 0o700); err != nil {
 			return err
 		}
 	}
 	if l.Sealed() {
-		for _, w := range p.siteWarnings {
-			say("warning: " + w)
-		}
-		for _, m := range p.siteCodeSaid {
-			say(m)
-		}
-		shown := "the docroot " + l.DocRoot
-		if l.AppRoot != "" && l.AppRoot != l.DocRoot {
-			shown = "the app's root " + l.AppRoot + " (it holds the docroot and the app's configuration)"
-		}
-		say("sealing the lab (private network with loopback only, private pids, only the allowlisted host files read-only, " + shown + " as an overlay)")
-		if err := l.makeSeal(ctx, acct, dbAcct); err != nil {
-			return err
-		}
-		l.MariaDBSocket = y.p(siteDBRunDir, siteDBSocketName)
-		if err := l.writeState(); err != nil {
+		if err := l.sealLab(ctx, p); err != nil {
 			return err
 		}
 	}
-	if p.docroot == "" && p.app.Name != "wordpress" {
-		if err := apps.Install(p.app.Name, l.DocRoot); err != nil {
-			return err
-		}
-	}
-	var secrets Secrets
-	if l.Sealed() {
-		secrets = Secrets{MariaDBRootPassword: mariadb.Password()}
-	} else if p.app.NeedsDB {
-		secrets = Secrets{MariaDBRootPassword: mariadb.Password(), DBName: "app", DBUser: "app", DBPassword: mariadb.Password()}
-		if p.app.Name == "wordpress" {
-			secrets.DBName, secrets.DBUser = "wordpress", "wordpress"
-			secrets.WPAdminUser, secrets.WPAdminPassword = "admin", mariadb.Password()
-		}
-		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %s, 'user' => %s, 'password' => %s, 'db' => %s];\n",
-			phpString(y.dbSocket()), phpString(secrets.DBUser), phpString(secrets.DBPassword), phpString(secrets.DBName))
-		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), acct.readFileMode(), acct.group()); err != nil {
-			return err
-		}
-		if p.app.Name == "wordpress" {
-			say("copying WordPress from " + wordpress.Source)
-			if err := l.prepareWordPress(acct, secrets); err != nil {
-				return err
-			}
-		}
+	secrets, err := l.prepareApp(p)
+	if err != nil {
+		return err
 	}
 	if err := l.writeSecrets(secrets); err != nil {
 		return err
@@ -483,29 +446,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		return err
 	}
 	if p.app.NeedsDB {
-		say("initialising MariaDB")
-		if err := l.runQuiet(ctx, dbAcct, "mariadb", p.db.InstallDB, p.db.InstallArgs(y.p("mysql")), nil, nil, 3*time.Minute); err != nil {
-			return fmt.Errorf("mariadb-install-db failed: %w", err)
-		}
-		if err := l.startMariaDB(ctx, dbAcct, p.db, "root", ""); err != nil {
-			return err
-		}
-		if l.Sealed() {
-			if err := l.provisionSite(ctx, dbAcct, p.db, secrets); err != nil {
-				return err
-			}
-			switch {
-			case p.data != nil:
-				if err := l.copySiteData(ctx, acct, p, &secrets); err != nil {
-					return err
-				}
-			case p.fill != nil:
-				say("filling the lab's database")
-				if err := p.fill(ctx, l.siteDB(dbAcct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
-					return fmt.Errorf("filling the lab's database: %w", err)
-				}
-			}
-		} else if err := l.provision(ctx, acct, p.db, secrets); err != nil {
+		if err := l.startDatabase(ctx, p, &secrets); err != nil {
 			return err
 		}
 	}
@@ -526,6 +467,94 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		return err
 	}
 	return l.smoke(ctx)
+}
+
+// sealLab says what a site lab's seal shows and binds, makes the seal, and
+// points the lab at its MariaDB's socket inside it.
+func (l *Lab) sealLab(ctx context.Context, p *plan) error {
+	say := p.progress
+	for _, w := range p.siteWarnings {
+		say("warning: " + w)
+	}
+	for _, m := range p.siteCodeSaid {
+		say(m)
+	}
+	shown := "the docroot " + l.DocRoot
+	if l.AppRoot != "" && l.AppRoot != l.DocRoot {
+		shown = "the app's root " + l.AppRoot + " (it holds the docroot and the app's configuration)"
+	}
+	say("sealing the lab (private network with loopback only, private pids, only the allowlisted host files read-only, " + shown + " as an overlay)")
+	if err := l.makeSeal(ctx, p.acct, p.dbAcct); err != nil {
+		return err
+	}
+	l.MariaDBSocket = layout{l.Dir}.p(siteDBRunDir, siteDBSocketName)
+	return l.writeState()
+}
+
+// prepareApp puts the app in place and returns the lab's secrets: a
+// built-in app is installed; a sealed lab gets its MariaDB's root password;
+// an app with a database gets its database's account too, written to
+// app/db.php, and WordPress is copied and configured for it.
+func (l *Lab) prepareApp(p *plan) (Secrets, error) {
+	y := layout{l.Dir}
+	if p.docroot == "" && p.app.Name != "wordpress" {
+		if err := apps.Install(p.app.Name, l.DocRoot); err != nil {
+			return Secrets{}, err
+		}
+	}
+	var secrets Secrets
+	if l.Sealed() {
+		secrets = Secrets{MariaDBRootPassword: mariadb.Password()}
+	} else if p.app.NeedsDB {
+		secrets = Secrets{MariaDBRootPassword: mariadb.Password(), DBName: "app", DBUser: "app", DBPassword: mariadb.Password()}
+		if p.app.Name == "wordpress" {
+			secrets.DBName, secrets.DBUser = "wordpress", "wordpress"
+			secrets.WPAdminUser, secrets.WPAdminPassword = "admin", mariadb.Password()
+		}
+		dbConf := fmt.Sprintf("<?php\n// Rendered by phptune: the lab database for the app.\nreturn ['socket' => %s, 'user' => %s, 'password' => %s, 'db' => %s];\n",
+			phpString(y.dbSocket()), phpString(secrets.DBUser), phpString(secrets.DBPassword), phpString(secrets.DBName))
+		if err := writeOwned(y.p("app", "db.php"), []byte(dbConf), p.acct.readFileMode(), p.acct.group()); err != nil {
+			return Secrets{}, err
+		}
+		if p.app.Name == "wordpress" {
+			p.progress("copying WordPress from " + wordpress.Source)
+			if err := l.prepareWordPress(p.acct, secrets); err != nil {
+				return Secrets{}, err
+			}
+		}
+	}
+	return secrets, nil
+}
+
+// startDatabase initialises the lab's MariaDB, starts it and provisions
+// it: a site lab's with the site's database and data (copied, or filled by
+// the caller), which may change secrets; another lab's with the app's
+// account.
+func (l *Lab) startDatabase(ctx context.Context, p *plan, secrets *Secrets) error {
+	say, dbAcct := p.progress, p.dbAcct
+	say("initialising MariaDB")
+	if err := l.runQuiet(ctx, dbAcct, "mariadb", p.db.InstallDB, p.db.InstallArgs(layout{l.Dir}.p("mysql")), nil, nil, 3*time.Minute); err != nil {
+		return fmt.Errorf("mariadb-install-db failed: %w", err)
+	}
+	if err := l.startMariaDB(ctx, dbAcct, p.db, "root", ""); err != nil {
+		return err
+	}
+	if !l.Sealed() {
+		return l.provision(ctx, p.acct, p.db, *secrets)
+	}
+	if err := l.provisionSite(ctx, dbAcct, p.db, *secrets); err != nil {
+		return err
+	}
+	switch {
+	case p.data != nil:
+		return l.copySiteData(ctx, p.acct, p, secrets)
+	case p.fill != nil:
+		say("filling the lab's database")
+		if err := p.fill(ctx, l.siteDB(dbAcct, p.db, p.site, secrets.MariaDBRootPassword)); err != nil {
+			return fmt.Errorf("filling the lab's database: %w", err)
+		}
+	}
+	return nil
 }
 
 // prepareWordPress copies Debian's WordPress into the lab's root-owned www/
