@@ -132,53 +132,14 @@ func planUp(opt Options) (*plan, error) {
 			return nil, err
 		}
 	}
-	if p.fpm, p.build, err = phpFor(p.cfg); err != nil {
+	if err := p.findPrograms(); err != nil {
 		return nil, err
 	}
-	if p.web, p.webBin, err = webFor(p.cfg); err != nil {
+	if p.port, err = planPort(opt); err != nil {
 		return nil, err
 	}
-	if p.app.NeedsDB {
-		if p.db, err = mariadb.Find(); err != nil {
-			return nil, err
-		}
-	}
-	if p.app.Name == "wordpress" {
-		if err := wordpress.Check(); err != nil {
-			return nil, err
-		}
-		if p.fpm.CLI == "" {
-			return nil, fmt.Errorf("php%s (the command line PHP) is needed to install WordPress; run: phptune setup", p.fpm.Version)
-		}
-	}
-	p.port = opt.Port
-	if opt.Site != nil {
-		// Inside the seal nginx listens on 127.0.0.1:80; the host reaches
-		// it through its unix socket.
-		if p.port != 0 {
-			return nil, errors.New("--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host; leave --port out")
-		}
-	} else if p.port != 0 {
-		if p.port < 1024 || p.port > 65535 {
-			return nil, fmt.Errorf("--port %d: use 1024..65535 (the lab runs unprivileged), or leave it out to pick a free one", p.port)
-		}
-		if err := portFree(p.port); err != nil {
-			return nil, err
-		}
-	} else if p.port, err = freePort(); err != nil {
+	if err := p.planAccounts(opt); err != nil {
 		return nil, err
-	}
-	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
-		return nil, err
-	}
-	p.dbAcct = p.acct
-	if opt.Site != nil {
-		if p.dbAcct, err = dbAccount(); err != nil {
-			return nil, err
-		}
-		if p.dbAcct.UID == p.acct.UID {
-			return nil, fmt.Errorf("--user %s: that is the account a site lab's MariaDB runs as; %s", p.acct.Name, pickAccount)
-		}
 	}
 	if p.limits, err = planLimits(opt.CPUs, opt.MemoryMax, p.acct.root); err != nil {
 		return nil, err
@@ -191,19 +152,9 @@ func planUp(opt Options) (*plan, error) {
 	}
 	p.dir = filepath.Join(Root(), opt.Name)
 	if opt.Site != nil {
-		p.appRoot, p.siteWarnings = siteAppRoot(opt.Site, p.dir)
-		var notes []string
-		p.siteFiles, notes = sitePHPFiles(opt.Site, p.appRoot)
-		p.siteWarnings = append(p.siteWarnings, notes...)
-		p.siteDBSockets, notes = siteDBSockets(opt.Site, p.appRoot)
-		p.siteWarnings = append(p.siteWarnings, notes...)
-		code, said, notes, err := siteCode(opt.Site, p.appRoot, p.siteFiles)
-		if err != nil {
+		if err := p.planSiteFiles(); err != nil {
 			return nil, err
 		}
-		p.siteFiles = append(p.siteFiles, code...)
-		p.siteCode, p.siteCodeSaid = code, said
-		p.siteWarnings = append(p.siteWarnings, notes...)
 	}
 	// The longest socket name: the last pool's.
 	if err := phpfpm.CheckSocketPath(layout{p.dir}.fpmPoolSocket(p.cfg.Pools() - 1)); err != nil {
@@ -222,6 +173,94 @@ func planUp(opt Options) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// findPrograms finds what the configuration runs: its php-fpm, its web
+// server and, for an app with a database, MariaDB; for WordPress, Debian's
+// WordPress and the command line PHP that installs it.
+func (p *plan) findPrograms() error {
+	var err error
+	if p.fpm, p.build, err = phpFor(p.cfg); err != nil {
+		return err
+	}
+	if p.web, p.webBin, err = webFor(p.cfg); err != nil {
+		return err
+	}
+	if p.app.NeedsDB {
+		if p.db, err = mariadb.Find(); err != nil {
+			return err
+		}
+	}
+	if p.app.Name == "wordpress" {
+		if err := wordpress.Check(); err != nil {
+			return err
+		}
+		if p.fpm.CLI == "" {
+			return fmt.Errorf("php%s (the command line PHP) is needed to install WordPress; run: phptune setup", p.fpm.Version)
+		}
+	}
+	return nil
+}
+
+// planPort is the lab's HTTP port on 127.0.0.1: --port, checked and free,
+// else a free one; a site lab's is 0 (inside the seal nginx listens on
+// 127.0.0.1:80, and the host reaches it through its unix socket).
+func planPort(opt Options) (int, error) {
+	switch {
+	case opt.Site != nil:
+		if opt.Port != 0 {
+			return 0, errors.New("--port: a site lab listens on the site's own port inside its seal and on a unix socket for this host; leave --port out")
+		}
+		return 0, nil
+	case opt.Port != 0:
+		if opt.Port < 1024 || opt.Port > 65535 {
+			return 0, fmt.Errorf("--port %d: use 1024..65535 (the lab runs unprivileged), or leave it out to pick a free one", opt.Port)
+		}
+		return opt.Port, portFree(opt.Port)
+	default:
+		return freePort()
+	}
+}
+
+// planAccounts picks the lab's account (phptune's, or --user's) and the
+// one its MariaDB runs as: the same, or for a site lab the database
+// account, which must differ from the lab's.
+func (p *plan) planAccounts(opt Options) error {
+	var err error
+	if p.acct, err = newLabAccount(opt.User, p.userDocroot(opt)); err != nil {
+		return err
+	}
+	p.dbAcct = p.acct
+	if opt.Site != nil {
+		if p.dbAcct, err = dbAccount(); err != nil {
+			return err
+		}
+		if p.dbAcct.UID == p.acct.UID {
+			return fmt.Errorf("--user %s: that is the account a site lab's MariaDB runs as; %s", p.acct.Name, pickAccount)
+		}
+	}
+	return nil
+}
+
+// planSiteFiles finds what a site lab's seal overlays and binds: the
+// app's root, the site's PHP files and code outside it, and the database
+// sockets its configuration names; what it cannot show becomes a warning.
+func (p *plan) planSiteFiles() error {
+	s := p.site
+	p.appRoot, p.siteWarnings = siteAppRoot(s, p.dir)
+	var notes []string
+	p.siteFiles, notes = sitePHPFiles(s, p.appRoot)
+	p.siteWarnings = append(p.siteWarnings, notes...)
+	p.siteDBSockets, notes = siteDBSockets(s, p.appRoot)
+	p.siteWarnings = append(p.siteWarnings, notes...)
+	code, said, notes, err := siteCode(s, p.appRoot, p.siteFiles)
+	if err != nil {
+		return err
+	}
+	p.siteFiles = append(p.siteFiles, code...)
+	p.siteCode, p.siteCodeSaid = code, said
+	p.siteWarnings = append(p.siteWarnings, notes...)
+	return nil
 }
 
 // userDocroot is the docroot the --user rule judges the account against:
