@@ -11,8 +11,28 @@ import (
 // application's password is never written (Secret); the caller escapes
 // control characters (the host wrote most of this text).
 func WriteText(w io.Writer, s *Site) {
-	v := s.Vhost
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	writeVhost(p, s)
+	writePool(p, s)
+	if s.PHP != nil {
+		writePHP(p, s.PHP)
+	}
+	writeApp(p, s)
+	if s.DB != nil {
+		writeDB(p, s.DB)
+	}
+	for _, n := range s.Notes {
+		p("note        %s", n)
+	}
+}
+
+// linef writes one line of WriteText's.
+type linef func(format string, args ...any)
+
+// writeVhost writes the web server's side: the vhost, its names, host,
+// port and listens, the other vhosts of the same names, and the docroot.
+func writeVhost(p linef, s *Site) {
+	v := s.Vhost
 	p("vhost       %s server at %s", v.Server, v.At())
 	p("names       %s", strings.Join(v.Names, " "))
 	scheme := "http"
@@ -49,83 +69,93 @@ func WriteText(w io.Writer, s *Site) {
 		}
 		p("docroot     %s%s (root at %s): %d files, %s%s, owned by %s", d.Path, real, v.RootAt, d.Files, size(d.Bytes), more, d.Owner)
 	}
+}
+
+// writePool writes the site's php-fpm pool, or why none was found.
+func writePool(p linef, s *Site) {
 	if s.Pool == nil {
 		p("pool        none: %s", s.PoolError)
-	} else {
-		pl := s.Pool
-		p("pool        %s of php-fpm master %d (%s), %s", pl.Name, pl.MasterPID, pl.MasterConf, pl.File)
-		p("  listen    %s (tied by %s)", pl.Listen, pl.Verified)
-		p("  account   user %s, group %s", orNone(pl.User), orNone(pl.Group))
-		p("  pm        %s", keyValues(pl.PM))
-		if len(pl.Overrides) > 0 {
-			p("  overrides %s", keyValues(pl.Overrides))
-		}
-		if len(pl.Env) > 0 {
-			p("  env       %s (values not shown)", strings.Join(pl.Env, ", "))
-		}
+		return
 	}
-	if c := s.PHP; c != nil {
-		p("php         %s (PHP %s)", c.Binary, c.Version)
-		p("  php.ini   %s", c.Ini)
-		p("  conf.d    %s: %d files", strings.Join(c.ScanDirs, ":"), len(c.IniFiles))
-		var keys []string
-		for k := range c.Settings {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			st := c.Settings[k]
-			p("  %-28s %s (%s)", k, st.Value, st.From)
-		}
-		if !hasPrefixKey(c.Settings, "opcache.") {
-			p("  opcache   no opcache.* setting: PHP's defaults")
-		}
-		for _, e := range c.Errors {
-			p("  not read  %s", e)
-		}
+	pl := s.Pool
+	p("pool        %s of php-fpm master %d (%s), %s", pl.Name, pl.MasterPID, pl.MasterConf, pl.File)
+	p("  listen    %s (tied by %s)", pl.Listen, pl.Verified)
+	p("  account   user %s, group %s", orNone(pl.User), orNone(pl.Group))
+	p("  pm        %s", keyValues(pl.PM))
+	if len(pl.Overrides) > 0 {
+		p("  overrides %s", keyValues(pl.Overrides))
 	}
+	if len(pl.Env) > 0 {
+		p("  env       %s (values not shown)", strings.Join(pl.Env, ", "))
+	}
+}
+
+// writePHP writes the pool's PHP: its binary, ini files and settings.
+func writePHP(p linef, c *PHPConfig) {
+	p("php         %s (PHP %s)", c.Binary, c.Version)
+	p("  php.ini   %s", c.Ini)
+	p("  conf.d    %s: %d files", strings.Join(c.ScanDirs, ":"), len(c.IniFiles))
+	var keys []string
+	for k := range c.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		st := c.Settings[k]
+		p("  %-28s %s (%s)", k, st.Value, st.From)
+	}
+	if !hasPrefixKey(c.Settings, "opcache.") {
+		p("  opcache   no opcache.* setting: PHP's defaults")
+	}
+	for _, e := range c.Errors {
+		p("  not read  %s", e)
+	}
+}
+
+// writeApp writes the application, its database settings (never the
+// password) and caches, or why it was not recognised.
+func writeApp(p linef, s *Site) {
 	if s.App == nil {
 		p("app         %s", s.AppError)
+		return
+	}
+	a := s.App
+	p("app         %s (%s)", a.Kind, a.File)
+	pw := "none"
+	if a.DB.Password.Set() {
+		pw = a.DB.Password.String()
+	}
+	p("  database  %s, user %s, password %s, host %s", orNone(a.DB.Name), orNone(a.DB.User), pw, orNone(a.DB.Host))
+	if a.TablePrefix != "" {
+		p("  prefix    %s", a.TablePrefix)
+	}
+	for _, n := range a.NotLiteral {
+		p("  not literal: %s is set by code; the lab cannot know its value", n)
+	}
+	if len(s.Caches) == 0 {
+		p("  caches    none named")
+	}
+	for _, c := range s.Caches {
+		addr := c.Addr
+		if addr == "" {
+			addr = "(default address)"
+		}
+		p("  cache     %s at %s (%s)", c.Kind, addr, c.Setting)
+	}
+}
+
+// writeDB writes the database server the app reaches and its size.
+func writeDB(p linef, d *DBTarget) {
+	p("db          reaches %s", d.Endpoint)
+	if d.Error != "" {
+		p("  server    %s", d.Error)
+		return
+	}
+	p("  server    MariaDB pid %d, socket %s, datadir %s (found by %s)", d.ServerPID, d.Socket, d.DataDir, d.How)
+	if d.SizeNote != "" {
+		p("  size      %s", d.SizeNote)
 	} else {
-		a := s.App
-		p("app         %s (%s)", a.Kind, a.File)
-		pw := "none"
-		if a.DB.Password.Set() {
-			pw = a.DB.Password.String()
-		}
-		p("  database  %s, user %s, password %s, host %s", orNone(a.DB.Name), orNone(a.DB.User), pw, orNone(a.DB.Host))
-		if a.TablePrefix != "" {
-			p("  prefix    %s", a.TablePrefix)
-		}
-		for _, n := range a.NotLiteral {
-			p("  not literal: %s is set by code; the lab cannot know its value", n)
-		}
-		if len(s.Caches) == 0 {
-			p("  caches    none named")
-		}
-		for _, c := range s.Caches {
-			addr := c.Addr
-			if addr == "" {
-				addr = "(default address)"
-			}
-			p("  cache     %s at %s (%s)", c.Kind, addr, c.Setting)
-		}
-	}
-	if d := s.DB; d != nil {
-		p("db          reaches %s", d.Endpoint)
-		if d.Error != "" {
-			p("  server    %s", d.Error)
-		} else {
-			p("  server    MariaDB pid %d, socket %s, datadir %s (found by %s)", d.ServerPID, d.Socket, d.DataDir, d.How)
-			if d.SizeNote != "" {
-				p("  size      %s", d.SizeNote)
-			} else {
-				p("  size      %s on disk in %d tables (its directory; data in a shared ibdata1 is not counted)", size(d.SizeBytes), d.Tables)
-			}
-		}
-	}
-	for _, n := range s.Notes {
-		p("note        %s", n)
+		p("  size      %s on disk in %d tables (its directory; data in a shared ibdata1 is not counted)", size(d.SizeBytes), d.Tables)
 	}
 }
 
