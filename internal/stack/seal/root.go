@@ -110,69 +110,15 @@ type Account struct {
 
 // plan is the seal's file system, built from spec.
 func plan(spec Spec) ([]step, error) {
-	var steps []step
-	for _, top := range rootTops {
-		st, err := os.Lstat(top)
-		if err != nil {
-			continue
-		}
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(top)
-			if err != nil {
-				return nil, fmt.Errorf("reading the link %s: %v", top, err)
-			}
-			steps = append(steps, step{Kind: "link", Path: top, Source: target})
-		case st.IsDir():
-			steps = append(steps, step{Kind: "bind", Path: top, Source: top, ReadOnly: true, Recursive: true, Dir: true})
-		}
-	}
-	if len(steps) == 0 || steps[0].Path != "/usr" {
-		return nil, errors.New("this host has no /usr directory; a seal carries the host's programs from /usr")
-	}
-	masks, err := socketsUnder("/usr/local")
+	steps, err := hostTreeSteps()
 	if err != nil {
 		return nil, err
 	}
-	steps = append(steps, masks...)
-
-	steps = append(steps, step{Kind: "dir", Path: "/etc", Mode: 0o755})
-	etc := generatedEtc(spec)
-	names := make([]string, 0, len(etc))
-	for name := range etc {
-		names = append(names, name)
+	etc, err := etcSteps(spec)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		steps = append(steps, step{Kind: "file", Path: "/etc/" + name, Data: etc[name], Mode: 0o644})
-	}
-	steps = append(steps, step{Kind: "link", Path: "/etc/mtab", Source: "../proc/self/mounts"})
-	for _, p := range etcAllow {
-		st, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return nil, fmt.Errorf("reading the link %s: %v", p, err)
-			}
-			steps = append(steps, step{Kind: "link", Path: p, Source: target})
-		case st.IsDir() || st.Mode().IsRegular():
-			if err := rootOwnedParents(p); err != nil {
-				continue // not root's to give: left out
-			}
-			steps = append(steps, step{Kind: "bind", Path: p, Source: p, ReadOnly: true, Dir: st.IsDir()})
-			if st.IsDir() {
-				masks, err := socketsUnder(p)
-				if err != nil {
-					return nil, err
-				}
-				steps = append(steps, masks...)
-			}
-		}
-	}
+	steps = append(steps, etc...)
 
 	steps = append(steps,
 		step{Kind: "tmpfs", Path: "/dev", Data: "mode=0755,nosuid,noexec,size=64k"},
@@ -218,6 +164,82 @@ func plan(spec Spec) ([]step, error) {
 	if o := spec.overlaid(); o != "" {
 		s := &Seal{Dir: spec.Dir}
 		steps = append(steps, step{Kind: "overlay", Path: o, Source: o, Upper: s.UpperDir(), Work: filepath.Join(s.overlayDir(), "work")})
+	}
+	return steps, nil
+}
+
+// hostTreeSteps carry the host's programs: /usr, and /bin, /sbin, /lib*
+// as links or read-only binds as the host has them, with every socket
+// under /usr/local covered.
+func hostTreeSteps() ([]step, error) {
+	var steps []step
+	for _, top := range rootTops {
+		st, err := os.Lstat(top)
+		if err != nil {
+			continue
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(top)
+			if err != nil {
+				return nil, fmt.Errorf("reading the link %s: %v", top, err)
+			}
+			steps = append(steps, step{Kind: "link", Path: top, Source: target})
+		case st.IsDir():
+			steps = append(steps, step{Kind: "bind", Path: top, Source: top, ReadOnly: true, Recursive: true, Dir: true})
+		}
+	}
+	if len(steps) == 0 || steps[0].Path != "/usr" {
+		return nil, errors.New("this host has no /usr directory; a seal carries the host's programs from /usr")
+	}
+	masks, err := socketsUnder("/usr/local")
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, masks...)
+	return steps, nil
+}
+
+// etcSteps make the seal's /etc: the generated files, the mtab link, and
+// the entries of etcAllow the host has, read-only, with every socket in
+// them covered.
+func etcSteps(spec Spec) ([]step, error) {
+	steps := []step{{Kind: "dir", Path: "/etc", Mode: 0o755}}
+	etc := generatedEtc(spec)
+	names := make([]string, 0, len(etc))
+	for name := range etc {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		steps = append(steps, step{Kind: "file", Path: "/etc/" + name, Data: etc[name], Mode: 0o644})
+	}
+	steps = append(steps, step{Kind: "link", Path: "/etc/mtab", Source: "../proc/self/mounts"})
+	for _, p := range etcAllow {
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return nil, fmt.Errorf("reading the link %s: %v", p, err)
+			}
+			steps = append(steps, step{Kind: "link", Path: p, Source: target})
+		case st.IsDir() || st.Mode().IsRegular():
+			if err := rootOwnedParents(p); err != nil {
+				continue // not root's to give: left out
+			}
+			steps = append(steps, step{Kind: "bind", Path: p, Source: p, ReadOnly: true, Dir: st.IsDir()})
+			if st.IsDir() {
+				masks, err := socketsUnder(p)
+				if err != nil {
+					return nil, err
+				}
+				steps = append(steps, masks...)
+			}
+		}
 	}
 	return steps, nil
 }
