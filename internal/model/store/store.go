@@ -553,38 +553,34 @@ func scanTrial(rows *sql.Rows) (Trial, error) {
 
 // SaveBench stores a finished bench run under b.ID, redacted.
 func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload string) error {
-	data, err := s.doc(b)
-	if err != nil {
-		return err
-	}
 	return s.saveDone(ctx, finishedRun{id: b.ID, kind: KindBench, column: "bench", started: b.StartedAt,
-		command: b.Command, app: app, workload: workload, doc: data})
+		command: b.Command, app: app, workload: workload, doc: b})
 }
 
 // SaveCapacity stores a finished capacity search under c.ID, redacted: its
 // document in the result column, kind capacity.
 func (s *DB) SaveCapacity(ctx context.Context, c *results.Capacity, app, workload string) error {
-	data, err := s.doc(c)
-	if err != nil {
-		return err
-	}
 	return s.saveDone(ctx, finishedRun{id: c.ID, kind: KindCapacity, column: "result", started: c.StartedAt,
-		command: c.Command, app: app, workload: workload, doc: data})
+		command: c.Command, app: app, workload: workload, doc: c})
 }
 
-// finishedRun is a run stored whole once it is done: its document goes in
-// column ("bench" or "result").
+// finishedRun is a run stored whole once it is done: its document, doc
+// redacted as JSON, goes in column ("bench" or "result").
 type finishedRun struct {
 	id, kind, column string
 	started          time.Time
 	command          string
 	app, workload    string
-	doc              string
+	doc              any
 }
 
 // saveDone inserts a finished run, created when it started (now if
 // unknown), with the redaction names in force.
 func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
+	doc, err := s.doc(r.doc)
+	if err != nil {
+		return err
+	}
 	names, err := s.names(nil)
 	if err != nil {
 		return err
@@ -596,7 +592,7 @@ func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
 	}
 	// column is one of two constants above, never input.
 	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, `+r.column+`, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), r.doc, names)
+		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), doc, names)
 	if err != nil {
 		return fmt.Errorf("storing %s %s: %w", r.kind, r.id, err)
 	}
