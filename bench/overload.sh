@@ -37,12 +37,8 @@ TUNE_BUDGET=${TUNE_BUDGET:-8m}
 RUNS=${RUNS:-3}
 ROUNDS=${ROUNDS:-5}
 TOPO_CONNS=${TOPO_CONNS:-500}
-OUT=${OUT:-bench/out/overload-$(date +%Y%m%d-%H%M%S)}
-BIN=bin/phptune
 
-bench_build bench/overload.sh
-bench_home
-mkdir -p "$OUT"
+bench_start overload
 
 # field FILE EXPR: a figure from a JSON result.
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }

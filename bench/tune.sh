@@ -45,12 +45,8 @@ SKIP_GRID=${SKIP_GRID:-0}
 SKIP_GRIDSPACE=${SKIP_GRIDSPACE:-0}
 SEARCH_TRIALS=${SEARCH_TRIALS:-14}
 GRID_ROUNDS=${GRID_ROUNDS:-10}
-OUT=${OUT:-bench/out/tune-$(date +%Y%m%d-%H%M%S)}
-BIN=bin/phptune
 
-bench_build bench/tune.sh
-bench_home
-mkdir -p "$OUT"
+bench_start tune
 cores=$(nproc)
 echo "bench/tune.sh: $(date -u +%FT%TZ), $cores cores, workloads: $WORKLOADS, -c $CONNS, budget $BUDGET, trials $TRIAL+$WARM, out $OUT"
 
@@ -148,23 +144,19 @@ for d in sorted(os.listdir(out)):
         if not o or not o["throughput_rps_median"] or not t.get("throughput_rps_median"):
             return "-"
         return f"{t['throughput_rps_median'] / o['throughput_rps_median']:.2f}x"
-    trials = "-"
-    try:
-        nt = searched(f"{p}/tune/result.json")
-        ng = searched(f"{p}/grid/result.json")
-        trials = f"{nt}/{ng} ({100*nt/ng:.0f}%)"
-    except Exception:
-        pass
-    gs, gst = "-", "-"
+    def trials_of(run):
+        # run's searched trials against the grid's, "-" when either is missing
+        try:
+            n, ng = searched(f"{p}/{run}/result.json"), searched(f"{p}/grid/result.json")
+            return f"{n}/{ng} ({100*n/ng:.0f}%)"
+        except Exception:
+            return "-"
+    trials = trials_of("tune")
+    gs = "-"
     g, gsr = rows.get("grid"), rows.get("tuned-gridspace")
     if g and gsr and g["throughput_rps_median"]:
         gs = f"{gsr['throughput_rps_median'] / g['throughput_rps_median']:.2f}x"
-    try:
-        n1 = searched(f"{p}/tune-gridspace/result.json")
-        n2 = searched(f"{p}/grid/result.json")
-        gst = f"{n1}/{n2} ({100*n1/n2:.0f}%)"
-    except Exception:
-        pass
+    gst = trials_of("tune-gridspace")
     cpu = sorted(x for x in cfgs.get("tuned", {}).get("php_cpu_s_per_request_by_round", []) if x > 0)
     ceiling = cores / cpu[len(cpu)//2] if cpu else 0
     share = f"{100*t['throughput_rps_median']/ceiling:.0f}%" if ceiling and t.get("throughput_rps_median") else "-"

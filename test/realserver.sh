@@ -80,22 +80,26 @@ define('DB_PASSWORD', 'site-secret');
 define('DB_HOST', 'localhost');
 $table_prefix = 'wp_';
 PHP
-cat >"$work/www/site/index.php" <<'PHP'
+# site_page NAME: the site's page NAME, which connects to the site's
+# database as WordPress's wpdb does, then runs the PHP read from stdin.
+site_page() {
+	{
+		cat <<'PHP'
 <?php
 require __DIR__ . '/wp-config.php';
 // DB_HOST as wpdb reads it: "host" or "host:/socket".
 list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
 $db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
+PHP
+		cat
+	} >"$work/www/site/$1"
+}
+site_page index.php <<'PHP'
 $n = $db->query('SELECT COUNT(*) FROM posts')->fetch_row()[0];
 $c = $db->query('SELECT COUNT(*) FROM comments')->fetch_row()[0];
 echo "<html><head><title>Production site</title></head><body>$n posts, $c comments</body></html>\n";
 PHP
-cat >"$work/www/site/comment.php" <<'PHP'
-<?php
-require __DIR__ . '/wp-config.php';
-// DB_HOST as wpdb reads it: "host" or "host:/socket".
-list($host, $socket) = array_pad(explode(':', DB_HOST, 2), 2, null);
-$db = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, 0, $socket);
+site_page comment.php <<'PHP'
 $db->query("INSERT INTO comments (body) VALUES ('a comment')");
 @file_put_contents(__DIR__ . '/uploads-' . getmypid() . '.txt', "written\n");
 echo "<html><head><title>Comment posted</title></head><body>ok</body></html>\n";

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,8 +15,8 @@ import (
 	"github.com/phptune/phptune/internal/decide/capacity"
 	"github.com/phptune/phptune/internal/model/redact"
 	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 	"github.com/phptune/phptune/internal/report"
-	"github.com/phptune/phptune/internal/stack/lab"
 	"github.com/phptune/phptune/internal/stack/labstack"
 	"github.com/phptune/phptune/internal/stack/workload"
 	"github.com/phptune/phptune/internal/traffic/load"
@@ -320,19 +319,6 @@ func fmtRate(r float64) string { return fmt.Sprintf("%g", r) }
 // saveCapacityRun stores a capacity result and writes its HTML report;
 // it returns the report's path.
 func saveCapacityRun(ctx context.Context, c *results.Capacity, app, workload, out string, names []string) (string, error) {
-	db, err := openResults(ctx, names)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	if err := db.SaveCapacity(ctx, c, app, workload); err != nil {
-		return "", err
-	}
-	if out == "" {
-		out = "phptune-report-" + c.ID + ".html"
-	}
-	if err := writeReport(out, "html", report.Run{Capacity: c, Secrets: lab.Passwords(), RedactNames: names}); err != nil {
-		return "", err
-	}
-	return filepath.Abs(out)
+	save := func(db *store.DB) error { return db.SaveCapacity(ctx, c, app, workload) }
+	return saveRun(ctx, names, save, out, c.ID, report.Run{Capacity: c})
 }

@@ -146,18 +146,27 @@ func trim(s string, n int) string {
 // its report next to the working directory; it returns the report's path.
 // names are the --redact names (the store and the report redact with them).
 func saveBenchRun(ctx context.Context, b *results.Bench, app, path, out string, names []string) (string, error) {
+	save := func(db *store.DB) error { return db.SaveBench(ctx, b, app, path) }
+	return saveRun(ctx, names, save, out, b.ID, report.Run{Bench: b})
+}
+
+// saveRun stores a run in the results database with save, then writes r,
+// its HTML report, to out (phptune-report-ID.html when ""), redacted with
+// names and the labs' passwords; it returns the report's path.
+func saveRun(ctx context.Context, names []string, save func(*store.DB) error, out, id string, r report.Run) (string, error) {
 	db, err := openResults(ctx, names)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	if err := db.SaveBench(ctx, b, app, path); err != nil {
+	if err := save(db); err != nil {
 		return "", err
 	}
 	if out == "" {
-		out = "phptune-report-" + strings.ReplaceAll(b.ID, "/", "-") + ".html"
+		out = "phptune-report-" + strings.ReplaceAll(id, "/", "-") + ".html"
 	}
-	if err := writeReport(out, "html", report.Run{Bench: b, Secrets: lab.Passwords(), RedactNames: names}); err != nil {
+	r.Secrets, r.RedactNames = lab.Passwords(), names
+	if err := writeReport(out, "html", r); err != nil {
 		return "", err
 	}
 	return filepath.Abs(out)

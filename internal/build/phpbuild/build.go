@@ -156,11 +156,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	ok := false
-	defer func() {
-		if !ok {
-			b.discard(true)
-		}
-	}()
+	defer b.discardUnless(&ok)
 	r, err := b.run(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -98,11 +98,7 @@ func BuildUnit(ctx context.Context, o UnitOptions) (*UnitResult, error) {
 		return nil, err
 	}
 	ok := false
-	defer func() {
-		if !ok {
-			b.discard(true)
-		}
-	}()
+	defer b.discardUnless(&ok)
 	if rec.Version, err = b.unpackUnit(ctx, src, o.Source); err != nil {
 		return nil, b.interrupted(ctx, err)
 	}

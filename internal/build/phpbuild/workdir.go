@@ -63,6 +63,14 @@ func (b *builder) mkWork() error {
 	return nil
 }
 
+// discardUnless discards the work tree of a build that failed: deferred
+// once mkWork made it, with *done set when the build completed.
+func (b *builder) discardUnless(done *bool) {
+	if !*done {
+		b.discard(true)
+	}
+}
+
 // discard removes the work tree of a build that did not complete, after
 // its processes are gone.
 func (b *builder) discard(failed bool) {

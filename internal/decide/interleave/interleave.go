@@ -24,15 +24,20 @@ import (
 	"github.com/phptune/phptune/internal/model/stats"
 )
 
-// Stack is a stack that can be restarted with a configuration and loaded;
-// the same methods as tune.Stack, which package labstack implements.
+// Stack is a stack that can be restarted with a configuration and loaded:
+// what a comparison runs and a tune tunes (tune.Stack is this type), which
+// package labstack implements.
 type Stack interface {
-	// Apply restarts the stack with cfg (fresh processes).
+	// Apply restarts the stack with cfg (fresh processes). If the stack
+	// fails to start, the error should carry the components' log lines: a
+	// tune records the trial as failed with it and goes on.
 	Apply(ctx context.Context, cfg knob.Config) error
 	// Measure loads the running stack with conns connections for warmup
-	// (not measured) and then d.
+	// (not measured) and then d, and returns what the generator and the
+	// observer saw.
 	Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error)
-	// Reset restores the application's state (a writing workload).
+	// Reset restores the application's state (the database) so that a
+	// writing workload starts every trial alike.
 	Reset(ctx context.Context) error
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/base/unidiff"
+	"github.com/phptune/phptune/internal/decide/interleave"
 	"github.com/phptune/phptune/internal/decide/search"
 	"github.com/phptune/phptune/internal/model/knob"
 	"github.com/phptune/phptune/internal/model/results"
@@ -25,20 +26,9 @@ import (
 	"github.com/phptune/phptune/internal/traffic/load"
 )
 
-// Stack is the stack being tuned.
-type Stack interface {
-	// Apply restarts the stack with cfg. If the stack fails to start, the
-	// error should carry the components' log lines: the trial is recorded
-	// as failed with it and the tune goes on.
-	Apply(ctx context.Context, cfg knob.Config) error
-	// Measure loads the running stack with conns connections for warmup
-	// (not measured) and then d, and returns what the generator and the
-	// observer saw.
-	Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error)
-	// Reset restores the application's state (the database) so that a
-	// writing workload starts every trial alike.
-	Reset(ctx context.Context) error
-}
+// Stack is the stack being tuned: the same as an interleaved comparison
+// runs (interleave.Stack), so that one lab serves both.
+type Stack = interleave.Stack
 
 // Phases the orchestrator adds to the strategy's.
 const (

@@ -430,51 +430,67 @@ func (s *DB) Runs(ctx context.Context) ([]Run, error) {
 }
 
 func (s *DB) runs(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench, redact, servers FROM runs `+where, args...)
+	return query(ctx, s.db, scanRun, `SELECT id, kind, created_at, updated_at, status, command, app, workload, options, result, bench, redact, servers FROM runs `+where, args...)
+}
+
+func scanRun(rows *sql.Rows) (Run, error) {
+	var r Run
+	var created, updated, opts, names string
+	var result, bench, servers sql.NullString
+	if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench, &names, &servers); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal([]byte(names), &r.Redact); err != nil {
+		return r, fmt.Errorf("run %s: stored --redact names: %w", r.ID, err)
+	}
+	r.CreatedAt, _ = time.Parse(timeFormat, created)
+	r.UpdatedAt, _ = time.Parse(timeFormat, updated)
+	r.Options = json.RawMessage(opts)
+	var err error
+	if r.Kind == KindCapacity {
+		if r.Capacity, err = nullDoc[results.Capacity](result); err != nil {
+			return r, fmt.Errorf("run %s: stored capacity result: %w", r.ID, err)
+		}
+	} else if r.Result, err = nullDoc[results.Tune](result); err != nil {
+		return r, fmt.Errorf("run %s: stored result: %w", r.ID, err)
+	}
+	if r.Bench, err = nullDoc[results.Bench](bench); err != nil {
+		return r, fmt.Errorf("run %s: stored bench: %w", r.ID, err)
+	}
+	if r.Servers, err = nullDoc[results.Servers](servers); err != nil {
+		return r, fmt.Errorf("run %s: stored servers comparison: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// query runs q and returns its rows, each read by scan, in order.
+func query[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Run
+	var out []T
 	for rows.Next() {
-		var r Run
-		var created, updated, opts, names string
-		var result, bench, servers sql.NullString
-		if err := rows.Scan(&r.ID, &r.Kind, &created, &updated, &r.Status, &r.Command, &r.App, &r.Workload, &opts, &result, &bench, &names, &servers); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(names), &r.Redact); err != nil {
-			return nil, fmt.Errorf("run %s: stored --redact names: %w", r.ID, err)
-		}
-		r.CreatedAt, _ = time.Parse(timeFormat, created)
-		r.UpdatedAt, _ = time.Parse(timeFormat, updated)
-		r.Options = json.RawMessage(opts)
-		if result.Valid && r.Kind == KindCapacity {
-			r.Capacity = &results.Capacity{}
-			if err := json.Unmarshal([]byte(result.String), r.Capacity); err != nil {
-				return nil, fmt.Errorf("run %s: stored capacity result: %w", r.ID, err)
-			}
-		} else if result.Valid {
-			r.Result = &results.Tune{}
-			if err := json.Unmarshal([]byte(result.String), r.Result); err != nil {
-				return nil, fmt.Errorf("run %s: stored result: %w", r.ID, err)
-			}
-		}
-		if bench.Valid {
-			r.Bench = &results.Bench{}
-			if err := json.Unmarshal([]byte(bench.String), r.Bench); err != nil {
-				return nil, fmt.Errorf("run %s: stored bench: %w", r.ID, err)
-			}
-		}
-		if servers.Valid {
-			r.Servers = &results.Servers{}
-			if err := json.Unmarshal([]byte(servers.String), r.Servers); err != nil {
-				return nil, fmt.Errorf("run %s: stored servers comparison: %w", r.ID, err)
-			}
-		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// nullDoc decodes a stored JSON document, nil for NULL.
+func nullDoc[T any](doc sql.NullString) (*T, error) {
+	if !doc.Valid {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal([]byte(doc.String), v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // SaveTrial stores a finished trial (replacing one with the same number,
@@ -512,70 +528,59 @@ func (s *DB) SaveTrial(ctx context.Context, runID string, t Trial) error {
 
 // Trials returns a run's trials in order.
 func (s *DB) Trials(ctx context.Context, runID string) ([]Trial, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT n, key, phase, label, connections, status, config, fail_reason, log, bench, started_at, finished_at
+	return query(ctx, s.db, scanTrial, `SELECT n, key, phase, label, connections, status, config, fail_reason, log, bench, started_at, finished_at
 		FROM trials WHERE run_id = ? ORDER BY n`, runID)
-	if err != nil {
-		return nil, err
+}
+
+func scanTrial(rows *sql.Rows) (Trial, error) {
+	var t Trial
+	var cfg, started, finished string
+	var bench sql.NullString
+	if err := rows.Scan(&t.N, &t.Key, &t.Phase, &t.Label, &t.Connections, &t.Status, &cfg, &t.FailReason, &t.Log, &bench, &started, &finished); err != nil {
+		return t, err
 	}
-	defer rows.Close()
-	var out []Trial
-	for rows.Next() {
-		var t Trial
-		var cfg, started, finished string
-		var bench sql.NullString
-		if err := rows.Scan(&t.N, &t.Key, &t.Phase, &t.Label, &t.Connections, &t.Status, &cfg, &t.FailReason, &t.Log, &bench, &started, &finished); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(cfg), &t.Config); err != nil {
-			return nil, fmt.Errorf("trial %d: config: %w", t.N, err)
-		}
-		if bench.Valid {
-			t.Bench = &results.Bench{}
-			if err := json.Unmarshal([]byte(bench.String), t.Bench); err != nil {
-				return nil, fmt.Errorf("trial %d: bench: %w", t.N, err)
-			}
-		}
-		t.StartedAt, _ = time.Parse(timeFormat, started)
-		t.FinishedAt, _ = time.Parse(timeFormat, finished)
-		out = append(out, t)
+	if err := json.Unmarshal([]byte(cfg), &t.Config); err != nil {
+		return t, fmt.Errorf("trial %d: config: %w", t.N, err)
 	}
-	return out, rows.Err()
+	var err error
+	if t.Bench, err = nullDoc[results.Bench](bench); err != nil {
+		return t, fmt.Errorf("trial %d: bench: %w", t.N, err)
+	}
+	t.StartedAt, _ = time.Parse(timeFormat, started)
+	t.FinishedAt, _ = time.Parse(timeFormat, finished)
+	return t, nil
 }
 
 // SaveBench stores a finished bench run under b.ID, redacted.
 func (s *DB) SaveBench(ctx context.Context, b *results.Bench, app, workload string) error {
-	data, err := s.doc(b)
-	if err != nil {
-		return err
-	}
 	return s.saveDone(ctx, finishedRun{id: b.ID, kind: KindBench, column: "bench", started: b.StartedAt,
-		command: b.Command, app: app, workload: workload, doc: data})
+		command: b.Command, app: app, workload: workload, doc: b})
 }
 
 // SaveCapacity stores a finished capacity search under c.ID, redacted: its
 // document in the result column, kind capacity.
 func (s *DB) SaveCapacity(ctx context.Context, c *results.Capacity, app, workload string) error {
-	data, err := s.doc(c)
-	if err != nil {
-		return err
-	}
 	return s.saveDone(ctx, finishedRun{id: c.ID, kind: KindCapacity, column: "result", started: c.StartedAt,
-		command: c.Command, app: app, workload: workload, doc: data})
+		command: c.Command, app: app, workload: workload, doc: c})
 }
 
-// finishedRun is a run stored whole once it is done: its document goes in
-// column ("bench" or "result").
+// finishedRun is a run stored whole once it is done: its document, doc
+// redacted as JSON, goes in column ("bench" or "result").
 type finishedRun struct {
 	id, kind, column string
 	started          time.Time
 	command          string
 	app, workload    string
-	doc              string
+	doc              any
 }
 
 // saveDone inserts a finished run, created when it started (now if
 // unknown), with the redaction names in force.
 func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
+	doc, err := s.doc(r.doc)
+	if err != nil {
+		return err
+	}
 	names, err := s.names(nil)
 	if err != nil {
 		return err
@@ -587,7 +592,7 @@ func (s *DB) saveDone(ctx context.Context, r finishedRun) error {
 	}
 	// column is one of two constants above, never input.
 	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, kind, created_at, updated_at, status, command, app, workload, `+r.column+`, redact) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), r.doc, names)
+		r.id, r.kind, created, now, StatusDone, s.text(r.command), r.app, s.text(r.workload), doc, names)
 	if err != nil {
 		return fmt.Errorf("storing %s %s: %w", r.kind, r.id, err)
 	}

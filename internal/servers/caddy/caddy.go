@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/base/confpath"
 	"github.com/phptune/phptune/internal/base/distrobin"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 )
 
 // Find returns the path of the caddy binary or says how to install it.
@@ -25,30 +26,17 @@ func Find() (string, error) {
 	return distrobin.Find("/usr/bin/caddy", "apt-get install caddy, then disable its service: phptune needs only the binary")
 }
 
-// Site describes what Caddy serves.
+// Site describes what Caddy serves: no more than every server in front of
+// php-fpm has. Its FrontController, when set ("/index.php"), receives every
+// request for a path that is not a file (php_fastcgi's default try_files);
+// without it a missing script is php-fpm's 404.
 type Site struct {
-	ErrorLog  string // Caddy's own log
-	AccessLog string
-	Listen    string // 127.0.0.1:PORT
-	DocRoot   string
-	// FastCGI is php-fpm's address: "unix:/path" or "127.0.0.1:9000".
-	FastCGI string
-	// FrontController, when set ("/index.php"), receives every request for
-	// a path that is not a file (php_fastcgi's default try_files), as
-	// WordPress's pretty permalinks need; without it a missing script is
-	// php-fpm's 404.
-	FrontController string
-	// FPMStatusPath and FPMPingPath are passed to php-fpm (loopback only).
-	FPMStatusPath string
-	FPMPingPath   string
+	fpmfront.Site
 }
 
 // Check reports the first path or address of s that a Caddyfile cannot
 // carry, so that a caller can refuse it before anything starts.
-func (s Site) Check() error {
-	_, err := render(knob.Defaults(), s)
-	return err
-}
+func (s Site) Check() error { return fpmfront.Check(render, s) }
 
 // Render returns the Caddyfile for site with cfg's Caddy knobs. A site the
 // file cannot carry renders as a refusal instead: an import of a file

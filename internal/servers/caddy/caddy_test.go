@@ -10,15 +10,16 @@ import (
 
 	"github.com/phptune/phptune/internal/base/configtest"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 func site(dir string) Site {
-	return Site{
+	return Site{fpmfront.Site{
 		ErrorLog: dir + "/log/caddy-error.log", AccessLog: dir + "/log/caddy-access.log",
 		Listen: "127.0.0.1:8080", DocRoot: dir + "/www", FastCGI: "unix:" + dir + "/fpm/php-fpm.sock",
 		FPMStatusPath: "/fpm-status", FPMPingPath: "/fpm-ping",
-	}
+	}}
 }
 
 func config(t *testing.T, set ...string) knob.Config {

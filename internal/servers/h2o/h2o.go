@@ -16,6 +16,7 @@ import (
 	"github.com/phptune/phptune/internal/base/confpath"
 	"github.com/phptune/phptune/internal/base/distrobin"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 )
 
 // Find returns the path of the h2o binary or says how to install it.
@@ -23,34 +24,22 @@ func Find() (string, error) {
 	return distrobin.Find("/usr/bin/h2o", "apt-get install h2o, then disable its service: phptune needs only the binary")
 }
 
-// Site describes what h2o serves.
+// Site describes what h2o serves. Its FrontController, when set
+// ("/index.php"), receives every request for a path that is not a file: an
+// internal redirect to /index.php/PATH, h2o's way for WordPress
+// (REQUEST_URI stays the original).
 type Site struct {
-	PidFile   string
-	ErrorLog  string
-	AccessLog string
+	fpmfront.Site
+	PidFile string
 	// TempDir holds request bodies h2o buffers to disk (temp-buffer-path).
 	TempDir string
-	Listen  string // 127.0.0.1:PORT
-	DocRoot string
-	// FastCGI is php-fpm's address: "unix:/path" or "127.0.0.1:9000".
-	FastCGI string
-	// FrontController, when set ("/index.php"), receives every request for
-	// a path that is not a file: an internal redirect to /index.php/PATH,
-	// h2o's way for WordPress (REQUEST_URI stays the original).
-	FrontController string
 	// StatusPath is h2o's status handler (its JSON at StatusPath/json).
 	StatusPath string
-	// FPMStatusPath and FPMPingPath are passed to php-fpm.
-	FPMStatusPath string
-	FPMPingPath   string
 }
 
 // Check reports the first path or address of s that h2o.conf cannot
 // carry, so that a caller can refuse it before anything starts.
-func (s Site) Check() error {
-	_, err := render(knob.Defaults(), s)
-	return err
-}
+func (s Site) Check() error { return fpmfront.Check(render, s) }
 
 // Render returns h2o.conf for site with cfg's h2o knobs. A site the file
 // cannot carry renders as a refusal instead: a directive named by the

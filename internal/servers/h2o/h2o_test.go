@@ -10,14 +10,18 @@ import (
 
 	"github.com/phptune/phptune/internal/base/configtest"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 func site(dir string) Site {
 	return Site{
-		PidFile: dir + "/run/h2o.pid", ErrorLog: dir + "/log/h2o-error.log", AccessLog: dir + "/log/h2o-access.log", TempDir: dir + "/tmp",
-		Listen: "127.0.0.1:8080", DocRoot: dir + "/www", FastCGI: "unix:" + dir + "/fpm/php-fpm.sock",
-		StatusPath: "/server-status", FPMStatusPath: "/fpm-status", FPMPingPath: "/fpm-ping",
+		Site: fpmfront.Site{
+			ErrorLog: dir + "/log/h2o-error.log", AccessLog: dir + "/log/h2o-access.log",
+			Listen: "127.0.0.1:8080", DocRoot: dir + "/www", FastCGI: "unix:" + dir + "/fpm/php-fpm.sock",
+			FPMStatusPath: "/fpm-status", FPMPingPath: "/fpm-ping",
+		},
+		PidFile: dir + "/run/h2o.pid", TempDir: dir + "/tmp", StatusPath: "/server-status",
 	}
 }
 

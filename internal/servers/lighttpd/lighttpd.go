@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/base/confpath"
 	"github.com/phptune/phptune/internal/base/distrobin"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 )
 
 // ModulesDir is where Debian's lighttpd installs the modules it does not
@@ -32,36 +33,23 @@ func Find() (string, error) {
 	return distrobin.Find("/usr/sbin/lighttpd", "apt-get install lighttpd, then disable its service: phptune needs only the binary")
 }
 
-// Site describes what lighttpd serves.
+// Site describes what lighttpd serves. Its FrontController, when set
+// (e.g. "/index.php"), receives every request for a path that is not a
+// file (url.rewrite-if-not-file); REQUEST_URI stays the original.
 type Site struct {
-	PidFile   string
-	ErrorLog  string
-	AccessLog string
+	fpmfront.Site
+	PidFile string
 	// UploadDir holds request bodies lighttpd buffers to disk.
 	UploadDir string
-	Listen    string // 127.0.0.1:PORT
-	DocRoot   string
-	// FastCGI is php-fpm's address: "unix:/path" or "127.0.0.1:9000".
-	FastCGI string
-	// FrontController, when set (e.g. "/index.php"), receives every request
-	// for a path that is not a file (url.rewrite-if-not-file), as
-	// WordPress's pretty permalinks need; REQUEST_URI stays the original.
-	FrontController string
 	// StatusPath is mod_status's page, StatisticsPath its counters
 	// (mod_fastcgi's among them); loopback only.
 	StatusPath     string
 	StatisticsPath string
-	// FPMStatusPath and FPMPingPath are passed to php-fpm (loopback only).
-	FPMStatusPath string
-	FPMPingPath   string
 }
 
 // Check reports the first path or address of s that lighttpd.conf
 // cannot carry, so that a caller can refuse it before anything starts.
-func (s Site) Check() error {
-	_, err := render(knob.Defaults(), s)
-	return err
-}
+func (s Site) Check() error { return fpmfront.Check(render, s) }
 
 // Render returns lighttpd.conf for site with cfg's lighttpd knobs. Every
 // path is a quoted string. A site the file cannot carry renders as a

@@ -9,14 +9,19 @@ import (
 
 	"github.com/phptune/phptune/internal/base/configtest"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 	"github.com/phptune/phptune/internal/testkit/goldentest"
 )
 
 func site(dir string) Site {
 	return Site{
-		PidFile: dir + "/run/lighttpd.pid", ErrorLog: dir + "/log/lighttpd-error.log", AccessLog: dir + "/log/lighttpd-access.log",
-		UploadDir: dir + "/tmp", Listen: "127.0.0.1:8080", DocRoot: dir + "/www", FastCGI: "unix:" + dir + "/fpm/php-fpm.sock",
-		StatusPath: "/server-status", StatisticsPath: "/server-statistics", FPMStatusPath: "/fpm-status", FPMPingPath: "/fpm-ping",
+		Site: fpmfront.Site{
+			ErrorLog: dir + "/log/lighttpd-error.log", AccessLog: dir + "/log/lighttpd-access.log",
+			Listen: "127.0.0.1:8080", DocRoot: dir + "/www", FastCGI: "unix:" + dir + "/fpm/php-fpm.sock",
+			FPMStatusPath: "/fpm-status", FPMPingPath: "/fpm-ping",
+		},
+		PidFile: dir + "/run/lighttpd.pid", UploadDir: dir + "/tmp",
+		StatusPath: "/server-status", StatisticsPath: "/server-statistics",
 	}
 }
 

@@ -158,6 +158,28 @@ func (s *settings) get(name string, notLiteral *[]string) (string, bool) {
 	return v.text, true
 }
 
+// dbSettings name the settings that hold an app's database connection.
+type dbSettings struct{ Driver, Name, User, Password, Host, Port, Socket string }
+
+// readDB reads into db the literal settings k names, in that order, and
+// names those that are computed in notLiteral. db.Host keeps the default
+// it was given when its setting is not a literal.
+func (s *settings) readDB(db *Database, k dbSettings, notLiteral *[]string) {
+	db.Driver, _ = s.get(k.Driver, notLiteral)
+	db.Name, _ = s.get(k.Name, notLiteral)
+	db.User, _ = s.get(k.User, notLiteral)
+	if p, ok := s.get(k.Password, notLiteral); ok {
+		db.Password = NewSecret(p)
+	}
+	if h, ok := s.get(k.Host, notLiteral); ok {
+		db.Host = h
+	}
+	if p, ok := s.get(k.Port, notLiteral); ok {
+		db.Port = atoiOr0(p)
+	}
+	db.Socket, _ = s.get(k.Socket, notLiteral)
+}
+
 func appendOnce(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {

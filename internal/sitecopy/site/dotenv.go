@@ -36,20 +36,9 @@ func ParseDotEnv(file string, src []byte) (*App, error) {
 	}
 	a := &App{Kind: "laravel", File: file}
 	nl := &a.NotLiteral
-	a.DB.Driver, _ = s.get("DB_CONNECTION", nl)
-	a.DB.Name, _ = s.get("DB_DATABASE", nl)
-	a.DB.User, _ = s.get("DB_USERNAME", nl)
-	if p, ok := s.get("DB_PASSWORD", nl); ok {
-		a.DB.Password = NewSecret(p)
-	}
 	a.DB.Host = "127.0.0.1"
-	if h, ok := s.get("DB_HOST", nl); ok {
-		a.DB.Host = h
-	}
-	if p, ok := s.get("DB_PORT", nl); ok {
-		a.DB.Port = atoiOr0(p)
-	}
-	a.DB.Socket, _ = s.get("DB_SOCKET", nl)
+	s.readDB(&a.DB, dbSettings{Driver: "DB_CONNECTION", Name: "DB_DATABASE", User: "DB_USERNAME", Password: "DB_PASSWORD",
+		Host: "DB_HOST", Port: "DB_PORT", Socket: "DB_SOCKET"}, nl)
 	used := map[string]bool{"DB_CONNECTION": true, "DB_DATABASE": true, "DB_USERNAME": true, "DB_PASSWORD": true,
 		"DB_HOST": true, "DB_PORT": true, "DB_SOCKET": true}
 	// Redis: named by a driver that uses it, or by REDIS_HOST.

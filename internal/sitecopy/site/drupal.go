@@ -41,17 +41,8 @@ func ParseDrupalSettings(file string, src []byte) (*App, error) {
 	}
 	a := &App{Kind: "drupal", File: file}
 	nl := &a.NotLiteral
-	a.DB.Driver, _ = s.get("driver", nl)
-	a.DB.Name, _ = s.get("database", nl)
-	a.DB.User, _ = s.get("username", nl)
-	if p, ok := s.get("password", nl); ok {
-		a.DB.Password = NewSecret(p)
-	}
-	a.DB.Host, _ = s.get("host", nl)
-	if p, ok := s.get("port", nl); ok {
-		a.DB.Port = atoiOr0(p)
-	}
-	a.DB.Socket, _ = s.get("unix_socket", nl)
+	s.readDB(&a.DB, dbSettings{Driver: "driver", Name: "database", User: "username", Password: "password",
+		Host: "host", Port: "port", Socket: "unix_socket"}, nl)
 	a.TablePrefix, _ = s.get("prefix", nl)
 	if h, ok := s.get("redis.host", nl); ok && h != "" {
 		port, _ := s.get("redis.port", nl)

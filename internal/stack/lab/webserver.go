@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/model/knob"
 	"github.com/phptune/phptune/internal/servers/apache"
 	"github.com/phptune/phptune/internal/servers/caddy"
+	"github.com/phptune/phptune/internal/servers/fpmfront"
 	"github.com/phptune/phptune/internal/servers/h2o"
 	"github.com/phptune/phptune/internal/servers/lighttpd"
 	"github.com/phptune/phptune/internal/servers/nginx"
@@ -251,9 +252,9 @@ func (lighttpdServer) env(*Lab) []string  { return lighttpd.Env() }
 func lighttpdSite(dir, docroot, fpmPass, front string) lighttpd.Site {
 	y := layout{dir}
 	return lighttpd.Site{
-		PidFile: y.p("run", "lighttpd.pid"), ErrorLog: y.p("log", "lighttpd-error.log"), AccessLog: y.p("log", "lighttpd-access.log"),
-		UploadDir: y.p("tmp"), Listen: "127.0.0.1:1", DocRoot: docroot, FastCGI: fpmPass, FrontController: front,
-		StatusPath: lighttpdStatusPath, StatisticsPath: LighttpdStatisticsPath, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
+		Site:    frontSite(y.p("log", "lighttpd-error.log"), y.p("log", "lighttpd-access.log"), docroot, fpmPass, front),
+		PidFile: y.p("run", "lighttpd.pid"), UploadDir: y.p("tmp"),
+		StatusPath: lighttpdStatusPath, StatisticsPath: LighttpdStatisticsPath,
 	}
 }
 
@@ -269,12 +270,29 @@ func (lighttpdServer) testArgs(l *Lab) []string {
 }
 
 func (lighttpdServer) checkSite(dir, docroot string) error {
-	if err := lighttpdSite(dir, filepath.Join(dir, "www"), "unix:"+layout{dir}.fpmSocket(), "").Check(); err != nil {
+	return checkFrontSite(lighttpdSite, knob.LighttpdFPM, dir, docroot)
+}
+
+// frontSite is what a lab's Caddy, h2o or lighttpd site shares with the
+// others: its logs, php-fpm's address and paths, a placeholder address
+// (render puts the lab's in its place).
+func frontSite(errorLog, accessLog, docroot, fpmPass, front string) fpmfront.Site {
+	return fpmfront.Site{
+		ErrorLog: errorLog, AccessLog: accessLog, Listen: "127.0.0.1:1", DocRoot: docroot,
+		FastCGI: fpmPass, FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
+	}
+}
+
+// checkFrontSite is checkSite for Caddy, h2o or lighttpd, whose site a lab
+// builds with site: it refuses a lab directory, then a user's docroot, that
+// server's file could not carry.
+func checkFrontSite[S interface{ Check() error }](site func(dir, docroot, fpmPass, front string) S, server, dir, docroot string) error {
+	if err := site(dir, filepath.Join(dir, "www"), "unix:"+layout{dir}.fpmSocket(), "").Check(); err != nil {
 		return err
 	}
 	if docroot != "" {
-		if err := lighttpdSite("/", docroot, "127.0.0.1:1", "").Check(); err != nil {
-			return docrootError(err, knob.LighttpdFPM)
+		if err := site("/", docroot, "127.0.0.1:1", "").Check(); err != nil {
+			return docrootError(err, server)
 		}
 	}
 	return nil
@@ -293,10 +311,7 @@ func (caddyServer) env(l *Lab) []string {
 
 func caddySite(dir, docroot, fpmPass, front string) caddy.Site {
 	y := layout{dir}
-	return caddy.Site{
-		ErrorLog: y.p("log", "caddy.log"), AccessLog: y.p("log", "caddy-access.log"), Listen: "127.0.0.1:1",
-		DocRoot: docroot, FastCGI: fpmPass, FrontController: front, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
-	}
+	return caddy.Site{Site: frontSite(y.p("log", "caddy.log"), y.p("log", "caddy-access.log"), docroot, fpmPass, front)}
 }
 
 func (caddyServer) render(l *Lab, fpmPass, front string) string {
@@ -309,15 +324,7 @@ func (caddyServer) args(l *Lab) []string     { return caddy.Args(layout{l.Dir}.p
 func (caddyServer) testArgs(l *Lab) []string { return caddy.TestArgs(layout{l.Dir}.p("Caddyfile")) }
 
 func (caddyServer) checkSite(dir, docroot string) error {
-	if err := caddySite(dir, filepath.Join(dir, "www"), "unix:"+layout{dir}.fpmSocket(), "").Check(); err != nil {
-		return err
-	}
-	if docroot != "" {
-		if err := caddySite("/", docroot, "127.0.0.1:1", "").Check(); err != nil {
-			return docrootError(err, knob.CaddyFPM)
-		}
-	}
-	return nil
+	return checkFrontSite(caddySite, knob.CaddyFPM, dir, docroot)
 }
 
 // h2oServer is Debian's h2o in front of php-fpm.
@@ -334,9 +341,8 @@ func (h2oServer) env(*Lab) []string  { return h2o.Env() }
 func h2oSite(dir, docroot, fpmPass, front string) h2o.Site {
 	y := layout{dir}
 	return h2o.Site{
-		PidFile: y.p("run", "h2o.pid"), ErrorLog: y.p("log", "h2o-error.log"), AccessLog: y.p("log", "h2o-access.log"),
-		TempDir: y.p("tmp"), Listen: "127.0.0.1:1", DocRoot: docroot, FastCGI: fpmPass, FrontController: front,
-		StatusPath: h2oStatusPath, FPMStatusPath: fpmStatusPath, FPMPingPath: fpmPingPath,
+		Site:    frontSite(y.p("log", "h2o-error.log"), y.p("log", "h2o-access.log"), docroot, fpmPass, front),
+		PidFile: y.p("run", "h2o.pid"), TempDir: y.p("tmp"), StatusPath: h2oStatusPath,
 	}
 }
 
@@ -350,15 +356,7 @@ func (h2oServer) args(l *Lab) []string     { return h2o.Args(layout{l.Dir}.p("h2
 func (h2oServer) testArgs(l *Lab) []string { return h2o.TestArgs(layout{l.Dir}.p("h2o.conf")) }
 
 func (h2oServer) checkSite(dir, docroot string) error {
-	if err := h2oSite(dir, filepath.Join(dir, "www"), "unix:"+layout{dir}.fpmSocket(), "").Check(); err != nil {
-		return err
-	}
-	if docroot != "" {
-		if err := h2oSite("/", docroot, "127.0.0.1:1", "").Check(); err != nil {
-			return docrootError(err, knob.H2OFPM)
-		}
-	}
-	return nil
+	return checkFrontSite(h2oSite, knob.H2OFPM, dir, docroot)
 }
 
 // startWeb starts the lab's web server and waits until its port accepts

@@ -205,19 +205,11 @@ func (p *Parser) headBytes(c []byte) error {
 		max = DefaultMaxHead
 	}
 	prev := len(p.head)
-	room := max - prev
-	take := c
-	if len(take) > room {
-		take = take[:room]
-	}
-	p.head = append(p.head, take...)
-	from := prev - 3
-	if from < 0 {
-		from = 0
-	}
+	var from, took int
+	p.head, from, took = httpwire.AppendHead(p.head, c, max)
 	end, next := headEnd(p.head, from)
 	if end < 0 {
-		if len(c) > room {
+		if took < len(c) {
 			return protoErr("CGI response head longer than %d bytes without a blank line", max)
 		}
 		return nil

@@ -211,24 +211,30 @@ func (p *Parser) feedHead(b []byte) (int, error) {
 		}
 		p.Status, p.ContentLength, p.Chunked, p.Close = 0, -1, false, false
 	}
-	take := b
-	if len(take) > room {
-		take = take[:room]
-	}
-	p.head = append(p.head, take...)
-	from := prev - 3
-	if from < 0 {
-		from = 0
-	}
+	var from, took int
+	p.head, from, took = AppendHead(p.head, b, max)
 	next := headEnd(p.head, from)
 	if next < 0 {
-		if len(b) > room {
-			return len(take), protoErr("response head longer than %d bytes", max)
+		if took < len(b) {
+			return took, protoErr("response head longer than %d bytes", max)
 		}
-		return len(take), nil
+		return took, nil
 	}
 	_, err := p.scanHead(p.head[:next])
 	return next - prev, p.headParsed(err)
+}
+
+// AppendHead appends to head, a head being read in pieces, what of b fits
+// in limit bytes in all. It returns the head, where to look for the blank
+// line that ends it (three bytes before what b added: a "\r\n\r\n" may
+// straddle two pieces) and how many of b's bytes it took; fewer than
+// len(b) means the head is full.
+func AppendHead(head, b []byte, limit int) (out []byte, from, took int) {
+	prev := len(head)
+	if room := limit - prev; len(b) > room {
+		b = b[:room]
+	}
+	return append(head, b...), max(prev-3, 0), len(b)
 }
 
 // headParsed moves on once a head is parsed (err is scanHead's).

@@ -93,34 +93,13 @@ func kubernetesYAML(lf Locustfile, o ExportOptions, run, image string, names []s
 	}
 	// Each credential read from the Secret phptune-locust.
 	env := envList(names, "          env:\n", "            - name: %[1]s\n              valueFrom:\n                secretKeyRef:\n                  name: phptune-locust\n                  key: %[1]s\n")
-	fmt.Fprintf(&k, `---
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: phptune-locust-master
-  labels: {app: phptune-locust, role: master}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: phptune-locust, role: master}
-  template:
-    metadata:
-      labels: {app: phptune-locust, role: master}
-    spec:
-      containers:
-        - name: master
-          image: %s
-          args: ["-f", "/locust/locustfile.py", "--master", "--headless", "-u", "%d", "-t", "%s", "--host", %q,
+	k.WriteString(deployment("master", 1, image, fmt.Sprintf(`          args: ["-f", "/locust/locustfile.py", "--master", "--headless", "-u", "%d", "-t", "%s", "--host", %q,
                  "--expect-workers", "%d", "--expect-workers-max-wait", "300", "--json"]
           ports:
             - {name: master, containerPort: 5557}
             - {name: web, containerPort: 8089}
-%s          volumeMounts:
-            - {name: locustfile, mountPath: /locust}
-      volumes:
-        - name: locustfile
-          configMap: {name: phptune-locustfile}
----
+`, o.Users, run, o.Host, o.Replicas), env))
+	k.WriteString(`---
 apiVersion: v1
 kind: Service
 metadata:
@@ -130,31 +109,40 @@ spec:
   ports:
     - {name: master, port: 5557, targetPort: 5557}
     - {name: web, port: 8089, targetPort: 8089}
----
+`)
+	k.WriteString(deployment("worker", o.Replicas, image, `          args: ["-f", "/locust/locustfile.py", "--worker", "--master-host", "phptune-locust-master", "--master-port", "5557"]
+`, env))
+	return k.Bytes()
+}
+
+// deployment is the Deployment of Locust's role (master or worker):
+// replicas pods of image with the locustfile's ConfigMap mounted; container
+// is the container's lines after its image (args, ports), env its
+// credentials.
+func deployment(role string, replicas int, image, container, env string) string {
+	return fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: phptune-locust-worker
-  labels: {app: phptune-locust, role: worker}
+  name: phptune-locust-%[1]s
+  labels: {app: phptune-locust, role: %[1]s}
 spec:
-  replicas: %d
+  replicas: %[2]d
   selector:
-    matchLabels: {app: phptune-locust, role: worker}
+    matchLabels: {app: phptune-locust, role: %[1]s}
   template:
     metadata:
-      labels: {app: phptune-locust, role: worker}
+      labels: {app: phptune-locust, role: %[1]s}
     spec:
       containers:
-        - name: worker
-          image: %s
-          args: ["-f", "/locust/locustfile.py", "--worker", "--master-host", "phptune-locust-master", "--master-port", "5557"]
-%s          volumeMounts:
+        - name: %[1]s
+          image: %[3]s
+%[4]s%[5]s          volumeMounts:
             - {name: locustfile, mountPath: /locust}
       volumes:
         - name: locustfile
           configMap: {name: phptune-locustfile}
-`, image, o.Users, run, o.Host, o.Replicas, env, o.Replicas, image, env)
-	return k.Bytes()
+`, role, replicas, image, container, env)
 }
 
 // composeYAML is Docker Compose's master and worker services, the

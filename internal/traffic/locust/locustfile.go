@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -112,7 +112,7 @@ func Generate(w Workload) (Locustfile, error) {
 			path = secret(fmt.Sprintf("path of request %d (its query holds a credential)", n), r.Path)
 		}
 		var hdrs []string
-		for _, name := range sortedNames(r.Header) {
+		for _, name := range slices.Sorted(maps.Keys(r.Header)) {
 			for _, v := range r.Header[name] {
 				val := pyStr(v)
 				if redact.IsSecretName(name, w.Redact) || redact.Header(name+": "+v, w.Redact) != name+": "+v {
@@ -156,15 +156,6 @@ func validMethod(m string) bool {
 		}
 	}
 	return m != ""
-}
-
-func sortedNames(h http.Header) []string {
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // pyStr is s as a Python string literal.

@@ -37,47 +37,37 @@ const MaxBody = 256 << 10
 // write, or a repeated key is an error.
 func Parse(b []byte) (*results.ApacheStatus, error) {
 	var st results.ApacheStatus
-	ints := map[string]*int64{
-		"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
-		"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
+	page := statuspage.AutoPage{
+		Limit: MaxBody,
+		Counts: map[string]*int64{
+			"BusyWorkers": &st.BusyWorkers, "IdleWorkers": &st.IdleWorkers, "Total Accesses": &st.TotalAccesses,
+			"Processes": &st.Processes, "ConnsTotal": &st.ConnsTotal, "ConnsAsyncKeepAlive": &st.ConnsAsyncKeepAlive,
+		},
+		Other: map[string]func(string) error{
+			"Scoreboard": func(v string) error { return scoreboard(&st, v) },
+			"ReqPerSec": func(v string) error {
+				// Apache prints C's %g: ".5", "12.5", "1.2e+03".
+				rate, err := strconv.ParseFloat(v, 64)
+				if err != nil || rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate) {
+					return fmt.Errorf("%w: ReqPerSec %.40q is not a rate", ErrNotStatus, v)
+				}
+				st.ReqPerSec = rate
+				return nil
+			},
+			"ServerMPM": func(v string) error {
+				if len(v) > 32 {
+					return fmt.Errorf("%w: ServerMPM %.40q", ErrNotStatus, v)
+				}
+				st.MPM = v
+				return nil
+			},
+		},
+		Required:  []string{"BusyWorkers", "IdleWorkers", "Scoreboard"},
+		NotStatus: ErrNotStatus,
+		Handler:   "mod_status's handler",
 	}
-	known := func(k string) bool {
-		_, isInt := ints[k]
-		return isInt || k == "Scoreboard" || k == "ReqPerSec" || k == "ServerMPM"
-	}
-	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
-	if err != nil {
+	if err := page.Parse(b); err != nil {
 		return nil, err
-	}
-	for _, f := range fields {
-		key, value := f.Key, f.Value
-		switch key {
-		case "Scoreboard":
-			if err := scoreboard(&st, value); err != nil {
-				return nil, err
-			}
-		case "ReqPerSec":
-			// Apache prints C's %g: ".5", "12.5", "1.2e+03".
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, fmt.Errorf("%w: ReqPerSec %.40q is not a rate", ErrNotStatus, value)
-			}
-			st.ReqPerSec = v
-		case "ServerMPM":
-			if len(value) > 32 {
-				return nil, fmt.Errorf("%w: ServerMPM %.40q", ErrNotStatus, value)
-			}
-			st.MPM = value
-		default:
-			n, err := strconv.ParseInt(value, 10, 64)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: %s %.40q is not a count", ErrNotStatus, key, value)
-			}
-			*ints[key] = n
-		}
-	}
-	if k := statuspage.Missing(fields, "BusyWorkers", "IdleWorkers", "Scoreboard"); k != "" {
-		return nil, fmt.Errorf("%w: no %s line (is mod_status's handler at that URL?)", ErrNotStatus, k)
 	}
 	return &st, nil
 }

@@ -39,30 +39,19 @@ const MaxBody = 128 << 10
 // error.
 func Parse(b []byte) (*results.LighttpdStatus, error) {
 	var st results.LighttpdStatus
-	ints := map[string]*int64{
-		"Total Accesses": &st.TotalAccesses, "Total kBytes": &st.TotalKBytes, "Uptime": &st.UptimeS,
-		"BusyServers": &st.BusyServers, "IdleServers": &st.IdleServers,
+	page := statuspage.AutoPage{
+		Limit: MaxBody,
+		Counts: map[string]*int64{
+			"Total Accesses": &st.TotalAccesses, "Total kBytes": &st.TotalKBytes, "Uptime": &st.UptimeS,
+			"BusyServers": &st.BusyServers, "IdleServers": &st.IdleServers,
+		},
+		Other:     map[string]func(string) error{"Scoreboard": func(v string) error { return scoreboard(&st, v) }},
+		Required:  []string{"BusyServers", "IdleServers", "Scoreboard"},
+		NotStatus: ErrNotStatus,
+		Handler:   "mod_status's status-url",
 	}
-	known := func(k string) bool { _, isInt := ints[k]; return isInt || k == "Scoreboard" }
-	fields, err := statuspage.AutoFields(b, MaxBody, known, ErrNotStatus)
-	if err != nil {
+	if err := page.Parse(b); err != nil {
 		return nil, err
-	}
-	for _, f := range fields {
-		if f.Key == "Scoreboard" {
-			if err := scoreboard(&st, f.Value); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		n, err := count(f.Value)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s %.40q is not a count", ErrNotStatus, f.Key, f.Value)
-		}
-		*ints[f.Key] = n
-	}
-	if k := statuspage.Missing(fields, "BusyServers", "IdleServers", "Scoreboard"); k != "" {
-		return nil, fmt.Errorf("%w: no %s line (is mod_status's status-url at that URL?)", ErrNotStatus, k)
 	}
 	return &st, nil
 }

@@ -2,6 +2,7 @@ package statuspage
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -49,4 +50,54 @@ func Missing(fields []Field, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// AutoPage describes a mod_status ?auto page, Apache's or lighttpd's, for
+// Parse: the keys it reads and what each must be.
+type AutoPage struct {
+	Limit int // the most bytes of a page
+	// Counts are the keys whose value is a non-negative count, stored
+	// where each points.
+	Counts map[string]*int64
+	// Other are the keys whose value is the caller's to check, each by its
+	// function, in the page's order among the counts.
+	Other map[string]func(value string) error
+	// Required are the keys the page must have.
+	Required []string
+	// NotStatus is wrapped by every error; Handler names, in the error for
+	// a missing key, what should answer at the URL ("mod_status's handler").
+	NotStatus error
+	Handler   string
+}
+
+// Parse reads b as p's page (AutoFields): every count is checked and
+// stored, every other key given to its function, then the required keys
+// are looked for. The first problem is the error.
+func (p AutoPage) Parse(b []byte) error {
+	known := func(k string) bool {
+		_, isCount := p.Counts[k]
+		_, isOther := p.Other[k]
+		return isCount || isOther
+	}
+	fields, err := AutoFields(b, p.Limit, known, p.NotStatus)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if check, ok := p.Other[f.Key]; ok {
+			if err := check(f.Value); err != nil {
+				return err
+			}
+			continue
+		}
+		n, err := strconv.ParseInt(f.Value, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: %s %.40q is not a count", p.NotStatus, f.Key, f.Value)
+		}
+		*p.Counts[f.Key] = n
+	}
+	if k := Missing(fields, p.Required...); k != "" {
+		return fmt.Errorf("%w: no %s line (is %s at that URL?)", p.NotStatus, k, p.Handler)
+	}
+	return nil
 }
