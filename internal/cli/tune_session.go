@@ -36,18 +36,20 @@ func (p *tunePlan) resume(ctx context.Context, db *store.DB, f *tuneFlags) error
 		return err
 	}
 	p.opt = stored
-	app := stored.App
+	t := stackTarget{lab: stored.Lab, app: stored.App, docroot: stored.DocRoot, workload: stored.Workload, user: stored.User}
 	if stored.DocRoot != "" {
-		app = "" // checkStack names it docroot
+		t.app = "" // checkStack names it docroot
 	}
 	if stored.Site != "" {
 		// Found on the host again: its lab is made anew.
-		if p.site, err = planSiteLab(ctx, stored.Site, stored.User, siteDataFlags{from: "auto"}); err != nil {
-			return err
-		}
+		t.site, t.data = stored.Site, siteDataFlags{from: "auto"}
 	}
-	p.lab, p.workload, err = checkStack(ctx, stored.Lab, app, stored.DocRoot, stored.Workload)
-	return err
+	sp, err := planStack(ctx, t)
+	if err != nil {
+		return err
+	}
+	p.stackPlan = *sp
+	return nil
 }
 
 // newRunID is a new run's ID: the time, to the second, that no run in db
@@ -143,9 +145,10 @@ func settleOwnStart(opt *tune.Options, start knob.Config, site bool) {
 }
 
 // storedStack are the stack flags a run's options name: the same stack
-// for a new run and for a resumed one.
+// for a new run and for a resumed one. A site is not among them: it comes
+// to the session as it was found (tunePlan's site).
 func storedStack(opt tune.Options) stackFlags {
-	st := stackFlags{lab: opt.Lab, docroot: opt.DocRoot, site: opt.Site, user: opt.User, expect: opt.Expect, host: opt.Host}
+	st := stackFlags{lab: opt.Lab, docroot: opt.DocRoot, user: opt.User, expect: opt.Expect, host: opt.Host}
 	if opt.DocRoot == "" && opt.Site == "" {
 		st.app = opt.App
 	}
