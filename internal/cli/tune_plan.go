@@ -141,10 +141,12 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	}
 	p.stackPlan = *sp
 	if p.site != nil {
-		// The live configuration, --set and --knobs on top.
+		// The live configuration, --set and --knobs on top; the run
+		// keeps the site as it was found.
 		if p.start, err = p.site.start(set); err != nil {
 			return nil, err
 		}
+		p.opt.Site = p.site.record()
 	}
 	return p, nil
 }
@@ -241,7 +243,7 @@ func (f *tuneFlags) options(command string) (tune.Options, string, error) {
 	st := &f.stack
 	opt := tune.Options{
 		Command: command, App: st.app, Workload: st.workload, Objective: f.objective, SLO: capSLO,
-		Lab: st.lab, DocRoot: st.docroot, Site: st.site, User: st.user, Conns: f.conns,
+		Lab: st.lab, DocRoot: st.docroot, User: st.user, Conns: f.conns,
 		CPUs: st.caps.CPUs, MemoryMaxB: st.caps.MemoryMax, Expect: st.expect, Host: st.host,
 		Limits: limits, TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,

@@ -40,15 +40,19 @@ func (p *tunePlan) resume(ctx context.Context, db *store.DB, f *tuneFlags) error
 	if stored.DocRoot != "" {
 		t.app = "" // checkStack names it docroot
 	}
-	if stored.Site != "" {
-		// Found on the host again: its lab is made anew.
-		t.site, t.data = stored.Site, siteDataFlags{from: "auto"}
+	if stored.Site != nil {
+		// Found on the host again by its recorded name: its lab is made
+		// anew, of the same site, with its database filled as before.
+		t.site, t.data = stored.Site.Name, recordedData(*stored.Site)
 	}
 	sp, err := planStack(ctx, t)
 	if err != nil {
 		return err
 	}
 	p.stackPlan = *sp
+	if stored.Site != nil {
+		return p.site.checkUnchanged(f.resume, *stored.Site)
+	}
 	return nil
 }
 
@@ -127,6 +131,10 @@ func openTuneSession(env *Env, f *tuneFlags, p *tunePlan, redactNames []string, 
 	}
 	sess, err := openSession(env, &st, sessionSpec{command: "tune", site: p.site, set: set, restore: true, raise: raise,
 		workload: opt.Workload, redactNames: redactNames})
+	if err == nil && !resuming && opt.Site != nil {
+		// What of the site the lab showed is known once it is up.
+		opt.Site.AppRoot = firstNonEmpty(sess.Lab.AppRoot, opt.Site.DocRoot)
+	}
 	return sess, kernelRun, err
 }
 
@@ -149,7 +157,7 @@ func settleOwnStart(opt *tune.Options, start knob.Config, site bool) {
 // to the session as it was found (tunePlan's site).
 func storedStack(opt tune.Options) stackFlags {
 	st := stackFlags{lab: opt.Lab, docroot: opt.DocRoot, user: opt.User, expect: opt.Expect, host: opt.Host}
-	if opt.DocRoot == "" && opt.Site == "" {
+	if opt.DocRoot == "" && opt.Site == nil {
 		st.app = opt.App
 	}
 	st.caps.CPUs, st.caps.MemoryMax = opt.CPUs, opt.MemoryMaxB
