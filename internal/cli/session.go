@@ -14,26 +14,52 @@ import (
 )
 
 // stackPlan is the stack checked before anything starts: the site found
-// for --site, the running lab of --lab.
+// for --site, the running lab of --lab and the workload parsed on it.
 type stackPlan struct {
-	site *siteLab
-	lab  *lab.Lab
+	site     *siteLab
+	lab      *lab.Lab
+	workload *workload.Workload
+}
+
+// stackTarget is the stack a command runs on, as its stack flags name it
+// or as a stored run recorded it (tune --resume).
+type stackTarget struct {
+	lab, app, docroot string
+	// workload is the spec workload.Parse reads.
+	workload string
+	// site is the NAME|DIR of the site to find on this host; user and
+	// data the account and the database of its lab.
+	site string
+	user string
+	data siteDataFlags
+}
+
+// target is the stack the flags name.
+func (st *stackFlags) target() stackTarget {
+	return stackTarget{lab: st.lab, app: st.app, docroot: st.docroot, workload: st.workloadSpec(), site: st.site, user: st.user, data: st.siteData}
 }
 
 // plan finds the stack the flags name and checks the workload can run on
 // it, before anything is created: every refusal is a usage error.
 func (st *stackFlags) plan(ctx context.Context) (*stackPlan, error) {
+	return planStack(ctx, st.target())
+}
+
+// planStack finds the stack t names, before anything is created: the
+// site on this host (found once, here, for every command), the running
+// lab, and the workload checked on it. Every refusal is a usage error.
+func planStack(ctx context.Context, t stackTarget) (*stackPlan, error) {
 	p := &stackPlan{}
-	app := st.app
-	if st.site != "" {
+	app := t.app
+	if t.site != "" {
 		var err error
-		if p.site, err = planSiteLab(ctx, st.site, st.user, st.siteData); err != nil {
+		if p.site, err = planSiteLab(ctx, t.site, t.user, t.data); err != nil {
 			return nil, err
 		}
 		app = lab.SiteApp
 	}
 	var err error
-	p.lab, _, err = checkStack(ctx, st.lab, app, st.docroot, st.workloadSpec())
+	p.lab, p.workload, err = checkStack(ctx, t.lab, app, t.docroot, t.workload)
 	return p, err
 }
 

@@ -42,6 +42,12 @@ type siteLab struct {
 // dump file, or none.
 type siteDataFlags struct{ from, dump string }
 
+// recordedData are the data flags a run's site record kept (auto for a
+// run stored before it kept them).
+func recordedData(r tune.SiteRecord) siteDataFlags {
+	return siteDataFlags{from: firstNonEmpty(r.DBFrom, "auto"), dump: r.DBDump}
+}
+
 func (d *siteDataFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&d.from, "db-from", "auto", "with --site: the database copied into the lab: auto (the one the site's configuration names), its name, or none (the lab's MariaDB starts empty)")
 	fl.StringVar(&d.dump, "db-dump", "", "with --site: load this dump (FILE or FILE.gz, root's) into the lab's MariaDB instead of copying production's")
@@ -59,6 +65,42 @@ func planSiteLab(ctx context.Context, query, user string, data siteDataFlags) (*
 		return nil, usageErr("Try: --user www-data (as root), or leave --user out (the site pool's account)", "%v", err)
 	}
 	return &siteLab{site: s, live: site.LiveStart(s), data: data}, nil
+}
+
+// record is the site as a run stores it (tune.SiteRecord): where it is
+// and what it names, never its database's password. The app root is the
+// lab's to decide; the caller adds it once the lab is up.
+func (s *siteLab) record() *tune.SiteRecord {
+	st := s.site
+	r := &tune.SiteRecord{Name: st.Query, VhostFile: st.Vhost.File, Server: st.Vhost.Server, DocRoot: st.DocRoot.Path,
+		DBFrom: s.data.from, DBDump: s.data.dump}
+	if st.Pool != nil {
+		r.Pool = st.Pool.Name
+	}
+	if st.App != nil {
+		r.DBName, r.DBHost, r.DBUser = st.App.DB.Name, st.App.DB.Host, st.App.DB.User
+	}
+	return r
+}
+
+// checkUnchanged refuses, with the fix, a site found again for run id's
+// --resume whose vhost or document root is not the one recorded when the
+// run began: its trials measured another site. A record of a run stored
+// before records were kept names the site alone and is not checked.
+func (s *siteLab) checkUnchanged(id string, rec tune.SiteRecord) error {
+	now := s.record()
+	var changed []string
+	if rec.VhostFile != "" && rec.VhostFile != now.VhostFile {
+		changed = append(changed, fmt.Sprintf("its vhost was %s, now %s", termsafe.Text(rec.VhostFile), termsafe.Text(now.VhostFile)))
+	}
+	if rec.DocRoot != "" && rec.DocRoot != now.DocRoot {
+		changed = append(changed, fmt.Sprintf("its docroot was %s, now %s", termsafe.Text(rec.DocRoot), termsafe.Text(now.DocRoot)))
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return usageErr("Start a new tune of the site as it is now: phptune tune --site "+termsafe.Text(rec.Name),
+		"--resume %s: site %s changed since the run began (%s): the run's trials measured the site as it was", id, termsafe.Text(rec.Name), strings.Join(changed, "; "))
 }
 
 // options are the lab.Options of the site's own lab: the site, sealed,

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
@@ -15,8 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/decide/tune"
 	"github.com/phptune/phptune/internal/live/livehost/hosttest"
 	"github.com/phptune/phptune/internal/model/results"
+	"github.com/phptune/phptune/internal/model/store"
 	"github.com/phptune/phptune/internal/sitecopy/site"
 	"github.com/phptune/phptune/internal/stack/lab"
 	"github.com/phptune/phptune/internal/stack/lab/labtest"
@@ -273,14 +277,53 @@ func TestSiteCommandsEndToEnd(t *testing.T) {
 	t.Cleanup(func() { siteHost = was })
 	sums := fileSums(t, docroot)
 
+	// tune --site, interrupted after a few trials: the run keeps the
+	// site's record, without its password.
 	dir := filepath.Join(home, "tune-site")
-	_, errs, code := runCLI(t, "tune", "--site", "wire.test", "--db-from", "none", "-c", "2", "--time-budget", "40s", "--trial-duration", "1s", "--trial-warmup", "0",
-		"--holdout-rounds", "2", "--curve", "none", "-o", dir)
-	if code != 0 {
-		t.Fatalf("tune --site: exit %d\n%s", code, errs)
+	ctx, cancel := context.WithCancel(context.Background())
+	progress := &lockedWriter{}
+	go func() {
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) && strings.Count(progress.String(), "] trial ") < 2 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		cancel()
+	}()
+	err := Run(ctx, []string{"tune", "--site", "wire.test", "--db-from", "none", "-c", "2", "--time-budget", "40s", "--trial-duration", "1s", "--trial-warmup", "0",
+		"--holdout-rounds", "2", "--curve", "none", "-o", dir}, io.Discard, progress)
+	var ie *tune.InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("interrupted tune --site returned %v, want an InterruptedError; stderr:\n%s", err, progress.String())
 	}
-	if !strings.Contains(errs, "answered 200") || !strings.Contains(errs, "Wire Site") {
-		t.Errorf("tune --site's page is not the site's 200 page:\n%s", errs)
+	if !strings.Contains(progress.String(), "answered 200") || !strings.Contains(progress.String(), "Wire Site") {
+		t.Errorf("tune --site's page is not the site's 200 page:\n%s", progress.String())
+	}
+	checkStoredSiteRun(t, ie.RunID, docroot)
+
+	// The site's docroot moves: resuming the run is refused, naming the
+	// fix, before anything starts.
+	moved, _ := wireSiteDocroot(t)
+	vhostFile := filepath.Join(h.Root, "etc", "nginx", "sites-enabled", "wire.test")
+	if err := os.WriteFile(vhostFile, []byte(strings.Replace(vhost, "root "+docroot+";", "root "+moved+";", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runCLI(t, "tune", "--resume", ie.RunID)
+	if code != 2 || !strings.Contains(errs, "changed since the run began") || !strings.Contains(errs, "its docroot was "+docroot+", now "+moved) ||
+		!strings.Contains(errs, "phptune tune --site wire.test") {
+		t.Errorf("resume of a site whose docroot changed: exit %d; want 2 naming the change and the fix\n%s", code, errs)
+	}
+	if err := os.WriteFile(vhostFile, []byte(vhost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back as it was: the run resumes on a site lab reopened from its
+	// record, to the end.
+	_, errs, code = runCLI(t, "tune", "--resume", ie.RunID)
+	if code != 0 {
+		t.Fatalf("tune --resume of the site run: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "site wire.test") || !strings.Contains(errs, "(stored)") {
+		t.Errorf("the resumed run did not reopen the site's lab with its stored trials:\n%s", errs)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	if err != nil {
@@ -306,6 +349,8 @@ func TestSiteCommandsEndToEnd(t *testing.T) {
 		}
 	}
 
+	checkStoredSiteRun(t, res.ID, docroot)
+
 	out, errs, code := runCLI(t, "compare", "--site", "wire.test", "--db-from", "none", "-c", "2", "-d", "1s", "--warmup", "0s", "--rounds", "1", "live", "default")
 	if code != 0 {
 		t.Fatalf("compare --site: exit %d\n%s", code, errs)
@@ -321,6 +366,42 @@ func TestSiteCommandsEndToEnd(t *testing.T) {
 	}
 	if err := h.Unchanged(); err != nil {
 		t.Errorf("the host's configuration changed: %v", err)
+	}
+}
+
+// checkStoredSiteRun checks what run id, a tune --site of the wire site,
+// stored of its site: a record of where it is (its name, vhost, docroot
+// and app root, its database's name and account, and that the lab's
+// database started empty, --db-from none) and nowhere the
+// password of the site's configuration (sitepw).
+func checkStoredSiteRun(t *testing.T, id, docroot string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), resultsDBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run, err := db.Run(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := json.Marshal(run.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"options": string(run.Options), "result": string(result), "command": run.Command} {
+		if strings.Contains(text, "sitepw") {
+			t.Errorf("the stored run's %s hold the site's database password: %s", what, text)
+		}
+	}
+	var opt tune.Options
+	if err := json.Unmarshal(run.Options, &opt); err != nil {
+		t.Fatal(err)
+	}
+	r := opt.Site
+	if r == nil || r.Name != "wire.test" || r.DocRoot != docroot || r.VhostFile == "" || r.Server != "nginx" || r.AppRoot == "" ||
+		r.DBName != "sitedb" || r.DBUser != "siteuser" || r.DBHost != "localhost" || r.DBFrom != "none" {
+		t.Errorf("the stored run's site: %+v; want the wire site's record", r)
 	}
 }
 

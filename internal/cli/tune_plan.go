@@ -15,9 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/decide/tune"
 	"github.com/phptune/phptune/internal/model/knob"
 	"github.com/phptune/phptune/internal/model/results"
-	"github.com/phptune/phptune/internal/stack/lab"
 	"github.com/phptune/phptune/internal/stack/stacksession"
-	"github.com/phptune/phptune/internal/stack/workload"
 )
 
 // What phptune tune checks before anything starts: its flags, the stored
@@ -100,12 +98,11 @@ func parseMemoryBudget(s string) (int64, string, error) {
 type tunePlan struct {
 	opt       tune.Options
 	start     knob.Config // for a lab of our own
-	site      *siteLab    // --site: the site found, before its lab exists
 	budgetMsg string
 	outDir    string
-	// lab and workload, for --lab: opened and parsed while checking.
-	lab      *lab.Lab
-	workload *workload.Workload
+	// stackPlan is the stack: the site of --site, found before its lab
+	// exists, or the lab of --lab and the workload parsed on it.
+	stackPlan
 }
 
 // planTune checks the whole command line (and, for --lab, that the lab
@@ -117,14 +114,14 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		return nil, err
 	}
 	p := &tunePlan{outDir: f.outDir}
-	if err := f.planStart(ctx, p); err != nil {
+	set, err := f.planStart(p)
+	if err != nil {
 		return nil, err
 	}
 	f.stack.workload = f.stack.workloadSpec()
 	if err := f.checkRanges(); err != nil {
 		return nil, err
 	}
-	var err error
 	if p.opt, p.budgetMsg, err = f.options(command); err != nil {
 		return nil, err
 	}
@@ -136,14 +133,20 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 	if err := checkOutDir(f.outDir); err != nil {
 		return nil, err
 	}
-	// The stack last: --lab reads the lab's state (and, for the comment
-	// workload, its database).
-	app := f.stack.app
-	if f.stack.site != "" {
-		app = lab.SiteApp
-	}
-	if p.lab, p.workload, err = checkStack(ctx, f.stack.lab, app, f.stack.docroot, f.stack.workload); err != nil {
+	// The stack last: --site reads the live host, --lab the lab's state
+	// (and, for the comment workload, its database).
+	sp, err := f.stack.plan(ctx)
+	if err != nil {
 		return nil, err
+	}
+	p.stackPlan = *sp
+	if p.site != nil {
+		// The live configuration, --set and --knobs on top; the run
+		// keeps the site as it was found.
+		if p.start, err = p.site.start(set); err != nil {
+			return nil, err
+		}
+		p.opt.Site = p.site.record()
 	}
 	return p, nil
 }
@@ -161,33 +164,26 @@ func (f *tuneFlags) validate() error {
 }
 
 // planStart checks the stack flags: none with --resume (the run keeps its
-// own), and for a new run the start configuration (--set, --knobs, and
-// --site's live configuration under them).
-func (f *tuneFlags) planStart(ctx context.Context, p *tunePlan) error {
+// own), and for a new run the start configuration (--set, --knobs), with
+// the assignments that go on top of --site's live configuration once the
+// site is found.
+func (f *tuneFlags) planStart(p *tunePlan) ([]string, error) {
 	st := &f.stack
 	if f.resume != "" {
 		if st.lab != "" || st.app != "" || st.docroot != "" || st.site != "" || len(st.set) > 0 || st.knobsFile != "" {
-			return usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --site, --set or --knobs")
+			return nil, usageErr("Try: phptune tune --resume "+f.resume, "--resume continues a run with its stored settings; give no --lab, --app, --docroot, --site, --set or --knobs")
 		}
-		return st.checkTraffic(true)
+		return nil, st.checkTraffic(true)
 	}
 	if err := st.check(false); err != nil {
-		return err
+		return nil, err
 	}
 	set, start, err := knobConfig(st.knobsFile, st.set)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.start = start
-	if st.site == "" {
-		return nil
-	}
-	// The live configuration, --set and --knobs on top.
-	if p.site, err = planSiteLab(ctx, st.site, st.user, st.siteData); err != nil {
-		return err
-	}
-	p.start, err = p.site.start(set)
-	return err
+	return set, nil
 }
 
 // checkRanges refuses the tuning flags' values out of their range.
@@ -247,7 +243,7 @@ func (f *tuneFlags) options(command string) (tune.Options, string, error) {
 	st := &f.stack
 	opt := tune.Options{
 		Command: command, App: st.app, Workload: st.workload, Objective: f.objective, SLO: capSLO,
-		Lab: st.lab, DocRoot: st.docroot, Site: st.site, User: st.user, Conns: f.conns,
+		Lab: st.lab, DocRoot: st.docroot, User: st.user, Conns: f.conns,
 		CPUs: st.caps.CPUs, MemoryMaxB: st.caps.MemoryMax, Expect: st.expect, Host: st.host,
 		Limits: limits, TimeBudget: f.timeBudget, Duration: f.trialDuration, Warmup: f.trialWarmup,
 		HoldoutRounds: f.holdoutRounds, Strategy: f.strategy, SearchTrials: f.searchTrials,

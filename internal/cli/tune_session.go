@@ -36,18 +36,24 @@ func (p *tunePlan) resume(ctx context.Context, db *store.DB, f *tuneFlags) error
 		return err
 	}
 	p.opt = stored
-	app := stored.App
+	t := stackTarget{lab: stored.Lab, app: stored.App, docroot: stored.DocRoot, workload: stored.Workload, user: stored.User}
 	if stored.DocRoot != "" {
-		app = "" // checkStack names it docroot
+		t.app = "" // checkStack names it docroot
 	}
-	if stored.Site != "" {
-		// Found on the host again: its lab is made anew.
-		if p.site, err = planSiteLab(ctx, stored.Site, stored.User, siteDataFlags{from: "auto"}); err != nil {
-			return err
-		}
+	if stored.Site != nil {
+		// Found on the host again by its recorded name: its lab is made
+		// anew, of the same site, with its database filled as before.
+		t.site, t.data = stored.Site.Name, recordedData(*stored.Site)
 	}
-	p.lab, p.workload, err = checkStack(ctx, stored.Lab, app, stored.DocRoot, stored.Workload)
-	return err
+	sp, err := planStack(ctx, t)
+	if err != nil {
+		return err
+	}
+	p.stackPlan = *sp
+	if stored.Site != nil {
+		return p.site.checkUnchanged(f.resume, *stored.Site)
+	}
+	return nil
 }
 
 // newRunID is a new run's ID: the time, to the second, that no run in db
@@ -125,6 +131,10 @@ func openTuneSession(env *Env, f *tuneFlags, p *tunePlan, redactNames []string, 
 	}
 	sess, err := openSession(env, &st, sessionSpec{command: "tune", site: p.site, set: set, restore: true, raise: raise,
 		workload: opt.Workload, redactNames: redactNames})
+	if err == nil && !resuming && opt.Site != nil {
+		// What of the site the lab showed is known once it is up.
+		opt.Site.AppRoot = firstNonEmpty(sess.Lab.AppRoot, opt.Site.DocRoot)
+	}
 	return sess, kernelRun, err
 }
 
@@ -143,10 +153,11 @@ func settleOwnStart(opt *tune.Options, start knob.Config, site bool) {
 }
 
 // storedStack are the stack flags a run's options name: the same stack
-// for a new run and for a resumed one.
+// for a new run and for a resumed one. A site is not among them: it comes
+// to the session as it was found (tunePlan's site).
 func storedStack(opt tune.Options) stackFlags {
-	st := stackFlags{lab: opt.Lab, docroot: opt.DocRoot, site: opt.Site, user: opt.User, expect: opt.Expect, host: opt.Host}
-	if opt.DocRoot == "" && opt.Site == "" {
+	st := stackFlags{lab: opt.Lab, docroot: opt.DocRoot, user: opt.User, expect: opt.Expect, host: opt.Host}
+	if opt.DocRoot == "" && opt.Site == nil {
 		st.app = opt.App
 	}
 	st.caps.CPUs, st.caps.MemoryMax = opt.CPUs, opt.MemoryMaxB

@@ -23,9 +23,9 @@ type Options struct {
 	// build it again. The tuner does not read them.
 	Lab     string `json:"lab,omitempty"`
 	DocRoot string `json:"docroot,omitempty"`
-	// Site is --site: the site of the host (NAME|DIR) whose sealed lab
-	// of its own the tune ran on.
-	Site string `json:"site,omitempty"`
+	// Site is --site: the site of the host whose sealed lab of its own
+	// the tune ran on, as it was found (nil for any other stack).
+	Site *SiteRecord `json:"site,omitempty"`
 	// User is the account the lab of its own runs php-fpm as (--user);
 	// CPUs and MemoryMaxB its caps (--cpus, --memory-max).
 	User       string `json:"user,omitempty"`
