@@ -13,7 +13,7 @@ import (
 func init() { register(newSetupCmd) }
 
 func newSetupCmd(env *Env) *cobra.Command {
-	var testTools, withAnsible, withLocust bool
+	var testTools, withAnsible, withLocust, withCaches bool
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Install the Debian packages the lab needs (as root), or print the apt-get line",
@@ -23,7 +23,9 @@ lighttpd, caddy and h2o (their services neither started nor enabled: labs run th
 binaries with their own configuration), linux-perf, libc6-dbg and php-excimer
 (phptune profile; installed with service starts denied); with --with-test-tools:
 wrk, ab and chromium, used by the tests and benchmarks, and what building NGINX
-Unit needs; with --with-ansible: Debian's ansible-core, which runs the role
+Unit needs, and the caches; with --with-caches: redis-server and memcached (their
+services neither started nor enabled), which a site lab runs privately inside its
+seal for a site that names Redis or Memcached; with --with-ansible: Debian's ansible-core, which runs the role
 phptune export ansible writes; with --with-locust: Locust (pinned, with its
 pinned dependencies) in a virtual environment of its own under phptune's
 state directory, made with Debian's python3-venv, owned by root and run as
@@ -35,6 +37,9 @@ is installed.`,
 			var extra [][]string
 			if testTools {
 				extra = append(extra, setup.TestTools)
+			}
+			if testTools || withCaches {
+				extra = append(extra, setup.Caches)
 			}
 			if withAnsible {
 				extra = append(extra, setup.Ansible)
@@ -60,6 +65,7 @@ is installed.`,
 		},
 	}
 	cmd.Flags().BoolVar(&testTools, "with-test-tools", false, "also install wrk, ab, chromium and Unit's build tools")
+	cmd.Flags().BoolVar(&withCaches, "with-caches", false, "also install redis-server and memcached (a site lab's own cache, for a site that names one)")
 	cmd.Flags().BoolVar(&withAnsible, "with-ansible", false, "also install ansible-core (for phptune export ansible's role)")
 	cmd.Flags().BoolVar(&withLocust, "with-locust", false, "also install Locust "+locust.PinnedVersion()+" into phptune's own virtual environment (bench --engine locust)")
 	return cmd

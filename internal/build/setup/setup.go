@@ -68,13 +68,23 @@ var Apache = []string{"apache2-bin", "libapache2-mod-php"}
 // its service. Labs render their own configuration and run the binaries.
 var WebServers = []string{"lighttpd", "caddy", "h2o"}
 
-// Services maps a package of WebServers to the services its postinst
-// enables: systemd units (deb-systemd-helper) and init scripts
+// Caches are the cache servers a site lab starts for a site that names
+// one (a lab-private Redis or Memcached inside its seal, at the address
+// the site's configuration names): installed by --with-caches (and with
+// the test tools), like WebServers with service starts denied and the
+// services they bring disabled, so no Redis or Memcached of the host is
+// started on 127.0.0.1:6379 or :11211 by phptune's setup.
+var Caches = []string{"redis-server", "memcached"}
+
+// Services maps a package of WebServers or Caches to the services its
+// postinst enables: systemd units (deb-systemd-helper) and init scripts
 // (update-rc.d). caddy-api.service is shipped but not enabled.
 var Services = map[string]struct{ Units, InitScripts []string }{
-	"lighttpd": {Units: []string{"lighttpd.service"}, InitScripts: []string{"lighttpd"}},
-	"caddy":    {Units: []string{"caddy.service"}},
-	"h2o":      {Units: []string{"h2o.service"}, InitScripts: []string{"h2o"}},
+	"lighttpd":     {Units: []string{"lighttpd.service"}, InitScripts: []string{"lighttpd"}},
+	"caddy":        {Units: []string{"caddy.service"}},
+	"h2o":          {Units: []string{"h2o.service"}, InitScripts: []string{"h2o"}},
+	"redis-server": {Units: []string{"redis-server.service"}, InitScripts: []string{"redis-server"}},
+	"memcached":    {Units: []string{"memcached.service"}, InitScripts: []string{"memcached"}},
 }
 
 // PolicyRC is Debian's policy-rc.d: invoke-rc.d asks it before a package's
@@ -110,10 +120,11 @@ func DenyServiceStarts() (restore func(), note string, err error) {
 }
 
 // quiet reports whether group is installed with service starts denied:
-// Apache's, the other web servers', the profilers' or the seal's.
+// Apache's, the other web servers', the caches', the profilers' or the
+// seal's.
 func quiet(group []string) bool {
 	for _, p := range group {
-		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Profilers, p) || slices.Contains(Seal, p) {
+		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Caches, p) || slices.Contains(Profilers, p) || slices.Contains(Seal, p) {
 			return true
 		}
 	}
@@ -170,7 +181,7 @@ func DisableServices(ctx context.Context, log io.Writer, installed []string) ([]
 		}
 	}
 	if len(errs) > 0 {
-		return done, fmt.Errorf("disabling the services the web server packages brought: %w; disable them by hand (systemctl disable lighttpd caddy h2o)", errors.Join(errs...))
+		return done, fmt.Errorf("disabling the services the web server and cache packages brought: %w; disable them by hand (systemctl disable lighttpd caddy h2o redis-server memcached)", errors.Join(errs...))
 	}
 	return done, nil
 }
@@ -281,7 +292,7 @@ func installGroup(ctx context.Context, log io.Writer, m []string) error {
 	defer restore()
 	var servers []string
 	for _, p := range m {
-		if slices.Contains(WebServers, p) {
+		if slices.Contains(WebServers, p) || slices.Contains(Caches, p) {
 			servers = append(servers, p)
 		}
 	}

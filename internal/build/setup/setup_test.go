@@ -72,6 +72,8 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 		{[]string{"php-excimer"}, true},
 		{Seal, true},
 		{[]string{"nftables"}, true},
+		{Caches, true},
+		{[]string{"redis-server"}, true},
 		{Packages[0], false},
 		{TestTools, false},
 	} {
@@ -106,6 +108,9 @@ func TestDisableServices(t *testing.T) {
 			[]string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service", "update-rc.d lighttpd disable",
 				"DPKG_MAINTSCRIPT_PACKAGE=caddy deb-systemd-helper disable caddy.service",
 				"DPKG_MAINTSCRIPT_PACKAGE=h2o deb-systemd-helper disable h2o.service", "update-rc.d h2o disable"}, ""},
+		{"the caches", []string{"redis-server", "memcached"}, []string{"redis-server", "memcached"}, "",
+			[]string{"DPKG_MAINTSCRIPT_PACKAGE=redis-server deb-systemd-helper disable redis-server.service", "update-rc.d redis-server disable",
+				"DPKG_MAINTSCRIPT_PACKAGE=memcached deb-systemd-helper disable memcached.service", "update-rc.d memcached disable"}, ""},
 		{"no init scripts", []string{"lighttpd"}, nil, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service"}, ""},
 		{"only the newly installed", []string{"caddy"}, []string{"lighttpd", "h2o"}, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=caddy deb-systemd-helper disable caddy.service"}, ""},
 		{"packages without a service", []string{"apache2-bin", "nginx"}, []string{"nginx"}, "", nil, ""},
