@@ -54,6 +54,11 @@ type Cache struct {
 	// the kind only (CACHE_STORE=redis with no REDIS_HOST: the default).
 	Addr    string `json:"addr,omitempty"`
 	Setting string `json:"setting"` // which settings named it
+	// Password is the password the configuration gives the server
+	// (wp-config's WP_REDIS_PASSWORD, Laravel's REDIS_PASSWORD): a site
+	// lab's own Redis asks for it, so the site's code connects as it
+	// does in production. Never printed (Secret), never in JSON.
+	Password Secret `json:"-"`
 }
 
 // Endpoint is where a database connection goes: a unix socket, a TCP

@@ -51,6 +51,11 @@ define('DB_HOST', '[::1]:3306');`, db: Database{Driver: "mysql", Name: "real", H
 			db:       Database{Driver: "mysql", Name: "x", Host: "localhost"},
 			caches:   []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6380", Setting: "WP_REDIS_HOST"}, {Kind: "memcached", Addr: "tcp:10.0.0.5:11211", Setting: "WP_CACHE_HOST"}},
 			settings: map[string]string{"WP_CACHE": "true"}},
+		{name: "redis password", src: `<?php define('DB_NAME','x'); define('WP_REDIS_PATH','/run/redis/redis.sock'); define('WP_REDIS_PASSWORD','r3d!s'); define('WP_CACHE_HOST','127.0.0.1');`,
+			db: Database{Driver: "mysql", Name: "x", Host: "localhost"}, caches: []Cache{{Kind: "redis", Addr: "unix:/run/redis/redis.sock", Setting: "WP_REDIS_PATH", Password: NewSecret("r3d!s")},
+				{Kind: "memcached", Addr: "tcp:127.0.0.1:11211", Setting: "WP_CACHE_HOST"}}},
+		{name: "a computed redis password is named, not guessed", src: `<?php define('DB_NAME','x'); define('WP_REDIS_HOST','127.0.0.1'); define('WP_REDIS_PASSWORD', ['default', getenv('P')]);`,
+			db: Database{Driver: "mysql", Name: "x", Host: "localhost"}, notLiteral: []string{"WP_REDIS_PASSWORD"}, caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "WP_REDIS_HOST"}}},
 		{name: "redis socket", src: `<?php define('DB_NAME','x'); define('WP_REDIS_PATH','/run/redis/redis.sock');`,
 			db: Database{Driver: "mysql", Name: "x", Host: "localhost"}, caches: []Cache{{Kind: "redis", Addr: "unix:/run/redis/redis.sock", Setting: "WP_REDIS_PATH"}}},
 		{name: "redis servers (replication) and the memcached drop-in's servers", src: `<?php define('DB_NAME','x');
@@ -106,6 +111,10 @@ func TestParseDotEnv(t *testing.T) {
 		{name: "redis and memcached", src: "DB_CONNECTION=mysql\nCACHE_STORE=redis\nSESSION_DRIVER=memcached\nREDIS_HOST=127.0.0.1\nREDIS_PORT=6390\nMEMCACHED_HOST=127.0.0.1\n",
 			db:     Database{Driver: "mysql", Host: "127.0.0.1"},
 			caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6390", Setting: "REDIS_HOST, CACHE_STORE"}, {Kind: "memcached", Addr: "tcp:127.0.0.1:11211", Setting: "MEMCACHED_HOST, SESSION_DRIVER"}}},
+		{name: "redis password", src: "DB_CONNECTION=mysql\nCACHE_STORE=redis\nREDIS_HOST=127.0.0.1\nREDIS_PASSWORD=s3cret\nMEMCACHED_HOST=127.0.0.1\n",
+			db: Database{Driver: "mysql", Host: "127.0.0.1"},
+			caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "REDIS_HOST, CACHE_STORE", Password: NewSecret("s3cret")},
+				{Kind: "memcached", Addr: "tcp:127.0.0.1:11211", Setting: "MEMCACHED_HOST"}}},
 		{name: "redis by driver only", src: "DB_CONNECTION=mysql\nCACHE_DRIVER=redis\n",
 			db: Database{Driver: "mysql", Host: "127.0.0.1"}, caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "CACHE_DRIVER (REDIS_HOST unset: Laravel's default)"}}},
 	}

@@ -54,6 +54,13 @@ func ParseDotEnv(file string, src []byte) (*App, error) {
 	} else if len(redisBy) > 0 {
 		a.Caches = append(a.Caches, Cache{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: strings.Join(redisBy, ", ") + " (REDIS_HOST unset: Laravel's default)"})
 	}
+	if pw, ok := s.get("REDIS_PASSWORD", nl); ok && pw != "" && pw != "null" {
+		for i := range a.Caches {
+			if a.Caches[i].Kind == "redis" {
+				a.Caches[i].Password = NewSecret(pw)
+			}
+		}
+	}
 	var memBy []string
 	for _, k := range []string{"CACHE_STORE", "CACHE_DRIVER", "SESSION_DRIVER"} {
 		if v, ok := s.get(k, nl); ok && v == "memcached" {

@@ -84,6 +84,18 @@ func ParseWPConfig(file string, src []byte) (*App, error) {
 	if h, ok := s.get("WP_CACHE_HOST", nl); ok && h != "" {
 		a.Caches = append(a.Caches, Cache{Kind: "memcached", Addr: tcpAddr(h, "", 11211), Setting: "WP_CACHE_HOST"})
 	}
+	// WP_REDIS_PASSWORD is every Redis client's of wp-config (Redis
+	// Object Cache's and its forks'), read when it is one literal string
+	// (an array of a user and a password, Redis's ACL, is named in
+	// NotLiteral like any computed value).
+	used["WP_REDIS_PASSWORD"] = true
+	if pw, ok := s.get("WP_REDIS_PASSWORD", nl); ok && pw != "" {
+		for i := range a.Caches {
+			if a.Caches[i].Kind == "redis" {
+				a.Caches[i].Password = NewSecret(pw)
+			}
+		}
+	}
 	a.Settings = s.otherSettings(used)
 	return a, nil
 }
