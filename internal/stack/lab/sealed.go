@@ -270,20 +270,49 @@ func siteDBSockets(s *site.Site, appRoot string) (paths, notes []string) {
 		case inside == "/run/mysqld/"+siteDBSocketName:
 			continue // the lab's own socket
 		case filepath.Dir(inside) == "/run/mysqld":
-		case strings.ContainsAny(p, ",:\\") || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-			notes = append(notes, fmt.Sprintf("the database socket %q the site's configuration names holds a character a seal cannot carry: the app's connections to it fail in the lab", p))
-			continue
-		case inDir(p, appRoot):
-			notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies in the app's root %s, which the lab shows as an overlay: the app's connections to it fail in the lab", p, appRoot))
-			continue
-		case inDir(p, Home()), inDir(inside, "/proc"), inDir(inside, "/dev"), inDir(inside, "/etc"), inDir(inside, "/usr"),
-			inDir(inside, "/bin"), inDir(inside, "/sbin"), inDir(inside, "/lib"), inDir(inside, "/lib32"), inDir(inside, "/lib64"), inDir(inside, "/libx32"):
-			notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies where the seal keeps the host's files read-only or phptune's own: the lab cannot put its MariaDB there, and the app's connections to it fail in the lab", p))
-			continue
+		default:
+			switch socketProblem(p, appRoot) {
+			case "":
+			case problemChar:
+				notes = append(notes, fmt.Sprintf("the database socket %q the site's configuration names holds a character a seal cannot carry: the app's connections to it fail in the lab", p))
+				continue
+			case problemAppRoot:
+				notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies in the app's root %s, which the lab shows as an overlay: the app's connections to it fail in the lab", p, appRoot))
+				continue
+			default:
+				notes = append(notes, fmt.Sprintf("the database socket %s the site's configuration names lies where the seal keeps the host's files read-only or phptune's own: the lab cannot put its MariaDB there, and the app's connections to it fail in the lab", p))
+				continue
+			}
 		}
 		paths = append(paths, p)
 	}
 	return paths, notes
+}
+
+// What socketProblem finds in a socket path.
+const (
+	problemChar    = "holds a character a seal cannot carry"
+	problemAppRoot = "lies in the app's root, which the lab shows as an overlay"
+	problemSystem  = "lies where the seal keeps the host's files read-only or phptune's own"
+)
+
+// socketProblem says why a site lab cannot make the socket path p (clean,
+// absolute) that the site's configuration names lead to a server of its
+// own inside the seal (a link made in the seal's root), "" when it can:
+// a character a seal cannot carry, a path in the app's overlay (appRoot),
+// or one in the seal's read-only allowlist or phptune's home.
+func socketProblem(p, appRoot string) string {
+	inside := sealPath(p)
+	switch {
+	case strings.ContainsAny(p, ",:\\") || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return problemChar
+	case appRoot != "" && inDir(p, appRoot):
+		return problemAppRoot
+	case inDir(p, Home()), inDir(inside, "/proc"), inDir(inside, "/dev"), inDir(inside, "/etc"), inDir(inside, "/usr"),
+		inDir(inside, "/bin"), inDir(inside, "/sbin"), inDir(inside, "/lib"), inDir(inside, "/lib32"), inDir(inside, "/lib64"), inDir(inside, "/libx32"):
+		return problemSystem
+	}
+	return ""
 }
 
 // sealPath is p as the seal's root has it: /var/run is a link to /run
@@ -469,10 +498,16 @@ func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 	if err != nil {
 		return err
 	}
+	cacheBinds, err := l.makeCacheDirs(acct, dbAcct)
+	if err != nil {
+		return err
+	}
+	binds = append(binds, cacheBinds...)
+	links = append(links, cacheLinks(l.Caches)...)
 	_, err = seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
 		Refuse:   []string{Home()},
-		Own:      []netip.AddrPort{siteHTTPAddr, siteDBAddr},
+		Own:      append([]netip.AddrPort{siteHTTPAddr, siteDBAddr}, cacheOwnAddrs(l.Caches)...),
 		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}, {Name: dbAcct.Name, UID: int(dbAcct.UID), GID: int(dbAcct.GID)}},
 		Start:    l.Limits.startCapped,
 	})

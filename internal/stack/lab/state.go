@@ -129,13 +129,16 @@ type Lab struct {
 	// seal each leads to the lab's MariaDB (siteDBSockets).
 	SiteDBSockets []string `json:"site_db_sockets,omitempty"`
 	// SiteCaches say, one sentence each, what the cache servers the
-	// site names (site.Site.Caches) lead to inside the seal
-	// (site.CacheInSeal): the lab starts none, so its numbers are
+	// site names (site.Site.Caches) lead to inside the seal: the lab's
+	// own (Caches), or nothing (site.CacheInSeal), so its numbers are
 	// without them.
-	SiteCaches  []string `json:"site_caches,omitempty"`
-	SitePool    []string `json:"site_pool,omitempty"`
-	SitePrepend string   `json:"site_prepend,omitempty"`
-	SiteNoCron  bool     `json:"site_no_cron,omitempty"`
+	SiteCaches []string `json:"site_caches,omitempty"`
+	// Caches are the Redis and Memcached servers the lab runs inside its
+	// seal at the addresses the site names (siteCacheServers).
+	Caches      []CacheServer `json:"caches,omitempty"`
+	SitePool    []string      `json:"site_pool,omitempty"`
+	SitePrepend string        `json:"site_prepend,omitempty"`
+	SiteNoCron  bool          `json:"site_no_cron,omitempty"`
 	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
 	// configuration, the lab's start: tune --lab starts from it.
 	LiveKnobs string `json:"live_knobs,omitempty"`

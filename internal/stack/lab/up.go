@@ -431,7 +431,7 @@ func (p *plan) newLab(opt Options) *Lab {
 		l.setSite(p.site)
 		l.setLive(p.site, p.live)
 		l.AppRoot, l.SiteFiles, l.SiteDBSockets = p.appRoot, p.siteFiles, p.siteDBSockets
-		l.SiteCaches = siteCaches(p.site, p.appRoot)
+		l.Caches, l.SiteCaches = siteCacheServers(p.site, p.appRoot, p.dir, l.SiteNames, l.Limits.MemoryMaxB)
 		l.SiteCode = p.siteCode
 	}
 	l.setStatusURLs(p.web)
@@ -494,6 +494,9 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 		if err := l.installWordPress(ctx, acct, p, secrets); err != nil {
 			return err
 		}
+	}
+	if err := l.startCaches(ctx, p.dbAcct, say); err != nil {
+		return err
 	}
 	if knob.RunsFPM(l.Config.Server()) {
 		say("starting php-fpm")

@@ -74,9 +74,10 @@ func BlockedDelta(before, after []seal.Attempt) []results.Blocked {
 }
 
 // CacheWarnings are what a sealed site lab recorded of the cache servers
-// its site names (lab.Lab.SiteCaches: each leads nowhere inside the seal,
-// and the lab runs none), for a run's warnings: its numbers are without
-// them.
+// its site names (lab.Lab.SiteCaches), for a run's warnings: an address
+// that leads nowhere inside the seal (the numbers are without that
+// cache), or the lab's own server there, which starts empty (production's
+// cache is never copied, so the first requests fill it).
 func CacheWarnings(l *lab.Lab) []string {
 	if l == nil || !l.Sealed() {
 		return nil
