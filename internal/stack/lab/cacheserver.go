@@ -336,6 +336,10 @@ func (cs CacheServer) redisConfig(dir string) string {
 	b.WriteString("save \"\"\nappendonly no\n")
 	fmt.Fprintf(&b, "maxmemory %d\nmaxmemory-policy allkeys-lru\n", cs.MaxMemoryB)
 	b.WriteString("enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n")
+	// Redis rewrites its command line to this title: with the
+	// configuration file in it, the lab's directory is there, which is
+	// how Neighbours tells a lab's servers from the machine's own.
+	b.WriteString("proc-title-template \"{title} {listen-addr} {server-mode} {config-file}\"\n")
 	if cs.password.Set() {
 		fmt.Fprintf(&b, "requirepass %s\n", redisQuote(cs.password.Reveal()))
 	}
@@ -362,8 +366,11 @@ func redisQuote(s string) string {
 
 // memcachedArgs are a lab Memcached's arguments: its socket (Memcached
 // then listens on no port) or its loopback port, no UDP, its memory cap.
-func (cs CacheServer) memcachedArgs() []string {
-	args := []string{"-m", strconv.FormatInt(cs.MaxMemoryB>>20, 10), "-c", "1024"}
+func (cs CacheServer) memcachedArgs(pidFile string) []string {
+	// -P names a pid file, written only with -d (daemonize), which a lab
+	// does not use: it puts the lab's directory in the command line,
+	// which is how Neighbours tells a lab's servers from the machine's.
+	args := []string{"-m", strconv.FormatInt(cs.MaxMemoryB>>20, 10), "-c", "1024", "-P", pidFile}
 	if cs.Socket != "" {
 		return append(args, "-s", cs.Socket, "-a", "0777")
 	}
@@ -390,7 +397,7 @@ func (l *Lab) startCaches(ctx context.Context, dbAcct *account, say func(string)
 			cmd, err = l.start(dbAcct, "redis", cacheBinaries["redis"], []string{conf}, nil)
 		case "memcached":
 			say(fmt.Sprintf("starting the lab's own Memcached at %s", strings.Join(cs.Addrs, ", ")))
-			cmd, err = l.start(dbAcct, "memcached", cacheBinaries["memcached"], cs.memcachedArgs(), nil)
+			cmd, err = l.start(dbAcct, "memcached", cacheBinaries["memcached"], cs.memcachedArgs(y.p(cacheConfDir, fmt.Sprintf("memcached-%d.pid", i))), nil)
 		}
 		if err != nil {
 			return err

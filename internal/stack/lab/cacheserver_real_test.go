@@ -162,6 +162,11 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 		t.Errorf("production's Redis: %q %v, want +OK,production,:1 (untouched)", out, err)
 	}
 
+	// The machine's own Redis is a neighbour; the lab's caches are not.
+	nb := strings.Join(Neighbours(), "; ")
+	if !strings.Contains(nb, fmt.Sprintf("redis-server (pid %d", prod.Process.Pid)) || strings.Count(nb, "redis-server") != 1 || strings.Contains(nb, "memcached") {
+		t.Errorf("neighbours %q: want production's redis-server (pid %d) alone", nb, prod.Process.Pid)
+	}
 	db, _ := user.Lookup(DBUser)
 	var cachePIDs []int
 	for _, p := range l.Processes {

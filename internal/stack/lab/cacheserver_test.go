@@ -112,7 +112,7 @@ func TestRedisConfig(t *testing.T) {
 		t.Errorf("a socket-only Redis without a password:\n%s", got)
 	}
 	m := CacheServer{Kind: "memcached", IPs: []string{"127.0.0.1"}, Port: 11211, MaxMemoryB: 8 << 20}
-	if got := strings.Join(m.memcachedArgs(), " "); got != "-m 8 -c 1024 -l 127.0.0.1 -p 11211 -U 0" {
+	if got := strings.Join(m.memcachedArgs("/l/cache/memcached-0.pid"), " "); got != "-m 8 -c 1024 -P /l/cache/memcached-0.pid -l 127.0.0.1 -p 11211 -U 0" {
 		t.Errorf("memcached's arguments: %s", got)
 	}
 }
