@@ -66,3 +66,23 @@ func TestApacheWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestCachesAreTheStacks: a site lab's own Redis and Memcached (roots
+// with ComponentRedis, ComponentMemcached) are groups of their own,
+// ranked with the database, and their CPU is in the stack's per request,
+// as MariaDB's is; the generator's is not.
+func TestCachesAreTheStacks(t *testing.T) {
+	for c, want := range map[string]string{ComponentRedis: GroupRedis, ComponentMemcached: GroupMemcached} {
+		if root, child := groupsOf(c); root != want || child != want {
+			t.Errorf("groupsOf(%s) = %q, %q; want %q", c, root, child, want)
+		}
+		if groupRank(want) != groupRank(GroupMariaDB) {
+			t.Errorf("%s ranks %d, the database %d", want, groupRank(want), groupRank(GroupMariaDB))
+		}
+	}
+	per := cpuPerRequest(cpuTotals{byGroup: map[string]float64{GroupFPMWorkers: 2, GroupMariaDB: 1, GroupRedis: 0.5, GroupMemcached: 0.5, GroupGenerator: 5, GroupOther: 3}, dtSum: 1},
+		Window{Requests: 100, DurationS: 1})
+	if got := per["stack"]; got < 0.0399 || got > 0.0401 {
+		t.Errorf("the stack's CPU per request %v, want 0.04 (php-fpm, MariaDB, Redis and Memcached)", got)
+	}
+}

@@ -111,6 +111,10 @@ func groupsOf(component string) (root, child string) {
 		return GroupH2O, GroupH2O
 	case ComponentMariaDB:
 		return GroupMariaDB, GroupMariaDB
+	case ComponentRedis:
+		return GroupRedis, GroupRedis
+	case ComponentMemcached:
+		return GroupMemcached, GroupMemcached
 	case ComponentGenerator:
 		return GroupGenerator, GroupGenerator
 	}
@@ -194,7 +198,7 @@ func groupRank(name string) int {
 		return 2
 	case IsFPMWorkers(name):
 		return 3
-	case name == GroupMariaDB:
+	case name == GroupMariaDB, name == GroupRedis, name == GroupMemcached:
 		return 4
 	case name == GroupGenerator:
 		return 6

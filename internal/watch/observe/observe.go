@@ -78,6 +78,11 @@ const (
 	ComponentH2O = "h2o"
 	// ComponentMariaDB: the whole tree is "mariadbd".
 	ComponentMariaDB = "mariadb"
+	// ComponentRedis and ComponentMemcached: a site lab's own cache
+	// servers (one process each): "redis-server", "memcached", part of
+	// the stack beside the database.
+	ComponentRedis     = "redis"
+	ComponentMemcached = "memcached"
 	// ComponentGenerator: the whole tree is "generator" (phptune's own
 	// process while it loads, or an external wrk/ab).
 	ComponentGenerator = "generator"
@@ -103,9 +108,12 @@ const (
 	GroupLighttpd        = "lighttpd"
 	GroupLighttpdWorkers = "lighttpd workers"
 	// GroupCaddy and GroupH2O are those servers' single processes.
-	GroupCaddy     = "caddy"
-	GroupH2O       = "h2o"
-	GroupMariaDB   = "mariadbd"
+	GroupCaddy   = "caddy"
+	GroupH2O     = "h2o"
+	GroupMariaDB = "mariadbd"
+	// GroupRedis and GroupMemcached are a site lab's cache servers.
+	GroupRedis     = "redis-server"
+	GroupMemcached = "memcached"
 	GroupGenerator = "generator"
 	// GroupOther holds every process outside the roots' trees (CPU only):
 	// neighbours, kernel threads, build jobs. It lets the groups add up
