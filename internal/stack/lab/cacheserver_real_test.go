@@ -184,6 +184,9 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(l.Dir, cacheConfDir, "redis-0.conf")); err != nil || !strings.Contains(string(b), "save \"\"\nappendonly no\n") {
 		t.Errorf("the lab's redis.conf: %v\n%s", err, b)
 	}
+	if logs, err := l.Logs("redis", 20); err != nil || !strings.Contains(logs, "Ready to accept connections") || strings.Contains(logs, "labpw") {
+		t.Errorf("lab logs --component redis: %v\n%s", err, logs)
+	}
 	if err := Down("caches"); err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,9 @@ func (y layout) logFiles(component string) []logFile {
 		return []logFile{{y.p(fpmDir), "php-fpm.log"}, {out, "php-fpm.out"}}
 	case "mariadb":
 		return []logFile{{lg, "mariadb.log"}, {out, "mariadb.out"}}
+	case "redis", "memcached":
+		// A site lab's own caches log to their standard output.
+		return []logFile{{out, component + ".out"}}
 	case "app":
 		return []logFile{{out, "app-install.out"}}
 	}

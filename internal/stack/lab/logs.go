@@ -11,7 +11,7 @@ import (
 )
 
 // Components lists the components that have logs.
-var Components = []string{"nginx", "apache", "lighttpd", "caddy", "h2o", "unit", "php-fpm", "mariadb", "app"}
+var Components = []string{"nginx", "apache", "lighttpd", "caddy", "h2o", "unit", "php-fpm", "mariadb", "redis", "memcached", "app"}
 
 // logReadLimit bounds what is read of one log: its last 256 KiB.
 const logReadLimit = 256 << 10
