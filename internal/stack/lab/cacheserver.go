@@ -378,8 +378,10 @@ func (cs CacheServer) memcachedArgs(pidFile string) []string {
 }
 
 // startCaches starts the lab's cache servers inside its seal as dbAcct
-// and waits until each listens.
-func (l *Lab) startCaches(ctx context.Context, dbAcct *account, say func(string)) error {
+// and waits until each listens. fresh (lab up) writes Redis's
+// configuration first; a restart (lab reset) starts from the one written
+// then, which holds the site's password (the lab's state does not).
+func (l *Lab) startCaches(ctx context.Context, dbAcct *account, say func(string), fresh bool) error {
 	y := layout{l.Dir}
 	for i, cs := range l.Caches {
 		var cmd *exec.Cmd
@@ -390,8 +392,10 @@ func (l *Lab) startCaches(ctx context.Context, dbAcct *account, say func(string)
 			// Root's, readable by the cache's group alone: redis reads it,
 			// cannot rewrite it (CONFIG REWRITE), and the site cannot
 			// read the password in it.
-			if err := writeOwned(conf, []byte(cs.redisConfig(y.p(cacheConfDir))), 0o640, dbGroup(dbAcct)); err != nil {
-				return err
+			if fresh {
+				if err := writeOwned(conf, []byte(cs.redisConfig(y.p(cacheConfDir))), 0o640, dbGroup(dbAcct)); err != nil {
+					return err
+				}
 			}
 			say(fmt.Sprintf("starting the lab's own Redis at %s", strings.Join(cs.Addrs, ", ")))
 			cmd, err = l.start(dbAcct, "redis", cacheBinaries["redis"], []string{conf}, nil)
@@ -468,4 +472,21 @@ func tcpListening(pid, port int) bool {
 		file.Close()
 	}
 	return false
+}
+
+// restartCaches empties the lab's caches by starting them afresh (lab
+// reset: a cache that outlived the restored database would answer with
+// what the runs since wrote).
+func (l *Lab) restartCaches(ctx context.Context) error {
+	if len(l.Caches) == 0 {
+		return nil
+	}
+	dbAcct, err := l.dbAccount()
+	if err != nil {
+		return err
+	}
+	if err := l.stopComponents("redis", "memcached"); err != nil {
+		return fmt.Errorf("stopping the lab's caches: %w", err)
+	}
+	return l.startCaches(ctx, dbAcct, func(string) {}, false)
 }

@@ -48,7 +48,7 @@ function redis($addr, $cmds) {
 }
 $pw = WP_REDIS_PASSWORD;
 echo '<html><head><title>Cache Test</title></head><body>';
-echo 'sock=' . redis('unix://' . WP_REDIS_PATH, [['AUTH', $pw], ['SET', 'k-sock', 'lab-sock'], ['GET', 'k-sock'], ['GET', 'where']]) . ' ';
+echo 'sock=' . redis('unix://' . WP_REDIS_PATH, [['AUTH', $pw], ['GET', 'k-tcp'], ['SET', 'k-sock', 'lab-sock'], ['GET', 'k-sock'], ['GET', 'where']]) . ' ';
 echo 'tcp=' . redis(WP_REDIS_SERVERS[0], [['AUTH', $pw], ['SET', 'k-tcp', 'lab-tcp'], ['GET', 'k-tcp'], ['GET', 'k-sock']]) . ' ';
 echo 'noauth=' . redis(WP_REDIS_SERVERS[0], [['GET', 'k-tcp']]) . ' ';
 $m = @stream_socket_client('tcp://127.0.0.1:11211', $en, $es, 2);
@@ -152,10 +152,20 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("page: %s", page.Body)
-	for _, want := range []string{"sock=+OK,+OK,lab-sock,nil ", "tcp=+OK,+OK,lab-tcp,lab-sock ", "noauth=-NOAUTH", "mc=STORED,VALUE k 0 3,mem"} {
+	// lab up's own check of the front page was the first request: its
+	// key is found (the cache keeps what requests write; "where",
+	// production's key, is not there).
+	for _, want := range []string{"sock=+OK,lab-tcp,+OK,lab-sock,nil ", "tcp=+OK,+OK,lab-tcp,lab-sock ", "noauth=-NOAUTH", "mc=STORED,VALUE k 0 3,mem"} {
 		if !strings.Contains(page.Body, want) {
 			t.Errorf("the page lacks %q: %s", want, page.Body)
 		}
+	}
+	// lab reset restarts the caches empty, with their password.
+	if err := l.restartCaches(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if page, err = l.FetchPage(ctx, "/"); err != nil || !strings.Contains(page.Body, "sock=+OK,nil,+OK,lab-sock,nil ") || !strings.Contains(page.Body, "noauth=-NOAUTH") {
+		t.Errorf("after the caches' restart: %v %s", err, page.Body)
 	}
 	// Production's Redis: its key as it was, none of the lab's.
 	if out, err := redisDo(prodRedisSock, "AUTH", "labpw!", "GET", "where", "DBSIZE"); err != nil || out != "+OK,production,:1" {

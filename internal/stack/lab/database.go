@@ -211,7 +211,7 @@ func (l *Lab) Reset(ctx context.Context) error {
 		if err := l.siteRootClient(ctx, b.Client, []string{"--batch", "--sandbox", "--binary-mode", "--", s.DBName}, in, nil, 4*time.Hour); err != nil {
 			return fmt.Errorf("restoring the snapshot: %w", err)
 		}
-		return nil
+		return l.restartCaches(ctx)
 	}
 	acct, err := l.account()
 	if err != nil {

@@ -495,7 +495,7 @@ func (l *Lab) build(ctx context.Context, p *plan) error {
 			return err
 		}
 	}
-	if err := l.startCaches(ctx, p.dbAcct, say); err != nil {
+	if err := l.startCaches(ctx, p.dbAcct, say, true); err != nil {
 		return err
 	}
 	if knob.RunsFPM(l.Config.Server()) {
