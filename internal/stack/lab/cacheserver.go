@@ -300,7 +300,11 @@ func cacheLinks(servers []CacheServer) []seal.Link {
 
 // makeCacheDirs makes the caches' directories before the seal binds
 // them: cacherun the cache account's, passable by the site's group (its
-// code connects there), cache the cache account's alone.
+// code connects there), bound writable; cache root's, readable by the
+// cache account's group alone (its configuration, with the password),
+// read-only inside like the rest of the lab's directory: the servers
+// write nothing there (no persistence), and nothing can plant a file in
+// it for root to write through.
 func (l *Lab) makeCacheDirs(acct, dbAcct *account) ([]seal.Bind, error) {
 	if len(l.Caches) == 0 {
 		return nil, nil
@@ -310,10 +314,10 @@ func (l *Lab) makeCacheDirs(acct, dbAcct *account) ([]seal.Bind, error) {
 	if err := mkdirOwned(y.p(cacheRunDir), uid, acct.group(), 0o750); err != nil {
 		return nil, err
 	}
-	if err := mkdirOwned(y.p(cacheConfDir), uid, gid, 0o700); err != nil {
+	if err := mkdirOwned(y.p(cacheConfDir), -1, gid, 0o750); err != nil {
 		return nil, err
 	}
-	return []seal.Bind{{Source: y.p(cacheRunDir), Target: y.p(cacheRunDir)}, {Source: y.p(cacheConfDir), Target: y.p(cacheConfDir)}}, nil
+	return []seal.Bind{{Source: y.p(cacheRunDir), Target: y.p(cacheRunDir)}}, nil
 }
 
 // redisConfig is a lab Redis's configuration: its listeners, no

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,6 +194,21 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(l.Dir, cacheConfDir, "redis-0.conf")); err != nil || !strings.Contains(string(b), "save \"\"\nappendonly no\n") {
 		t.Errorf("the lab's redis.conf: %v\n%s", err, b)
+	}
+	// The password's file and its directory: root's, readable by the
+	// cache account's group, by no one else (the site's account).
+	dbGID, _ := strconv.Atoi(db.Gid)
+	for name, want := range map[string]string{cacheConfDir: "drwxr-x---", filepath.Join(cacheConfDir, "redis-0.conf"): "-rw-r-----"} {
+		st, err := os.Lstat(filepath.Join(l.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sys := st.Sys().(*syscall.Stat_t); sys.Uid != 0 || int(sys.Gid) != dbGID || st.Mode().String() != want {
+			t.Errorf("%s: uid %d gid %d %v, want root, %s's group %d, %s", name, sys.Uid, sys.Gid, st.Mode(), DBUser, dbGID, want)
+		}
+	}
+	if st, err := os.Lstat(filepath.Join(l.Dir, cacheRunDir)); err != nil || st.Mode().String() != "drwxr-x---" || int(st.Sys().(*syscall.Stat_t).Gid) != l.GID {
+		t.Errorf("%s: %v %v, want drwxr-x--- with the lab's group", cacheRunDir, err, st)
 	}
 	if logs, err := l.Logs("redis", 20); err != nil || !strings.Contains(logs, "Ready to accept connections") || strings.Contains(logs, "labpw") {
 		t.Errorf("lab logs --component redis: %v\n%s", err, logs)
