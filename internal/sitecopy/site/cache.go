@@ -270,7 +270,8 @@ func kindName(kind string) string {
 // localhost does not resolve (the seal's resolver answers nothing); a
 // unix socket path does not exist inside (the file system is an
 // allowlist), or, inside the app's overlay, is a copy of the file and
-// not production's listener. The lab starts no cache server: the
+// not production's listener. It is said of an address where the lab
+// runs no cache server of its own (package lab says when it does): the
 // numbers measured are without one.
 func CacheInSeal(c Cache, overlay string) string {
 	what := fmt.Sprintf("the site names %s", kindName(c.Kind))

@@ -213,6 +213,10 @@ func siteCacheServers(s *site.Site, appRoot, labDir string, names []string, budg
 			continue
 		}
 		line := site.CacheInSeal(c, overlay)
+		if len(servers) > 0 {
+			// The lab runs a cache, just not at this address.
+			line = strings.Replace(line, "; the lab starts no cache, so its numbers are without one", "; the lab runs no cache at that address, so its numbers are without it", 1)
+		}
 		switch {
 		case why[i] == "missing":
 			line += fmt.Sprintf("; %s is not installed: install it (apt-get install %s, or phptune setup --with-caches) and the lab runs its own at that address", cacheBinaries[c.Kind], cachePackages[c.Kind])
