@@ -273,7 +273,7 @@ func (cs CacheServer) sentence(c site.Cache) string {
 		kindTitle(c.Kind), c.Addr, c.Setting, kindTitle(cs.Kind), DBUser, cs.MaxMemoryB>>20, disk, auth)
 }
 
-// ownAddrs are the seal's loopback listeners of the lab's caches
+// cacheOwnAddrs are the seal's loopback listeners of the lab's caches
 // (Spec.Own: the site's connections to them pass).
 func cacheOwnAddrs(servers []CacheServer) []netip.AddrPort {
 	var out []netip.AddrPort
