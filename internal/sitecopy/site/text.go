@@ -46,6 +46,10 @@ func writeVhost(p linef, s *Site) {
 	p("host        %s, port %d, %s", host, s.Port, scheme)
 	var ls []string
 	for _, l := range v.Listens {
+		if v.Server == "apache" {
+			ls = append(ls, l.Addr+flag(l.TLS, " SSLEngine on")+flag(l.DefaultServer, " (the address's default vhost)"))
+			continue
+		}
 		ls = append(ls, l.Addr+flag(l.TLS, " ssl")+flag(l.DefaultServer, " default_server"))
 	}
 	p("listens     %s", strings.Join(ls, ", "))
@@ -86,6 +90,9 @@ func writePool(p linef, s *Site) {
 	}
 	if s.Pool == nil {
 		p("pool        none: %s", s.PoolError)
+		if s.Vhost.Server == "apache" && s.Vhost.FastCGIAt != "" {
+			p("  handler   proxy_fcgi to %s (%s)", strings.Join(s.Vhost.FastCGI, ", "), s.Vhost.FastCGIAt)
+		}
 		return
 	}
 	pl := s.Pool
