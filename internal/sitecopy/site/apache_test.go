@@ -215,3 +215,32 @@ func TestDiscoverApache(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestDiscoverApachePool: Debian's php-fpm copied and started for real,
+// an Apache copy whose vhost hands PHP to its socket (SetHandler
+// "proxy:unix:...|fcgi://localhost"): the pool is found and tied to the
+// address by the kernel's socket table, as for an nginx site.
+func TestDiscoverApachePool(t *testing.T) {
+	h := hosttest.Debian(t)
+	docroot := filepath.Join(h.Root, "srv", "wiki")
+	if err := os.MkdirAll(docroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.DebianApache(t, h.Root, hosttest.ApacheLayout{Sites: []hosttest.ApacheSite{{Name: "wiki",
+		Conf: "<VirtualHost *:80>\n\tServerName wiki.test\n\tDocumentRoot " + docroot + "\n\t<FilesMatch \\.php$>\n\t\tSetHandler \"proxy:unix:" + h.Socket + "|fcgi://localhost\"\n\t</FilesMatch>\n</VirtualHost>\n"}}})
+	s, err := Discover(context.Background(), Host{Root: h.Root}, "wiki.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool == nil {
+		t.Fatalf("no pool: %s", s.PoolError)
+	}
+	if s.Pool.Name != "www" || s.Pool.Listen != "unix:"+h.Socket || !strings.HasPrefix(s.Pool.Verified, "the kernel") || s.PHP == nil || s.PHP.Version != h.Version {
+		t.Errorf("pool %+v, php %+v", s.Pool, s.PHP)
+	}
+	var b strings.Builder
+	WriteText(&b, s)
+	if !strings.Contains(b.String(), "pool        www of php-fpm master") || !strings.Contains(b.String(), "via proxy_fcgi ("+filepath.Join(h.Root, "etc/apache2/sites-enabled/wiki.conf")+":5)") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

@@ -156,13 +156,12 @@ func (e *AmbiguousError) Error() string {
 }
 
 // Choose picks the vhost of a site among the matches of query (indexes
-// into vs): those that pass PHP on (fastcgi_pass) when any does, and
-// among them, when they all serve one document root (a port-80 server
-// and its TLS twin), the one that serves TLS. (An Apache vhost runs PHP
-// through proxy_fcgi or mod_php: nginx in front of Apache, proxy_pass
-// only, yields to it.) Matches serving different
-// roots, or (for a directory) with different server names, are
-// ambiguous. It returns the chosen one and the others of the same site.
+// into vs): those that run PHP (fastcgi_pass; Apache's proxy_fcgi or
+// mod_php, so nginx in front of Apache with proxy_pass only yields to
+// it) when any does, and among them, when they all serve one document
+// root (a port-80 server and its TLS twin), the one that serves TLS.
+// Matches serving different roots, or (for a directory) with different
+// server names, are ambiguous. It returns the chosen one and the others of the same site.
 func Choose(vs []Vhost, matches []int, query string, byDir bool) (chosen int, same []int, err error) {
 	if len(matches) == 0 {
 		return -1, nil, &NoMatchError{Query: query, Vhosts: vs, Suggest: suggest(vs, query, byDir)}
