@@ -34,6 +34,9 @@ type ApacheConfig struct {
 	// MPM is the multi-processing module loaded: "prefork", "event",
 	// "worker" ("" when none is loaded).
 	MPM string
+	// ServerName is the main server's, which a <VirtualHost> without one
+	// inherits.
+	ServerName string
 }
 
 // ApacheVirtualHost is one <VirtualHost> block.
@@ -274,6 +277,9 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 		return nil
 	}
 	if v == nil {
+		if name == "servername" && len(args) > 0 {
+			p.conf.ServerName = strings.ToLower(args[0])
+		}
 		return nil
 	}
 	switch name {

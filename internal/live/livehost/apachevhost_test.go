@@ -126,3 +126,26 @@ func FuzzParseApacheConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseApacheEnvvars: whatever envvars holds, every variable kept
+// has a plain name and a value no shell would expand.
+func FuzzParseApacheEnvvars(f *testing.F) {
+	f.Add("export APACHE_LOG_DIR=/var/log/apache2$SUFFIX\nexport A=\"b\"\n")
+	f.Add("export =x\nexport B=$(id)\nexport C\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for k, v := range livehost.ParseApacheEnvvars([]byte(text)) {
+			if k == "" || strings.ContainsAny(k, "= \t\n$") || strings.ContainsAny(v, "$`;\n") {
+				t.Fatalf("%q=%q", k, v)
+			}
+		}
+	})
+}
+
+// TestApacheServerNameInherited: a <VirtualHost> without ServerName
+// takes the main server's.
+func TestApacheServerNameInherited(t *testing.T) {
+	c := livehost.ParseApacheConfig("/a.conf", []byte("ServerName Main.Test\n<VirtualHost *:80>\nDocumentRoot /srv/a\n</VirtualHost>\n"), nil)
+	if c.ServerName != "main.test" || len(c.Vhosts) != 1 || c.Vhosts[0].ServerName != "" {
+		t.Errorf("%+v", c)
+	}
+}

@@ -40,11 +40,16 @@ func ApacheVhosts(c *livehost.ApacheConfig, root string) []Vhost {
 	var out []Vhost
 	for _, a := range c.Vhosts {
 		v := Vhost{Server: "apache", File: a.File, Line: a.Line}
-		if a.ServerName != "" {
-			n, _, _ := strings.Cut(a.ServerName, ":")
-			if i := strings.Index(a.ServerName, "://"); i >= 0 {
-				n, _, _ = strings.Cut(a.ServerName[i+3:], ":")
+		sn := a.ServerName
+		if sn == "" {
+			sn = c.ServerName // inherited from the main server
+		}
+		if sn != "" {
+			// "[scheme://]name[:port]"
+			if i := strings.Index(sn, "://"); i >= 0 {
+				sn = sn[i+3:]
 			}
+			n, _, _ := strings.Cut(sn, ":")
 			v.Names = append(v.Names, n)
 		}
 		v.Names = append(v.Names, a.Aliases...)

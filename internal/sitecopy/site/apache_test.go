@@ -244,3 +244,17 @@ func TestDiscoverApachePool(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+// TestApacheVhostsNames: a vhost's names are its ServerName (scheme and
+// port removed; the main server's when it sets none) and aliases.
+func TestApacheVhostsNames(t *testing.T) {
+	c := livehost.ParseApacheConfig("/a.conf", []byte("ServerName main.test\n<VirtualHost *:80>\nDocumentRoot /srv/a\n</VirtualHost>\n"+
+		"<VirtualHost *:443>\nServerName https://b.test:443\nServerAlias *.b.test\nSSLEngine on\n</VirtualHost>\n"), nil)
+	vs := ApacheVhosts(c, "/")
+	if len(vs) != 2 || strings.Join(vs[0].Names, " ") != "main.test" || strings.Join(vs[1].Names, " ") != "b.test *.b.test" || vs[1].Host() != "b.test" {
+		t.Errorf("%+v", vs)
+	}
+	if m := MatchApacheName(vs, "x.b.test"); len(m) != 1 || m[0] != 1 {
+		t.Errorf("x.b.test: %v", m)
+	}
+}
