@@ -258,3 +258,23 @@ func TestApacheVhostsNames(t *testing.T) {
 		t.Errorf("x.b.test: %v", m)
 	}
 }
+
+// TestApacheUnreadable: an Apache configuration that cannot be read (a
+// sites-enabled link leading out of /etc/apache2) is an error when
+// nginx gives no vhosts either.
+func TestApacheUnreadable(t *testing.T) {
+	root, _ := apacheCopy(t, hosttest.ApacheLayout{})
+	if err := os.WriteFile(filepath.Join(root, "evil.conf"), []byte("<VirtualHost *:80>\nServerName evil.test\n</VirtualHost>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc/apache2/sites-enabled"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "evil.conf"), filepath.Join(root, "etc/apache2/sites-enabled/evil.conf")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Discover(context.Background(), Host{Root: root}, "evil.test")
+	if err == nil || !strings.Contains(err.Error(), "reading Apache's configuration") || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("%v", err)
+	}
+}

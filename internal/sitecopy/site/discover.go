@@ -56,7 +56,7 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if byDir {
 		query = filepath.Clean(query)
 	}
-	vs, unreached, err := h.vhosts(ctx)
+	vs, notes, err := h.vhosts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +79,7 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if byDir && s.Host == "" {
 		s.Notes = append(s.Notes, "the vhost has no plain server name: requests will carry the Host of --host")
 	}
-	if len(unreached) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line", strings.Join(unreached, ", ")))
-	}
+	s.Notes = append(s.Notes, notes...)
 	if n := bothServers(vs, append([]int{chosen}, same...), query); n != "" && !byDir {
 		s.Notes = append(s.Notes, n+"; the "+serverName(v.Server)+" vhost, which runs PHP, is shown")
 	}
@@ -110,17 +108,21 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 // vhosts reads the vhosts of the host's web servers: the running nginx
 // master's (nginx -T), then Apache's, read from its configuration as data
 // (ReadApacheConfig: apache2 is never run) when ROOT/etc/apache2/apache2.conf
-// exists and, on the host itself, an Apache master runs. unreached are
-// the files nginx -T shows that no include names. Neither server found
-// is nginx's error.
-func (h Host) vhosts(ctx context.Context) (vs []Vhost, unreached []string, err error) {
+// exists and, on the host itself, an Apache master runs. notes say what
+// the site's discovery should (files nginx -T shows that no include
+// names; an Apache configuration that could not be read beside nginx's).
+// Neither server found is nginx's error.
+func (h Host) vhosts(ctx context.Context) (vs []Vhost, notes []string, err error) {
 	ng, prefix, nerr := h.nginx()
 	if nerr == nil {
 		conf, err := ng.Dump(ctx)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading nginx's configuration: %w (run phptune site as root: nginx -T opens the files its configuration names)", err)
 		}
-		vs, unreached = NginxVhosts(conf, prefix), conf.Unreached
+		vs = NginxVhosts(conf, prefix)
+		if len(conf.Unreached) > 0 {
+			notes = append(notes, fmt.Sprintf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line", strings.Join(conf.Unreached, ", ")))
+		}
 	}
 	apache := false
 	if h.Root != "/" {
@@ -131,6 +133,10 @@ func (h Host) vhosts(ctx context.Context) (vs []Vhost, unreached []string, err e
 	if apache {
 		c, err := livehost.ReadApacheConfig(h.Root)
 		if err != nil {
+			if nerr == nil {
+				// nginx's vhosts still stand: say what is missing.
+				return vs, append(notes, fmt.Sprintf("Apache's vhosts are not read: %v", err)), nil
+			}
 			return nil, nil, fmt.Errorf("reading Apache's configuration: %w", err)
 		}
 		if c != nil {
@@ -141,7 +147,7 @@ func (h Host) vhosts(ctx context.Context) (vs []Vhost, unreached []string, err e
 	if nerr != nil {
 		return nil, nil, nerr
 	}
-	return vs, unreached, nil
+	return vs, notes, nil
 }
 
 func serverName(s string) string {
