@@ -38,9 +38,9 @@ func IsDir(query string) bool { return strings.HasPrefix(query, "/") }
 // document root) on host h and reads what a lab of it would copy, among
 // the vhosts of nginx and Apache. It runs nginx -T (which only reads and
 // tests the configuration), reads Apache's configuration as data, and
-// otherwise only reads files and /proc. A query that matches no vhost, or several
-// different sites, is a *NoMatchError or *AmbiguousError naming the
-// candidates.
+// otherwise only reads files and /proc. A query that matches no vhost,
+// or several different sites, is a *NoMatchError or *AmbiguousError
+// naming the candidates.
 func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if h.Root == "" {
 		h.Root = "/"
@@ -81,7 +81,11 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	}
 	s.Notes = append(s.Notes, notes...)
 	if n := bothServers(vs, append([]int{chosen}, same...), query); n != "" && !byDir {
-		s.Notes = append(s.Notes, n+"; the "+serverName(v.Server)+" vhost, which runs PHP, is shown")
+		why := ""
+		if v.runsPHP() {
+			why = ", which runs PHP,"
+		}
+		s.Notes = append(s.Notes, n+"; the "+serverName(v.Server)+" vhost"+why+" is shown")
 	}
 	if v.Return != "" && len(v.FastCGI) == 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("this server block only answers \"return %s\": give the name of the server that serves the pages", v.Return))
