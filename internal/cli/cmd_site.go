@@ -35,6 +35,12 @@ application's database and caches as its own configuration names them
 name, user, host, which running MariaDB server answers there and the
 database's size on disk. Its password is never printed (<redacted>).
 
+Apache's vhosts are read beside nginx's (Debian's /etc/apache2, as data:
+apache2 is never run): ServerName and ServerAlias matched as Apache matches
+them, DocumentRoot, SSLEngine, and PHP through proxy_fcgi to a php-fpm pool
+or through mod_php with Apache's php.ini. When both servers serve NAME it
+says which answers on which port.
+
 It runs nginx -T (which only reads and tests the configuration, as advise
 does) and otherwise reads files and /proc: it starts no server, connects to
 no database and writes nothing. Application files are read without following
@@ -43,7 +49,8 @@ different sites, is refused with the candidates named.
 
 lab up --site NAME|DIR runs this site in a sealed lab (its own network and
 mount namespaces, its own MariaDB, the docroot as an overlay): this command
-shows what it finds. --site on tune and the other lab commands comes next.`,
+shows what it finds. An Apache-served site is found but not yet copied:
+lab up --site refuses it.`,
 		Example: `  phptune site site.test
   phptune site /var/www/site --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -83,7 +90,7 @@ shows what it finds. --site on tune and the other lab commands comes next.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&h.Root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/nginx)")
+	fl.StringVar(&h.Root, "root", "/", "the host's root: / on the host itself, or a directory holding a copy (its etc/nginx, etc/apache2)")
 	fl.StringVar(&h.NginxConfig, "nginx-config", "", "nginx.conf of the running nginx master (default: ROOT/etc/nginx/nginx.conf)")
 	fl.StringVar(&h.NginxPrefix, "nginx-prefix", "", "nginx's -p prefix, when it runs with one (default: the master's)")
 	fl.StringVar(&h.FPMPrefix, "fpm-prefix", "", "the php-fpm masters' -p prefix, when they run with one")

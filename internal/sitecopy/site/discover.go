@@ -35,11 +35,12 @@ type Host struct {
 func IsDir(query string) bool { return strings.HasPrefix(query, "/") }
 
 // Discover finds the site query names (a server name, or an absolute
-// document root) on host h and reads what a lab of it would copy. It runs
-// nginx -T (which only reads and tests the configuration) and otherwise
-// only reads files and /proc. A query that matches no vhost, or several
-// different sites, is a *NoMatchError or *AmbiguousError naming the
-// candidates.
+// document root) on host h and reads what a lab of it would copy, among
+// the vhosts of nginx and Apache. It runs nginx -T (which only reads and
+// tests the configuration), reads Apache's configuration as data, and
+// otherwise only reads files and /proc. A query that matches no vhost,
+// or several different sites, is a *NoMatchError or *AmbiguousError
+// naming the candidates.
 func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if h.Root == "" {
 		h.Root = "/"
@@ -55,20 +56,15 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	if byDir {
 		query = filepath.Clean(query)
 	}
-	ng, prefix, err := h.nginx()
+	vs, notes, err := h.vhosts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conf, err := ng.Dump(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading nginx's configuration: %w (run phptune site as root: nginx -T opens the files its configuration names)", err)
-	}
-	vs := NginxVhosts(conf, prefix)
 	var matches []int
 	if byDir {
 		matches = MatchDir(vs, query)
 	} else {
-		matches = MatchName(vs, query)
+		matches = matchNames(vs, query)
 	}
 	chosen, same, err := Choose(vs, matches, query, byDir)
 	if err != nil {
@@ -81,10 +77,15 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	v := s.Vhost
 	s.Host, s.HTTPS, s.Port = v.Host(), v.TLS(), v.Port()
 	if byDir && s.Host == "" {
-		s.Notes = append(s.Notes, "the vhost has no plain server_name: requests will carry the Host of --host")
+		s.Notes = append(s.Notes, "the vhost has no plain server name: requests will carry the Host of --host")
 	}
-	if len(conf.Unreached) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line", strings.Join(conf.Unreached, ", ")))
+	s.Notes = append(s.Notes, notes...)
+	if n := bothServers(vs, append([]int{chosen}, same...), query); n != "" && !byDir {
+		why := ""
+		if v.runsPHP() {
+			why = ", which runs PHP,"
+		}
+		s.Notes = append(s.Notes, n+"; the "+serverName(v.Server)+" vhost"+why+" is shown")
 	}
 	if v.Return != "" && len(v.FastCGI) == 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("this server block only answers \"return %s\": give the name of the server that serves the pages", v.Return))
@@ -106,6 +107,58 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 		s.DB = findDB(h, s.App.DB, s.defaultSocket())
 	}
 	return s, nil
+}
+
+// vhosts reads the vhosts of the host's web servers: the running nginx
+// master's (nginx -T), then Apache's, read from its configuration as data
+// (ReadApacheConfig: apache2 is never run) when ROOT/etc/apache2/apache2.conf
+// exists and, on the host itself, an Apache master runs. notes say what
+// the site's discovery should (files nginx -T shows that no include
+// names; an Apache configuration that could not be read beside nginx's).
+// Neither server found is nginx's error.
+func (h Host) vhosts(ctx context.Context) (vs []Vhost, notes []string, err error) {
+	ng, prefix, nerr := h.nginx()
+	if nerr == nil {
+		conf, err := ng.Dump(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading nginx's configuration: %w (run phptune site as root: nginx -T opens the files its configuration names)", err)
+		}
+		vs = NginxVhosts(conf, prefix)
+		if len(conf.Unreached) > 0 {
+			notes = append(notes, fmt.Sprintf("nginx -T shows files no include names (%s): a configuration file holds a forged \"# configuration file\" line", strings.Join(conf.Unreached, ", ")))
+		}
+	}
+	apache := false
+	if h.Root != "/" {
+		apache = true
+	} else if ms, err := livehost.ApacheMasters(h.FS); err == nil && len(ms) > 0 {
+		apache = true
+	}
+	if apache {
+		c, err := livehost.ReadApacheConfig(h.Root)
+		if err != nil {
+			if nerr == nil {
+				// nginx's vhosts still stand: say what is missing.
+				return vs, append(notes, fmt.Sprintf("Apache's vhosts are not read: %v", err)), nil
+			}
+			return nil, nil, fmt.Errorf("reading Apache's configuration: %w", err)
+		}
+		if c != nil {
+			vs = append(vs, ApacheVhosts(c, h.Root)...)
+			nerr = nil
+		}
+	}
+	if nerr != nil {
+		return nil, nil, nerr
+	}
+	return vs, notes, nil
+}
+
+func serverName(s string) string {
+	if s == "apache" {
+		return "Apache"
+	}
+	return s
 }
 
 // nginx finds the nginx master of the host (the one of NginxConfig, else
@@ -137,7 +190,7 @@ func (h Host) nginx() (*livehost.Nginx, string, error) {
 		if len(confs) > 0 {
 			running = "running: " + strings.Join(confs, ", ")
 		}
-		return nil, "", fmt.Errorf("no nginx master (owned by root) runs with %s (%s): phptune site reads the running nginx; name its nginx.conf with --nginx-config (Apache is not read yet)", want, running)
+		return nil, "", fmt.Errorf("no nginx master (owned by root) runs with %s (%s): phptune site reads the running nginx, or Apache's configuration when an Apache master runs; name its nginx.conf with --nginx-config", want, running)
 	}
 	bin, err := os.Readlink(filepath.Join(h.FS.Root(), strconv.Itoa(m.PID), "exe"))
 	if err != nil || !filepath.IsAbs(bin) || strings.HasSuffix(bin, " (deleted)") {

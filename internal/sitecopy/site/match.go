@@ -156,11 +156,12 @@ func (e *AmbiguousError) Error() string {
 }
 
 // Choose picks the vhost of a site among the matches of query (indexes
-// into vs): those that pass PHP on (fastcgi_pass) when any does, and
-// among them, when they all serve one document root (a port-80 server
-// and its TLS twin), the one that serves TLS. Matches serving different
-// roots, or (for a directory) with different server names, are
-// ambiguous. It returns the chosen one and the others of the same site.
+// into vs): those that run PHP (fastcgi_pass; Apache's proxy_fcgi or
+// mod_php, so nginx in front of Apache with proxy_pass only yields to
+// it) when any does, and among them, when they all serve one document
+// root (a port-80 server and its TLS twin), the one that serves TLS.
+// Matches serving different roots, or (for a directory) with different
+// server names, are ambiguous. It returns the chosen one and the others of the same site.
 func Choose(vs []Vhost, matches []int, query string, byDir bool) (chosen int, same []int, err error) {
 	if len(matches) == 0 {
 		return -1, nil, &NoMatchError{Query: query, Vhosts: vs, Suggest: suggest(vs, query, byDir)}
@@ -168,7 +169,7 @@ func Choose(vs []Vhost, matches []int, query string, byDir bool) (chosen int, sa
 	cands := matches
 	var php []int
 	for _, i := range matches {
-		if len(vs[i].FastCGI) > 0 || vs[i].FastCGIVariable {
+		if vs[i].runsPHP() {
 			php = append(php, i)
 		}
 	}
@@ -218,7 +219,7 @@ func suggest(vs []Vhost, query string, byDir bool) string {
 	if s, ok := strings.CutPrefix(h, "www."); ok {
 		alt = s
 	}
-	if len(MatchName(vs, alt)) > 0 {
+	if len(matchNames(vs, alt)) > 0 {
 		return alt
 	}
 	return ""

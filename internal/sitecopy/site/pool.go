@@ -22,8 +22,14 @@ import (
 // table of listening sockets when it can be read.
 func (s *Site) findPool(h Host) {
 	v := s.Vhost
+	if v.ModPHP != nil && len(v.FastCGI) == 0 {
+		s.modPHP(h)
+		return
+	}
 	if len(v.FastCGI) == 0 {
 		switch {
+		case v.Server == "apache":
+			s.PoolError = "it hands PHP to no FastCGI server (no SetHandler \"proxy:...\" or ProxyPassMatch in it or in conf-enabled) and mod_php is not loaded"
 		case v.FastCGIVariable:
 			s.PoolError = "its fastcgi_pass names a variable: discovery does not follow it"
 		case len(v.Proxy) > 0:
@@ -164,7 +170,25 @@ func readPHPConfig(h Host, pid int, pool *Pool) *PHPConfig {
 		return c
 	}
 	env := masterEnv(fs, pid)
-	etc := "/etc/php/" + c.Version + "/fpm"
+	readIni(c, h, "/etc/php/"+c.Version+"/fpm", env)
+	var over []override
+	for k, val := range pool.Overrides {
+		over = append(over, override{k, val, "pool " + pool.Name + " (" + k + ")"})
+	}
+	applyOverrides(c, over)
+	return c
+}
+
+// override is one php_value/php_admin_value-style setting laid over
+// php.ini: its key ("php_admin_value[memory_limit]"), value, and where
+// it is set.
+type override struct{ key, value, from string }
+
+// readIni reads a SAPI's php.ini and conf.d (etc is
+// /etc/php/VERSION/SAPI) into c: the root's copies when it has them,
+// PHPRC and PHP_INI_SCAN_DIR of env, else h.ScanDir, as readPHPConfig
+// says.
+func readIni(c *PHPConfig, h Host, etc string, env map[string]string) {
 	underRoot := func(p string) string {
 		if h.Root != "/" {
 			if q := filepath.Join(h.Root, p); exists(q) {
@@ -216,20 +240,27 @@ func readPHPConfig(h Host, pid int, pool *Pool) *PHPConfig {
 			apply(f)
 		}
 	}
-	for k, val := range pool.Overrides {
-		_, rest, _ := strings.Cut(k, "[")
+}
+
+// applyOverrides lays a pool's or a vhost's PHP settings over c's
+// php.ini values, keeping the php.ini value it replaces in Shadowed.
+func applyOverrides(c *PHPConfig, over []override) {
+	sort.Slice(over, func(i, j int) bool { return over[i].key < over[j].key })
+	replaced := map[string]bool{}
+	for _, o := range over {
+		_, rest, _ := strings.Cut(o.key, "[")
 		name := strings.TrimSuffix(rest, "]")
 		if strings.HasPrefix(name, "opcache.") || interesting[name] {
-			if old, ok := c.Settings[name]; ok && !strings.HasPrefix(old.From, "pool ") {
+			if old, ok := c.Settings[name]; ok && !replaced[name] {
 				if c.Shadowed == nil {
 					c.Shadowed = map[string]Setting{}
 				}
 				c.Shadowed[name] = old
 			}
-			c.Settings[name] = Setting{Value: keptValue(name, val), From: "pool " + pool.Name + " (" + k + ")"}
+			replaced[name] = true
+			c.Settings[name] = Setting{Value: keptValue(name, o.value), From: o.from}
 		}
 	}
-	return c
 }
 
 func exists(p string) bool {

@@ -1,10 +1,11 @@
 // Package site finds a site on a live host, reading only: the nginx
-// server block that serves a name or a directory, its document root, the
-// php-fpm pool it passes PHP to (account, pm settings, php_admin/php
-// values), the php.ini and conf.d its master loads, and the database and
-// caches the application's own configuration names, with the running
-// MariaDB server that database reaches. It is what a lab of the site
-// copies; nothing here starts a server, connects to one or writes.
+// server block or Apache virtual host that serves a name or a directory,
+// its document root, the php-fpm pool it passes PHP to (account, pm
+// settings, php_admin/php values) or the mod_php that runs it, the php.ini
+// and conf.d PHP loads, and the database and caches the application's own
+// configuration names, with the running MariaDB server that database
+// reaches. It is what a lab of the site copies; nothing here starts a
+// server, connects to one or writes.
 package site
 
 // Site is a site as the live host serves it.

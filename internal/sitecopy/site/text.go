@@ -46,6 +46,10 @@ func writeVhost(p linef, s *Site) {
 	p("host        %s, port %d, %s", host, s.Port, scheme)
 	var ls []string
 	for _, l := range v.Listens {
+		if v.Server == "apache" {
+			ls = append(ls, l.Addr+flag(l.TLS, " SSLEngine on")+flag(l.DefaultServer, " (the address's default vhost)"))
+			continue
+		}
 		ls = append(ls, l.Addr+flag(l.TLS, " ssl")+flag(l.DefaultServer, " default_server"))
 	}
 	p("listens     %s", strings.Join(ls, ", "))
@@ -73,12 +77,30 @@ func writeVhost(p linef, s *Site) {
 
 // writePool writes the site's php-fpm pool, or why none was found.
 func writePool(p linef, s *Site) {
+	if m := s.Vhost.ModPHP; m != nil && s.Pool == nil {
+		mpm := m.MPM
+		if mpm == "" {
+			mpm = "none loaded"
+		}
+		p("pool        none: PHP runs in Apache via mod_php (%s, loaded at %s; MPM %s)", m.Module, m.LoadedAt, mpm)
+		if len(s.Vhost.PHPValues) > 0 {
+			p("  vhost     %s", keyValues(s.Vhost.PHPValues))
+		}
+		return
+	}
 	if s.Pool == nil {
 		p("pool        none: %s", s.PoolError)
+		if s.Vhost.Server == "apache" && s.Vhost.FastCGIAt != "" {
+			p("  handler   proxy_fcgi to %s (%s)", strings.Join(s.Vhost.FastCGI, ", "), s.Vhost.FastCGIAt)
+		}
 		return
 	}
 	pl := s.Pool
-	p("pool        %s of php-fpm master %d (%s), %s", pl.Name, pl.MasterPID, pl.MasterConf, pl.File)
+	via := ""
+	if s.Vhost.Server == "apache" {
+		via = ", via proxy_fcgi (" + s.Vhost.FastCGIAt + ")"
+	}
+	p("pool        %s of php-fpm master %d (%s), %s%s", pl.Name, pl.MasterPID, pl.MasterConf, pl.File, via)
 	p("  listen    %s (tied by %s)", pl.Listen, pl.Verified)
 	p("  account   user %s, group %s", orNone(pl.User), orNone(pl.Group))
 	p("  pm        %s", keyValues(pl.PM))

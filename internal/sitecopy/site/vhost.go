@@ -10,11 +10,11 @@ import (
 	"github.com/phptune/phptune/internal/live/livehost"
 )
 
-// Vhost is one nginx server block as discovery sees it: where it is
-// defined, the names and addresses it serves, its document root and
-// where it passes PHP.
+// Vhost is one nginx server block, or one Apache <VirtualHost>, as
+// discovery sees it: where it is defined, the names and addresses it
+// serves, its document root and where it passes PHP.
 type Vhost struct {
-	Server  string   `json:"server"` // "nginx"
+	Server  string   `json:"server"` // "nginx" or "apache"
 	File    string   `json:"file"`
 	Line    int      `json:"line"`
 	Names   []string `json:"names"`
@@ -38,6 +38,15 @@ type Vhost struct {
 	Proxy []string `json:"proxy,omitempty"`
 	// Return is a server-level "return" (a redirect-only server).
 	Return string `json:"return,omitempty"`
+	// ModPHP is set for an Apache vhost whose PHP runs in mod_php (no
+	// FastCGI hand-off reaches it and the module is loaded).
+	ModPHP *ModPHP `json:"mod_php,omitempty"`
+	// PHPValues are an Apache vhost's php_value, php_flag,
+	// php_admin_value and php_admin_flag settings (mod_php's), keyed as
+	// a pool's overrides are ("php_admin_value[memory_limit]").
+	PHPValues map[string]string `json:"php_values,omitempty"`
+	// phpValuesAt is where each of PHPValues is set ("file:line").
+	phpValuesAt map[string]string
 }
 
 // Listen is one listen directive: its address, port, and whether it
@@ -83,7 +92,7 @@ func (v Vhost) At() string { return fmt.Sprintf("%s:%d", v.File, v.Line) }
 // there is none.
 func (v Vhost) Host() string {
 	for _, n := range v.Names {
-		if n != "" && n != "_" && !strings.ContainsAny(n, "*~") && !strings.HasPrefix(n, ".") {
+		if n != "" && n != "_" && !strings.ContainsAny(n, "*?~") && !strings.HasPrefix(n, ".") {
 			return n
 		}
 	}
@@ -99,6 +108,9 @@ func (v Vhost) label() string {
 	root := v.Root
 	if root == "" {
 		root = "no root"
+	}
+	if v.Server == "apache" {
+		return fmt.Sprintf("Apache %s at %s (DocumentRoot %s)", names, v.At(), root)
 	}
 	return fmt.Sprintf("%s at %s (root %s)", names, v.At(), root)
 }
