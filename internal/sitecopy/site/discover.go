@@ -102,7 +102,10 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 		s.readApp()
 	}
 	s.collectCaches(s.dropIn)
-	if s.App != nil && s.App.DB.Name != "" {
+	switch {
+	case s.App != nil && s.App.DB.Engine() != "mysql":
+		s.DB = &DBTarget{Error: otherEngine(s.App)}
+	case s.App != nil && s.App.DB.Name != "":
 		s.DB = findDB(h, s.App.DB, s.defaultSocket())
 	}
 	return s, nil
