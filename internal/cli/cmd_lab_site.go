@@ -194,7 +194,7 @@ func siteData(env *Env, s *site.Site, from, dump string, memoryMax int64) (*lab.
 	}
 	if s.App == nil || s.DB == nil {
 		fmt.Fprintf(env.Stderr, "warning: the site's configuration names no database phptune can copy (%s); the lab's MariaDB starts empty: give a dump with --db-dump FILE if the site uses one\n",
-			termsafe.Text(firstNonEmpty(s.AppError, "no wp-config.php, .env or settings.php found")))
+			termsafe.Text(firstNonEmpty(s.AppError, "no application configuration found")))
 		return nil, nil
 	}
 	if from != "auto" && from != "" && from != s.App.DB.Name {
