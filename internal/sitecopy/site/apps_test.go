@@ -409,3 +409,30 @@ func TestExistingAppsLine(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveDB: the command line's database settings replace the
+// configuration's, or stand for an app phptune does not read.
+func TestGiveDB(t *testing.T) {
+	s := &Site{AppError: "no configuration"}
+	if err := s.GiveDB(Host{}, Database{Name: "shop", User: "shop", Host: "10.9.9.9:3307", Password: NewSecret("pw")}); err != nil {
+		t.Fatal(err)
+	}
+	if s.App == nil || s.App.Kind != "given" || s.App.File != GivenFrom || s.AppError != "" {
+		t.Fatalf("app %+v, error %q", s.App, s.AppError)
+	}
+	if d := s.App.DB; d.Name != "shop" || d.User != "shop" || d.Port != 3307 || d.Password.Reveal() != "pw" {
+		t.Errorf("db %+v", d)
+	}
+	if s.DB == nil || s.DB.Endpoint.Network != "remote" || s.DB.Endpoint.Address != "10.9.9.9:3307" {
+		t.Errorf("target %+v", s.DB)
+	}
+	a, _ := ParseMoodle("/srv/m/config.php", []byte(`<?php $CFG->dbname = getenv('DB'); $CFG->dbuser = 'm'; $CFG->dbhost = '10.1.1.1';`))
+	s = &Site{App: a}
+	s.GiveDB(Host{}, Database{Name: "moodle"})
+	if d := s.App.DB; d.Name != "moodle" || d.User != "m" || d.Host != "10.1.1.1" || s.App.Kind != "moodle" {
+		t.Errorf("db %+v kind %s", d, s.App.Kind)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "the database name given on the command line, in place of /srv/m/config.php's") {
+		t.Errorf("notes %q", s.Notes)
+	}
+}

@@ -89,6 +89,8 @@ func appName(kind string) string {
 		return "PrestaShop"
 	case "phpbb":
 		return "phpBB"
+	case "given":
+		return "an application whose configuration phptune does not read"
 	}
 	return kind
 }
