@@ -53,7 +53,12 @@ func printSiteFound(w io.Writer, s *site.Site) {
 		fmt.Fprintf(w, ", pool %s (account %s)", termsafe.Text(s.Pool.Name), termsafe.Text(s.Pool.User))
 	}
 	fmt.Fprintln(w)
-	if s.DB != nil {
+	if s.App != nil {
+		fmt.Fprintf(w, "lab: app %s, database settings from %s\n", termsafe.Text(s.App.Name()), termsafe.Text(s.App.Source()))
+	}
+	if s.DB != nil && s.DB.Endpoint.Network == "" {
+		fmt.Fprintf(w, "lab: %s\n", termsafe.Text(s.DB.Error))
+	} else if s.DB != nil {
 		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB at that address inside its seal, with a copy of the data (--db-from, --db-dump)\n", termsafe.Text(s.DB.Endpoint.String()))
 	}
 }

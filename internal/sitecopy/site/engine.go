@@ -35,10 +35,7 @@ func (d Database) Engine() string {
 // otherEngine says why a lab does not copy a's database: it is not on
 // MariaDB/MySQL.
 func otherEngine(a *App) string {
-	where := a.File
-	if a.Line > 0 {
-		where = fmt.Sprintf("%s:%d", a.File, a.Line)
-	}
+	where := a.Source()
 	what := a.DB.Name
 	if what == "" {
 		what = "(unnamed)"
@@ -58,6 +55,18 @@ func engineName(e string) string {
 		return "Oracle"
 	}
 	return e
+}
+
+// Name is the application as people name it.
+func (a *App) Name() string { return appName(a.Kind) }
+
+// Source is where its database settings came from: FILE:LINE, or the
+// file alone when the line is not known.
+func (a *App) Source() string {
+	if a.Line > 0 {
+		return fmt.Sprintf("%s:%d", a.File, a.Line)
+	}
+	return a.File
 }
 
 // appName is an App.Kind as people write it.

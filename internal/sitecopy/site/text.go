@@ -120,11 +120,7 @@ func writeApp(p linef, s *Site) {
 		return
 	}
 	a := s.App
-	at := a.File
-	if a.Line > 0 {
-		at = fmt.Sprintf("%s:%d", a.File, a.Line)
-	}
-	p("app         %s (database settings from %s)", appName(a.Kind), at)
+	p("app         %s (database settings from %s)", a.Name(), a.Source())
 	pw := "none"
 	if a.DB.Password.Set() {
 		pw = a.DB.Password.String()
