@@ -271,13 +271,15 @@ func ParseTYPO3(file string, src []byte) (*App, error) {
 	a := &App{Kind: "typo3", File: file, Line: s.line(c + "dbname"), DB: Database{Host: "localhost"}}
 	s.readDB(&a.DB, dbSettings{Driver: c + "driver", Name: c + "dbname", User: c + "user", Password: c + "password",
 		Host: c + "host", Port: c + "port", Socket: c + "unix_socket"}, &a.NotLiteral)
+	backends := 0
 	for _, k := range s.order {
-		if len(a.Caches) >= maxCacheAddrs {
+		if len(a.Caches) >= maxCacheAddrs || backends == maxCacheAddrs {
 			break // a hostile file's thousands of entries
 		}
 		if !strings.HasPrefix(k, "return.SYS.caching.cacheConfigurations.") || !strings.HasSuffix(k, ".backend") {
 			continue
 		}
+		backends++
 		opts := strings.TrimSuffix(k, "backend") + "options."
 		switch v, _ := s.get(k, &a.NotLiteral); {
 		case strings.HasSuffix(v, "RedisBackend"):

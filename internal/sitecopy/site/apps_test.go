@@ -2,11 +2,13 @@ package site
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The fixtures below are written for these tests from each
@@ -434,5 +436,30 @@ func TestGiveDB(t *testing.T) {
 	}
 	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "the database name given on the command line, in place of /srv/m/config.php's") {
 		t.Errorf("notes %q", s.Notes)
+	}
+}
+
+// TestHostileConfigStaysCheap: a megabyte of cache entries with no
+// servers, or of unclosed arrays, is read in bounded time.
+func TestHostileConfigStaysCheap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<?php return ['DB' => ['Connections' => ['Default' => ['dbname' => 'x']]], 'SYS' => ['caching' => ['cacheConfigurations' => [")
+	for i := 0; b.Len() < maxAppConf-200; i++ {
+		fmt.Fprintf(&b, "'c%d' => ['backend' => 'MemcachedBackend'],", i)
+	}
+	b.WriteString("]]]];")
+	for _, src := range []string{b.String(), "<?php $a = " + strings.Repeat("[", maxAppConf/2)} {
+		done := make(chan struct{})
+		go func() {
+			for _, read := range appReaders {
+				read("conf.php", []byte(src))
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("reading a hostile file took more than 20s")
+		}
 	}
 }
