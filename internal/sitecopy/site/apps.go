@@ -54,6 +54,12 @@ func (a *App) hostPortCache(s *settings, kind, hostName, portName string, defHos
 		}
 		h = defHost
 	}
+	if strings.Contains(h, "://") || strings.Contains(h, "@") {
+		// A URL (tls://host, redis://user:pass@host): as the clients
+		// read it, its credentials dropped.
+		a.addCache(kind, h, defPortOf(kind, defPort), hostName)
+		return
+	}
 	if strings.ContainsAny(h, " \t\x00\n,;") {
 		return
 	}

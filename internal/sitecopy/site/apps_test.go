@@ -165,7 +165,7 @@ $CONFIG['memcached_servers'] = [ [ 'localhost', 11211 ], [ '10.0.0.9', 11311 ] ]
 }
 
 func TestParseMagento(t *testing.T) {
-	checkApp(t, appCase{name: "env.php", parse: ParseMagento, src: `<?php
+	tt := appCase{name: "env.php", parse: ParseMagento, src: `<?php
 return [
     'backend' => [ 'frontName' => 'admin_x1' ],
     'crypt' => [ 'key' => 'abcdef' ],
@@ -188,6 +188,7 @@ return [
                 'backend_options' => [ 'server' => '127.0.0.1', 'database' => '0', 'port' => '6379' ] ],
             'page_cache' => [ 'backend' => 'Magento\\Framework\\Cache\\Backend\\Redis',
                 'backend_options' => [ 'server' => 'redis.internal', 'port' => '6381' ] ],
+            'other' => [ 'backend' => 'Cm_Cache_Backend_Redis', 'backend_options' => [ 'server' => 'tls://user:c4che@10.0.0.8:6390' ] ],
         ],
     ],
     'session' => [ 'save' => 'redis', 'redis' => [ 'host' => '127.0.0.1', 'port' => '6382', 'password' => 'r3d' ] ],
@@ -195,7 +196,16 @@ return [
 `, kind: "magento", line: 10, db: Database{Driver: "mysql", Name: "store", User: "magento", Host: "/var/run/mysqld/mysqld.sock", Socket: "/var/run/mysqld/mysqld.sock"}, pass: "m@g", prefix: "mg_",
 		caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "return.cache.frontend.default.backend_options.server"},
 			{Kind: "redis", Addr: "tcp:redis.internal:6381", Setting: "return.cache.frontend.page_cache.backend_options.server"},
-			{Kind: "redis", Addr: "tcp:127.0.0.1:6382", Setting: "return.session.redis.host"}}})
+			{Kind: "redis", Addr: "tcp:10.0.0.8:6390", Setting: "return.cache.frontend.other.backend_options.server"},
+			{Kind: "redis", Addr: "tcp:127.0.0.1:6382", Setting: "return.session.redis.host"}}}
+	checkApp(t, tt)
+	a, _ := ParseMagento("env.php", []byte(tt.src))
+	out, _ := json.Marshal(a)
+	for _, secret := range []string{"c4che", "r3d", "abcdef"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("%s kept: %s", secret, out)
+		}
+	}
 }
 
 func TestParseTYPO3(t *testing.T) {

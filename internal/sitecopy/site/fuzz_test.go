@@ -163,7 +163,7 @@ func checkFuzzedApp(t *testing.T, a *App) {
 	}
 	_ = a.DB.Engine()
 	for _, c := range a.Caches {
-		if c.Addr != "" && !strings.HasPrefix(c.Addr, "tcp:") && !strings.HasPrefix(c.Addr, "unix:") {
+		if c.Addr != "" && !strings.HasPrefix(c.Addr, "tcp:") && !strings.HasPrefix(c.Addr, "unix:") || strings.Contains(c.Addr, "@") && !strings.HasPrefix(c.Addr, "unix:") {
 			t.Fatalf("cache address %q", c.Addr)
 		}
 	}
