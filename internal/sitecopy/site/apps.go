@@ -385,7 +385,26 @@ func ParsePhpBB(file string, src []byte) (*App, error) {
 // PDO DSN mysql:host=...;dbname=...). Caches: REDIS_URL, REDIS_DSN.
 // Values other than the database's are not kept: a DSN holds passwords.
 func ParseSymfonyEnv(kind, file string, src []byte) (*App, error) {
-	s := readEnv(src)
+	return symfonyApp(kind, file, readEnv(src))
+}
+
+// ParseSymfonyEnvPHP reads Symfony's .env.local.php (composer
+// dump-env: the array of the .env files' values it returns, which
+// Symfony then reads in their place) as ParseSymfonyEnv reads a .env.
+func ParseSymfonyEnvPHP(kind, file string, src []byte) (*App, error) {
+	data := phpData(lexPHP(string(src)))
+	var s settings
+	for _, k := range data.order {
+		if name, ok := strings.CutPrefix(k, "return."); ok && !strings.Contains(name, ".") {
+			s.put(name, data.vals[k])
+		}
+	}
+	return symfonyApp(kind, file, &s)
+}
+
+// symfonyApp reads the database and caches of s, a Symfony or Craft
+// project's environment.
+func symfonyApp(kind, file string, s *settings) (*App, error) {
 	a := &App{Kind: kind, File: file}
 	nl := &a.NotLiteral
 	switch {

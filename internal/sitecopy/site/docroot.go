@@ -115,7 +115,8 @@ func (d DocRoot) dir() string {
 // typo3conf/LocalConfiguration.php, PrestaShop's
 // app/config/parameters.php, Moodle's and phpBB's config.php, and the .env
 // beside public/ (or web/) or in the root: Craft's (its craft script
-// beside it), Symfony's .env.local or .env (its bin/console beside it),
+// beside it), Symfony's .env.local.php, .env.local or .env (its
+// bin/console beside it),
 // else Laravel's. Files are read without following a link and without
 // leaving their directory.
 func (s *Site) readApp() {
@@ -161,7 +162,8 @@ func (s *Site) readApp() {
 		case existsBeneath(d, "craft") && !existsBeneath(d, "artisan"):
 			cands = append(cands, cand{d, ".env", envReader("craft")})
 		case existsBeneath(d, "bin/console") && !existsBeneath(d, "artisan"):
-			cands = append(cands, cand{d, ".env.local", envReader("symfony")}, cand{d, ".env", envReader("symfony")})
+			cands = append(cands, cand{d, ".env.local.php", func(file string, src []byte) (*App, error) { return ParseSymfonyEnvPHP("symfony", file, src) }},
+				cand{d, ".env.local", envReader("symfony")}, cand{d, ".env", envReader("symfony")})
 		case d == root || base == "public":
 			cands = append(cands, cand{d, ".env", ParseDotEnv})
 		}

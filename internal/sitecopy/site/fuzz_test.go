@@ -192,13 +192,16 @@ func FuzzParseSymfonyEnv(f *testing.F) {
 	f.Add("DATABASE_URL=sqlite:///%kernel.project_dir%/x.db\n")
 	f.Add("DB_DSN=mysql:host=h;port=x;dbname=d\nDB_PASSWORD=p\n")
 	f.Add("CRAFT_DB_DATABASE=c\nCRAFT_DB_SERVER=${H}\n")
+	f.Add("<?php return ['DATABASE_URL' => 'postgresql://u:p@h/d', 'REDIS_DSN' => \"$x\"];")
 	f.Fuzz(func(t *testing.T, src string) {
 		for _, kind := range []string{"symfony", "craft"} {
-			a, err := ParseSymfonyEnv(kind, ".env", []byte(src))
-			if err != nil {
-				continue
+			for _, read := range []func(string, string, []byte) (*App, error){ParseSymfonyEnv, ParseSymfonyEnvPHP} {
+				a, err := read(kind, ".env", []byte(src))
+				if err != nil {
+					continue
+				}
+				checkFuzzedApp(t, a)
 			}
-			checkFuzzedApp(t, a)
 		}
 	})
 }
