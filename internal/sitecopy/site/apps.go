@@ -353,8 +353,9 @@ func ParsePrestaShop(file string, src []byte) (*App, error) {
 // ParsePhpBB reads phpBB's config.php: $dbms (phpbb\db\driver\mysqli,
 // \postgres, \sqlite3, ...), $dbhost, $dbport, $dbname, $dbuser,
 // $dbpasswd, $table_prefix; $acm_type naming the Redis or Memcached
-// cache driver names that cache, at the address its PHPBB_ACM_*
-// constants give (not read).
+// cache driver names that cache, at the address its PHPBB_ACM_REDIS_HOST
+// and _PORT (or PHPBB_ACM_MEMCACHED_HOST and _PORT) defines give, else
+// the driver's default (localhost).
 func ParsePhpBB(file string, src []byte) (*App, error) {
 	s := phpData(lexPHP(string(src)))
 	if present(s, "$dbms") == "" {
@@ -371,7 +372,12 @@ func ParsePhpBB(file string, src []byte) (*App, error) {
 	acm, _ := s.get("$acm_type", &a.NotLiteral)
 	for _, kind := range []string{"redis", "memcached"} {
 		if strings.HasSuffix(acm, `\`+kind) {
-			a.Caches = append(a.Caches, Cache{Kind: kind, Setting: "$acm_type (its server from the PHPBB_ACM_* constants, not read)"})
+			c := "define.PHPBB_ACM_" + strings.ToUpper(kind) + "_"
+			n := len(a.Caches)
+			a.hostPortCache(s, kind, c+"HOST", c+"PORT", "localhost", 0)
+			if len(a.Caches) > n {
+				a.Caches[n].Setting = "$acm_type, " + strings.TrimPrefix(c, "define.") + "HOST"
+			}
 		}
 	}
 	return a, nil

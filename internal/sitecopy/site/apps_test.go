@@ -308,8 +308,13 @@ $phpbb_adm_relative_path = 'adm/';
 $acm_type = 'phpbb\\cache\\driver\\redis';
 
 @define('PHPBB_INSTALLED', true);
+@define('PHPBB_ACM_REDIS_HOST', '10.0.0.3');
+@define('PHPBB_ACM_REDIS_PORT', 6380);
 `, kind: "phpbb", line: 4, db: Database{Driver: `phpbb\db\driver\mysqli`, Name: "forum", User: "phpbb", Host: "localhost"}, pass: "bb#pw", prefix: "phpbb_",
-			caches: []Cache{{Kind: "redis", Setting: "$acm_type (its server from the PHPBB_ACM_* constants, not read)"}}},
+			caches: []Cache{{Kind: "redis", Addr: "tcp:10.0.0.3:6380", Setting: "$acm_type, PHPBB_ACM_REDIS_HOST"}}},
+		{name: "memcached at its default", src: `<?php $dbms = 'phpbb\\db\\driver\\mysqli'; $dbname = 'f'; $acm_type = 'phpbb\\cache\\driver\\memcached';`,
+			kind: "phpbb", line: 1, db: Database{Driver: `phpbb\db\driver\mysqli`, Name: "f", Host: "localhost"},
+			caches: []Cache{{Kind: "memcached", Addr: "tcp:localhost:11211", Setting: "$acm_type, PHPBB_ACM_MEMCACHED_HOST"}}},
 		{name: "postgres", src: `<?php $dbms = 'phpbb\\db\\driver\\postgres'; $dbhost = 'localhost'; $dbname = 'f';`,
 			kind: "phpbb", line: 1, engine: "postgresql", db: Database{Driver: `phpbb\db\driver\postgres`, Name: "f", Host: "localhost"}},
 	} {
@@ -375,6 +380,7 @@ func TestReadAppFindsApps(t *testing.T) {
 		{name: "typo3 beside public/", docroot: "t/public", files: map[string]string{"t/public/index.php": "", "t/config/system/settings.php": "<?php return ['DB' => ['Connections' => ['Default' => ['dbname' => 't']]]];"}, kind: "typo3", file: "t/config/system/settings.php"},
 		{name: "typo3 legacy", docroot: "t", files: map[string]string{"t/typo3conf/LocalConfiguration.php": "<?php return ['DB' => ['Connections' => ['Default' => ['dbname' => 't']]]];"}, kind: "typo3", file: "t/typo3conf/LocalConfiguration.php"},
 		{name: "prestashop", docroot: "p", files: map[string]string{"p/app/config/parameters.php": "<?php return ['parameters' => ['database_name' => 'p']];"}, kind: "prestashop", file: "p/app/config/parameters.php"},
+		{name: "moodle 5 beside public/", docroot: "mo5/public", files: map[string]string{"mo5/public/index.php": "", "mo5/config.php": "<?php $CFG = new stdClass(); $CFG->dbname = 'mo';"}, kind: "moodle", file: "mo5/config.php"},
 		{name: "moodle", docroot: "mo", files: map[string]string{"mo/config.php": "<?php $CFG = new stdClass(); $CFG->dbname = 'mo';"}, kind: "moodle", file: "mo/config.php"},
 		{name: "phpbb", docroot: "bb", files: map[string]string{"bb/config.php": "<?php $dbms = 'phpbb\\\\db\\\\driver\\\\mysqli'; $dbname = 'bb';"}, kind: "phpbb", file: "bb/config.php"},
 		{name: "symfony: .env.local.php first", docroot: "s/public", files: map[string]string{"s/bin/console": "", "s/.env.local.php": "<?php return ['DATABASE_URL' => 'mysql://a@localhost/compiled'];", "s/.env.local": "DATABASE_URL=mysql://a@localhost/prod\n"}, kind: "symfony", file: "s/.env.local.php"},

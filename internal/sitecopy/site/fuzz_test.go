@@ -178,6 +178,7 @@ func FuzzParseAppConfig(f *testing.F) {
 	f.Add(uint8(5), `<?php $CFG->dbname = 'm'; $CFG->dboptions = ['dbsocket' => true]; $CFG->session_handler_class = '\core\session\redis';`)
 	f.Add(uint8(6), `<?php return ['parameters' => ['database_name' => 'p', 'database_host' => '[::1]:3307']];`)
 	f.Add(uint8(7), `<?php $dbms = 'phpbb\\db\\driver\\postgres'; $dbname = 'b'; $acm_type = 'phpbb\\cache\\driver\\memcached';`)
+	f.Add(uint8(7), `<?php $dbms = 'x'; $acm_type = 'phpbb\\cache\\driver\\redis'; @define('PHPBB_ACM_REDIS_HOST', 'a b'); define('PHPBB_ACM_REDIS_PORT', `)
 	f.Fuzz(func(t *testing.T, which uint8, src string) {
 		a, err := appReaders[int(which)%len(appReaders)]("conf.php", []byte(src))
 		if err != nil {

@@ -15,6 +15,7 @@ const maxArrayDepth = 12
 //	$CONFIG['redis']['host'] = 'x';        $CONFIG.redis.host
 //	return ['db' => ['host' => 'x']];      return.db.host
 //	$list = ['a', 'b'];                    $list.0, $list.1
+//	define('NAME', 'x');                   define.NAME (the first wins, as in PHP)
 //
 // Each value is one literal, or named as computed (a call, a
 // concatenation, a variable, a constant: its word kept). The last
@@ -27,6 +28,13 @@ func phpData(toks []phpTok) *settings {
 		var name string
 		j := i + 1
 		switch {
+		case t.kind == 'w' && lower(t.text) == "define" && i+4 < len(toks) && toks[i+1].text == "(" && toks[i+2].kind == 's' && toks[i+3].text == ",":
+			expr, end := untilClose(toks, i+4)
+			v := exprValue(expr)
+			v.line = t.line
+			s.put("define."+toks[i+2].text, v)
+			i = end
+			continue
 		case t.kind == 'w' && lower(t.text) == "return":
 			name = "return"
 		case t.kind == 'v':
