@@ -43,6 +43,39 @@ func (a *App) addCache(kind, addr string, defPort int, setting string) {
 	}
 }
 
+// redisPassword gives the Redis servers added since caches[from] the
+// password setting pwName holds (a site lab's own Redis asks for it), or
+// the one their address carried as a URL (redis://user:PASS@host).
+func (a *App) redisPassword(s *settings, from int, pwName string, urls ...string) {
+	pw, _ := s.get(pwName, &a.NotLiteral)
+	for _, u := range urls {
+		if pw == "" {
+			pw = urlPassword(u)
+		}
+	}
+	if pw == "" {
+		return
+	}
+	for i := from; i < len(a.Caches); i++ {
+		if a.Caches[i].Kind == "redis" {
+			a.Caches[i].Password = NewSecret(pw)
+		}
+	}
+}
+
+// urlPassword is the password of a URL's user:password@, "" for none.
+func urlPassword(v string) string {
+	if !strings.Contains(v, "@") {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
+}
+
 // hostPortCache adds the cache server of a host setting and a port
 // setting (a host that is a path is a socket).
 func (a *App) hostPortCache(s *settings, kind, hostName, portName string, defHost string, defPort int) {
@@ -137,7 +170,9 @@ func ParseMediaWiki(file string, src []byte) (*App, error) {
 			break
 		}
 		if name, ok := strings.CutPrefix(k, "$wgObjectCaches."); ok && strings.HasSuffix(name, ".class") && redis[strings.TrimSuffix(name, ".class")] {
+			n := len(a.Caches)
 			a.listed(s, "redis", "$wgObjectCaches."+strings.TrimSuffix(name, ".class")+".servers")
+			a.redisPassword(s, n, "$wgObjectCaches."+strings.TrimSuffix(name, ".class")+".password")
 		}
 	}
 	return a, nil
@@ -167,7 +202,9 @@ func ParseJoomla(file string, src []byte) (*App, error) {
 			if h.prefix != "$" && present(s, host) == "" {
 				host = "$" + v + "_server_host" // the cache's server
 			}
+			n := len(a.Caches)
 			a.hostPortCache(s, v, host, strings.TrimSuffix(host, "host")+"port", "localhost", 0)
+			a.redisPassword(s, n, strings.TrimSuffix(host, "host")+"auth")
 		}
 	}
 	return a, nil
@@ -198,10 +235,13 @@ func ParseNextcloud(file string, src []byte) (*App, error) {
 		mem = mem || strings.HasSuffix(v, `\Memcached`)
 	}
 	if redis {
+		n := len(a.Caches)
 		if present(s, "$CONFIG.redis.host") != "" {
 			a.hostPortCache(s, "redis", "$CONFIG.redis.host", "$CONFIG.redis.port", "", 6379)
+			a.redisPassword(s, n, "$CONFIG.redis.password")
 		} else {
 			a.listed(s, "redis", "$CONFIG.redis.cluster.seeds")
+			a.redisPassword(s, n, "$CONFIG.redis.cluster.password")
 		}
 	}
 	if mem {
@@ -246,12 +286,17 @@ func ParseMagento(file string, src []byte) (*App, error) {
 			continue
 		}
 		if v, _ := s.get(k, &a.NotLiteral); strings.Contains(v, "Redis") {
+			n := len(a.Caches)
 			a.hostPortCache(s, "redis", k+"_options.server", k+"_options.port", "127.0.0.1", 6379)
+			srv, _ := s.get(k+"_options.server", &a.NotLiteral)
+			a.redisPassword(s, n, k+"_options.password", srv)
 		}
 	}
 	switch v, _ := s.get("return.session.save", &a.NotLiteral); v {
 	case "redis":
+		n := len(a.Caches)
 		a.hostPortCache(s, "redis", "return.session.redis.host", "return.session.redis.port", "127.0.0.1", 6379)
+		a.redisPassword(s, n, "return.session.redis.password")
 	case "memcache", "memcached":
 		if p, ok := s.get("return.session.save_path", &a.NotLiteral); ok {
 			for _, it := range strings.Split(p, ",") {
@@ -289,7 +334,9 @@ func ParseTYPO3(file string, src []byte) (*App, error) {
 		opts := strings.TrimSuffix(k, "backend") + "options."
 		switch v, _ := s.get(k, &a.NotLiteral); {
 		case strings.HasSuffix(v, "RedisBackend"):
+			n := len(a.Caches)
 			a.hostPortCache(s, "redis", opts+"hostname", opts+"port", "127.0.0.1", 6379)
+			a.redisPassword(s, n, opts+"password")
 		case strings.HasSuffix(v, "MemcachedBackend"):
 			a.listed(s, "memcached", opts+"servers")
 		}
@@ -319,7 +366,9 @@ func ParseMoodle(file string, src []byte) (*App, error) {
 	h, _ := s.get("$CFG.session_handler_class", &a.NotLiteral)
 	switch {
 	case strings.HasSuffix(h, `\redis`):
+		n := len(a.Caches)
 		a.hostPortCache(s, "redis", "$CFG.session_redis_host", "$CFG.session_redis_port", "127.0.0.1", 6379)
+		a.redisPassword(s, n, "$CFG.session_redis_auth")
 	case strings.HasSuffix(h, `\memcached`):
 		if p, ok := s.get("$CFG.session_memcached_save_path", &a.NotLiteral); ok {
 			for _, it := range strings.Split(p, ",") {
@@ -378,6 +427,7 @@ func ParsePhpBB(file string, src []byte) (*App, error) {
 			if len(a.Caches) > n {
 				a.Caches[n].Setting = "$acm_type, " + strings.TrimPrefix(c, "define.") + "HOST"
 			}
+			a.redisPassword(s, n, c+"PASSWORD")
 		}
 	}
 	return a, nil
@@ -447,7 +497,9 @@ func symfonyApp(kind, file string, s *settings) (*App, error) {
 	}
 	for _, k := range []string{"REDIS_URL", "REDIS_DSN"} {
 		if v, ok := s.get(k, nl); ok {
+			n := len(a.Caches)
 			a.addCache("redis", v, 6379, k)
+			a.redisPassword(s, n, "", v)
 		}
 	}
 	return a, nil

@@ -39,6 +39,11 @@ func checkApp(t *testing.T, tt appCase) {
 	if tt.pass != "" && strings.Contains(string(out), tt.pass) {
 		t.Errorf("the password is in the JSON: %s", out)
 	}
+	for _, c := range tt.caches {
+		if pw := c.Password.Reveal(); pw != "" && strings.Contains(string(out)+fmt.Sprint(a.Caches), pw) {
+			t.Errorf("the cache's password is printed: %s %v", out, a.Caches)
+		}
+	}
 	pass := a.DB.Password.Reveal()
 	a.DB.Password = Secret{}
 	if a.Kind != tt.kind || a.Line != tt.line {
@@ -145,10 +150,10 @@ $CONFIG = array (
   'memcache.local' => '\OC\Memcache\APCu',
   'memcache.distributed' => '\OC\Memcache\Redis',
   'memcache.locking' => '\\OC\\Memcache\\Redis',
-  'redis' => [ 'host' => '/run/redis/redis-server.sock', 'port' => 0 ],
+  'redis' => [ 'host' => '/run/redis/redis-server.sock', 'port' => 0, 'password' => 'ncr3dis' ],
 );
 `, kind: "nextcloud", line: 7, db: Database{Driver: "mysql", Name: "nextcloud", User: "nc", Host: "localhost:3308", Port: 3308}, pass: "n3xt", prefix: "oc_",
-			caches: []Cache{{Kind: "redis", Addr: "unix:/run/redis/redis-server.sock", Setting: "$CONFIG.redis.host"}}},
+			caches: []Cache{{Kind: "redis", Addr: "unix:/run/redis/redis-server.sock", Setting: "$CONFIG.redis.host", Password: NewSecret("ncr3dis")}}},
 		{name: "memcached servers, set one by one", src: `<?php
 $CONFIG['dbtype'] = 'mysql';
 $CONFIG['dbname'] = 'owncloud';
@@ -196,8 +201,8 @@ return [
 `, kind: "magento", line: 10, db: Database{Driver: "mysql", Name: "store", User: "magento", Host: "/var/run/mysqld/mysqld.sock", Socket: "/var/run/mysqld/mysqld.sock"}, pass: "m@g", prefix: "mg_",
 		caches: []Cache{{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "return.cache.frontend.default.backend_options.server"},
 			{Kind: "redis", Addr: "tcp:redis.internal:6381", Setting: "return.cache.frontend.page_cache.backend_options.server"},
-			{Kind: "redis", Addr: "tcp:10.0.0.8:6390", Setting: "return.cache.frontend.other.backend_options.server"},
-			{Kind: "redis", Addr: "tcp:127.0.0.1:6382", Setting: "return.session.redis.host"}}}
+			{Kind: "redis", Addr: "tcp:10.0.0.8:6390", Setting: "return.cache.frontend.other.backend_options.server", Password: NewSecret("c4che")},
+			{Kind: "redis", Addr: "tcp:127.0.0.1:6382", Setting: "return.session.redis.host", Password: NewSecret("r3d")}}}
 	checkApp(t, tt)
 	a, _ := ParseMagento("env.php", []byte(tt.src))
 	out, _ := json.Marshal(a)
@@ -329,7 +334,7 @@ func TestParseSymfonyEnv(t *testing.T) {
 	for _, tt := range []appCase{
 		{name: "doctrine url", parse: symfony, src: "APP_ENV=prod\nAPP_SECRET=abc\n###> doctrine/doctrine-bundle ###\nDATABASE_URL=\"mysql://app:p%40ss%2Fw@127.0.0.1:3306/app_db?serverVersion=10.11.2-MariaDB&charset=utf8mb4\"\n###< doctrine/doctrine-bundle ###\nREDIS_URL=redis://:secret@localhost:6379\n",
 			kind: "symfony", line: 4, db: Database{Driver: "mysql", Name: "app_db", User: "app", Host: "127.0.0.1", Port: 3306}, pass: "p@ss/w",
-			caches: []Cache{{Kind: "redis", Addr: "tcp:localhost:6379", Setting: "REDIS_URL"}}},
+			caches: []Cache{{Kind: "redis", Addr: "tcp:localhost:6379", Setting: "REDIS_URL", Password: NewSecret("secret")}}},
 		{name: "doctrine url, a socket", parse: symfony, src: "DATABASE_URL=mysql://app@localhost/app?unix_socket=/run/mysqld/mysqld.sock\n",
 			kind: "symfony", line: 1, db: Database{Driver: "mysql", Name: "app", User: "app", Host: "localhost", Socket: "/run/mysqld/mysqld.sock"}},
 		{name: "postgresql", parse: symfony, src: "DATABASE_URL=\"postgresql://app:pw@127.0.0.1:5432/app?serverVersion=16&charset=utf8\"\n",
