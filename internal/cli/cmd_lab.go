@@ -94,6 +94,7 @@ type labUpFlags struct {
 	knobsFile, memoryMax, server, siteQuery, dbFrom, dbDump string
 	asJSON                                                  bool
 	appGiven, dbFromGiven                                   bool // --app and --db-from given on the command line
+	db                                                      siteDBFlags
 	unsealedProduction                                      bool // --unsealed-production
 }
 
@@ -104,6 +105,7 @@ func (f *labUpFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.siteQuery, "site", "", "serve a site of this host, found by its server_name or document root (NAME|DIR, as phptune site shows it), sealed: its own network and mount namespaces, its own MariaDB at the addresses the site's configuration names, the docroot as an overlay (root, Landlock)")
 	fl.StringVar(&f.dbFrom, "db-from", "auto", "with --site: copy this production database into the lab, read-only (mariadb-dump --single-transaction as the app's own account): auto is the one the site's configuration names; none leaves the lab's MariaDB empty (the site then answers its error page)")
 	fl.StringVar(&f.dbDump, "db-dump", "", "with --site: load this dump of the site's database (FILE or FILE.gz, root's, as mariadb-dump makes it) instead of copying production's")
+	f.db.add(fl)
 	fl.StringArrayVar(&f.opt.Set, "set", nil, "set a knob, KNOB=VALUE (repeatable; see phptune knobs; with --site it goes on top of the live configuration)")
 	fl.StringVar(&f.knobsFile, "knobs", "", "read knob settings from a file of KNOB=VALUE lines (as phptune tune writes)")
 	fl.StringVar(&f.server, "server", "", "web server: "+strings.Join(knob.Servers, "|")+" (shorthand for --set server=X; default nginx-fpm; see docs/servers.md)")
@@ -135,6 +137,8 @@ func (f *labUpFlags) validate() error {
 		}
 	case f.dbFromGiven || f.dbDump != "":
 		return usageErr("Try: --site NAME --db-from auto", "--db-from and --db-dump fill a site lab's database: give --site too")
+	case f.db.given():
+		return usageErr("Try: --site NAME "+siteDBHint, "%s name a site lab's database: give --site too", strings.Join(f.db.names(), ", "))
 	case opt.DocRoot != "":
 		// A live site's directory is named as such first, whatever it
 		// holds (a panel's pool may serve a directory with no .php).
@@ -164,6 +168,9 @@ func (f *labUpFlags) options(env *Env) (lab.Options, error) {
 	if f.siteQuery != "" {
 		s, err := discoverSite(env.Ctx, f.siteQuery)
 		if err != nil {
+			return opt, err
+		}
+		if err := f.db.apply(s); err != nil {
 			return opt, err
 		}
 		opt.Site, opt.App = s, lab.SiteApp

@@ -58,7 +58,12 @@ func printSiteFound(w io.Writer, s *site.Site) {
 		fmt.Fprintf(w, ", pool %s (account %s)", termsafe.Text(s.Pool.Name), termsafe.Text(s.Pool.User))
 	}
 	fmt.Fprintln(w)
-	if s.DB != nil {
+	if s.App != nil {
+		fmt.Fprintf(w, "lab: app %s, database settings from %s\n", termsafe.Text(s.App.Name()), termsafe.Text(s.App.Source()))
+	}
+	if s.DB != nil && s.DB.Endpoint.Network == "" {
+		fmt.Fprintf(w, "lab: %s\n", termsafe.Text(s.DB.Error))
+	} else if s.DB != nil {
 		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB at that address inside its seal, with a copy of the data (--db-from, --db-dump)\n", termsafe.Text(s.DB.Endpoint.String()))
 	}
 }
@@ -184,7 +189,7 @@ func siteData(env *Env, s *site.Site, from, dump string, memoryMax int64) (*lab.
 			return nil, usageErr("Give one of them", "--db-from %s and --db-dump %s both fill the lab's database", from, dump)
 		}
 		if s.App == nil || s.App.DB.Name == "" || s.App.DB.User == "" {
-			return nil, usageErr("Check what phptune site "+s.Query+" reads of the app's configuration", "--db-dump: the site's configuration names no literal database and user (%s), so the lab cannot load the dump for the app's account", termsafe.Text(firstNonEmpty(s.AppError, "no app configuration found")))
+			return nil, usageErr("Name them: --db NAME --db-user USER (see what phptune site "+s.Query+" reads of the app's configuration)", "--db-dump: the site's configuration names no literal database and user (%s), so the lab cannot load the dump for the app's account", termsafe.Text(firstNonEmpty(s.AppError, "no app configuration found")))
 		}
 		f, err := outdir.OpenTrusted(dump)
 		if err != nil {
@@ -198,16 +203,19 @@ func siteData(env *Env, s *site.Site, from, dump string, memoryMax int64) (*lab.
 		return nil, nil
 	}
 	if s.App == nil || s.DB == nil {
-		fmt.Fprintf(env.Stderr, "warning: the site's configuration names no database phptune can copy (%s); the lab's MariaDB starts empty: give a dump with --db-dump FILE if the site uses one\n",
-			termsafe.Text(firstNonEmpty(s.AppError, "no wp-config.php, .env or settings.php found")))
+		fmt.Fprintf(env.Stderr, "warning: the site's configuration names no database phptune can copy (%s); the lab's MariaDB starts empty: name the site's database with "+siteDBHint+", or give a dump with --db-dump FILE, if the site uses one\n",
+			termsafe.Text(firstNonEmpty(s.AppError, "no application configuration found")))
 		return nil, nil
 	}
 	if from != "auto" && from != "" && from != s.App.DB.Name {
 		return nil, usageErr("Try: --db-from auto (or --db-from "+s.App.DB.Name+")", "--db-from %s: the site's configuration (%s) uses the database %s; the lab copies that one, as the app's own account", termsafe.Text(from), termsafe.Text(s.App.File), termsafe.Text(s.App.DB.Name))
 	}
+	if s.App.DB.Engine() != "mysql" {
+		return nil, usageErr("Leave the lab's database empty with --db-from none (a lab runs MariaDB only), or give a MariaDB dump of it with --db-dump FILE", "--db-from: %s", termsafe.Text(s.DB.Error))
+	}
 	src, err := dbcopy.SourceFor(s.App, s.DB, dbcopy.Account{})
 	if err != nil {
-		return nil, usageErr("Give a dump you made with --db-dump FILE, or leave the lab's database empty with --db-from none", "--db-from: %s", termsafe.Text(err.Error()))
+		return nil, usageErr("Name it with "+siteDBHint+", give a dump you made with --db-dump FILE, or leave the lab's database empty with --db-from none", "--db-from: %s", termsafe.Text(err.Error()))
 	}
 	budget, err := dbcopy.NewBudget(lab.Root(), memoryMax)
 	if err != nil {

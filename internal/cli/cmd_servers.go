@@ -105,7 +105,7 @@ stored, printed and written.`,
 // server on a lab of its own of a built-in app, each from its default.
 var serversRefused = merge(
 	refuseAll("every server is tuned on a lab of its own of a built-in app (--app)", "Try: phptune servers --app wordpress; tune your running lab or site with phptune tune --server SERVER --lab NAME or --site NAME",
-		flagLab, flagDocroot, flagSite, flagDBFrom, flagDBDump, flagHost),
+		flagLab, flagDocroot, flagSite, flagDBFrom, flagDBDump, flagDB, flagDBUser, flagDBHost, flagDBPasswordFile, flagHost),
 	refuseAll("the servers' labs run with the lab account and no caps", "Leave it out, or tune one server's lab with it: phptune tune --server SERVER --app APP",
 		flagUser, flagCPUs, flagMemoryMax),
 	refuseAll("every server is tuned from its own default", "Try: --add LABEL=FILE to measure a knob file beside the tuned servers",

@@ -31,9 +31,15 @@ holding that socket, by the kernel's socket table: the pool's account, pm
 settings, php_value/php_admin_value overrides), the php.ini and conf.d that
 master loads with the opcache and MySQL-socket settings in effect, and the
 application's database and caches as its own configuration names them
-(WordPress wp-config.php, Laravel .env, Drupal sites/default/settings.php):
+(WordPress wp-config.php, Laravel .env, Drupal sites/default/settings.php,
+MediaWiki LocalSettings.php, Joomla configuration.php, Nextcloud/ownCloud
+config/config.php, Magento 2 app/etc/env.php, Symfony and Craft .env, TYPO3
+settings.php or LocalConfiguration.php, Moodle and phpBB config.php,
+PrestaShop app/config/parameters.php), with the file:line it came from:
 name, user, host, which running MariaDB server answers there and the
-database's size on disk. Its password is never printed (<redacted>).
+database's size on disk. Its password is never printed (<redacted>). A
+database on PostgreSQL, SQLite or another engine is named as such: a lab
+copies only MariaDB/MySQL.
 
 Apache's vhosts are read beside nginx's (Debian's /etc/apache2, as data:
 apache2 is never run): ServerName and ServerAlias matched as Apache matches

@@ -40,7 +40,11 @@ type siteLab struct {
 // siteDataFlags say where a --site lab's database comes from, as on lab
 // up --site: a copy of the one the site's configuration names (auto), a
 // dump file, or none.
-type siteDataFlags struct{ from, dump string }
+type siteDataFlags struct {
+	from, dump string
+	// db is the database named on the command line (--db, ...).
+	db siteDBFlags
+}
 
 // recordedData are the data flags a run's site record kept (auto for a
 // run stored before it kept them).
@@ -51,6 +55,7 @@ func recordedData(r tune.SiteRecord) siteDataFlags {
 func (d *siteDataFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&d.from, "db-from", "auto", "with --site: the database copied into the lab: auto (the one the site's configuration names), its name, or none (the lab's MariaDB starts empty)")
 	fl.StringVar(&d.dump, "db-dump", "", "with --site: load this dump (FILE or FILE.gz, root's) into the lab's MariaDB instead of copying production's")
+	d.db.add(fl)
 }
 
 // planSiteLab finds the site query names on this host and reads its live
@@ -59,6 +64,9 @@ func (d *siteDataFlags) add(fl *pflag.FlagSet) {
 func planSiteLab(ctx context.Context, query, user string, data siteDataFlags) (*siteLab, error) {
 	s, err := discoverSite(ctx, query)
 	if err != nil {
+		return nil, err
+	}
+	if err := data.db.apply(s); err != nil {
 		return nil, err
 	}
 	if err := lab.CheckUser(user, s.DocRoot.Path); err != nil {

@@ -64,7 +64,7 @@ const (
 )
 
 // stackFlagNames are every stack flag, in the order they are registered.
-var stackFlagNames = []string{flagLab, flagApp, flagDocroot, flagSite, flagDBFrom, flagDBDump, flagUser, flagCPUs, flagMemoryMax,
+var stackFlagNames = []string{flagLab, flagApp, flagDocroot, flagSite, flagDBFrom, flagDBDump, flagDB, flagDBUser, flagDBHost, flagDBPasswordFile, flagUser, flagCPUs, flagMemoryMax,
 	flagKnobs, flagSet, flagWorkload, flagFromLog, flagAllowPost, flagExpect, flagHost}
 
 // The stack flags' help, one text for every command.
@@ -144,6 +144,9 @@ func (s *stackFlags) check(targetGiven bool) error {
 	}
 	if err := s.checkStack(targetGiven); err != nil {
 		return err
+	}
+	if g := s.siteData.db; g.given() && s.site == "" {
+		return usageErr("Try: --site NAME "+siteDBHint, "%s name a site lab's database: give --site too", strings.Join(g.names(), ", "))
 	}
 	if err := s.checkOwnLab(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/decide/tune"
@@ -40,10 +41,17 @@ func (p *tunePlan) resume(ctx context.Context, db *store.DB, f *tuneFlags) error
 	if stored.DocRoot != "" {
 		t.app = "" // checkStack names it docroot
 	}
+	given := f.stack.siteData.db
+	if stored.Site == nil && given.given() {
+		return usageErr("Try: phptune tune --resume "+f.resume, "%s name a site lab's database: run %s is not a --site run", strings.Join(given.names(), ", "), f.resume)
+	}
 	if stored.Site != nil {
 		// Found on the host again by its recorded name: its lab is made
-		// anew, of the same site, with its database filled as before.
+		// anew, of the same site, with its database filled as before,
+		// named again by --db and its fellows when the run needed them
+		// (a password is never stored).
 		t.site, t.data = stored.Site.Name, recordedData(*stored.Site)
+		t.data.db = given
 	}
 	sp, err := planStack(ctx, t)
 	if err != nil {

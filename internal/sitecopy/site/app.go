@@ -13,8 +13,11 @@ import (
 // database, its caches, and the settings it sets by code rather than by
 // a literal (named, never guessed).
 type App struct {
-	Kind string   `json:"kind"` // "wordpress", "laravel", "drupal"
-	File string   `json:"file"` // the file read
+	Kind string `json:"kind"` // "wordpress", "laravel", "drupal", "mediawiki", ... (Apps)
+	File string `json:"file"` // the file read
+	// Line is the line of File that sets the database (its name, or the
+	// connection that holds it); 0 when not known.
+	Line int      `json:"line,omitempty"`
 	DB   Database `json:"database"`
 	// TablePrefix is WordPress's $table_prefix.
 	TablePrefix string  `json:"table_prefix,omitempty"`
@@ -130,6 +133,10 @@ func SplitWPHost(v string) (host string, port int, socket string) {
 type value struct {
 	text    string
 	literal bool
+	line    int
+	// word is the bare word (a constant: CACHE_MEMCACHED) an expression
+	// is, when it is one.
+	word string
 }
 
 // settings collects the values a reader found, the first of each name
@@ -149,6 +156,20 @@ func (s *settings) put(name string, v value) {
 	s.vals[name] = v
 	s.order = append(s.order, name)
 }
+
+// set is put for a PHP assignment: the last one of a name wins.
+func (s *settings) set(name string, v value) {
+	if _, dup := s.vals[name]; !dup {
+		s.order = append(s.order, name)
+	}
+	if s.vals == nil {
+		s.vals = map[string]value{}
+	}
+	s.vals[name] = v
+}
+
+// line is the line a setting was read from, 0 for none.
+func (s *settings) line(name string) int { return s.vals[name].line }
 
 // get returns a literal setting; a computed one is named in notLiteral.
 func (s *settings) get(name string, notLiteral *[]string) (string, bool) {

@@ -103,10 +103,72 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 		s.readApp()
 	}
 	s.collectCaches(s.dropIn)
-	if s.App != nil && s.App.DB.Name != "" {
+	s.findDB(h)
+	return s, nil
+}
+
+// findDB sets s.DB: where the app's database connection goes and which
+// server answers there, or why a lab does not copy it.
+func (s *Site) findDB(h Host) {
+	s.DB = nil
+	switch {
+	case s.App != nil && s.App.DB.Engine() != "mysql":
+		s.DB = &DBTarget{Error: otherEngine(s.App)}
+	case s.App != nil && s.App.DB.Name != "":
 		s.DB = findDB(h, s.App.DB, s.defaultSocket())
 	}
-	return s, nil
+}
+
+// GivenFrom names the command line's database settings in App.File.
+const GivenFrom = "the command line (--db, --db-user, --db-host, --db-password-file)"
+
+// GiveDB puts what the command line names of the site's database (its
+// name, user, host and password: --db, --db-user, --db-host,
+// --db-password-file) in place of what the app's configuration says, for
+// an app whose configuration phptune does not read or whose values are
+// set by code. Each value given replaces the configuration's; the others
+// stay. The host is written as WordPress's DB_HOST is ("localhost",
+// "127.0.0.1:3307", "localhost:/run/mysqld/mysqld.sock", or a socket
+// path). The server it reaches is then found as Discover finds it.
+func (s *Site) GiveDB(h Host, g Database) error {
+	if h.Root == "" {
+		h.Root = "/"
+	}
+	if h.FS == nil {
+		fs, err := proc.Default()
+		if err != nil {
+			return err
+		}
+		h.FS = fs
+	}
+	if s.App == nil {
+		s.App = &App{Kind: "given", File: GivenFrom, DB: Database{Driver: "mysql", Host: "localhost"}}
+		s.AppError = ""
+	}
+	a := &s.App.DB
+	var named []string
+	if g.Name != "" {
+		a.Name = g.Name
+		named = append(named, "the database name")
+	}
+	if g.User != "" {
+		a.User = g.User
+		named = append(named, "its user")
+	}
+	if g.Host != "" {
+		a.Host, a.Port, a.Socket = g.Host, 0, ""
+		splitHost(a)
+		named = append(named, "its host")
+	}
+	if g.Password.Set() {
+		a.Password = g.Password
+		named = append(named, "its password")
+	}
+	if len(named) > 0 && s.App.Kind != "given" {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s given on the command line, in place of %s's", strings.Join(named, ", "), s.App.File))
+	}
+	s.findDB(h)
+	return nil
 }
 
 // vhosts reads the vhosts of the host's web servers: the running nginx

@@ -108,12 +108,21 @@ func (d DocRoot) dir() string {
 // readApp finds the application in the document root by its
 // configuration file and reads it: WordPress's wp-config.php (in the
 // root, or one directory up when the root holds no wp-settings.php there,
-// as WordPress looks), Laravel's .env (beside public/), Drupal's
-// sites/default/settings.php. Files are read without following a link
-// and without leaving their directory.
+// as WordPress looks), Drupal's sites/default/settings.php, MediaWiki's
+// LocalSettings.php, Joomla's configuration.php, Nextcloud's
+// config/config.php, Magento's app/etc/env.php (beside pub/ too),
+// TYPO3's config/system/settings.php (beside public/ too) or
+// typo3conf/LocalConfiguration.php, PrestaShop's
+// app/config/parameters.php, Moodle's and phpBB's config.php, and the .env
+// beside public/ (or web/) or in the root: Craft's (its craft script
+// beside it), Symfony's .env.local.php, .env.local or .env (its
+// bin/console beside it),
+// else Laravel's. Files are read without following a link and without
+// leaving their directory.
 func (s *Site) readApp() {
 	root := s.DocRoot.dir()
 	parent := filepath.Dir(root)
+	base := filepath.Base(root)
 	type cand struct {
 		dir, rel string
 		parse    func(string, []byte) (*App, error)
@@ -123,11 +132,42 @@ func (s *Site) readApp() {
 	if existsBeneath(root, "wp-settings.php") && !existsBeneath(root, "wp-config.php") && !existsBeneath(parent, "wp-settings.php") {
 		cands = append(cands, cand{parent, "wp-config.php", ParseWPConfig})
 	}
-	cands = append(cands, cand{root, "sites/default/settings.php", ParseDrupalSettings})
-	if filepath.Base(root) == "public" {
-		cands = append(cands, cand{parent, ".env", ParseDotEnv})
+	cands = append(cands,
+		cand{root, "sites/default/settings.php", ParseDrupalSettings},
+		cand{root, "LocalSettings.php", ParseMediaWiki},
+		cand{root, "configuration.php", ParseJoomla},
+		cand{root, "config/config.php", ParseNextcloud},
+		cand{root, "app/etc/env.php", ParseMagento})
+	if base == "pub" {
+		cands = append(cands, cand{parent, "app/etc/env.php", ParseMagento})
 	}
-	cands = append(cands, cand{root, ".env", ParseDotEnv})
+	if base == "public" {
+		cands = append(cands, cand{parent, "config/system/settings.php", ParseTYPO3})
+	}
+	cands = append(cands,
+		cand{root, "typo3conf/system/settings.php", ParseTYPO3},
+		cand{root, "typo3conf/LocalConfiguration.php", ParseTYPO3},
+		cand{root, "app/config/parameters.php", ParsePrestaShop})
+	if existsBeneath(root, "config.php") {
+		cands = append(cands, cand{root, "config.php", ParseMoodle}, cand{root, "config.php", ParsePhpBB})
+	} else if base == "public" {
+		cands = append(cands, cand{parent, "config.php", ParseMoodle}) // Moodle 5's public/
+	}
+	envDirs := []string{root}
+	if base == "public" || base == "web" {
+		envDirs = []string{parent, root}
+	}
+	for _, d := range envDirs {
+		switch {
+		case existsBeneath(d, "craft") && !existsBeneath(d, "artisan"):
+			cands = append(cands, cand{d, ".env", envReader("craft")})
+		case existsBeneath(d, "bin/console") && !existsBeneath(d, "artisan"):
+			cands = append(cands, cand{d, ".env.local.php", func(file string, src []byte) (*App, error) { return ParseSymfonyEnvPHP("symfony", file, src) }},
+				cand{d, ".env.local", envReader("symfony")}, cand{d, ".env", envReader("symfony")})
+		case d == root || base == "public":
+			cands = append(cands, cand{d, ".env", ParseDotEnv})
+		}
+	}
 	var problems []string
 	for _, c := range cands {
 		b, err := readBeneath(c.dir, c.rel, maxAppConf)
@@ -155,5 +195,14 @@ func (s *Site) readApp() {
 		s.AppError = strings.Join(problems, "; ")
 		return
 	}
-	s.AppError = "no wp-config.php, .env or sites/default/settings.php: an application whose database discovery does not know (the lab will give it none)"
+	s.AppError = "no configuration file of an application phptune reads (" + strings.Join(appFiles, ", ") + "): an application whose database discovery does not know (the lab will give it none)"
+}
+
+// appFiles name the files readApp looks for, for its message.
+var appFiles = []string{"wp-config.php", "sites/default/settings.php", "LocalSettings.php", "configuration.php", "config/config.php",
+	"app/etc/env.php", "config/system/settings.php", "typo3conf/LocalConfiguration.php", "app/config/parameters.php", "config.php", ".env"}
+
+// envReader is ParseSymfonyEnv for kind.
+func envReader(kind string) func(string, []byte) (*App, error) {
+	return func(file string, src []byte) (*App, error) { return ParseSymfonyEnv(kind, file, src) }
 }

@@ -13,10 +13,28 @@ import (
 // definition of a key wins, as phpdotenv's immutable loader does. An
 // unset DB_HOST/DB_PORT is Laravel's default (127.0.0.1, 3306).
 func ParseDotEnv(file string, src []byte) (*App, error) {
+	s := readEnv(src)
+	_, hasConn := s.vals["DB_CONNECTION"]
+	_, hasName := s.vals["DB_DATABASE"]
+	if !hasConn && !hasName {
+		return nil, errNoApp("Laravel (DB_CONNECTION, DB_DATABASE)", file)
+	}
+	a := &App{Kind: "laravel", File: file, Line: s.line("DB_DATABASE")}
+	if a.Line == 0 {
+		a.Line = s.line("DB_CONNECTION")
+	}
+	return laravelEnv(a, s), nil
+}
+
+// readEnv reads a .env file's KEY=VALUE lines, the first of each key,
+// with the line each is on.
+func readEnv(src []byte) *settings {
 	var s settings
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
 			continue
@@ -27,14 +45,15 @@ func ParseDotEnv(file string, src []byte) (*App, error) {
 		if !ok || key == "" || strings.ContainsAny(key, " \t\"'") {
 			continue
 		}
-		s.put(key, envValue(strings.TrimSpace(raw)))
+		v := envValue(strings.TrimSpace(raw))
+		v.line = n
+		s.put(key, v)
 	}
-	_, hasConn := s.vals["DB_CONNECTION"]
-	_, hasName := s.vals["DB_DATABASE"]
-	if !hasConn && !hasName {
-		return nil, errNoApp("Laravel (DB_CONNECTION, DB_DATABASE)", file)
-	}
-	a := &App{Kind: "laravel", File: file}
+	return &s
+}
+
+// laravelEnv reads Laravel's settings from s into a.
+func laravelEnv(a *App, s *settings) *App {
 	nl := &a.NotLiteral
 	a.DB.Host = "127.0.0.1"
 	s.readDB(&a.DB, dbSettings{Driver: "DB_CONNECTION", Name: "DB_DATABASE", User: "DB_USERNAME", Password: "DB_PASSWORD",
@@ -75,7 +94,7 @@ func ParseDotEnv(file string, src []byte) (*App, error) {
 		a.Caches = append(a.Caches, Cache{Kind: "memcached", Addr: tcpAddr(h, port, 11211), Setting: strings.Join(append([]string{"MEMCACHED_HOST"}, memBy...), ", ")})
 	}
 	a.Settings = s.otherSettings(used)
-	return a, nil
+	return a
 }
 
 // envValue reads one .env value.

@@ -16,7 +16,7 @@ import "strconv"
 func ParseDrupalSettings(file string, src []byte) (*App, error) {
 	toks := lexPHP(string(src))
 	var s settings
-	found := false
+	found, line := false, 0
 	for i := 0; i < len(toks); i++ {
 		if toks[i].kind != 'v' {
 			continue
@@ -27,7 +27,7 @@ func ParseDrupalSettings(file string, src []byte) (*App, error) {
 		}
 		switch {
 		case toks[i].text == "databases" && len(keys) == 2 && keys[0] == "default" && keys[1] == "default" && !found:
-			found = true
+			found, line = true, toks[i].line
 			end := readArray(toks, next+1, &s)
 			i = end
 		case toks[i].text == "settings" && len(keys) == 2 && keys[0] == "redis.connection":
@@ -39,7 +39,7 @@ func ParseDrupalSettings(file string, src []byte) (*App, error) {
 	if !found {
 		return nil, errNoApp("Drupal ($databases['default']['default'])", file)
 	}
-	a := &App{Kind: "drupal", File: file}
+	a := &App{Kind: "drupal", File: file, Line: line}
 	nl := &a.NotLiteral
 	s.readDB(&a.DB, dbSettings{Driver: "driver", Name: "database", User: "username", Password: "password",
 		Host: "host", Port: "port", Socket: "unix_socket"}, nl)

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -132,6 +133,75 @@ func FuzzRedactSavePath(f *testing.F) {
 		} {
 			if got := RedactSavePath(v); strings.Contains(got, secret) {
 				t.Fatalf("RedactSavePath(%q) = %q keeps the secret", v, got)
+			}
+		}
+	})
+}
+
+// appReaders are the readers of the applications' PHP configuration
+// files, for FuzzParseAppConfig.
+var appReaders = []func(string, []byte) (*App, error){ParseMediaWiki, ParseJoomla, ParseNextcloud, ParseMagento, ParseTYPO3, ParseMoodle, ParsePrestaShop, ParsePhpBB}
+
+// checkFuzzedApp: a read App prints its password as "<redacted>" (or ""),
+// keeps no other settings, and names caches as CacheAddr writes them.
+func checkFuzzedApp(t *testing.T, a *App) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		DB struct {
+			Password string `json:"password"`
+		} `json:"database"`
+	}
+	json.Unmarshal(b, &back)
+	if p := back.DB.Password; p != "" && p != "<redacted>" {
+		t.Fatalf("password printed: %q", p)
+	}
+	if len(a.Settings) != 0 {
+		t.Fatalf("settings kept: %v", a.Settings)
+	}
+	_ = a.DB.Engine()
+	for _, c := range a.Caches {
+		if c.Addr != "" && !strings.HasPrefix(c.Addr, "tcp:") && !strings.HasPrefix(c.Addr, "unix:") || strings.Contains(c.Addr, "@") && !strings.HasPrefix(c.Addr, "unix:") {
+			t.Fatalf("cache address %q", c.Addr)
+		}
+	}
+}
+
+func FuzzParseAppConfig(f *testing.F) {
+	f.Add(uint8(0), `<?php $wgDBname = "w"; $wgMainCacheType = CACHE_MEMCACHED; $wgMemCachedServers = ['a:1', [2]];`)
+	f.Add(uint8(1), `<?php class JConfig { public $db = 'x'; public $cache_handler = 'redis'; public $redis_server_host = "$h"; }`)
+	f.Add(uint8(2), `<?php $CONFIG = array('dbname' => 'n', 'memcache.local' => '\OC\Memcache\Redis', 'redis' => ['host' => '/s', 'port' => 0], 'memcached_servers' => [['h', 1]]);`)
+	f.Add(uint8(3), `<?php return ['db' => ['connection' => ['default' => ['dbname' => 'm', 'host' => 'h:1']]], 'session' => ['save' => 'redis']];`)
+	f.Add(uint8(4), `<?php return array('DB' => array('Connections' => array('Default' => array('dbname' => 't', 5 => [[[[`)
+	f.Add(uint8(5), `<?php $CFG->dbname = 'm'; $CFG->dboptions = ['dbsocket' => true]; $CFG->session_handler_class = '\core\session\redis';`)
+	f.Add(uint8(6), `<?php return ['parameters' => ['database_name' => 'p', 'database_host' => '[::1]:3307']];`)
+	f.Add(uint8(7), `<?php $dbms = 'phpbb\\db\\driver\\postgres'; $dbname = 'b'; $acm_type = 'phpbb\\cache\\driver\\memcached';`)
+	f.Add(uint8(7), `<?php $dbms = 'x'; $acm_type = 'phpbb\\cache\\driver\\redis'; @define('PHPBB_ACM_REDIS_HOST', 'a b'); define('PHPBB_ACM_REDIS_PORT', `)
+	f.Fuzz(func(t *testing.T, which uint8, src string) {
+		a, err := appReaders[int(which)%len(appReaders)]("conf.php", []byte(src))
+		if err != nil {
+			return
+		}
+		checkFuzzedApp(t, a)
+	})
+}
+
+func FuzzParseSymfonyEnv(f *testing.F) {
+	f.Add("DATABASE_URL=\"mysql://u:p%40@h:1/d?unix_socket=/s\"\nREDIS_URL=redis://:pw@h\n")
+	f.Add("DATABASE_URL=sqlite:///%kernel.project_dir%/x.db\n")
+	f.Add("DB_DSN=mysql:host=h;port=x;dbname=d\nDB_PASSWORD=p\n")
+	f.Add("CRAFT_DB_DATABASE=c\nCRAFT_DB_SERVER=${H}\n")
+	f.Add("<?php return ['DATABASE_URL' => 'postgresql://u:p@h/d', 'REDIS_DSN' => \"$x\"];")
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, kind := range []string{"symfony", "craft"} {
+			for _, read := range []func(string, string, []byte) (*App, error){ParseSymfonyEnv, ParseSymfonyEnvPHP} {
+				a, err := read(kind, ".env", []byte(src))
+				if err != nil {
+					continue
+				}
+				checkFuzzedApp(t, a)
 			}
 		}
 	})

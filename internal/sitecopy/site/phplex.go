@@ -14,6 +14,8 @@ type phpTok struct {
 	// literal is false for a double-quoted string that interpolates a
 	// variable ("$x", "{$x}"): its value is set by code.
 	literal bool
+	// line is the line the token starts on (1 is the first).
+	line int
 }
 
 // maxTokens bounds the tokens read from one file (a hostile file of a
@@ -28,6 +30,14 @@ func lexPHP(src string) []phpTok {
 	var out []phpTok
 	inPHP := !strings.Contains(src, "<?")
 	i := 0
+	// ln is the line of src[lnAt]: tokens start at increasing offsets,
+	// so each newline is counted once.
+	ln, lnAt := 1, 0
+	lineOf := func(pos int) int {
+		ln += strings.Count(src[lnAt:pos], "\n")
+		lnAt = pos
+		return ln
+	}
 	for i < len(src) && len(out) < maxTokens {
 		if !inPHP {
 			j := strings.Index(src[i:], "<?")
@@ -63,38 +73,38 @@ func lexPHP(src string) []phpTok {
 			}
 		case c == '\'':
 			v, n := singleQuoted(src[i:])
-			out = append(out, phpTok{kind: 's', text: v, literal: true})
+			out = append(out, phpTok{kind: 's', text: v, literal: true, line: lineOf(i)})
 			i += n
 		case c == '"':
 			v, lit, n := doubleQuoted(src[i:])
-			out = append(out, phpTok{kind: 's', text: v, literal: lit})
+			out = append(out, phpTok{kind: 's', text: v, literal: lit, line: lineOf(i)})
 			i += n
 		case c == '$' && i+1 < len(src) && isWordByte(src[i+1]):
 			j := i + 1
 			for j < len(src) && isWordByte(src[j]) {
 				j++
 			}
-			out = append(out, phpTok{kind: 'v', text: src[i+1 : j]})
+			out = append(out, phpTok{kind: 'v', text: src[i+1 : j], line: lineOf(i)})
 			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(src) && (isWordByte(src[j]) || src[j] == '.') {
 				j++
 			}
-			out = append(out, phpTok{kind: 'n', text: src[i:j]})
+			out = append(out, phpTok{kind: 'n', text: src[i:j], line: lineOf(i)})
 			i = j
 		case isWordByte(c) || c == '\\':
 			j := i
 			for j < len(src) && (isWordByte(src[j]) || src[j] == '\\') {
 				j++
 			}
-			out = append(out, phpTok{kind: 'w', text: strings.TrimPrefix(src[i:j], "\\")})
+			out = append(out, phpTok{kind: 'w', text: strings.TrimPrefix(src[i:j], "\\"), line: lineOf(i)})
 			i = j
 		case strings.HasPrefix(src[i:], "=>"):
-			out = append(out, phpTok{kind: 'p', text: "=>"})
+			out = append(out, phpTok{kind: 'p', text: "=>", line: lineOf(i)})
 			i += 2
 		default:
-			out = append(out, phpTok{kind: 'p', text: src[i : i+1]})
+			out = append(out, phpTok{kind: 'p', text: src[i : i+1], line: lineOf(i)})
 			i++
 		}
 	}

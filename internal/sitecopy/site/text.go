@@ -142,12 +142,15 @@ func writeApp(p linef, s *Site) {
 		return
 	}
 	a := s.App
-	p("app         %s (%s)", a.Kind, a.File)
+	p("app         %s (database settings from %s)", a.Name(), a.Source())
 	pw := "none"
 	if a.DB.Password.Set() {
 		pw = a.DB.Password.String()
 	}
 	p("  database  %s, user %s, password %s, host %s", orNone(a.DB.Name), orNone(a.DB.User), pw, orNone(a.DB.Host))
+	if e := a.DB.Engine(); e != "mysql" {
+		p("  engine    %s (%s): a lab copies only MariaDB/MySQL", e, a.DB.Driver)
+	}
 	if a.TablePrefix != "" {
 		p("  prefix    %s", a.TablePrefix)
 	}
@@ -168,6 +171,10 @@ func writeApp(p linef, s *Site) {
 
 // writeDB writes the database server the app reaches and its size.
 func writeDB(p linef, d *DBTarget) {
+	if d.Endpoint.Network == "" {
+		p("db          %s", d.Error)
+		return
+	}
 	p("db          reaches %s", d.Endpoint)
 	if d.Error != "" {
 		p("  server    %s", d.Error)

@@ -22,7 +22,9 @@ func ParseWPConfig(file string, src []byte) (*App, error) {
 		case t.kind == 'w' && (t.text == "define" || t.text == "DEFINE") && i+4 < len(toks) &&
 			toks[i+1].text == "(" && toks[i+2].kind == 's' && toks[i+3].text == ",":
 			expr, end := untilClose(toks, i+4)
-			s.put(toks[i+2].text, exprValue(expr))
+			v := exprValue(expr)
+			v.line = t.line
+			s.put(toks[i+2].text, v)
 			if n := toks[i+2].text; (n == "WP_REDIS_SERVERS" || n == "WP_REDIS_CLUSTER") && lists[n] == nil {
 				lists[n] = literalStrings(expr)
 			}
@@ -40,7 +42,7 @@ func ParseWPConfig(file string, src []byte) (*App, error) {
 	if _, ok := s.vals["DB_NAME"]; !ok {
 		return nil, errNoApp("WordPress (define('DB_NAME', ...))", file)
 	}
-	a := &App{Kind: "wordpress", File: file, DB: Database{Driver: "mysql"}}
+	a := &App{Kind: "wordpress", File: file, Line: s.line("DB_NAME"), DB: Database{Driver: "mysql"}}
 	nl := &a.NotLiteral
 	a.DB.Name, _ = s.get("DB_NAME", nl)
 	a.DB.User, _ = s.get("DB_USER", nl)
@@ -137,22 +139,26 @@ func untilSemicolon(toks []phpTok, i int) ([]phpTok, int) {
 // exprValue is an expression's value when it is one literal: a string
 // (not interpolating), a number, true, false or null.
 func exprValue(expr []phpTok) value {
-	if len(expr) != 1 {
+	if len(expr) == 0 {
 		return value{}
+	}
+	if len(expr) != 1 {
+		return value{line: expr[0].line}
 	}
 	t := expr[0]
 	switch t.kind {
 	case 's':
-		return value{text: t.text, literal: t.literal}
+		return value{text: t.text, literal: t.literal, line: t.line}
 	case 'n':
-		return value{text: t.text, literal: true}
+		return value{text: t.text, literal: true, line: t.line}
 	case 'w':
 		switch lower(t.text) {
 		case "true", "false", "null":
-			return value{text: lower(t.text), literal: true}
+			return value{text: lower(t.text), literal: true, line: t.line}
 		}
+		return value{word: t.text, line: t.line}
 	}
-	return value{}
+	return value{line: t.line}
 }
 
 func lower(s string) string {
