@@ -166,10 +166,8 @@ func (p *apacheParser) parse(file string, text []byte) error {
 }
 
 func (p *apacheParser) directive(file string, line int, words []string) error {
-	at := fmt.Sprintf("%s:%d", file, line)
 	name := strings.ToLower(words[0])
 	args := words[1:]
-	v := p.vhost
 	switch name {
 	case "<ifmodule":
 		p.cond = append(p.cond, p.ifModule(strings.Join(args, " ")))
@@ -183,30 +181,47 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 	if !p.active() {
 		return nil
 	}
+	if done, err := p.serverDirective(file, line, name, args); done {
+		return err
+	}
+	if p.phpHandler(file, line, name, args) {
+		return nil
+	}
+	if p.vhost == nil {
+		if name == "servername" && len(args) > 0 {
+			p.conf.ServerName = strings.ToLower(args[0])
+		}
+		return nil
+	}
+	vhostDirective(p.vhost, fmt.Sprintf("%s:%d", file, line), name, args)
+	return nil
+}
+
+// serverDirective takes the directives that shape the configuration
+// itself — a <VirtualHost>'s start and end, Include, Define, Listen,
+// LoadModule — and reports whether name was one of them.
+func (p *apacheParser) serverDirective(file string, line int, name string, args []string) (bool, error) {
 	switch name {
 	case "<virtualhost":
 		addrs := strings.Fields(strings.TrimSuffix(strings.Join(args, " "), ">"))
 		p.conf.Vhosts = append(p.conf.Vhosts, ApacheVirtualHost{Addrs: addrs, File: file, Line: line})
 		p.vhost = &p.conf.Vhosts[len(p.conf.Vhosts)-1]
-		return nil
 	case "</virtualhost>":
 		p.vhost = nil
-		return nil
 	case "include", "includeoptional":
 		if len(args) > 0 && p.include != nil {
 			// The vhost pointer is kept by index: an included file may
 			// add vhosts and grow the slice.
 			idx := -1
-			if v != nil {
+			if p.vhost != nil {
 				idx = len(p.conf.Vhosts) - 1
 			}
 			err := p.include(args[0])
 			if idx >= 0 {
 				p.vhost = &p.conf.Vhosts[idx]
 			}
-			return err
+			return true, err
 		}
-		return nil
 	case "define":
 		if len(args) > 0 {
 			val := ""
@@ -215,73 +230,83 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 			}
 			p.defines[args[0]] = val
 		}
-		return nil
 	case "undefine":
 		if len(args) > 0 {
 			delete(p.defines, args[0])
 		}
-		return nil
 	case "listen":
 		if len(args) > 0 {
 			p.conf.Listens = append(p.conf.Listens, args[0])
 		}
-		return nil
 	case "loadmodule":
 		if len(args) < 2 {
-			return nil
+			return true, nil
 		}
 		mod := strings.ToLower(args[0])
 		switch {
 		case mod == "php_module" || mod == "php7_module" || mod == "php5_module":
-			p.conf.PHPModule, p.conf.PHPModuleAt = args[1], at
+			p.conf.PHPModule, p.conf.PHPModuleAt = args[1], fmt.Sprintf("%s:%d", file, line)
 		case strings.HasPrefix(mod, "mpm_") && strings.HasSuffix(mod, "_module"):
 			p.conf.MPM = strings.TrimSuffix(strings.TrimPrefix(mod, "mpm_"), "_module")
 		}
-		return nil
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// phpHandler takes the directives that say how PHP runs — SetHandler,
+// ProxyPass(Match) to a FastCGI address, AddHandler/AddType of PHP — in
+// the current vhost or at server level, and reports whether name was one
+// of them.
+func (p *apacheParser) phpHandler(file string, line int, name string, args []string) bool {
+	v := p.vhost
+	switch name {
 	case "sethandler", "proxypassmatch", "proxypass":
-		var target string
-		switch {
-		case name == "sethandler" && len(args) > 0:
-			if strings.EqualFold(args[0], "application/x-httpd-php") {
-				if v != nil {
-					v.PHPHandler = true
-				}
-				return nil
-			}
-			t, ok := strings.CutPrefix(args[0], "proxy:")
-			if !ok {
-				return nil
-			}
-			target = t
-		case name != "sethandler" && len(args) > 1:
-			target = args[1]
-		default:
-			return nil
-		}
-		a, ok := apacheFCGIAddr(target)
-		if !ok {
-			return nil
-		}
-		px := ApacheProxy{Addr: a, File: file, Line: line}
-		if v != nil {
-			px.VirtualHost = strings.Join(v.Addrs, " ")
-			v.Proxies = append(v.Proxies, px)
-		} else {
-			p.conf.Proxies = append(p.conf.Proxies, px)
-		}
-		return nil
 	case "addhandler", "addtype":
 		if v != nil && len(args) > 0 && strings.EqualFold(args[0], "application/x-httpd-php") {
 			v.PHPHandler = true
 		}
-		return nil
+		return true
+	default:
+		return false
 	}
-	if v == nil {
-		if name == "servername" && len(args) > 0 {
-			p.conf.ServerName = strings.ToLower(args[0])
+	var target string
+	switch {
+	case name == "sethandler" && len(args) > 0:
+		if strings.EqualFold(args[0], "application/x-httpd-php") {
+			if v != nil {
+				v.PHPHandler = true
+			}
+			return true
 		}
-		return nil
+		t, ok := strings.CutPrefix(args[0], "proxy:")
+		if !ok {
+			return true
+		}
+		target = t
+	case name != "sethandler" && len(args) > 1:
+		target = args[1]
+	default:
+		return true
 	}
+	a, ok := apacheFCGIAddr(target)
+	if !ok {
+		return true
+	}
+	px := ApacheProxy{Addr: a, File: file, Line: line}
+	if v != nil {
+		px.VirtualHost = strings.Join(v.Addrs, " ")
+		v.Proxies = append(v.Proxies, px)
+	} else {
+		p.conf.Proxies = append(p.conf.Proxies, px)
+	}
+	return true
+}
+
+// vhostDirective records a directive of the <VirtualHost> v at at: its
+// names, document root, TLS and PHP values.
+func vhostDirective(v *ApacheVirtualHost, at, name string, args []string) {
 	switch name {
 	case "servername":
 		if len(args) > 0 {
@@ -309,7 +334,6 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 			v.PHPValuesAt[key] = at
 		}
 	}
-	return nil
 }
 
 // ParseApacheEnvvars reads the variables Debian's /etc/apache2/envvars

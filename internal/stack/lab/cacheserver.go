@@ -102,130 +102,168 @@ func siteCacheServers(s *site.Site, appRoot, labDir string, names []string, budg
 	if overlay == "" {
 		overlay = s.DocRoot.Path
 	}
-	var servers []CacheServer
-	byPort := map[int]int{}     // port → index in servers
-	unixOf := map[string]int{}  // kind → index of the server holding its socket
-	linked := map[string]bool{} // socket paths already linked
-	placed := make([]int, len(s.Caches))
-	why := make([]string, len(s.Caches))
+	pl := &cachePlan{appRoot: appRoot, labDir: labDir, names: names, budget: budget,
+		byPort: map[int]int{}, unixOf: map[string]int{}, linked: map[string]bool{},
+		placed: make([]int, len(s.Caches)), why: make([]string, len(s.Caches))}
 	for i, c := range s.Caches {
-		placed[i] = -1
+		pl.placed[i] = -1
 		if cachePackages[c.Kind] == "" || c.Addr == "" {
 			continue
 		}
 		network, addr, _ := strings.Cut(c.Addr, ":")
 		switch network {
 		case "unix":
-			p := filepath.Clean(addr)
-			inside := sealPath(p)
-			if problem := socketProblem(p, appRoot); problem != "" {
-				why[i] = "the lab cannot put its " + kindTitle(c.Kind) + " there: the path " + problem
-				continue
-			}
-			if filepath.Dir(inside) == "/run/mysqld" {
-				why[i] = "the lab cannot put its " + kindTitle(c.Kind) + " there: /run/mysqld is the lab's MariaDB socket directory"
-				continue
-			}
-			if !cacheHave(c.Kind) {
-				why[i] = "missing"
-				continue
-			}
-			j, ok := unixOf[c.Kind]
-			if !ok {
-				if c.Kind == "redis" {
-					// Redis listens on a port and a socket at once: the
-					// socket joins the site's first Redis port, if any.
-					for k := range servers {
-						if servers[k].Kind == "redis" && servers[k].Socket == "" {
-							j, ok = k, true
-							break
-						}
-					}
-				}
-				if !ok {
-					servers = append(servers, CacheServer{Kind: c.Kind, MaxMemoryB: cacheMemory(budget)})
-					j = len(servers) - 1
-				}
-				servers[j].Socket = filepath.Join(labDir, cacheRunDir, fmt.Sprintf("%s-%d.sock", c.Kind, j))
-				unixOf[c.Kind] = j
-			}
-			if !linked[inside] {
-				linked[inside] = true
-				servers[j].Links = append(servers[j].Links, inside)
-			}
-			servers[j].Addrs = append(servers[j].Addrs, c.Addr)
-			placed[i] = j
+			pl.placeUnix(i, c, addr)
 		case "tcp":
-			host, portText, err := net.SplitHostPort(addr)
-			port, _ := strconv.Atoi(portText)
-			if err != nil || port <= 0 || port > 65535 {
-				continue
-			}
-			ips := cacheIPs(host, c.Kind, names)
-			if ips == nil {
-				continue // another machine: CacheInSeal says it
-			}
-			if port == int(siteHTTPAddr.Port()) || port == 443 || port == int(siteDBAddr.Port()) {
-				why[i] = fmt.Sprintf("the lab cannot put its %s there: port %d is the lab's own web server's or MariaDB's inside the seal", kindTitle(c.Kind), port)
-				continue
-			}
-			if !cacheHave(c.Kind) {
-				why[i] = "missing"
-				continue
-			}
-			j, ok := byPort[port]
-			if ok && servers[j].Kind != c.Kind {
-				why[i] = fmt.Sprintf("the lab cannot put its %s there: the site also names %s on port %d, which the lab serves", kindTitle(c.Kind), kindTitle(servers[j].Kind), port)
-				continue
-			}
-			if !ok {
-				j = -1
-				if c.Kind == "redis" {
-					if k, has := unixOf["redis"]; has && servers[k].Port == 0 {
-						j = k // the socket's Redis takes the port too
-					}
-				}
-				if j < 0 {
-					servers = append(servers, CacheServer{Kind: c.Kind, MaxMemoryB: cacheMemory(budget)})
-					j = len(servers) - 1
-				}
-				servers[j].Port = port
-				byPort[port] = j
-			}
-			for _, ip := range ips {
-				if !contains(servers[j].IPs, ip) {
-					servers[j].IPs = append(servers[j].IPs, ip)
-				}
-			}
-			servers[j].Addrs = append(servers[j].Addrs, c.Addr)
-			placed[i] = j
+			pl.placeTCP(i, c, addr)
 		}
 	}
 	for i, c := range s.Caches {
-		if j := placed[i]; j >= 0 && c.Password.Set() && c.Kind == "redis" && !servers[j].password.Set() {
-			servers[j].password, servers[j].Password = c.Password, true
+		if j := pl.placed[i]; j >= 0 && c.Password.Set() && c.Kind == "redis" && !pl.servers[j].password.Set() {
+			pl.servers[j].password, pl.servers[j].Password = c.Password, true
 		}
 	}
+	return pl.servers, pl.sentences(s.Caches, overlay)
+}
+
+// cachePlan is siteCacheServers' work: the servers planned so far and,
+// for each of the site's caches, the server that serves it (placed, -1:
+// none) or why none can (why; "missing": the server is not installed).
+type cachePlan struct {
+	appRoot, labDir string
+	names           []string
+	budget          int64
+	servers         []CacheServer
+	byPort          map[int]int     // port → index in servers
+	unixOf          map[string]int  // kind → index of the server holding its socket
+	linked          map[string]bool // socket paths already linked
+	placed          []int
+	why             []string
+}
+
+// newServer adds a server of kind, capped from the lab's budget, and
+// returns its index.
+func (pl *cachePlan) newServer(kind string) int {
+	pl.servers = append(pl.servers, CacheServer{Kind: kind, MaxMemoryB: cacheMemory(pl.budget)})
+	return len(pl.servers) - 1
+}
+
+// placeUnix serves cache i, at the socket path addr, from the lab's
+// server of its kind that holds a socket (one per kind), linked from the
+// path inside the seal.
+func (pl *cachePlan) placeUnix(i int, c site.Cache, addr string) {
+	p := filepath.Clean(addr)
+	inside := sealPath(p)
+	if problem := socketProblem(p, pl.appRoot); problem != "" {
+		pl.why[i] = "the lab cannot put its " + kindTitle(c.Kind) + " there: the path " + problem
+		return
+	}
+	if filepath.Dir(inside) == "/run/mysqld" {
+		pl.why[i] = "the lab cannot put its " + kindTitle(c.Kind) + " there: /run/mysqld is the lab's MariaDB socket directory"
+		return
+	}
+	if !cacheHave(c.Kind) {
+		pl.why[i] = "missing"
+		return
+	}
+	j, ok := pl.unixOf[c.Kind]
+	if !ok {
+		if c.Kind == "redis" {
+			// Redis listens on a port and a socket at once: the
+			// socket joins the site's first Redis port, if any.
+			for k := range pl.servers {
+				if pl.servers[k].Kind == "redis" && pl.servers[k].Socket == "" {
+					j, ok = k, true
+					break
+				}
+			}
+		}
+		if !ok {
+			j = pl.newServer(c.Kind)
+		}
+		pl.servers[j].Socket = filepath.Join(pl.labDir, cacheRunDir, fmt.Sprintf("%s-%d.sock", c.Kind, j))
+		pl.unixOf[c.Kind] = j
+	}
+	if !pl.linked[inside] {
+		pl.linked[inside] = true
+		pl.servers[j].Links = append(pl.servers[j].Links, inside)
+	}
+	pl.servers[j].Addrs = append(pl.servers[j].Addrs, c.Addr)
+	pl.placed[i] = j
+}
+
+// placeTCP serves cache i, at host:port addr on this machine, from the
+// lab's server on that port inside the seal (one per port).
+func (pl *cachePlan) placeTCP(i int, c site.Cache, addr string) {
+	host, portText, err := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portText)
+	if err != nil || port <= 0 || port > 65535 {
+		return
+	}
+	ips := cacheIPs(host, c.Kind, pl.names)
+	if ips == nil {
+		return // another machine: CacheInSeal says it
+	}
+	if port == int(siteHTTPAddr.Port()) || port == 443 || port == int(siteDBAddr.Port()) {
+		pl.why[i] = fmt.Sprintf("the lab cannot put its %s there: port %d is the lab's own web server's or MariaDB's inside the seal", kindTitle(c.Kind), port)
+		return
+	}
+	if !cacheHave(c.Kind) {
+		pl.why[i] = "missing"
+		return
+	}
+	j, ok := pl.byPort[port]
+	if ok && pl.servers[j].Kind != c.Kind {
+		pl.why[i] = fmt.Sprintf("the lab cannot put its %s there: the site also names %s on port %d, which the lab serves", kindTitle(c.Kind), kindTitle(pl.servers[j].Kind), port)
+		return
+	}
+	if !ok {
+		j = -1
+		if c.Kind == "redis" {
+			if k, has := pl.unixOf["redis"]; has && pl.servers[k].Port == 0 {
+				j = k // the socket's Redis takes the port too
+			}
+		}
+		if j < 0 {
+			j = pl.newServer(c.Kind)
+		}
+		pl.servers[j].Port = port
+		pl.byPort[port] = j
+	}
+	for _, ip := range ips {
+		if !contains(pl.servers[j].IPs, ip) {
+			pl.servers[j].IPs = append(pl.servers[j].IPs, ip)
+		}
+	}
+	pl.servers[j].Addrs = append(pl.servers[j].Addrs, c.Addr)
+	pl.placed[i] = j
+}
+
+// sentences says, one sentence a cache, what its address leads to
+// inside the seal: the lab's own server, or what site.CacheInSeal says
+// with why the lab serves none there (and the fix when the server is not
+// installed).
+func (pl *cachePlan) sentences(caches []site.Cache, overlay string) []string {
 	var said []string
-	for i, c := range s.Caches {
-		if j := placed[i]; j >= 0 {
-			said = append(said, servers[j].sentence(c))
+	for i, c := range caches {
+		if j := pl.placed[i]; j >= 0 {
+			said = append(said, pl.servers[j].sentence(c))
 			continue
 		}
 		line := site.CacheInSeal(c, overlay)
-		if len(servers) > 0 {
+		if len(pl.servers) > 0 {
 			// The lab runs a cache, just not at this address.
 			line = strings.Replace(line, "; the lab starts no cache, so its numbers are without one", "; the lab runs no cache at that address, so its numbers are without it", 1)
 		}
 		switch {
-		case why[i] == "missing":
+		case pl.why[i] == "missing":
 			line += fmt.Sprintf("; %s is not installed: install it (apt-get install %s, or phptune setup --with-caches) and the lab runs its own at that address", cacheBinaries[c.Kind], cachePackages[c.Kind])
-		case why[i] != "":
-			line += "; " + why[i]
+		case pl.why[i] != "":
+			line += "; " + pl.why[i]
 		}
 		said = append(said, line)
 	}
-	return servers, said
+	return said
 }
 
 // cacheIPs are the seal's loopback addresses a cache server listens on
