@@ -58,6 +58,11 @@ type Paths struct {
 	// where the site's own configuration (DB_HOST 127.0.0.1) reaches it.
 	// Unset, the server has no networking.
 	TCP string
+	// FilePriv, when set, is the one directory the server's file
+	// statements (LOAD DATA INFILE, SELECT … INTO OUTFILE, LOAD_FILE) may
+	// touch (secure_file_priv), and LOAD DATA LOCAL is off: a site lab's,
+	// whose loaded dump and whose code are not trusted.
+	FilePriv string
 }
 
 // Render returns my.cnf: Debian's 50-server.cnf settings (utf8mb4) with the
@@ -80,6 +85,10 @@ func Render(cfg knob.Config, p Paths) string {
 	w("log-error = %s", q.Log)
 	w("tmpdir = %s", q.TmpDir)
 	w("basedir = /usr")
+	if q.FilePriv != "" {
+		w("secure_file_priv = %s", q.FilePriv)
+		w("local_infile = 0")
+	}
 	if host, port, ok := strings.Cut(p.TCP, ":"); ok && (host == "127.0.0.1" || host == "::1") && digits(port) {
 		w("bind-address = %s", host)
 		w("port = %s", port)

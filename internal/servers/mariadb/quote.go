@@ -25,6 +25,9 @@ func (p Paths) quoted() (Paths, error) {
 		// tmpdir is a ':'-separated list of directories.
 		TmpDir: q("tmpdir", p.TmpDir, confpath.MyCnfList),
 	}
+	if p.FilePriv != "" {
+		out.FilePriv = q("secure_file_priv", p.FilePriv, confpath.MyCnf)
+	}
 	return out, firstErr
 }
 

@@ -465,10 +465,12 @@ func (l *Lab) SealedNginxStatus() (socket, host, path string, ok bool) {
 func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 	y := layout{l.Dir}
 	dbUID, dbGID := dbAcct.ids()
-	// The socket's directory: MariaDB's, passable by the site's group
-	// (its code connects there), writable by no one else, so nothing
-	// but the server can put a socket or a link there.
-	if err := mkdirOwned(y.p(siteDBRunDir), dbUID, acct.group(), 0o750); err != nil {
+	// The socket's directory: MariaDB's alone until its root has a
+	// password (the server starts with a passwordless root, and the
+	// site's live code on this host could race for it), then passable by
+	// the site's group (openSiteDBRun), writable by no one else, so
+	// nothing but the server can put a socket or a link there.
+	if err := mkdirOwned(y.p(siteDBRunDir), dbUID, dbGID, 0o700); err != nil {
 		return err
 	}
 	for _, d := range []string{siteDBLogDir, siteDBTmpDir} {
@@ -556,6 +558,13 @@ func (l *Lab) provisionSite(ctx context.Context, dbAcct *account, b *mariadb.Bin
 		return fmt.Errorf("provisioning MariaDB: %w", err)
 	}
 	return nil
+}
+
+// openSiteDBRun lets the site's group through the MariaDB socket's
+// directory, once the server's root has its password (provisionSite).
+func (l *Lab) openSiteDBRun(acct, dbAcct *account) error {
+	dbUID, _ := dbAcct.ids()
+	return mkdirOwned(layout{l.Dir}.p(siteDBRunDir), dbUID, acct.group(), 0o750)
 }
 
 // siteDB is what FillDatabase gets: Load runs the mariadb client as the

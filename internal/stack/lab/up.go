@@ -568,6 +568,10 @@ func (l *Lab) prepareApp(p *plan) (Secrets, error) {
 	return secrets, nil
 }
 
+// testHookSiteDBStarted, set by a test, runs when a site lab's MariaDB has
+// started and its root has no password yet.
+var testHookSiteDBStarted func(*Lab)
+
 // startDatabase initialises the lab's MariaDB, starts it and provisions
 // it: a site lab's with the site's database and data (copied, or filled by
 // the caller), which may change secrets; another lab's with the app's
@@ -584,7 +588,13 @@ func (l *Lab) startDatabase(ctx context.Context, p *plan, secrets *Secrets) erro
 	if !l.Sealed() {
 		return l.provision(ctx, p.acct, p.db, *secrets)
 	}
+	if testHookSiteDBStarted != nil {
+		testHookSiteDBStarted(l)
+	}
 	if err := l.provisionSite(ctx, dbAcct, p.db, *secrets); err != nil {
+		return err
+	}
+	if err := l.openSiteDBRun(p.acct, dbAcct); err != nil {
 		return err
 	}
 	switch {
