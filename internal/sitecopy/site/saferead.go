@@ -12,11 +12,29 @@ import (
 // maxAppConf bounds an application configuration file read.
 const maxAppConf = 1 << 20
 
-// openDir opens a directory for reads beneath it. The directory itself
-// is the one the web server's configuration names (a deployment's
-// "current" link is followed, as nginx follows it).
+// openDir opens a directory for reads beneath it, following no link on
+// the way: the site's account may own a directory of the path and swap
+// it for a link (to another site's configuration) after readDocRoot
+// checked it. A path through links (a deployment's "current", as nginx
+// follows it) is opened at its real path, when every link on it lies in a
+// directory only root can write (trustedLinks), again with no link
+// followed: a link swapped in since fails, it never leads elsewhere.
 func openDir(dir string) (int, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	how := &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, how)
+	if errors.Is(err, unix.ELOOP) {
+		if terr := trustedLinks(dir); terr != nil {
+			return -1, terr
+		}
+		real, rerr := filepath.EvalSymlinks(dir)
+		if rerr != nil {
+			return -1, rerr
+		}
+		fd, err = unix.Openat2(unix.AT_FDCWD, real, how)
+	}
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
