@@ -28,9 +28,6 @@ const maxDropIn = 1 << 20
 // "host:port:weight". A password in the address is never kept.
 func CacheAddr(s string, defPort int) (string, bool) {
 	s = strings.TrimSpace(s)
-	if q := strings.IndexAny(s, "?#"); q >= 0 {
-		s = s[:q]
-	}
 	scheme := ""
 	if i := strings.Index(s, "://"); i >= 0 {
 		scheme, s = strings.ToLower(s[:i]), s[i+3:]
@@ -39,6 +36,9 @@ func CacheAddr(s string, defPort int) (string, bool) {
 	}
 	switch scheme {
 	case "unix":
+		if q := strings.IndexAny(s, "?#"); q >= 0 {
+			s = s[:q]
+		}
 		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "\x00\n") {
 			return "", false
 		}
@@ -48,7 +48,16 @@ func CacheAddr(s string, defPort int) (string, bool) {
 		return "", false
 	}
 	if at := strings.LastIndex(s, "@"); at >= 0 {
-		s = s[at+1:] // user:password@ — never kept
+		// user:password@ — never kept. A '?' or '#' before it is in the
+		// password or puts an '@' in the options: no address rather
+		// than a piece of a secret.
+		if strings.ContainsAny(s[:at], "?#") {
+			return "", false
+		}
+		s = s[at+1:]
+	}
+	if q := strings.IndexAny(s, "?#"); q >= 0 {
+		s = s[:q]
 	}
 	if scheme == "" && strings.HasPrefix(s, "/") {
 		if strings.ContainsAny(s, "\x00\n") {

@@ -31,12 +31,15 @@ func TestCacheAddr(t *testing.T) {
 		{"host:99999", ""},
 		{"[::1", ""},
 		{"a b:1", ""},
+		{"redis://u:4711#x@h:6379", ""},    // a '#' in the password
+		{"redis://u:pa?ss@h:6380", ""},     // a '?' in the password
+		{"tcp://h:6379?auth=p@ss4711", ""}, // an '@' in the options
 	} {
 		got, ok := CacheAddr(c.in, 6379)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("CacheAddr(%q) = %q, %v, want %q", c.in, got, ok, c.want)
 		}
-		if strings.Contains(got, "secret") || strings.Contains(got, "pw") || strings.Contains(got, "p%40ss") {
+		if strings.Contains(got, "secret") || strings.Contains(got, "pw") || strings.Contains(got, "p%40ss") || strings.Contains(got, "4711") || strings.Contains(got, "pa") {
 			t.Errorf("CacheAddr(%q) kept a password: %q", c.in, got)
 		}
 	}

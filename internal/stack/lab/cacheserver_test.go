@@ -27,6 +27,7 @@ func TestSiteCacheServers(t *testing.T) {
 		{Kind: "redis", Addr: "unix:/srv/app/storage/redis.sock", Setting: "REDIS_HOST"},
 		{Kind: "redis", Addr: "tcp:127.0.0.1:3306", Setting: "REDIS_PORT"},
 		{Kind: "memcached", Addr: "tcp:site.test:6379", Setting: "MEMCACHED_HOST"},
+		{Kind: "redis", Addr: "unix:redis.sock", Setting: "WP_REDIS_PATH"},
 	}}
 	haveCaches(t, "redis", "memcached")
 	servers, said := siteCacheServers(s, "/srv/app", "/var/lib/phptune/labs/x", []string{"site.test"}, 512<<20)
@@ -53,6 +54,7 @@ func TestSiteCacheServers(t *testing.T) {
 		"in the app's overlay",
 		"port 3306 is the lab's own",
 		"the site also names Redis on port 6379",
+		"is relative",
 	}
 	if len(said) != len(wantSaid) {
 		t.Fatalf("said %q", said)

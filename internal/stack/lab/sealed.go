@@ -291,9 +291,10 @@ func siteDBSockets(s *site.Site, appRoot string) (paths, notes []string) {
 
 // What socketProblem finds in a socket path.
 const (
-	problemChar    = "holds a character a seal cannot carry"
-	problemAppRoot = "lies in the app's root, which the lab shows as an overlay"
-	problemSystem  = "lies where the seal keeps the host's files read-only or phptune's own"
+	problemChar     = "holds a character a seal cannot carry"
+	problemAppRoot  = "lies in the app's root, which the lab shows as an overlay"
+	problemSystem   = "lies where the seal keeps the host's files read-only or phptune's own"
+	problemRelative = "is relative: the seal links absolute paths only"
 )
 
 // socketProblem says why a site lab cannot make the socket path p (clean,
@@ -304,6 +305,8 @@ const (
 func socketProblem(p, appRoot string) string {
 	inside := sealPath(p)
 	switch {
+	case !filepath.IsAbs(p):
+		return problemRelative
 	case strings.ContainsAny(p, ",:\\") || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
 		return problemChar
 	case appRoot != "" && inDir(p, appRoot):
