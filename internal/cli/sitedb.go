@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/phptune/phptune/internal/sitecopy/site"
 )
@@ -73,42 +75,20 @@ func (g siteDBFlags) apply(s *site.Site) error {
 	return s.GiveDB(siteHost, db)
 }
 
-// readPasswordFile reads a password from path: a pipe (<(...)), or a
-// regular file root owns that only root can write and others cannot read
-// (its group may, when that is root's). The checks are made on the file
-// opened, so a link or a rename cannot swap another in. One trailing
-// newline is dropped.
+// readPasswordFile reads a password from path: a pipe the caller handed
+// over (<(...): /dev/fd/N, /proc/self/fd/N), or a regular file (or a
+// FIFO) that root owns, that only root can write and others cannot read
+// (its group may, when that is root's), in directories only root can
+// write (root's sticky ones too), reached with no link on the way: a site
+// account that can write a directory of the path could otherwise swap in
+// a link to another of root's files. The checks are made on the file
+// opened. One trailing newline is dropped.
 func readPasswordFile(path string) (string, error) {
-	pre, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if !pre.Mode().IsRegular() && pre.Mode()&os.ModeNamedPipe == 0 {
-		return "", fmt.Errorf("%s is neither a regular file nor a pipe", path)
-	}
-	f, err := os.Open(path)
+	f, err := openPasswordFile(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	switch mode := st.Mode(); {
-	case mode&os.ModeNamedPipe != 0:
-		// A pipe: what it holds is what its writer, the caller, wrote.
-	case mode.IsRegular():
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		switch {
-		case !ok || sys.Uid != 0:
-			return "", fmt.Errorf("%s is not owned by root", path)
-		case mode.Perm()&0o026 != 0 || mode.Perm()&0o040 != 0 && sys.Gid != 0:
-			return "", fmt.Errorf("%s can be read or written by others than root (mode %04o)", path, mode.Perm())
-		}
-	default:
-		return "", fmt.Errorf("%s is neither a regular file nor a pipe", path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxPasswordFile+1))
 	if err != nil {
 		return "", err
@@ -121,4 +101,80 @@ func readPasswordFile(path string) (string, error) {
 		return "", fmt.Errorf("%s holds no password on one line", path)
 	}
 	return pw, nil
+}
+
+// openPasswordFile opens readPasswordFile's path and checks what it
+// opened.
+func openPasswordFile(path string) (*os.File, error) {
+	if strings.HasPrefix(path, "/dev/fd/") || strings.HasPrefix(path, "/proc/self/fd/") {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			f.Close()
+			return nil, fmt.Errorf("%s is not a pipe: give a pipe (<(...)) or a file only root can read", path)
+		}
+		return f, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := rootOnlyDirs(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("%s: %v; keep the password file in a directory only root can write, such as /root", path, err)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, abs, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	unix.SetNonblock(fd, false)
+	f := os.NewFile(uintptr(fd), path)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	mode := st.Mode()
+	switch {
+	case !mode.IsRegular() && mode&os.ModeNamedPipe == 0:
+		err = fmt.Errorf("%s is neither a regular file nor a pipe", path)
+	case !ok || sys.Uid != 0:
+		err = fmt.Errorf("%s is not owned by root", path)
+	case mode.Perm()&0o026 != 0 || mode.Perm()&0o040 != 0 && sys.Gid != 0:
+		err = fmt.Errorf("%s can be read or written by others than root (mode %04o)", path, mode.Perm())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// rootOnlyDirs checks dir and every directory above it: root's, and
+// writable by no one else (root's sticky directories, as /tmp, pass: no
+// other account can rename or remove root's entries there).
+func rootOnlyDirs(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		switch {
+		case !st.IsDir():
+			return fmt.Errorf("%s is not a directory (a link is not followed)", d)
+		case !ok || sys.Uid != 0:
+			return fmt.Errorf("the directory %s is not root's", d)
+		case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
+			return fmt.Errorf("the directory %s can be written by others than root (mode %04o)", d, st.Mode().Perm())
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }

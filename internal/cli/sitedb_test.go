@@ -58,6 +58,29 @@ func TestReadPasswordFile(t *testing.T) {
 	if pw, err := readPasswordFile("/proc/self/fd/" + strconv.Itoa(int(r.Fd()))); err != nil || pw != "from-a-pipe" {
 		t.Errorf("pipe: %q %v", pw, err)
 	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// A directory the site's account can write: neither a file in it nor
+	// a link it swapped in (to another of root's one-line files) is read.
+	siteDir := filepath.Join(dir, "site")
+	os.Mkdir(siteDir, 0o755)
+	os.Chown(siteDir, 65534, 65534)
+	inSite := filepath.Join(siteDir, "dbpass")
+	os.WriteFile(inSite, []byte("s3cret\n"), 0o600)
+	link := filepath.Join(siteDir, "link")
+	os.Symlink(private, link)
+	for _, p := range []string{inSite, link} {
+		if pw, err := readPasswordFile(p); err == nil || !strings.Contains(err.Error(), "not root's") {
+			t.Errorf("%s in a directory of another account: %q %v", p, pw, err)
+		}
+	}
+	// A link in root's own directory is not followed either.
+	rootLink := filepath.Join(dir, "rootlink")
+	os.Symlink(private, rootLink)
+	if pw, err := readPasswordFile(rootLink); err == nil {
+		t.Errorf("a link was followed: %q", pw)
+	}
 }
 
 // TestSiteDataEngineRefused: a site whose database is not MariaDB/MySQL
