@@ -382,6 +382,11 @@ func (cs CacheServer) redisConfig(dir string) string {
 	b.WriteString("save \"\"\nappendonly no\n")
 	fmt.Fprintf(&b, "maxmemory %d\nmaxmemory-policy allkeys-lru\n", cs.MaxMemoryB)
 	b.WriteString("enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n")
+	// The site's code has the password: the commands that would lift the
+	// cap, stop the server, make it a replica or write files are gone.
+	for _, c := range redisRemovedCommands {
+		fmt.Fprintf(&b, "rename-command %s \"\"\n", c)
+	}
 	// Redis rewrites its command line to this title: with the
 	// configuration file in it, the lab's directory is there, which is
 	// how Neighbours tells a lab's servers from the machine's own.
@@ -391,6 +396,9 @@ func (cs CacheServer) redisConfig(dir string) string {
 	}
 	return b.String()
 }
+
+// redisRemovedCommands are the commands a lab Redis does not have.
+var redisRemovedCommands = []string{"CONFIG", "SHUTDOWN", "REPLICAOF", "SLAVEOF", "SAVE", "BGSAVE", "BGREWRITEAOF", "ACL"}
 
 // redisQuote is s as one argument of redis.conf: double-quoted, every
 // byte but letters, digits and a few safe marks written as \xHH, which

@@ -52,6 +52,7 @@ echo '<html><head><title>Cache Test</title></head><body>';
 echo 'sock=' . redis('unix://' . WP_REDIS_PATH, [['AUTH', $pw], ['GET', 'k-tcp'], ['SET', 'k-sock', 'lab-sock'], ['GET', 'k-sock'], ['GET', 'where']]) . ' ';
 echo 'tcp=' . redis(WP_REDIS_SERVERS[0], [['AUTH', $pw], ['SET', 'k-tcp', 'lab-tcp'], ['GET', 'k-tcp'], ['GET', 'k-sock']]) . ' ';
 echo 'noauth=' . redis(WP_REDIS_SERVERS[0], [['GET', 'k-tcp']]) . ' ';
+echo 'config=' . redis(WP_REDIS_SERVERS[0], [['AUTH', $pw], ['CONFIG', 'SET', 'maxmemory', '0'], ['SHUTDOWN', 'NOSAVE']]) . ' ';
 $m = @stream_socket_client('tcp://127.0.0.1:11211', $en, $es, 2);
 if ($m) { fwrite($m, "set k 0 0 3\r\nmem\r\nget k\r\n"); echo 'mc=' . rtrim(fgets($m)) . ',' . rtrim(fgets($m)) . ',' . rtrim(fgets($m)); } else { echo "mc=connect-error:$es"; }
 echo "</body></html>\n";
@@ -156,7 +157,7 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 	// lab up's own check of the front page was the first request: its
 	// key is found (the cache keeps what requests write; "where",
 	// production's key, is not there).
-	for _, want := range []string{"sock=+OK,lab-tcp,+OK,lab-sock,nil ", "tcp=+OK,+OK,lab-tcp,lab-sock ", "noauth=-NOAUTH", "mc=STORED,VALUE k 0 3,mem"} {
+	for _, want := range []string{"sock=+OK,lab-tcp,+OK,lab-sock,nil ", "tcp=+OK,+OK,lab-tcp,lab-sock ", "noauth=-NOAUTH", "mc=STORED,VALUE k 0 3,mem", "config=+OK,-ERR unknown command 'CONFIG'"} {
 		if !strings.Contains(page.Body, want) {
 			t.Errorf("the page lacks %q: %s", want, page.Body)
 		}

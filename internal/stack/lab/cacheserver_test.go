@@ -104,7 +104,7 @@ func TestRedisConfig(t *testing.T) {
 	cs := CacheServer{Kind: "redis", IPs: []string{"127.0.0.1", "-::1"}, Port: 6379, Socket: "/l/cacherun/redis-0.sock", MaxMemoryB: 64 << 20, password: site.NewSecret("a b\"\n\\")}
 	got := cs.redisConfig("/l/cache")
 	for _, want := range []string{"bind 127.0.0.1 -::1\nport 6379\n", "unixsocket \"/l/cacherun/redis-0.sock\"\n", "save \"\"\nappendonly no\n",
-		"maxmemory 67108864\n", "enable-protected-configs no\n", "requirepass \"a\\x20b\\x22\\x0a\\x5c\"\n", "dir \"/l/cache\"\n"} {
+		"maxmemory 67108864\n", "enable-protected-configs no\n", "rename-command CONFIG \"\"\n", "rename-command SHUTDOWN \"\"\n", "requirepass \"a\\x20b\\x22\\x0a\\x5c\"\n", "dir \"/l/cache\"\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("redis.conf lacks %q:\n%s", want, got)
 		}
