@@ -9,6 +9,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -80,7 +81,9 @@ func downAll(dir string) error {
 		return err
 	}
 	for _, h := range hs {
-		if err := lab.Down(h.Lab.Name); err != nil {
+		// A dead lab is cleaned as List finds it ("cleaned: …"): gone
+		// already, as is one that went between List and Down.
+		if err := lab.Down(h.Lab.Name); err != nil && !errors.Is(err, lab.ErrNoLab) {
 			return fmt.Errorf("lab down %s: %w", h.Lab.Name, err)
 		}
 	}
