@@ -195,6 +195,11 @@ func TestDiscoverApache(t *testing.T) {
 			var nc *NotCopiedError
 			err = CheckCopyable(s)
 			wantPHP := "proxy_fcgi to " + tc.fastcgi
+			if s.Pool != nil {
+				// A running pool listens there (the production server
+				// of the real-server tier runs php8.2-fpm's www).
+				wantPHP = "php-fpm pool " + s.Pool.Name + " via proxy_fcgi"
+			}
 			if tc.modPHP {
 				wantPHP = "mod_php (/usr/lib/apache2/modules/libphp8.2.so) with " + s.PHP.Ini
 			}
