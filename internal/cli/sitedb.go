@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/phptune/phptune/internal/base/saferead"
 	"github.com/phptune/phptune/internal/sitecopy/site"
 )
 
@@ -121,8 +122,8 @@ func openPasswordFile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rootOnlyDirs(filepath.Dir(abs)); err != nil {
-		return nil, fmt.Errorf("%s: %v; keep the password file in a directory only root can write, such as /root", path, err)
+	if u := saferead.RootOnlyParents(abs); u != nil {
+		return nil, fmt.Errorf("%s: %v; keep the password file in a directory only root can write, such as /root", path, u)
 	}
 	fd, err := unix.Openat2(unix.AT_FDCWD, abs, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY,
@@ -153,28 +154,4 @@ func openPasswordFile(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// rootOnlyDirs checks dir and every directory above it: root's, and
-// writable by no one else (root's sticky directories, as /tmp, pass: no
-// other account can rename or remove root's entries there).
-func rootOnlyDirs(dir string) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		st, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		switch {
-		case !st.IsDir():
-			return fmt.Errorf("%s is not a directory (a link is not followed)", d)
-		case !ok || sys.Uid != 0:
-			return fmt.Errorf("the directory %s is not root's", d)
-		case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
-			return fmt.Errorf("the directory %s can be written by others than root (mode %04o)", d, st.Mode().Perm())
-		}
-		if d == "/" {
-			return nil
-		}
-	}
 }

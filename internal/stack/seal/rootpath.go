@@ -2,8 +2,8 @@ package seal
 
 import (
 	"fmt"
+	"github.com/phptune/phptune/internal/base/saferead"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -14,23 +14,18 @@ import (
 // write only under the sticky bit (as /var/tmp): then no other account can
 // swap p, or a directory on its way, for a link while root mounts it.
 func rootOwnedParents(p string) error {
-	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
-		st, err := os.Lstat(d)
-		if err != nil {
-			return fmt.Errorf("checking %s (above %s): %v", d, p, err)
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		switch {
-		case !st.IsDir():
-			return fmt.Errorf("%s (above %s) is not a directory but %v; the seal follows no link root did not make: name the real path", d, p, st.Mode().Type())
-		case sys.Uid != 0:
-			return fmt.Errorf("%s (above %s) is owned by uid %d, not root: its owner could swap what root mounts; move the directory under one only root controls", d, p, sys.Uid)
-		case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
-			return fmt.Errorf("%s (above %s) is writable by others (mode %v): anyone could swap what root mounts; chmod go-w it", d, p, st.Mode().Perm())
-		}
-		if d == "/" {
-			return nil
-		}
+	u := saferead.RootOnlyParents(p)
+	switch {
+	case u == nil:
+		return nil
+	case u.Err != nil:
+		return fmt.Errorf("checking %s (above %s): %v", u.Dir, p, u.Err)
+	case !u.Mode.IsDir():
+		return fmt.Errorf("%s (above %s) is not a directory but %v; the seal follows no link root did not make: name the real path", u.Dir, p, u.Mode.Type())
+	case u.UID != 0:
+		return fmt.Errorf("%s (above %s) is owned by uid %d, not root: its owner could swap what root mounts; move the directory under one only root controls", u.Dir, p, u.UID)
+	default:
+		return fmt.Errorf("%s (above %s) is writable by others (mode %v): anyone could swap what root mounts; chmod go-w it", u.Dir, p, u.Mode.Perm())
 	}
 }
 
