@@ -42,11 +42,6 @@ func discoverSite(ctx context.Context, query string) (*site.Site, error) {
 		// input problem too (exit 2).
 		return nil, usageErr("Check what this host serves with: phptune site "+query+" (it takes --nginx-config and --root; lab up --site reads the running nginx of this host)", "--site: %s", termsafe.Text(err.Error()))
 	}
-	if err := site.CheckCopyable(s); err != nil {
-		// Found, but a lab would not run it as production does: refused
-		// before anything starts.
-		return nil, usageErr("", "--site: %s", termsafe.Text(err.Error()))
-	}
 	return s, nil
 }
 

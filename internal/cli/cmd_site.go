@@ -55,8 +55,8 @@ different sites, is refused with the candidates named.
 
 lab up --site NAME|DIR runs this site in a sealed lab (its own network and
 mount namespaces, its own MariaDB, the docroot as an overlay): this command
-shows what it finds. An Apache-served site is found but not yet copied:
-lab up --site refuses it.`,
+shows what it finds. An Apache-served site gets Apache in its lab, with
+its vhost's rewrite rules and .htaccess settings.`,
 		Example: `  phptune site site.test
   phptune site /var/www/site --json`,
 		Args: func(cmd *cobra.Command, args []string) error {

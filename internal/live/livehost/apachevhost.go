@@ -37,6 +37,12 @@ type ApacheConfig struct {
 	// ServerName is the main server's, which a <VirtualHost> without one
 	// inherits.
 	ServerName string
+	// Modules are the modules LoadModule loads, by name ("rewrite",
+	// "headers"), in order.
+	Modules []string
+	// Directories are the <Directory> blocks outside any <VirtualHost>
+	// (every vhost's), with what a lab carries of them.
+	Directories []ApacheDirectory
 }
 
 // ApacheVirtualHost is one <VirtualHost> block.
@@ -65,6 +71,11 @@ type ApacheVirtualHost struct {
 	// PHPHandler says a SetHandler/AddHandler application/x-httpd-php
 	// is written in it (mod_php's handler).
 	PHPHandler bool
+	// Carried are its own directives a lab carries (carriedInVhost:
+	// rewrite rules, DirectoryIndex, FallbackResource), as written;
+	// Directories its <Directory> blocks with what a lab carries of them.
+	Carried     []ApacheLine
+	Directories []ApacheDirectory
 }
 
 // apacheParser is the state of reading one Apache configuration: the
@@ -78,6 +89,11 @@ type apacheParser struct {
 	// cond holds, for each <IfModule> open, whether it holds (see
 	// ifModule).
 	cond []bool
+	// line is the directive being read, continuations joined and
+	// variables expanded; sections are the sections open around it
+	// (apachecarry.go).
+	line     string
+	sections []apacheSection
 }
 
 // active says whether every <IfModule> open holds.
@@ -154,7 +170,8 @@ func (p *apacheParser) parse(file string, text []byte) error {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		words := apacheWords(p.expand(line))
+		p.line = p.expand(line)
+		words := apacheWords(p.line)
 		if len(words) == 0 {
 			continue
 		}
@@ -181,6 +198,7 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 	if !p.active() {
 		return nil
 	}
+	p.carry(fmt.Sprintf("%s:%d", file, line), name, args)
 	if done, err := p.serverDirective(file, line, name, args); done {
 		return err
 	}
@@ -243,6 +261,7 @@ func (p *apacheParser) serverDirective(file string, line int, name string, args 
 			return true, nil
 		}
 		mod := strings.ToLower(args[0])
+		p.conf.Modules = append(p.conf.Modules, strings.TrimSuffix(mod, "_module"))
 		switch {
 		case mod == "php_module" || mod == "php7_module" || mod == "php5_module":
 			p.conf.PHPModule, p.conf.PHPModuleAt = args[1], fmt.Sprintf("%s:%d", file, line)

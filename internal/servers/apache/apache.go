@@ -72,6 +72,22 @@ type Site struct {
 	// Env are NAME=VALUE pairs the app sees (SetEnv): with mod_php,
 	// getenv() reads them, as a php-fpm pool's env[] does.
 	Env []string
+	// SiteHost, for a site lab, is the production site's names and the
+	// port and scheme PHP sees there; Carried what the lab carries of
+	// its vhost. Both nil for other labs.
+	SiteHost *SiteHost
+	Carried  *Carried
+}
+
+// SiteHost is a production site as a site lab's Apache answers for it:
+// its names (the first is ServerName; the main server answers every
+// Host), the port
+// PHP sees in SERVER_PORT (UseCanonicalName), and HTTPS=on when
+// production serves it over TLS (the lab itself speaks plain HTTP).
+type SiteHost struct {
+	Names []string
+	Port  int
+	HTTPS bool
 }
 
 // Check reports the first path or address of s that httpd.conf cannot
@@ -169,7 +185,7 @@ func (c *httpdConf) server(cfg knob.Config, s Site, mpm string) {
 	w("ErrorLog %s", c.Quote("ErrorLog", s.ErrorLog))
 	w("LogLevel warn")
 	w("Listen %s", s.Listen)
-	w("ServerName localhost")
+	c.serverName(s.SiteHost)
 	w("ServerTokens OS")
 	w("Timeout 300")
 	w("KeepAlive %s", onOff(cfg.On("apache.keepalive")))
@@ -223,6 +239,7 @@ func (c *httpdConf) modules(s Site, modPHP bool) {
 		c.mod("proxy", "mod_proxy.so")
 		c.mod("proxy_fcgi", "mod_proxy_fcgi.so")
 	}
+	c.carriedModules(s)
 	c.Line("")
 }
 
@@ -246,11 +263,16 @@ func (c *httpdConf) site(cfg knob.Config, s Site) {
 	w(`<FilesMatch "^\.ht">`)
 	w("    Require all denied")
 	w("</FilesMatch>")
-	if s.FrontController != "" {
+	if s.FrontController != "" && s.Carried == nil {
 		// mod_dir's FallbackResource: a request for no file is served by
 		// the front controller, with REQUEST_URI kept (WordPress's
-		// permalinks); .htaccess is not read (AllowOverride None).
+		// permalinks); .htaccess is not read (AllowOverride None). A site
+		// lab routes as production does instead (carried).
 		w("FallbackResource %s", c.qv("FallbackResource", s.FrontController))
+	}
+	c.carried(s)
+	if s.SiteHost != nil && s.SiteHost.HTTPS {
+		w("SetEnv HTTPS on")
 	}
 	for _, kv := range s.Env {
 		name, value, ok := strings.Cut(kv, "=")

@@ -49,6 +49,20 @@ func goldenCases(t *testing.T, dir string) []struct {
 	modphp.ModPHP = ModulesDir + "/libphp8.2.so"
 	modphp.FrontController = "/index.php"
 	modphp.Env = []string{"PHPTUNE_DB_CONFIG=" + dir + "/app/db.php"}
+	// A site lab: production's names and routing carried.
+	siteLab := event
+	siteLab.Listen = "127.0.0.1:80"
+	siteLab.SiteHost = &SiteHost{Names: []string{"wiki.test", "www.wiki.test"}, Port: 443, HTTPS: true}
+	siteLab.Carried = &Carried{
+		Lines:       []string{"RewriteEngine On", `RewriteRule ^wiki/(.*)$ /index.php?title=$1 [L,QSA]`, "DirectoryIndex index.php"},
+		Directories: []Directory{{Path: dir + "/www", Lines: []string{"AllowOverride All", "Options FollowSymLinks", "Require all granted"}}},
+		Modules:     []string{"headers", "expires"},
+	}
+	siteModPHP := modphp
+	siteModPHP.Listen, siteModPHP.Env, siteModPHP.FrontController = "127.0.0.1:80", nil, ""
+	siteModPHP.SiteHost = &SiteHost{Names: []string{"blog.test"}, Port: 80}
+	siteModPHP.Carried = &Carried{Lines: []string{`php_admin_value upload_max_filesize "64M"`},
+		Directories: []Directory{{Path: dir + "/www", Lines: []string{"AllowOverride All"}}}}
 	return []struct {
 		name string
 		cfg  knob.Config
@@ -60,6 +74,8 @@ func goldenCases(t *testing.T, dir string) []struct {
 		{"prefork-modphp-defaults", config(t, "server=apache-prefork-modphp"), modphp},
 		{"prefork-modphp-tuned", config(t, "server=apache-prefork-modphp", "apache.max_request_workers=8", "apache.prefork.start_servers=8",
 			"apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=8", "apache.prefork.server_limit=8", "apache.max_connections_per_child=1000"), modphp},
+		{"site-event-fpm", config(t, "server=apache-event-fpm"), siteLab},
+		{"site-prefork-modphp", config(t, "server=apache-prefork-modphp"), siteModPHP},
 	}
 }
 
@@ -89,6 +105,20 @@ func TestRenderRefuses(t *testing.T) {
 		{"no module", config(t, "server=apache-prefork-modphp"), func(s *Site) {}, `needs the path of Apache's PHP module`},
 		{"bad listen", event, func(s *Site) { s.FastCGI = "unix:/x.sock"; s.Listen = "127.0.0.1:80 80" }, `not part of a host:port`},
 		{"bad env", config(t, "server=apache-prefork-modphp"), func(s *Site) { s.ModPHP = "/m.so"; s.Env = []string{"A B=1"} }, `is not NAME=VALUE`},
+		{"carried newline", event, func(s *Site) {
+			s.FastCGI = "unix:/x.sock"
+			s.Carried = &Carried{Lines: []string{"RewriteEngine On\nListen 81"}}
+		}, `holds a control character`},
+		{"carried section", event, func(s *Site) {
+			s.FastCGI = "unix:/x.sock"
+			s.Carried = &Carried{Directories: []Directory{{Path: "/srv", Lines: []string{"</Directory>"}}}}
+		}, `opens a section`},
+		{"carried variable", event, func(s *Site) {
+			s.FastCGI = "unix:/x.sock"
+			s.Carried = &Carried{Lines: []string{"RewriteBase ${HOME}"}}
+		}, `names a variable`},
+		{"carried module", event, func(s *Site) { s.FastCGI = "unix:/x.sock"; s.Carried = &Carried{Modules: []string{"cgi"}} }, `not a module a lab carries`},
+		{"site name", event, func(s *Site) { s.FastCGI = "unix:/x.sock"; s.SiteHost = &SiteHost{Names: []string{"a b"}} }, `is not a host name`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

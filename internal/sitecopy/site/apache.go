@@ -92,6 +92,7 @@ func ApacheVhosts(c *livehost.ApacheConfig, root string) []Vhost {
 			}
 			v.ModPHP = m
 		}
+		v.Rules = apacheRules(c, a, v.Root)
 		if len(a.PHPValues) > 0 {
 			v.PHPValues, v.phpValuesAt = map[string]string{}, a.PHPValuesAt
 			for k, val := range a.PHPValues {
@@ -271,47 +272,4 @@ func (s *Site) modPHP(h Host) {
 	}
 	applyOverrides(c, over)
 	s.PHP = c
-}
-
-// NotCopiedError is a site discovery found that a lab cannot copy yet:
-// one Apache serves. Its vhost, document root and PHP are found (phptune
-// site shows them), but a lab of it would run nginx, not the Apache
-// configuration it is served by, so none is made.
-type NotCopiedError struct {
-	Query string
-	Vhost Vhost
-	// PHP says how the site runs PHP ("php-fpm pool www via proxy_fcgi",
-	// "mod_php").
-	PHP     string
-	DocRoot string
-}
-
-func (e *NotCopiedError) Error() string {
-	root := e.DocRoot
-	if root == "" {
-		root = "no DocumentRoot read"
-	}
-	return fmt.Sprintf("%s is served by Apache (vhost %s, DocumentRoot %s, PHP %s): Apache-served sites are discovered but not yet copied into a lab, so no lab was made and nothing ran against production; see what was found with: phptune site %s",
-		e.Query, e.Vhost.At(), root, e.PHP, e.Query)
-}
-
-// CheckCopyable says whether a lab can copy s: nil for a site nginx
-// serves, a *NotCopiedError for one Apache serves.
-func CheckCopyable(s *Site) error {
-	if s.Vhost.Server != "apache" {
-		return nil
-	}
-	php := "not found: " + s.PoolError
-	switch {
-	case s.Vhost.ModPHP != nil && s.Pool == nil:
-		php = "mod_php (" + s.Vhost.ModPHP.Module + ")"
-		if s.PHP != nil && s.PHP.Ini != "" {
-			php += " with " + s.PHP.Ini
-		}
-	case s.Pool != nil:
-		php = "php-fpm pool " + s.Pool.Name + " via proxy_fcgi"
-	case len(s.Vhost.FastCGI) > 0:
-		php = "proxy_fcgi to " + s.Vhost.FastCGI[0] + ", no running pool found"
-	}
-	return &NotCopiedError{Query: s.Query, Vhost: s.Vhost, PHP: php, DocRoot: s.DocRoot.Path}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/apache"
 )
 
 // Start is a live site's configuration as a lab's starting point: what
@@ -26,6 +27,9 @@ type Start struct {
 	// a lab that loads a prepend file of its own in its place
 	// (wordpress.NoCronPrepend) must chain this one.
 	Prepend string
+	// Apache is, for a site Apache serves, what the lab's Apache carries
+	// of its vhost (apacheStart).
+	Apache *apache.Carried
 	// Notes say, one per setting, what was carried as-is, what was left
 	// out and why, and where production's value differs from what the
 	// lab can run.
@@ -89,7 +93,7 @@ func LiveStart(s *Site) Start {
 	st := Start{Config: knob.Defaults()}
 	note := func(format string, args ...any) { st.Notes = append(st.Notes, fmt.Sprintf(format, args...)) }
 	if s.Vhost.Server == "apache" {
-		st.Config[knob.ServerKnob] = knob.ApacheEventFPM
+		st.apacheStart(s, note)
 	}
 	if s.Pool == nil {
 		note("no live php-fpm pool was found (%s): the lab starts from Debian's default pool", orNone(s.PoolError))

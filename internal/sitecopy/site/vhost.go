@@ -47,6 +47,9 @@ type Vhost struct {
 	PHPValues map[string]string `json:"php_values,omitempty"`
 	// phpValuesAt is where each of PHPValues is set ("file:line").
 	phpValuesAt map[string]string
+	// Rules are, for an Apache vhost, its directives a lab carries
+	// (ApacheRules).
+	Rules *ApacheRules `json:"apache_rules,omitempty"`
 }
 
 // Listen is one listen directive: its address, port, and whether it

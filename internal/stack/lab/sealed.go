@@ -648,8 +648,8 @@ func destroySeal(dir string) error {
 
 // sitePlanChecks are the checks planUp makes for a site lab's server.
 func sitePlanChecks(cfg knob.Config) error {
-	if s := cfg.Server(); s != knob.NginxFPM {
-		return fmt.Errorf("--site: server=%s cannot serve a site lab yet; a site lab runs nginx in front of php-fpm (leave the server knob out)", s)
+	if s := cfg.Server(); !SiteServers[s] {
+		return fmt.Errorf("--site: server=%s cannot serve a site lab yet; a site lab runs %s (leave the server knob out to run the one production runs)", s, strings.Join(siteServerNames(), ", "))
 	}
 	if cfg["listen"] == "tcp" {
 		return errors.New("--site: listen=tcp puts php-fpm on a loopback port, which a site lab keeps for the site's own addresses; leave the listen knob out")
@@ -664,4 +664,19 @@ func (l *Lab) dbTCP() string {
 		return ""
 	}
 	return siteDBAddr.String()
+}
+
+// SiteServers are the servers a site lab can run: nginx, or Apache
+// with either of its ways to run PHP, as production may.
+var SiteServers = map[string]bool{knob.NginxFPM: true, knob.ApacheEventFPM: true, knob.ApachePreforkModPHP: true}
+
+// siteServerNames is SiteServers in the server knob's order.
+func siteServerNames() []string {
+	var out []string
+	for _, s := range knob.Servers {
+		if SiteServers[s] {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -27,6 +27,7 @@ func (l *Lab) setLive(s *site.Site, live *site.Start) {
 	if live != nil {
 		l.SitePool = append([]string(nil), live.Pool...)
 		l.SitePrepend = live.Prepend
+		l.SiteApache = live.Apache
 		l.LiveKnobs = layout{l.Dir}.p(LiveKnobsFile)
 	}
 	l.SiteNoCron = s.App != nil && s.App.Kind == "wordpress"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phptune/phptune/internal/base/saferead"
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/apache"
 	"github.com/phptune/phptune/internal/traffic/pagecheck"
 )
 
@@ -135,10 +136,13 @@ type Lab struct {
 	SiteCaches []string `json:"site_caches,omitempty"`
 	// Caches are the Redis and Memcached servers the lab runs inside its
 	// seal at the addresses the site names (siteCacheServers).
-	Caches      []CacheServer `json:"caches,omitempty"`
-	SitePool    []string      `json:"site_pool,omitempty"`
-	SitePrepend string        `json:"site_prepend,omitempty"`
-	SiteNoCron  bool          `json:"site_no_cron,omitempty"`
+	Caches   []CacheServer `json:"caches,omitempty"`
+	SitePool []string      `json:"site_pool,omitempty"`
+	// SiteApache is, for a site Apache serves, what the lab's Apache
+	// carries of its vhost (site.Start.Apache).
+	SiteApache  *apache.Carried `json:"site_apache,omitempty"`
+	SitePrepend string          `json:"site_prepend,omitempty"`
+	SiteNoCron  bool            `json:"site_no_cron,omitempty"`
 	// LiveKnobs is the knob file (DIR/live.knobs) holding the live site's
 	// configuration, the lab's start: tune --lab starts from it.
 	LiveKnobs string `json:"live_knobs,omitempty"`

@@ -194,6 +194,16 @@ func (a apacheServer) render(l *Lab, fpmPass, front string) string {
 		Listen: strings.TrimPrefix(l.URL, "http://"), DocRoot: l.DocRoot,
 		FrontController: front, StatusPath: apacheStatusPath,
 	}
+	if l.Sealed() {
+		// Inside the seal, on the site's own address and names, routing
+		// as production's vhost does.
+		s.Listen, s.FrontController = siteHTTPAddr.String(), ""
+		s.SiteHost = &apache.SiteHost{Names: l.SiteNames, Port: l.SitePort, HTTPS: l.SiteHTTPS}
+		s.Carried = l.SiteApache
+		if s.Carried == nil {
+			s.Carried = &apache.Carried{}
+		}
+	}
 	if a.modPHP != "" {
 		// The app's environment, as php-fpm's pool gives it (getenv()
 		// reads SetEnv's variables under mod_php).
