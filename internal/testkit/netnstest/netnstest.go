@@ -6,6 +6,7 @@
 package netnstest
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -16,7 +17,8 @@ import (
 
 // Namespace is a test's network namespace.
 type Namespace struct {
-	// File is the namespace's nsfs file (as a lab's OpenNetNS gives).
+	// File is the namespace's nsfs file (as a lab's OpenNetNS gives); its
+	// name opens the namespace again while the test runs.
 	File *os.File
 	// jobs carries work to the thread in the namespace; closing it ends
 	// that thread.
@@ -58,7 +60,9 @@ func (n *Namespace) hold(made chan<- error) {
 		made <- err
 		return
 	}
-	f, err := os.Open("/proc/thread-self/ns/net")
+	// Named by the thread's id, not thread-self: a name any thread can
+	// open again while this one lives.
+	f, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid()))
 	if err != nil {
 		made <- err
 		return
