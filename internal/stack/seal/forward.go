@@ -23,13 +23,35 @@ import (
 // is the lab's, which could have put a link to another server's socket
 // under its name (peercred.Any skips the check).
 func Forward(ctx context.Context, hostAddr, unixPath string, uid int) (net.Addr, error) {
-	ap, err := netip.ParseAddrPort(hostAddr)
-	if err != nil || !ap.Addr().IsLoopback() {
-		return nil, fmt.Errorf("forwarding from %q: not a loopback address and port; the lab's pages are opened from this host only, e.g. 127.0.0.1:8080", hostAddr)
+	if err := checkHostAddr(hostAddr); err != nil {
+		return nil, err
 	}
 	if err := checkPath("the lab's unix socket", unixPath); err != nil {
 		return nil, err
 	}
+	return forward(ctx, hostAddr, func(ctx context.Context) (net.Conn, error) {
+		return peercred.Dial(ctx, "unix", unixPath, uid)
+	}, nil)
+}
+
+// checkHostAddr refuses a forwarder's address unless it is a loopback
+// address and port of the host.
+func checkHostAddr(hostAddr string) error {
+	ap, err := netip.ParseAddrPort(hostAddr)
+	if err != nil || !ap.Addr().IsLoopback() {
+		return fmt.Errorf("forwarding from %q: not a loopback address and port; the lab's pages are opened from this host only, e.g. 127.0.0.1:8080", hostAddr)
+	}
+	return nil
+}
+
+// dialLab opens the lab's end of one forwarded connection.
+type dialLab func(ctx context.Context) (net.Conn, error)
+
+// forward listens on hostAddr and relays every connection accepted there
+// to a new connection from dial, until ctx ends; then, once the last
+// relay is done, it calls stopped (when not nil). It returns the address
+// it listens on.
+func forward(ctx context.Context, hostAddr string, dial dialLab, stopped func()) (net.Addr, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", hostAddr)
 	if err != nil {
@@ -45,23 +67,32 @@ func Forward(ctx context.Context, hostAddr, unixPath string, uid int) (net.Addr,
 			c, err := ln.Accept()
 			if err != nil {
 				wg.Wait()
+				if stopped != nil {
+					stopped()
+				}
 				return
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				relay(ctx, c, unixPath, uid)
+				relay(ctx, c, dial)
 			}()
 		}
 	}()
 	return ln.Addr(), nil
 }
 
-// relay copies between an accepted connection and a new one to the unix
-// socket, both ways, until both sides are done or ctx ends.
-func relay(ctx context.Context, c net.Conn, unixPath string, uid int) {
+// halfCloser is a connection whose sending side closes alone (TCP and
+// unix stream sockets).
+type halfCloser interface {
+	CloseWrite() error
+}
+
+// relay copies between an accepted connection and a new one from dial,
+// both ways, until both sides are done or ctx ends.
+func relay(ctx context.Context, c net.Conn, dial dialLab) {
 	defer c.Close()
-	u, err := peercred.Dial(ctx, "unix", unixPath, uid)
+	u, err := dial(ctx)
 	if err != nil {
 		return
 	}
@@ -71,7 +102,9 @@ func relay(ctx context.Context, c net.Conn, unixPath string, uid int) {
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(u, c)
-		_ = u.(*net.UnixConn).CloseWrite()
+		if hc, ok := u.(halfCloser); ok {
+			_ = hc.CloseWrite()
+		}
 		close(done)
 	}()
 	_, _ = io.Copy(c, u)

@@ -20,8 +20,8 @@ type Group struct {
 // bottom up. A package belongs to the first group one of whose Dirs is, or
 // holds, its directory.
 var Groups = []Group{
-	{"base", "Small pieces every floor uses: paths written into configuration, safe reads and writes, loopback and peer checks, terminal text.", []string{"internal/base"}},
-	{"testkit", "Test support: golden files and the README's commands as tests.", []string{"internal/testkit"}},
+	{"base", "Small pieces every floor uses: paths written into configuration, safe reads and writes, loopback and peer checks, sockets made in a lab's network namespace, terminal text.", []string{"internal/base"}},
+	{"testkit", "Test support: golden files, the README's commands as tests, network namespaces of a test's own.", []string{"internal/testkit"}},
 	{"model", "The pure core's data: knobs and their domains, results, statistics, stored runs, output directories.", []string{"internal/model"}},
 	{"servers", "Each server in its own syntax — nginx, Apache, Caddy, h2o, lighttpd, Unit, php-fpm, MariaDB — the apps a lab serves, and (servers/status) their status pages.", []string{"internal/servers"}},
 	{"traffic", "Load: the generator and its wire (HTTP/1.1, FastCGI), Locust, traffic from access logs, page checks.", []string{"internal/traffic"}},

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/phptune/phptune/internal/base/netnsdial"
 	"github.com/phptune/phptune/internal/base/peercred"
 	"github.com/phptune/phptune/internal/model/results"
 	"github.com/phptune/phptune/internal/traffic/fcgi"
@@ -75,6 +76,9 @@ type run struct {
 	claimed  atomic.Int64
 	lastDone atomic.Int64 // ns of the last measured completion (N mode)
 	pacer    Pacer        // includes the warm-up
+	// sockets, when the target is in another network namespace, makes
+	// every connection's socket there; nil makes them here (rawSocket).
+	sockets *netnsdial.SocketMaker
 	// checkPeer: each unix connection checks its listener's uid.
 	checkPeer bool
 	peerFail  atomic.Bool
@@ -120,12 +124,24 @@ func Run(ctx context.Context, o Options) (*results.Bench, error) {
 		return nil, err
 	}
 	o.defaults(usableCPUs())
-	if err := CheckFDLimit(o.Connections); err != nil {
+	spare := 0
+	if o.Target.NetNS != nil {
+		spare = socketsAhead
+	}
+	if err := CheckFDLimit(o.Connections + spare); err != nil {
 		return nil, err
 	}
 	r := &run{o: o, fcgi: o.Target.Protocol == "fcgi"}
 	if err := r.prepare(); err != nil {
 		return nil, err
+	}
+	if o.Target.NetNS != nil {
+		m, err := netnsdial.NewSocketMaker(o.Target.NetNS, r.family, socketsAhead)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", o.Target.Display, err)
+		}
+		defer m.Close()
+		r.sockets = m
 	}
 
 	loops := make([]*loop, o.Threads)
@@ -816,9 +832,33 @@ func (l *loop) begin(i int32) {
 	l.write(i)
 }
 
+// socketsAhead is how many sockets a run whose target is in another
+// network namespace keeps made ahead: its maker's thread wakes once per
+// half of them, not once per connection.
+const socketsAhead = 128
+
+// takeSocket is rawSocket for a target in another network namespace: a
+// socket made there by the run's maker, or why none was.
+func (r *run) takeSocket() (int, syscall.Errno) {
+	fd, err := r.sockets.Take()
+	if err == nil {
+		return fd, 0
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return -1, errno
+	}
+	return -1, unix.EBADF // the maker is closed: the run is over
+}
+
 func (l *loop) dial(i int32) {
 	c := &l.conns[i]
-	fd, errno := rawSocket(l.r.family)
+	var fd int
+	var errno syscall.Errno
+	if l.r.sockets == nil {
+		fd, errno = rawSocket(l.r.family)
+	} else {
+		fd, errno = l.r.takeSocket()
+	}
 	if errno != 0 {
 		// Out of fds or ports: the same class as a failed connect.
 		l.fail(i, cConnectOther)

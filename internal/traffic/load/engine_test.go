@@ -409,6 +409,9 @@ func TestValidate(t *testing.T) {
 		{"fcgi without script", func(o *Options) { o.Target.Protocol = "fcgi" }},
 		{"negative", func(o *Options) { o.Connections = -1 }},
 		{"bad expect", func(o *Options) { o.Expect = "a(" }},
+		{"namespace for a unix socket", func(o *Options) {
+			o.Target.Network, o.Target.Address, o.Target.NetNS = "unix", "/run/x.sock", os.Stdin
+		}},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ package load
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
 	"time"
 )
@@ -50,6 +51,14 @@ type Target struct {
 	// be swapped for a link to another server's. A mismatch fails the run.
 	CheckPeer bool
 	PeerUID   int
+	// NetNS, when set, is a network namespace (an open nsfs file, such as
+	// a lab's OpenNetNS gives) that the tcp Address is in: every
+	// connection's socket is made there, by a thread of the run's own
+	// that stays in the namespace for the run (netnsdial.SocketMaker), so
+	// the generator reaches a sealed lab's TCP listener with no relay in
+	// the path. The caller keeps it open until Run returns. Not for unix
+	// sockets: a path is reached from any namespace that sees it.
+	NetNS *os.File
 }
 
 // Request is one kind of request; Options.Requests may hold several, chosen
@@ -170,6 +179,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Target.Address == "" {
 		return fmt.Errorf("target address is empty")
+	}
+	if o.Target.NetNS != nil && o.Target.Network != "tcp" {
+		return fmt.Errorf("target network %q with a network namespace: a namespace is for a tcp address (a unix socket's path is reached from every namespace that sees it)", o.Target.Network)
 	}
 	if o.Target.Host != "" {
 		if err := CheckHost(o.Target.Host); err != nil {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/base/netnsdial"
 )
 
 // Constants from linux/unix_diag.h and linux/inet_diag.h that x/sys does not
@@ -121,46 +122,15 @@ func dump(ns *os.File, req []byte, fn func([]byte) error) error {
 }
 
 // diagSocket opens a NETLINK_SOCK_DIAG socket in the network namespace
-// ns (this process's when nil). A socket answers for the namespace it was
-// made in, so it is made on a thread locked to a goroutine of its own,
-// which enters ns, makes the socket and goes back. Should the way back
-// fail, the goroutine ends still locked and the runtime ends the thread
-// with it (or, for the main thread, parks it for good) rather than hand
-// another goroutine a thread in the lab's namespace.
+// ns (this process's when nil): a socket answers for the namespace it was
+// made in, so it is made there (netnsdial.Socket, on a thread of its own
+// that enters the namespace and comes back, or ends).
 func diagSocket(ns *os.File) (int, error) {
-	open := func() (int, error) {
-		return unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	}
+	const typ = unix.SOCK_DGRAM | unix.SOCK_CLOEXEC
 	if ns == nil {
-		return open()
+		return unix.Socket(unix.AF_NETLINK, typ, unix.NETLINK_SOCK_DIAG)
 	}
-	type made struct {
-		fd  int
-		err error
-	}
-	ch := make(chan made, 1)
-	go func() {
-		runtime.LockOSThread()
-		own, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- made{-1, fmt.Errorf("reading this thread's network namespace: %w", err)}
-			return
-		}
-		defer unix.Close(own)
-		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- made{-1, fmt.Errorf("entering the network namespace %s: %w", ns.Name(), err)}
-			return
-		}
-		fd, err := open()
-		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		ch <- made{fd, err}
-	}()
-	m := <-ch
-	return m.fd, m.err
+	return netnsdial.Socket(ns, unix.AF_NETLINK, typ, unix.NETLINK_SOCK_DIAG)
 }
 
 // ParseNetlink walks the netlink messages in b (one datagram), calling fn
