@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"time"
@@ -75,8 +76,12 @@ func printSealed(ctx context.Context, w io.Writer, l *lab.Lab) {
 	}
 	fmt.Fprintf(w, "sealed:     yes: loopback-only network, its own processes only, a file system of what the lab needs (no /home, /srv, /opt, /var/lib), %s as an overlay (writes land in %s)\n", termsafe.Text(overlay), filepath.Join(l.Seal, "overlay", "upper"))
 	fmt.Fprintf(w, "site:       %s (names %s inside resolve to the lab)\n", l.SiteURL(), strings.Join(l.SiteNames, " "))
-	fmt.Fprintf(w, "open it:    curl --unix-socket %s -H 'Host: %s' http://%s/\n", l.HTTPSocket, l.Host, l.Host)
-	fmt.Fprintf(w, "            or from a browser: phptune lab forward %s (a loopback URL into the lab while it runs)\n", l.Name)
+	if l.SiteBySocket() {
+		fmt.Fprintf(w, "open it:    curl --unix-socket %s -H 'Host: %s' http://%s/\n", l.HTTPSocket, l.Host, l.Host)
+		fmt.Fprintf(w, "            or from a browser: phptune lab forward %s (a loopback URL into the lab while it runs)\n", l.Name)
+	} else {
+		fmt.Fprintf(w, "open it:    phptune lab forward %s (a loopback URL into the lab while it runs; %s listens inside the seal only)\n", l.Name, l.Server)
+	}
 	printCaches(w, l)
 	printAttempts(ctx, w, l)
 }
@@ -161,7 +166,7 @@ curl -H 'Host: site.test' http://127.0.0.1:PORT/, or map the name to
 			if !l.Sealed() {
 				return usageErr("Open "+l.URL+"/ directly", "lab %s is not a sealed site lab: its URL is %s/ already", name, l.URL)
 			}
-			addr, err := seal.Forward(env.Ctx, listen, l.HTTPSocket, l.PeerUID())
+			addr, err := forwardSite(env.Ctx, l, listen)
 			if err != nil {
 				return usageErr("Try: --listen 127.0.0.1:8080", "%v", err)
 			}
@@ -276,4 +281,18 @@ func printSiteStart(w io.Writer, l *lab.Lab, live *site.Start) {
 	case l.MariaDBSocket != "":
 		fmt.Fprintf(w, "database:   the lab's MariaDB is empty (no copy was loaded)\n")
 	}
+}
+
+// forwardSite listens on listen and relays each connection into the
+// sealed lab l: to its web server's unix socket (nginx), else to its
+// address inside the seal (Apache).
+func forwardSite(ctx context.Context, l *lab.Lab, listen string) (net.Addr, error) {
+	if l.SiteBySocket() {
+		return seal.Forward(ctx, listen, l.HTTPSocket, l.PeerUID())
+	}
+	ns, err := l.SiteNetNS()
+	if err != nil {
+		return nil, err
+	}
+	return seal.ForwardInside(ctx, listen, ns, l.SiteAddr())
 }

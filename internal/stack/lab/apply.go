@@ -30,6 +30,12 @@ func (l *Lab) apply(ctx context.Context, cfg knob.Config, profiler string, setPr
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if l.Sealed() {
+		// A site lab runs only the servers it can seal (nginx, Apache).
+		if err := sitePlanChecks(cfg); err != nil {
+			return err
+		}
+	}
 	if err := raiseOpenFiles(cfg); err != nil {
 		return err
 	}

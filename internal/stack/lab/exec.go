@@ -148,9 +148,19 @@ func (l *Lab) start(acct *account, component, bin string, args, env []string) (*
 // waitDial waits until network/addr accepts connections (from a listener
 // running as uid) while pid lives.
 func (l *Lab) waitDial(ctx context.Context, what, network, addr string, uid, pid int) error {
+	return l.waitFor(ctx, what, addr, pid, func(ctx context.Context) (net.Conn, error) {
+		return dialAs(ctx, network, addr, uid)
+	})
+}
+
+// waitFor waits until dial connects (addr names where, for the error)
+// while pid lives, for 30 s at most.
+func (l *Lab) waitFor(ctx context.Context, what, addr string, pid int, dial func(context.Context) (net.Conn, error)) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := dialAs(ctx, network, addr, uid)
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		c, err := dial(dctx)
+		cancel()
 		if err == nil {
 			c.Close()
 			return nil

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -581,24 +579,14 @@ func (l *Lab) siteDB(dbAcct *account, b *mariadb.Binaries, s *site.Site, rootPas
 	}
 }
 
-// unixTransport is an HTTP transport that dials the sealed lab's web
-// server through its unix socket, whatever the URL's host.
-func unixTransport(socket string, uid int) *http.Transport {
-	return &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialAs(ctx, "unix", socket, uid)
-		},
-		DisableKeepAlives: true,
-	}
-}
-
 // FetchPage GETs path from the lab as a client would: a sealed lab through
-// its unix socket with the site's Host, any other at its URL.
+// its web server's unix socket or inside its seal (DialSite) with the
+// site's Host, any other at its URL.
 func (l *Lab) FetchPage(ctx context.Context, path string) (pagecheck.Page, error) {
 	if !l.Sealed() {
 		return pagecheck.Fetch(ctx, l.URL+path)
 	}
-	p, err := pagecheck.FetchVia(ctx, unixTransport(l.HTTPSocket, l.PeerUID()), "http://"+l.Host+path, l.Host)
+	p, err := pagecheck.FetchVia(ctx, l.siteTransport(), "http://"+l.Host+path, l.Host)
 	if err == nil {
 		p.URL = l.SiteURL() + path
 	}

@@ -381,8 +381,11 @@ func (l *Lab) startWeb(ctx context.Context, acct *account, w webServer, bin stri
 			return err
 		}
 	}
-	if l.Sealed() {
+	if l.Sealed() && w.component() == "nginx" {
 		return l.waitDial(ctx, w.component(), "unix", l.HTTPSocket, l.PeerUID(), cmd.Process.Pid)
+	}
+	if l.Sealed() {
+		return l.waitSite(ctx, w.component(), cmd.Process.Pid)
 	}
 	return l.waitDial(ctx, w.component(), "tcp", strings.TrimPrefix(l.URL, "http://"), l.PeerUID(), cmd.Process.Pid)
 }

@@ -51,9 +51,14 @@ func Observer(l *lab.Lab) (cfg observe.Config, close func(), err error) {
 		asked = backlogOf(l.Config, "unit.listen_backlog")
 	}
 	if l.Sealed() {
-		// The load reaches the web server on its unix socket; the socket
-		// and php-fpm's are in the seal's network namespace.
-		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: "unix:" + l.HTTPSocket, Backlog: asked})
+		// The load reaches the web server on its unix socket (nginx) or
+		// its address inside the seal (Apache); the sockets and php-fpm's
+		// are in the seal's network namespace.
+		addr := "unix:" + l.HTTPSocket
+		if !l.SiteBySocket() {
+			addr = l.SiteAddr().String()
+		}
+		cfg.Sockets = append(cfg.Sockets, observe.Socket{Owner: web, Addr: addr, Backlog: asked})
 		ns, err := l.OpenNetNS()
 		if err != nil {
 			return cfg, close, err

@@ -17,14 +17,25 @@ import (
 // inside the seal, and its name on this host is production's — so it is
 // reached through its web server's unix socket in the lab directory, with
 // the site's own name as the Host header and every connection checked to
-// be the lab account's listener (the directory is the lab's to write).
+// be the lab account's listener (the directory is the lab's to write) —
+// or, for Apache, which has no unix socket, at its address inside the
+// seal, every socket made in the seal's network namespace.
 func Target(l *lab.Lab) (load.Target, error) {
 	if l.Sealed() {
 		if l.HTTPSocket == "" || l.Host == "" {
 			return load.Target{}, fmt.Errorf("lab %s is sealed but records no web server socket or host name; try: phptune lab down %s && phptune lab up --site NAME", l.Name, l.Name)
 		}
+		display := l.SiteURL() + " (lab " + l.Name + ", sealed)"
+		if !l.SiteBySocket() {
+			// Apache: at its address inside the seal.
+			ns, err := l.SiteNetNS()
+			if err != nil {
+				return load.Target{}, err
+			}
+			return load.Target{Protocol: "http", Network: "tcp", Address: l.SiteAddr().String(), Host: l.Host, Display: display, NetNS: ns}, nil
+		}
 		return load.Target{Protocol: "http", Network: "unix", Address: l.HTTPSocket, Host: l.Host,
-			Display: l.SiteURL() + " (lab " + l.Name + ", sealed)", CheckPeer: true, PeerUID: l.PeerUID()}, nil
+			Display: display, CheckPeer: true, PeerUID: l.PeerUID()}, nil
 	}
 	u, err := url.Parse(l.URL)
 	if err != nil || u.Host == "" {
