@@ -304,7 +304,11 @@ func warnNeighbours(env *Env) {
 func printLab(env *Env, l *lab.Lab) {
 	w := env.Stdout
 	fmt.Fprintf(w, "lab:        %s (%s)\n", l.Name, l.App)
-	fmt.Fprintf(w, "url:        %s/\n", l.URL)
+	url, where := l.URL, ""
+	if l.Sealed() && !l.SiteBySocket() {
+		url, where = "http://"+l.SiteAddr().String(), " inside the seal (this host reaches it through the seal's network namespace)"
+	}
+	fmt.Fprintf(w, "url:        %s/%s\n", url, where)
 	switch {
 	case l.Server == knob.UnitPHP:
 		fmt.Fprintf(w, "server:     %s (status: GET /status on the control socket %s, root or the lab's account)\n", l.Server, l.UnitControl)
@@ -316,7 +320,7 @@ func printLab(env *Env, l *lab.Lab) {
 	switch {
 	case l.FPMListen != "":
 		fmt.Fprintf(w, "fpm_socket: %s\n", l.FPMListen)
-		fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through the web server from 127.0.0.1)\n", l.URL, l.FPMStatusPath)
+		fmt.Fprintf(w, "fpm_status: %s%s (over FastCGI, or through the web server from 127.0.0.1)\n", url, l.FPMStatusPath)
 	case l.Server == knob.UnitPHP:
 		fmt.Fprintf(w, "php:        in Unit's application processes (php.unit.so, Debian's embed SAPI): no php-fpm\n")
 	default:

@@ -132,7 +132,13 @@ func productionDB(t *testing.T) *sql.DB {
 // count and checksum, and the server's Connections counter.
 func productionState(t *testing.T, db *sql.DB) (string, int) {
 	t.Helper()
-	rows, err := db.Query("SHOW TABLES FROM site")
+	return productionStateOf(t, db, "site")
+}
+
+// productionStateOf is productionState of database name.
+func productionStateOf(t *testing.T, db *sql.DB, name string) (string, int) {
+	t.Helper()
+	rows, err := db.Query("SHOW TABLES FROM " + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +153,12 @@ func productionState(t *testing.T, db *sql.DB) (string, int) {
 	var parts []string
 	for _, tb := range tables {
 		var count int
-		var name string
 		var sum sql.NullInt64
-		if err := db.QueryRow("SELECT COUNT(*) FROM site." + tb).Scan(&count); err != nil {
+		if err := db.QueryRow("SELECT COUNT(*) FROM " + name + "." + tb).Scan(&count); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.QueryRow("CHECKSUM TABLE site."+tb+" EXTENDED").Scan(&name, &sum); err != nil {
+		var got string
+		if err := db.QueryRow("CHECKSUM TABLE "+name+"."+tb+" EXTENDED").Scan(&got, &sum); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, fmt.Sprintf("%s rows=%d checksum=%d", tb, count, sum.Int64))

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/stack/lab/labtest"
+)
+
+// TestSiteApacheLabOnProductionServer: test/realserver.sh's Apache site
+// (wiki.test on :8080, event MPM, proxy_fcgi to php8.2-fpm, MediaWiki's
+// LocalSettings.php, database wiki, a .htaccess rewrite) copied into a
+// sealed lab that runs Apache: its front page answers 200 with its title,
+// /wiki/Main_Page is rewritten by the docroot's own .htaccess, bench
+// measures both through the seal's network namespace, tune runs to a
+// verdict with nginx as a challenger, and production's database, its
+// connections after the copy and its docroot stay as they were.
+func TestSiteApacheLabOnProductionServer(t *testing.T) {
+	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
+		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
+	}
+	home := labtest.Home(t)
+	t.Setenv("PHPTUNE_HOME", home)
+	db := productionDB(t)
+	before, conns := productionStateOf(t, db, "wiki")
+	files := docrootSums(t, "/var/www/wiki")
+
+	out, errs, code := runCLI(t, "lab", "up", "--site", "wiki.test", "--name", "wiki")
+	if code != 0 {
+		t.Fatalf("lab up --site wiki.test: exit %d\n%s%s", code, out, errs)
+	}
+	defer runCLI(t, "lab", "down", "wiki")
+	t.Logf("lab up --site:\n%s%s", out, errs)
+	for _, want := range []string{`answered 200`, `title "Production wiki"`, "server:     apache-event-fpm", "inside the seal", "phptune lab forward wiki"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab up's output lacks %q", want)
+		}
+	}
+	if strings.Contains(out+errs, "wiki-secret") {
+		t.Errorf("lab up printed the database password")
+	}
+	_, after := productionStateOf(t, db, "wiki")
+	if n := after - conns; n < 1 || n > 2 {
+		t.Errorf("lab up opened %d connections to production, want the copy's (grants and dump: 2)", n)
+	}
+	for _, c := range []struct{ path, expect string }{{"/", "Main_Page: 3 pages"}, {"/wiki/Help", "Help: 3 pages"}} {
+		out, errs, code = runCLI(t, "bench", "--lab", "wiki", "--app-path", c.path, "--expect", c.expect, "-c", "2", "-d", "2s", "--warmup", "200ms")
+		if code != 0 {
+			t.Fatalf("bench %s: exit %d\n%s%s", c.path, code, out, errs)
+		}
+		if !strings.Contains(out, "200:") || !strings.Contains(out, "(0 errors") || strings.Contains(out, "did not match") {
+			t.Errorf("bench %s did not measure the page:\n%s", c.path, out)
+		}
+	}
+	tuneOut := filepath.Join(home, "tune")
+	out, errs, code = runCLI(t, "tune", "--lab", "wiki", "--app-path", "/wiki/Help", "-c", "2", "--challenges", "server=nginx-fpm",
+		"--time-budget", "60s", "--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", tuneOut)
+	if code != 0 {
+		t.Fatalf("tune --lab: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("tune:\n%s", out)
+	if !strings.Contains(out, "server=nginx-fpm") {
+		t.Errorf("tune's output does not name the nginx challenger:\n%s", out)
+	}
+	if out, errs, code = runCLI(t, "lab", "down", "wiki"); code != 0 {
+		t.Fatalf("lab down: exit %d\n%s%s", code, out, errs)
+	}
+	final, finalConns := productionStateOf(t, db, "wiki")
+	if final != before {
+		t.Errorf("production's database changed:\nbefore %s\nafter  %s", before, final)
+	}
+	if finalConns != after {
+		t.Errorf("production's Connections went from %d (after the copy) to %d: the lab reached production", after, finalConns)
+	}
+	if got := docrootSums(t, "/var/www/wiki"); got != files {
+		t.Errorf("the docroot changed:\nbefore %s\nafter  %s", files, got)
+	}
+}
