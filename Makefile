@@ -39,8 +39,9 @@ test: setup vet
 	$(GO) test -count=1 -timeout 40m -p 1 ./...
 
 # The packages that read or change a live host, again on a simulated
-# production server (nginx on :80 with a vhost of its own, php-fpm, MariaDB
-# on the default socket) in private namespaces: test/realserver.sh. Of the
+# production server (nginx on :80 with a vhost of its own, Debian's Apache
+# on :8080 with another, php-fpm, MariaDB on the default socket) in private
+# namespaces: test/realserver.sh. Of the
 # command line's tests, those of the live-host commands and the site labs.
 REALSERVER_PKGS := ./internal/live/livehost/... ./internal/live/liveapply/... ./internal/sitecopy/site/... ./internal/live/ansible/... ./internal/sitecopy/dbcopy/...
 REALSERVER_CLI := Apply|Advise|Rollback|HostFlags|CheckHost|Site|Golden|Export

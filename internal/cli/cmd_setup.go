@@ -22,8 +22,10 @@ mariadb-server, wordpress and its default theme, apache2-bin and libapache2-mod-
 lighttpd, caddy and h2o (their services neither started nor enabled: labs run the
 binaries with their own configuration), linux-perf, libc6-dbg and php-excimer
 (phptune profile; installed with service starts denied); with --with-test-tools:
-wrk, ab and chromium, used by the tests and benchmarks, and what building NGINX
-Unit needs, and the caches; with --with-caches: redis-server and memcached (their
+wrk, ab and chromium, used by the tests and benchmarks, what building NGINX
+Unit needs, the caches, and Debian's apache2 package (the real-server tier's
+production Apache reads its /etc/apache2; its service neither started nor
+enabled); with --with-caches: redis-server and memcached (their
 services neither started nor enabled), which a site lab runs privately inside its
 seal for a site that names Redis or Memcached; with --with-ansible: Debian's ansible-core, which runs the role
 phptune export ansible writes; with --with-locust: Locust (pinned, with its
@@ -36,7 +38,7 @@ is installed.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var extra [][]string
 			if testTools {
-				extra = append(extra, setup.TestTools)
+				extra = append(extra, setup.TestTools, setup.RealServer)
 			}
 			if testTools || withCaches {
 				extra = append(extra, setup.Caches)
@@ -64,7 +66,7 @@ is installed.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&testTools, "with-test-tools", false, "also install wrk, ab, chromium and Unit's build tools")
+	cmd.Flags().BoolVar(&testTools, "with-test-tools", false, "also install wrk, ab, chromium, Unit's build tools, the caches and Debian's apache2 package (its service neither started nor enabled)")
 	cmd.Flags().BoolVar(&withCaches, "with-caches", false, "also install redis-server and memcached (a site lab's own cache, for a site that names one)")
 	cmd.Flags().BoolVar(&withAnsible, "with-ansible", false, "also install ansible-core (for phptune export ansible's role)")
 	cmd.Flags().BoolVar(&withLocust, "with-locust", false, "also install Locust "+locust.PinnedVersion()+" into phptune's own virtual environment (bench --engine locust)")

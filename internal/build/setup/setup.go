@@ -76,6 +76,17 @@ var WebServers = []string{"lighttpd", "caddy", "h2o"}
 // started on 127.0.0.1:6379 or :11211 by phptune's setup.
 var Caches = []string{"redis-server", "memcached"}
 
+// RealServer is what the real-server tier (test/realserver.sh) adds:
+// Debian's apache2 package, for its /etc/apache2 as Debian lays it out
+// (apache2.conf, envvars, ports.conf, mods-available, a2enmod), which the
+// tier copies privately to run a production Apache beside nginx. Installed
+// with the test tools, like WebServers: service starts denied and
+// apache2.service and its init script disabled once installed, so no
+// apache2 service of the host is started on port 80 by phptune's setup
+// (the package's postinst itself disables apache-htcacheclean). Labs
+// still render their own configuration and run apache2-bin's binary.
+var RealServer = []string{"apache2"}
+
 // Services maps a package of WebServers or Caches to the services its
 // postinst enables: systemd units (deb-systemd-helper) and init scripts
 // (update-rc.d). caddy-api.service is shipped but not enabled.
@@ -85,6 +96,7 @@ var Services = map[string]struct{ Units, InitScripts []string }{
 	"h2o":          {Units: []string{"h2o.service"}, InitScripts: []string{"h2o"}},
 	"redis-server": {Units: []string{"redis-server.service"}, InitScripts: []string{"redis-server"}},
 	"memcached":    {Units: []string{"memcached.service"}, InitScripts: []string{"memcached"}},
+	"apache2":      {Units: []string{"apache2.service"}, InitScripts: []string{"apache2"}},
 }
 
 // PolicyRC is Debian's policy-rc.d: invoke-rc.d asks it before a package's
@@ -120,11 +132,11 @@ func DenyServiceStarts() (restore func(), note string, err error) {
 }
 
 // quiet reports whether group is installed with service starts denied:
-// Apache's, the other web servers', the caches', the profilers' or the
-// seal's.
+// Apache's, the other web servers', the caches', the real-server tier's,
+// the profilers' or the seal's.
 func quiet(group []string) bool {
 	for _, p := range group {
-		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Caches, p) || slices.Contains(Profilers, p) || slices.Contains(Seal, p) {
+		if slices.Contains(Apache, p) || slices.Contains(WebServers, p) || slices.Contains(Caches, p) || slices.Contains(RealServer, p) || slices.Contains(Profilers, p) || slices.Contains(Seal, p) {
 			return true
 		}
 	}
@@ -181,7 +193,7 @@ func DisableServices(ctx context.Context, log io.Writer, installed []string) ([]
 		}
 	}
 	if len(errs) > 0 {
-		return done, fmt.Errorf("disabling the services the web server and cache packages brought: %w; disable them by hand (systemctl disable lighttpd caddy h2o redis-server memcached)", errors.Join(errs...))
+		return done, fmt.Errorf("disabling the services the web server and cache packages brought: %w; disable them by hand (systemctl disable lighttpd caddy h2o redis-server memcached apache2)", errors.Join(errs...))
 	}
 	return done, nil
 }
@@ -292,7 +304,7 @@ func installGroup(ctx context.Context, log io.Writer, m []string) error {
 	defer restore()
 	var servers []string
 	for _, p := range m {
-		if slices.Contains(WebServers, p) || slices.Contains(Caches, p) {
+		if slices.Contains(WebServers, p) || slices.Contains(Caches, p) || slices.Contains(RealServer, p) {
 			servers = append(servers, p)
 		}
 	}

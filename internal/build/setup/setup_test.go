@@ -74,6 +74,7 @@ func TestApacheIsInstalledQuietly(t *testing.T) {
 		{[]string{"nftables"}, true},
 		{Caches, true},
 		{[]string{"redis-server"}, true},
+		{RealServer, true},
 		{Packages[0], false},
 		{TestTools, false},
 	} {
@@ -111,6 +112,8 @@ func TestDisableServices(t *testing.T) {
 		{"the caches", []string{"redis-server", "memcached"}, []string{"redis-server", "memcached"}, "",
 			[]string{"DPKG_MAINTSCRIPT_PACKAGE=redis-server deb-systemd-helper disable redis-server.service", "update-rc.d redis-server disable",
 				"DPKG_MAINTSCRIPT_PACKAGE=memcached deb-systemd-helper disable memcached.service", "update-rc.d memcached disable"}, ""},
+		{"the real-server tier's apache2", []string{"apache2"}, []string{"apache2"}, "",
+			[]string{"DPKG_MAINTSCRIPT_PACKAGE=apache2 deb-systemd-helper disable apache2.service", "update-rc.d apache2 disable"}, ""},
 		{"no init scripts", []string{"lighttpd"}, nil, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=lighttpd deb-systemd-helper disable lighttpd.service"}, ""},
 		{"only the newly installed", []string{"caddy"}, []string{"lighttpd", "h2o"}, "", []string{"DPKG_MAINTSCRIPT_PACKAGE=caddy deb-systemd-helper disable caddy.service"}, ""},
 		{"packages without a service", []string{"apache2-bin", "nginx"}, []string{"nginx"}, "", nil, ""},
