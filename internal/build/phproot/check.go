@@ -212,8 +212,8 @@ func signedRelease(ctx context.Context, uri, suite string, ri ReleaseInfo, keyri
 	if err != nil {
 		return nil, err
 	}
-	if rel.Codename != ri.Suite {
-		return nil, refuse("check the mirror in the system's apt sources", "%s is the Release of %q, not Debian %s (%s)", url, rel.Codename, ri.Debian, ri.Suite)
+	if rel.Codename != suite {
+		return nil, refuse("check the mirror in the system's apt sources", "%s is the Release of %q, not Debian %s's %s", url, rel.Codename, ri.Debian, suite)
 	}
 	return rel, nil
 }

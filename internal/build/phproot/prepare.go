@@ -43,6 +43,9 @@ type Prepared struct {
 	Versions map[string]string
 }
 
+// geteuid is os.Geteuid; tests replace it to reach the later checks.
+var geteuid = os.Geteuid
+
 // Prepare runs every check a root needs before anything is made, in the
 // order of the refusals: the release, root, the tools, the disk, the
 // keyring, the archive (route and signature), then the extensions
@@ -52,7 +55,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if os.Geteuid() != 0 {
+	if geteuid() != 0 {
 		return nil, refuse("run it as root (sudo phptune php add "+o.Version+")", "a PHP root is made as root (mmdebstrap's root mode, chroot)")
 	}
 	if err := checkTools(); err != nil {
@@ -69,7 +72,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 		return nil, refuse("apt-get install debian-archive-keyring, or give one with --keyring", "keyring %s: %v", p.Keyring, err)
 	}
 	progress(o.Progress, "checking Debian's archive for %s (signed by Debian %s's key in %s)", ri.Suite, ri.Debian, p.Keyring)
-	rel, err := p.findArchive(ctx, o.Mirrors)
+	rel, err := p.findArchive(ctx, o.Mirrors, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +88,9 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 
 // findArchive sets p.Mirrors: o's when given, else the first of the
 // system's archives that serves the suite signed by its key (and of its
-// security archives, one that serves suite-security). It returns the
-// suite's Release.
-func (p *Prepared) findArchive(ctx context.Context, o Mirrors) (*Release, error) {
+// security archives, one that serves suite-security; none is a note on w,
+// not a refusal). It returns the suite's Release.
+func (p *Prepared) findArchive(ctx context.Context, o Mirrors, w io.Writer) (*Release, error) {
 	archives, security := []string{o.Archive}, []string{o.Security}
 	if o.Archive == "" {
 		archives, security = MirrorsFrom(phpbuild.SystemSources())
@@ -104,10 +107,12 @@ func (p *Prepared) findArchive(ctx context.Context, o Mirrors) (*Release, error)
 				if s == "" {
 					continue
 				}
-				if _, err := signedRelease(ctx, s, p.Info.Suite+"-security", p.Info, p.Keyring); err == nil {
+				_, err := signedRelease(ctx, s, p.Info.Suite+"-security", p.Info, p.Keyring)
+				if err == nil {
 					p.Mirrors.Security = s
 					break
 				}
+				progress(w, "%s-security left out: %v", p.Info.Suite, err)
 			}
 			return rel, nil
 		}
