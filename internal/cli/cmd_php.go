@@ -81,13 +81,23 @@ existing root is returned as it is (phptune php remove 8.4 to make it again).`,
 	return cmd
 }
 
-// runPHPAdd makes (or finds) the root o asks for and prints it.
+// runPHPAdd makes (or finds) the root o asks for and prints it. Every
+// check runs before phptune's home is made or touched.
 func runPHPAdd(env *Env, o phproot.Options, jsonOut bool) error {
-	if _, err := lab.EnsureHome(); err != nil {
-		return err
-	}
 	start := time.Now()
-	r, made, err := phproot.Add(env.Ctx, o)
+	r, err := phproot.Find(o.Home, o.Version)
+	made := false
+	if errors.Is(err, phproot.ErrNotMade) {
+		var p *phproot.Prepared
+		if p, err = phproot.Prepare(env.Ctx, o); err != nil {
+			return err
+		}
+		if _, err = lab.EnsureHome(); err != nil {
+			return err
+		}
+		r, err = phproot.Make(env.Ctx, p, o.Home, o.Progress)
+		made = true
+	}
 	if err != nil {
 		return err
 	}

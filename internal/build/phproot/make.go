@@ -16,7 +16,9 @@ import (
 
 // Add makes version's root under o.Home unless it exists, and returns it;
 // made is false for a root that was already there. Every check of Prepare
-// runs first and refuses before anything is written.
+// runs first and refuses before anything is written. A missing home is
+// made 0755; phptune's command line makes it first (lab.EnsureHome: its
+// owner, group and mode) and calls Prepare and Make itself.
 func Add(ctx context.Context, o Options) (r *Root, made bool, err error) {
 	if _, err := CheckVersion(o.Version); err != nil {
 		return nil, false, err

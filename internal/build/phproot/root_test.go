@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -285,4 +286,35 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestRemoveTreeDetachesMounts: a bind mount a killed mmdebstrap left in
+// a work directory (its /sys, /proc, /dev) is detached before the tree is
+// removed, so the host's files behind it stay.
+func TestRemoveTreeDetachesMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), ".work-8.4-1")
+	mp := filepath.Join(work, "root", "sys")
+	if err := os.MkdirAll(mp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(host, mp, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mp, syscall.MNT_DETACH) })
+	if err := removeTree(work); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(host, "keep")); err != nil {
+		t.Errorf("the mounted directory's file was removed: %v", err)
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Errorf("the work directory is left: %v", err)
+	}
 }
