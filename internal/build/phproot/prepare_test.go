@@ -164,7 +164,7 @@ func TestGoodSigBy(t *testing.T) {
 		status string
 		want   bool
 	}{
-		{"[GNUPG:] GOODSIG 78DBA3BC47EF2265 Debian Archive Automatic Signing Key (13/trixie) <ftpmaster@debian.org>\n", true},
+		{"[GNUPG:] GOODSIG 78DBA3BC47EF2265 Debian Archive Automatic Signing Key (13/trixie)\n", true},
 		{"[GNUPG:] GOODSIG 1 Debian Archive Automatic Signing Key (12/bookworm)\n[GNUPG:] NO_PUBKEY 2\n", false},
 		{"[GNUPG:] BADSIG 1 Debian Archive Automatic Signing Key (13/trixie)\n", false},
 		{"", false},
