@@ -36,7 +36,8 @@ trixie, the build compiles every extension the installed php-fpm enables that
 PHP 8.4's source has (opcache, mysqli, mbstring, xml, curl, gd, intl, zip...),
 and names those it cannot have (Debian 12 builds APCu, redis, imagick... for
 8.2 only): a lab of the build runs without them, with the installed 8.2's
-php.ini. When the archive no longer serves
+php.ini. When the archive serves no php8.4 source, measure Debian 13's own
+php8.4-fpm binaries instead (not rebuilt here): phptune php add 8.4. When the archive no longer serves
 the installed version, the newest source of the same PHP it serves is built,
 and every output naming that build says it is OLDER than the installed binary
 (missing its security fixes); give the exact version with --source.

@@ -21,7 +21,8 @@ func newSetupCmd(env *Env) *cobra.Command {
 mariadb-server, wordpress and its default theme, apache2-bin and libapache2-mod-php,
 lighttpd, caddy and h2o (their services neither started nor enabled: labs run the
 binaries with their own configuration), linux-perf, libc6-dbg and php-excimer
-(phptune profile; installed with service starts denied); with --with-test-tools:
+(phptune profile; installed with service starts denied), mmdebstrap (phptune
+php add); with --with-test-tools:
 wrk, ab and chromium, used by the tests and benchmarks, what building NGINX
 Unit needs, the caches, and Debian's apache2 package (the real-server tier's
 production Apache reads its /etc/apache2; its service neither started nor

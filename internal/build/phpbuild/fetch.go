@@ -20,8 +20,9 @@ func aptDirs() (etc, state string) {
 	return filepath.Join(Dir(), ".apt-etc"), filepath.Join(Dir(), ".apt")
 }
 
-// systemSources reads the system's apt sources (never writing them).
-func systemSources() []AptSource {
+// SystemSources reads the system's apt sources (never writing them):
+// /etc/apt/sources.list and sources.list.d's .list and .sources files.
+func SystemSources() []AptSource {
 	var out []AptSource
 	if data, err := os.ReadFile("/etc/apt/sources.list"); err == nil {
 		out = append(out, ParseOneLine(string(data))...)
@@ -93,7 +94,7 @@ func (b *builder) fetch(ctx context.Context, log io.Writer) error {
 
 func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) error {
 	etc, state := aptDirs()
-	srcs, err := SourcesFor(b.target, b.phpName, systemSources())
+	srcs, err := SourcesFor(b.target, b.phpName, SystemSources())
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 	}
 	versions := SourceVersions(out, b.installed)
 	if len(versions) == 0 {
-		return fmt.Errorf("the archive serves no %s source (private sources list %s); give one with --source", pkg, filepath.Join(etc, "sources.list"))
+		return fmt.Errorf("the archive serves no %s source (private sources list %s); give one with --source%s", pkg, filepath.Join(etc, "sources.list"), b.binaryHint())
 	}
 	if b.target != b.phpName {
 		if err := b.checkForeignBuildDeps(ctx, out, pkg, versions[0], log); err != nil {
@@ -163,7 +164,17 @@ func (b *builder) aptSource(ctx context.Context, dest string, log io.Writer) err
 		// A half download leaves files behind: start the next afresh.
 		_ = b.as(dest, log).run(ctx, "find", ".", "-mindepth", "1", "-delete")
 	}
-	return fmt.Errorf("apt-get source %s: none of the versions the archive lists (%s) could be downloaded (the log says why: a 404 is a mirror or proxy that lists the source but does not serve its files); use another mirror, or unpack the source elsewhere (dpkg-source -x %s_VERSION.dsc) and give it with --source DIR", pkg, strings.Join(versions, ", "), pkg)
+	return fmt.Errorf("apt-get source %s: none of the versions the archive lists (%s) could be downloaded (the log says why: a 404 is a mirror or proxy that lists the source but does not serve its files); use another mirror, or unpack the source elsewhere (dpkg-source -x %s_VERSION.dsc) and give it with --source DIR%s", pkg, strings.Join(versions, ", "), pkg, b.binaryHint())
+}
+
+// binaryHint is what a failed source fetch of a newer release adds: that
+// release's own Debian binaries need no source (phptune php add), run as
+// they are, not rebuilt here.
+func (b *builder) binaryHint() string {
+	if b.target == b.phpName {
+		return ""
+	}
+	return fmt.Sprintf("; or measure Debian's own PHP %s binaries, not rebuilt here: phptune php add %s", b.target, b.target)
 }
 
 // SourceVersions reads apt-cache showsrc's "Version:" lines and orders

@@ -26,7 +26,13 @@ var Packages = [][]string{
 	WebServers,
 	Profilers,
 	Seal,
+	PHPRoots,
 }
+
+// PHPRoots is what phptune php add makes a newer PHP's root with:
+// mmdebstrap, which installs a Debian release's own packages (Debian 13's
+// php8.4-fpm) into a directory, from the configured archive.
+var PHPRoots = []string{"mmdebstrap"}
 
 // Seal is what a sealed site lab (internal/stack/seal) runs besides util-linux's
 // unshare, nsenter and setpriv: ip (iproute2) to bring its network
