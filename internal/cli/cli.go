@@ -19,6 +19,7 @@ import (
 
 	"github.com/phptune/phptune/internal/base/termsafe"
 	"github.com/phptune/phptune/internal/build/phpbuild"
+	"github.com/phptune/phptune/internal/build/phproot"
 	"github.com/phptune/phptune/internal/model/knob"
 	"github.com/phptune/phptune/internal/model/redact"
 	"github.com/phptune/phptune/internal/model/results"
@@ -143,14 +144,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 var wireBuilds sync.Once
 
 // wire connects packages that must not import each other, for every
-// command. The knob php.build names a PHP phptune built: its valid values
-// come from the build cache and a lab resolves them through package
-// phpbuild, which imports knob and lab. A figure JSON cannot carry (+Inf,
+// command. The knob php.build names a PHP phptune built, or a PHP root
+// of another Debian release (debian-8.4, from phptune php add): its valid
+// values come from the build cache and the roots, and a lab resolves them
+// through package phpbuild or phproot, which import knob and lab. A figure JSON cannot carry (+Inf,
 // NaN) is written as 0, and said on stderr.
 func wire(stderr io.Writer) {
 	wireBuilds.Do(func() {
-		knob.BuildValidator = phpbuild.Validator
-		lab.PHPBuilds = phpbuild.ForLab
+		knob.BuildValidator = func(v string) (string, error) {
+			if _, ok := phproot.BuildVersion(v); ok {
+				return phproot.Validate(v)
+			}
+			return phpbuild.Validator(v)
+		}
+		lab.PHPBuilds = func(id string) (*lab.PHPBuild, error) {
+			if _, ok := phproot.BuildVersion(id); ok {
+				return phproot.ForLab(id)
+			}
+			return phpbuild.ForLab(id)
+		}
 	})
 	redact.Warn = func(msg string) { fmt.Fprintln(stderr, "phptune: warning: "+msg) }
 }

@@ -54,19 +54,29 @@ func TestSiteApacheLabOnProductionServer(t *testing.T) {
 			t.Errorf("bench %s did not measure the page:\n%s", c.path, out)
 		}
 	}
-	tuneOut := filepath.Join(home, "tune")
-	out, errs, code = runCLI(t, "tune", "--lab", "wiki", "--app-path", "/wiki/Help", "-c", "2", "--challenges", "server=nginx-fpm",
-		"--time-budget", "60s", "--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", tuneOut)
-	if code != 0 {
-		t.Fatalf("tune --lab: exit %d\n%s%s", code, out, errs)
-	}
-	t.Logf("tune:\n%s", out)
-	if !strings.Contains(out, "server=nginx-fpm") {
-		t.Errorf("tune's output does not name the nginx challenger:\n%s", out)
-	}
 	if out, errs, code = runCLI(t, "lab", "down", "wiki"); code != 0 {
 		t.Fatalf("lab down: exit %d\n%s%s", code, out, errs)
 	}
+	// tune --site: a sealed lab of its own, Apache as production runs it,
+	// nginx as a challenger, to a verdict.
+	_, before2 := productionStateOf(t, db, "wiki")
+	tuneOut := filepath.Join(home, "tune")
+	out, errs, code = runCLI(t, "tune", "--site", "wiki.test", "--workload", "/wiki/Help", "--expect", "Help: 3 pages", "-c", "2", "--challenges", "server=nginx-fpm",
+		"--time-budget", "60s", "--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", tuneOut)
+	if code != 0 {
+		t.Fatalf("tune --site: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("tune --site:\n%s", out)
+	for _, want := range []string{"server=nginx-fpm", "verdict:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tune's output lacks %q", want)
+		}
+	}
+	_, after2 := productionStateOf(t, db, "wiki")
+	if n := after2 - before2; n < 1 || n > 2 {
+		t.Errorf("tune --site opened %d connections to production, want the copy's 2", n)
+	}
+	after = after2
 	final, finalConns := productionStateOf(t, db, "wiki")
 	if final != before {
 		t.Errorf("production's database changed:\nbefore %s\nafter  %s", before, final)

@@ -57,14 +57,17 @@ func CompareText(w io.Writer, res *results.Compare, d time.Duration) {
 func BuildsText(w io.Writer, bs []results.PHPBuild) {
 	for _, b := range bs {
 		if b.Missing {
-			fmt.Fprintf(w, "php.build=%s: no longer in the build cache\n", b.ID)
+			fmt.Fprintf(w, "php.build=%s: no longer in the build cache or PHP roots\n", b.ID)
 			continue
 		}
 		fmt.Fprintf(w, "php.build=%s: PHP %s %s", b.ID, b.PHPVersion, b.Variant)
 		if b.Training != "" {
 			fmt.Fprintf(w, " trained on %s", b.Training)
 		}
-		fmt.Fprintf(w, " (CFLAGS %s)\n", b.CFLAGS)
+		if b.CFLAGS != "" {
+			fmt.Fprintf(w, " (CFLAGS %s)", b.CFLAGS)
+		}
+		fmt.Fprintln(w)
 		if b.Warning != "" {
 			fmt.Fprintf(w, "  %s\n", b.Warning)
 		}

@@ -27,6 +27,11 @@ type Binary struct {
 	// PinIni makes Args and TestArgs name IniFile (-c): a php-fpm built
 	// for another release's /etc/php/X.Y reads this one's php.ini.
 	PinIni bool
+	// Prefix, when set, are the arguments Path takes before php-fpm's own:
+	// Path is then a dynamic loader that runs php-fpm from another
+	// Debian release's root with that release's libraries
+	// ("--library-path", DIRS, ROOT/usr/sbin/php-fpm8.4).
+	Prefix []string
 }
 
 // Find returns the newest php-fpm under /usr/sbin, or an error that says
@@ -379,12 +384,13 @@ func (b *Binary) Args(conf string) []string {
 	return append(b.iniArgs(), "--nodaemonize", "--fpm-config", conf)
 }
 
-// iniArgs are -c IniFile when PinIni is set.
+// iniArgs are Prefix, then -c IniFile when PinIni is set.
 func (b *Binary) iniArgs() []string {
+	out := append([]string(nil), b.Prefix...)
 	if b.PinIni && b.IniFile != "" {
-		return []string{"-c", b.IniFile}
+		out = append(out, "-c", b.IniFile)
 	}
-	return nil
+	return out
 }
 
 // TestArgs returns the arguments of `php-fpm -t` for conf.

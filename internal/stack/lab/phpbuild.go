@@ -33,6 +33,13 @@ type PHPBuild struct {
 	// instead of its compiled-in path: a build of another PHP release than
 	// the installed one (8.4 on Debian 12) reads the installed one's.
 	IniFile string
+	// Args, when set, are FPM's arguments before php-fpm's own: FPM is
+	// then another Debian release's dynamic loader, which runs that
+	// release's php-fpm with its libraries (a PHP root of phptune php
+	// add). Version is the PHP release ("8.4") when it is not the
+	// installed one's.
+	Args    []string
+	Version string
 }
 
 // PHPBuilds resolves a php.build id for a lab. Package phpbuild provides it
@@ -68,9 +75,12 @@ func phpFor(cfg knob.Config) (*phpfpm.Binary, *PHPBuild, error) {
 		return nil, nil, fmt.Errorf("php.build=%s: %w", id, err)
 	}
 	bin := *distro
-	bin.Path = b.FPM
+	bin.Path, bin.Prefix = b.FPM, b.Args
 	if b.IniFile != "" {
 		bin.IniFile, bin.PinIni = b.IniFile, true
+	}
+	if b.Version != "" {
+		bin.Version = b.Version
 	}
 	return &bin, b, nil
 }

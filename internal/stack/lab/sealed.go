@@ -506,6 +506,7 @@ func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 		return err
 	}
 	binds = append(binds, cacheBinds...)
+	binds = append(binds, phpRootBinds()...)
 	links = append(links, cacheLinks(l.Caches)...)
 	_, err = seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
