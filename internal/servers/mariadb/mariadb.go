@@ -58,6 +58,12 @@ type Paths struct {
 	// where the site's own configuration (DB_HOST 127.0.0.1) reaches it.
 	// Unset, the server has no networking.
 	TCP string
+	// BindAlso are further addresses the server listens on at TCP's
+	// port (bind-address takes a comma list since MariaDB 10.11): a
+	// site lab's answers at another machine's address the site's
+	// configuration names, inside its seal. Each is an IP literal, else
+	// it is left out (bindList).
+	BindAlso []string
 	// FilePriv, when set, is the one directory the server's file
 	// statements (LOAD DATA INFILE, SELECT … INTO OUTFILE, LOAD_FILE) may
 	// touch (secure_file_priv), and LOAD DATA LOCAL is off: a site lab's,
@@ -90,7 +96,7 @@ func Render(cfg knob.Config, p Paths) string {
 		w("local_infile = 0")
 	}
 	if host, port, ok := strings.Cut(p.TCP, ":"); ok && (host == "127.0.0.1" || host == "::1") && digits(port) {
-		w("bind-address = %s", host)
+		w("bind-address = %s", bindList(host, p.BindAlso))
 		w("port = %s", port)
 	} else {
 		w("skip-networking")

@@ -38,8 +38,12 @@ func SourceFor(app *site.App, t *site.DBTarget, runAs Account) (Source, error) {
 		return Source{}, fmt.Errorf("%s names no literal database name and user (computed: %s): phptune does not run the app's code to learn them; make a dump yourself and give it with --db-dump FILE",
 			app.File, strings.Join(app.NotLiteral, ", "))
 	}
+	conn := Conn{Network: t.Endpoint.Network, Address: t.Endpoint.Address, User: app.DB.User, Password: app.DB.Password.Reveal()}
+	if t.Endpoint.Network == "remote" {
+		conn = remoteConn(conn, t)
+	}
 	return Source{
-		Conn:      Conn{Network: t.Endpoint.Network, Address: t.Endpoint.Address, User: app.DB.User, Password: app.DB.Password.Reveal()},
+		Conn:      conn,
 		DB:        app.DB.Name,
 		SizeBytes: t.SizeBytes,
 		RunAs:     runAs,

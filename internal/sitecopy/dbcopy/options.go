@@ -17,6 +17,10 @@ type Conn struct {
 	Address  string // a socket's path, or HOST:PORT
 	User     string
 	Password string
+	// Remote says Address is another machine's, as the site's
+	// configuration names it (site.DBTarget.IP): an IP address a seal
+	// can stand in for (remoteHost), not only a loopback one.
+	Remote bool
 }
 
 // optionFile renders c as a [client] option file (every value quoted as
@@ -38,8 +42,8 @@ func (c Conn) optionFile() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("MariaDB address %q: %v; give HOST:PORT", c.Address, err)
 		}
-		if !loopback.IP(host) {
-			return "", fmt.Errorf("MariaDB address %q: only this machine's loopback is copied from", c.Address)
+		if !loopback.IP(host) && !c.remoteHost(host) {
+			return "", fmt.Errorf("MariaDB address %q: only this machine's loopback, or another machine's IP address the site's configuration names, is copied from", c.Address)
 		}
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			return "", fmt.Errorf("MariaDB address %q: bad port", c.Address)

@@ -18,8 +18,7 @@ import (
 // directory: no connection, no query.
 func findDB(h Host, db Database, defaultSocket string) *DBTarget {
 	t := &DBTarget{Endpoint: db.Endpoint(defaultSocket)}
-	if t.Endpoint.Network == "remote" {
-		t.Error = "the database is on another machine (" + t.Endpoint.Address + "): a lab does not copy it from there"
+	if t.Endpoint.Network == "remote" && findRemoteDB(t) {
 		return t
 	}
 	servers, err := livehost.MariaDBServers(h.FS, h.Root)

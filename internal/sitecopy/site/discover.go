@@ -104,6 +104,7 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 	}
 	s.collectCaches(s.dropIn)
 	s.findDB(h)
+	s.findRemote()
 	return s, nil
 }
 
@@ -168,6 +169,7 @@ func (s *Site) GiveDB(h Host, g Database) error {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s given on the command line, in place of %s's", strings.Join(named, ", "), s.App.File))
 	}
 	s.findDB(h)
+	s.findRemote()
 	return nil
 }
 

@@ -43,6 +43,9 @@ type Site struct {
 	// (App.Caches), WordPress's object-cache drop-in's default and PHP's
 	// session handler's (collectCaches).
 	Caches []Cache `json:"caches,omitempty"`
+	// Remote are the hosts of other machines the database and caches
+	// name, resolved on this host (findRemote).
+	Remote []RemoteHost `json:"remote,omitempty"`
 	// Notes are what discovery could not read or wants said.
 	Notes []string `json:"notes,omitempty"`
 	// dropIn is the cache WordPress's object-cache drop-in talks to
@@ -126,6 +129,11 @@ type DBTarget struct {
 	ServerPID int    `json:"server_pid,omitempty"`
 	Socket    string `json:"socket,omitempty"`
 	DataDir   string `json:"datadir,omitempty"`
+	// IP is the address the host resolved to on this machine, when the
+	// configuration names a host that is not a loopback IP literal
+	// (another machine, or a name); Name is that host when it is a name.
+	IP   string `json:"ip,omitempty"`
+	Name string `json:"name,omitempty"`
 	// How says how the server was found (the kernel's listening table,
 	// or its configured socket).
 	How string `json:"how,omitempty"`

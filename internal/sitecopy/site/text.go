@@ -21,6 +21,7 @@ func WriteText(w io.Writer, s *Site) {
 	if s.DB != nil {
 		writeDB(p, s.DB)
 	}
+	writeRemote(p, s.Remote)
 	for _, n := range s.Notes {
 		p("note        %s", n)
 	}
@@ -180,7 +181,11 @@ func writeDB(p linef, d *DBTarget) {
 		p("  server    %s", d.Error)
 		return
 	}
-	p("  server    MariaDB pid %d, socket %s, datadir %s (found by %s)", d.ServerPID, d.Socket, d.DataDir, d.How)
+	if d.ServerPID == 0 {
+		p("  server    %s", d.How)
+	} else {
+		p("  server    MariaDB pid %d, socket %s, datadir %s (found by %s)", d.ServerPID, d.Socket, d.DataDir, d.How)
+	}
 	if d.SizeNote != "" {
 		p("  size      %s", d.SizeNote)
 	} else {

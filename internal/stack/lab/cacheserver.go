@@ -102,7 +102,7 @@ func siteCacheServers(s *site.Site, appRoot, labDir string, names []string, budg
 	if overlay == "" {
 		overlay = s.DocRoot.Path
 	}
-	pl := &cachePlan{appRoot: appRoot, labDir: labDir, names: names, budget: budget,
+	pl := &cachePlan{appRoot: appRoot, labDir: labDir, names: names, budget: budget, served: siteServed(s),
 		byPort: map[int]int{}, unixOf: map[string]int{}, linked: map[string]bool{},
 		placed: make([]int, len(s.Caches)), why: make([]string, len(s.Caches))}
 	for i, c := range s.Caches {
@@ -132,6 +132,7 @@ func siteCacheServers(s *site.Site, appRoot, labDir string, names []string, budg
 type cachePlan struct {
 	appRoot, labDir string
 	names           []string
+	served          []ServedAddr
 	budget          int64
 	servers         []CacheServer
 	byPort          map[int]int     // port → index in servers
@@ -201,6 +202,9 @@ func (pl *cachePlan) placeTCP(i int, c site.Cache, addr string) {
 		return
 	}
 	ips := cacheIPs(host, c.Kind, pl.names)
+	if ip := servedIP(pl.served, host); ips == nil && ip != "" {
+		ips = []string{ip} // another machine's address, which the seal answers at
+	}
 	if ips == nil {
 		return // another machine: CacheInSeal says it
 	}
@@ -371,6 +375,7 @@ func (cs CacheServer) redisConfig(dir string) string {
 	b.WriteString("# Rendered by phptune: a site lab's own Redis, inside its seal.\n")
 	if cs.Port > 0 {
 		fmt.Fprintf(&b, "bind %s\nport %d\n", strings.Join(cs.IPs, " "), cs.Port)
+		b.WriteString(protectedMode(cs.IPs))
 	} else {
 		b.WriteString("port 0\n")
 	}

@@ -74,7 +74,7 @@ func (l *Lab) render(acct *account) error {
 		// (siteDBDirs), and reads my.cnf through that account's group.
 		conf := mariadb.Render(l.Config, mariadb.Paths{
 			DataDir: y.p("mysql"), Socket: l.MariaDBSocket, PidFile: y.p(siteDBRunDir, "mysqld.pid"),
-			Log: y.p(siteDBLogDir, "mariadb.log"), TmpDir: y.p(siteDBTmpDir), TCP: l.dbTCP(),
+			Log: y.p(siteDBLogDir, "mariadb.log"), TmpDir: y.p(siteDBTmpDir), TCP: l.dbTCP(), BindAlso: l.dbBindAlso(),
 			FilePriv: y.p(siteDBTmpDir),
 		})
 		if err := writeOwned(y.p("my.cnf"), []byte(conf), 0o640, l.DBGID); err != nil {

@@ -410,6 +410,7 @@ func (l *Lab) setSite(s *site.Site) {
 	y := layout{l.Dir}
 	l.Seal = y.p(sealDir)
 	l.SiteNames = siteNames(s)
+	l.SiteServed, l.SiteDBIP = siteServed(s), siteDBIP(s)
 	if len(l.SiteNames) > 0 {
 		l.Host = l.SiteNames[0]
 	} else {
@@ -511,7 +512,8 @@ func (l *Lab) makeSeal(ctx context.Context, acct, dbAcct *account) error {
 	_, err = seal.Create(ctx, seal.Spec{
 		Dir: l.Seal, Hosts: l.SiteNames, Binds: binds, Links: links, Docroot: l.DocRoot, AppRoot: appRoot,
 		Refuse:   []string{Home()},
-		Own:      append([]netip.AddrPort{siteHTTPAddr, siteDBAddr}, cacheOwnAddrs(l.Caches)...),
+		Own:      append(append([]netip.AddrPort{siteHTTPAddr, siteDBAddr}, l.dbOwnAlso()...), cacheOwnAddrs(l.Caches)...),
+		Served:   l.sealServed(),
 		Accounts: []seal.Account{{Name: acct.Name, UID: int(acct.UID), GID: int(acct.GID)}, {Name: dbAcct.Name, UID: int(dbAcct.UID), GID: int(dbAcct.GID)}},
 		Start:    l.Limits.startCapped,
 	})

@@ -95,7 +95,7 @@ func (l *Lab) fillSite(ctx context.Context, acct *account, s *site.Site, d *Site
 	rec := &DBCopy{DB: app.DB.Name, User: app.DB.User}
 	var implied []string
 	if s.DB != nil {
-		implied = dbcopy.HostsFor(s.DB.Endpoint)
+		implied = dbcopy.HostsForTarget(s.DB)
 	}
 	start := time.Now()
 	var loaded atomic.Int64

@@ -129,6 +129,11 @@ type Lab struct {
 	// configuration names beside /run/mysqld/mysqld.sock: inside the
 	// seal each leads to the lab's MariaDB (siteDBSockets).
 	SiteDBSockets []string `json:"site_db_sockets,omitempty"`
+	// SiteServed are the addresses of other machines the site names
+	// that the lab answers at inside its seal (served.go); SiteDBIP the
+	// one of them its MariaDB also listens on.
+	SiteServed []ServedAddr `json:"site_served,omitempty"`
+	SiteDBIP   string       `json:"site_db_ip,omitempty"`
 	// SiteCaches say, one sentence each, what the cache servers the
 	// site names (site.Site.Caches) lead to inside the seal: the lab's
 	// own (Caches), or nothing (site.CacheInSeal), so its numbers are

@@ -252,7 +252,7 @@ func (p *plan) planSiteFiles() error {
 	p.siteFiles, notes = sitePHPFiles(s, p.appRoot)
 	p.siteWarnings = append(p.siteWarnings, notes...)
 	p.siteDBSockets, notes = siteDBSockets(s, p.appRoot)
-	p.siteWarnings = append(p.siteWarnings, notes...)
+	p.siteWarnings = append(append(p.siteWarnings, notes...), servedNotes(s)...)
 	code, said, notes, err := siteCode(s, p.appRoot, p.siteFiles)
 	if err != nil {
 		return err

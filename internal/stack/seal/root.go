@@ -278,7 +278,7 @@ func generatedEtc(spec Spec) map[string]string {
 	return map[string]string{
 		"passwd":        passwd.String(),
 		"group":         group.String(),
-		"hosts":         hostsFile(spec.Hosts),
+		"hosts":         hostsFile(spec.Hosts, spec.Served),
 		"hostname":      "localhost\n",
 		"resolv.conf":   "# Written by phptune: a sealed lab resolves no name but its own (hosts);\n# queries go to the loopback address, where nothing answers.\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
 		"nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n",

@@ -73,10 +73,11 @@ const routes = "link set lo up\nroute add default dev lo\nroute add ::/0 dev lo\
 // hostsFile is the seal's /etc/hosts: localhost on both loopback
 // addresses, and names on 127.0.0.1 only, where the lab's web server
 // listens (a name on ::1 too would send clients there first, to a port
-// nothing of the lab listens on).
-func hostsFile(names []string) string {
+// nothing of the lab listens on); then the names of other machines the
+// seal answers at (Spec.Served) on their addresses.
+func hostsFile(names []string, served []Served) string {
 	v4 := append([]string{"localhost"}, names...)
 	return "# Written by phptune: a sealed lab's hosts; its site's names are the lab.\n" +
 		"127.0.0.1\t" + strings.Join(v4, " ") + "\n" +
-		"::1\tlocalhost ip6-localhost ip6-loopback\n"
+		"::1\tlocalhost ip6-localhost ip6-loopback\n" + servedHosts(served)
 }

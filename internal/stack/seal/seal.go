@@ -114,6 +114,9 @@ func (s *Seal) make(ctx context.Context, spec Spec) error {
 	if err := s.inNet(ctx, nil, "sysctl", "-q", "-w", "net.ipv4.ip_unprivileged_port_start=0"); err != nil {
 		return fmt.Errorf("opening the namespace's low ports to the lab: %v", err)
 	}
+	if err := s.addServed(ctx, spec.Served); err != nil {
+		return err
+	}
 	if err := s.inNet(ctx, strings.NewReader(ruleset(spec.Own)), "nft", "-f", "-"); err != nil {
 		return fmt.Errorf("loading the seal's nftables rules: %v (Debian's nftables package: apt-get install nftables)", err)
 	}

@@ -57,9 +57,13 @@ type Spec struct {
 	// configuration above a public/ docroot: approot.go). It must pass
 	// CheckAppRoot.
 	AppRoot string
-	// Own are the lab's own loopback listeners: connections to them are
-	// not counted as attempts to leave.
+	// Own are the lab's own listeners: connections to them are not
+	// counted as attempts to leave. Each is on a loopback address or on
+	// one of Served's.
 	Own []netip.AddrPort
+	// Served are the addresses of other machines the seal answers at
+	// (served.go): the lab's servers listen there in their place.
+	Served []Served
 	// Refuse are directories a Code bind may neither lie in nor hold,
 	// beside codeRefused's: a lab passes phptune's home (every lab).
 	Refuse []string
@@ -197,9 +201,12 @@ func (s Spec) check() error {
 			return fmt.Errorf("%q is not a host name (letters, digits, '-' and '.'); pass the site's name as its server_name has it", h)
 		}
 	}
+	if err := s.checkServed(); err != nil {
+		return err
+	}
 	for _, a := range s.Own {
-		if !a.IsValid() || !a.Addr().IsLoopback() {
-			return fmt.Errorf("%v is not a loopback address and port; the lab's own listeners are on 127.0.0.1 or ::1", a)
+		if !a.IsValid() || !a.Addr().IsLoopback() && !s.serves(a.Addr()) {
+			return fmt.Errorf("%v is not a loopback address and port, nor one the seal answers at for another machine (Served); the lab's own listeners are on 127.0.0.1 or ::1", a)
 		}
 	}
 	return nil

@@ -99,7 +99,7 @@ func TestRuleset(t *testing.T) {
 }
 
 func TestHostsFile(t *testing.T) {
-	got := hostsFile([]string{"site.test", "www.site.test"})
+	got := hostsFile([]string{"site.test", "www.site.test"}, nil)
 	for _, want := range []string{"127.0.0.1\tlocalhost site.test www.site.test\n", "::1\tlocalhost ip6-localhost ip6-loopback\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("hosts file lacks %q:\n%s", want, got)
