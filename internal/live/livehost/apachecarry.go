@@ -57,6 +57,18 @@ var carriedInDirectory = func() map[string]bool {
 	return m
 }()
 
+// apacheServerSettings are the server-wide directives that size Apache
+// (its MPM's processes and threads, keep-alive), by their name in lower
+// case, with the name ApacheConfig.Settings keeps them under (Apache 2.2's
+// MaxClients and MaxRequestsPerChild are its 2.4 names' aliases).
+var apacheServerSettings = map[string]string{
+	"startservers": "StartServers", "minsparethreads": "MinSpareThreads", "maxsparethreads": "MaxSpareThreads",
+	"threadsperchild": "ThreadsPerChild", "serverlimit": "ServerLimit", "minspareservers": "MinSpareServers",
+	"maxspareservers": "MaxSpareServers", "maxrequestworkers": "MaxRequestWorkers", "maxclients": "MaxRequestWorkers",
+	"maxconnectionsperchild": "MaxConnectionsPerChild", "maxrequestsperchild": "MaxConnectionsPerChild",
+	"keepalive": "KeepAlive", "keepalivetimeout": "KeepAliveTimeout", "maxkeepaliverequests": "MaxKeepAliveRequests",
+}
+
 // carry records the directive being read when a lab carries it: in a
 // <Directory> block open at this level, or in the <VirtualHost> outside
 // any section. It keeps track of the sections open.
@@ -84,8 +96,15 @@ func (p *apacheParser) carry(at, name string, args []string) {
 		return
 	}
 	switch {
+	case len(p.sections) == 0 && p.vhost == nil:
+		if k, ok := apacheServerSettings[name]; ok && len(args) > 0 {
+			if p.conf.Settings == nil {
+				p.conf.Settings = map[string]ApacheLine{}
+			}
+			p.conf.Settings[k] = ApacheLine{Text: strings.Join(args, " "), At: at}
+		}
 	case len(p.sections) == 0:
-		if p.vhost != nil && carriedInVhost[name] {
+		if carriedInVhost[name] {
 			p.vhost.Carried = append(p.vhost.Carried, line)
 		}
 	case len(p.sections) == 1 && p.sections[0].dir != nil:

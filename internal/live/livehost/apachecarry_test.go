@@ -11,6 +11,12 @@ import (
 func TestApacheCarry(t *testing.T) {
 	conf := `LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
 LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
+<IfModule mpm_event_module>
+	MaxRequestWorkers 300
+	ThreadsPerChild 50
+</IfModule>
+MaxClients 200
+KeepAlive Off
 <Directory /var/www/>
 	Options Indexes FollowSymLinks
 	AllowOverride None
@@ -36,6 +42,7 @@ LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
 		RewriteRule ^ - [F]
 	</Location>
 	DirectoryIndex index.php
+	KeepAlive On
 	CustomLog ${APACHE_LOG_DIR}/wiki.log combined
 	RewriteRule ^logs$ ${APACHE_LOG_DIR} [L]
 </VirtualHost>
@@ -50,6 +57,17 @@ LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
 	if len(c.Vhosts) != 1 {
 		t.Fatalf("vhosts %+v", c.Vhosts)
 	}
+	// Server-wide sizing, the last value read (MaxClients is
+	// MaxRequestWorkers' old name); a vhost's own is not server-wide.
+	want := map[string]string{"MaxRequestWorkers": "200", "ThreadsPerChild": "50", "KeepAlive": "Off"}
+	for k, v := range want {
+		if c.Settings[k].Text != v {
+			t.Errorf("setting %s = %+v, want %s", k, c.Settings[k], v)
+		}
+	}
+	if len(c.Settings) != len(want) {
+		t.Errorf("settings %+v", c.Settings)
+	}
 	v := c.Vhosts[0]
 	var lines []string
 	for _, l := range v.Carried {
@@ -57,10 +75,10 @@ LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
 	}
 	// The rule naming ${APACHE_LOG_DIR} is expanded when read, so it is
 	// kept as production's Apache reads it.
-	want := []string{"RewriteEngine On", "RewriteCond %{REQUEST_FILENAME} !-f", "RewriteRule ^wiki/(.*)$ /index.php?title=$1 [L,QSA]",
+	wantLines := []string{"RewriteEngine On", "RewriteCond %{REQUEST_FILENAME} !-f", "RewriteRule ^wiki/(.*)$ /index.php?title=$1 [L,QSA]",
 		"DirectoryIndex index.php", "RewriteRule ^logs$ /var/log/apache2 [L]"}
-	if !reflect.DeepEqual(lines, want) {
-		t.Errorf("carried %q\nwant    %q", lines, want)
+	if !reflect.DeepEqual(lines, wantLines) {
+		t.Errorf("carried %q\nwant    %q", lines, wantLines)
 	}
 	if len(v.Directories) != 1 {
 		t.Fatalf("vhost directories %+v", v.Directories)

@@ -43,6 +43,10 @@ type ApacheConfig struct {
 	// Directories are the <Directory> blocks outside any <VirtualHost>
 	// (every vhost's), with what a lab carries of them.
 	Directories []ApacheDirectory
+	// Settings are the server-wide directives that size Apache
+	// (apacheServerSettings), by their Apache 2.4 name: the last value
+	// read, and where.
+	Settings map[string]ApacheLine
 }
 
 // ApacheVirtualHost is one <VirtualHost> block.

@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/phptune/phptune/internal/live/livehost"
 	"github.com/phptune/phptune/internal/live/livehost/hosttest"
+	"github.com/phptune/phptune/internal/model/knob"
 )
 
 // apacheCopy writes a copy of Debian's /etc/apache2 under a temporary
@@ -265,5 +267,45 @@ func TestApacheUnreadable(t *testing.T) {
 	_, err := Discover(context.Background(), Host{Root: root}, "evil.test")
 	if err == nil || !strings.Contains(err.Error(), "reading Apache's configuration") || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestApacheMPMStart: production's sizing of the lab's MPM becomes its
+// knobs; another MPM, or sizing the MPM's rules refuse, leaves Debian's.
+func TestApacheMPMStart(t *testing.T) {
+	line := func(v string) livehost.ApacheLine { return livehost.ApacheLine{Text: v, At: "mpm.conf:1"} }
+	cases := []struct {
+		name   string
+		modPHP bool
+		rules  ApacheRules
+		want   map[string]string
+		note   string
+	}{
+		{"event", false, ApacheRules{MPM: "event", Settings: map[string]livehost.ApacheLine{
+			"MaxRequestWorkers": line("400"), "ThreadsPerChild": line("50"), "ServerLimit": line("8"), "MaxSpareThreads": line("150"), "KeepAlive": line("Off")}},
+			map[string]string{"apache.max_request_workers": "400", "apache.event.threads_per_child": "50", "apache.event.server_limit": "8", "apache.keepalive": "off"}, "sized from production's 5"},
+		{"prefork", true, ApacheRules{MPM: "prefork", Settings: map[string]livehost.ApacheLine{
+			"MaxRequestWorkers": line("20"), "StartServers": line("4"), "MinSpareServers": line("2"), "MaxSpareServers": line("6"), "ServerLimit": line("20")}},
+			map[string]string{"apache.max_request_workers": "20", "apache.prefork.start_servers": "4", "apache.prefork.server_limit": "20"}, "sized from production's 5"},
+		{"worker", false, ApacheRules{MPM: "worker", Settings: map[string]livehost.ApacheLine{"MaxRequestWorkers": line("400")}},
+			map[string]string{"apache.max_request_workers": "150"}, "runs the worker MPM"},
+		{"broken", false, ApacheRules{MPM: "event", Settings: map[string]livehost.ApacheLine{"MaxRequestWorkers": line("4000"), "ServerLimit": line("2")}},
+			map[string]string{"apache.max_request_workers": "150", "apache.event.server_limit": "16"}, "breaks the MPM's rules"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := Start{Config: knob.Defaults()}
+			st.Config[knob.ServerKnob] = map[bool]string{false: knob.ApacheEventFPM, true: knob.ApachePreforkModPHP}[c.modPHP]
+			var notes []string
+			st.apacheMPM(&c.rules, c.modPHP, func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) })
+			for k, v := range c.want {
+				if st.Config[k] != v {
+					t.Errorf("%s = %s, want %s", k, st.Config[k], v)
+				}
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), c.note) {
+				t.Errorf("notes %q lack %q", notes, c.note)
+			}
+		})
 	}
 }

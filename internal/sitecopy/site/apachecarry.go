@@ -17,13 +17,17 @@ type ApacheRules struct {
 	Lines       []livehost.ApacheLine      `json:"lines,omitempty"`
 	Directories []livehost.ApacheDirectory `json:"directories,omitempty"`
 	Modules     []string                   `json:"modules,omitempty"`
+	// MPM is the MPM production loads; Settings its server-wide sizing
+	// directives (livehost.ApacheConfig.Settings).
+	MPM      string                         `json:"mpm,omitempty"`
+	Settings map[string]livehost.ApacheLine `json:"settings,omitempty"`
 }
 
 // apacheRules collects what a lab carries of vhost a of configuration c
 // whose docroot is root ("" when unknown: no <Directory> block is
 // carried).
 func apacheRules(c *livehost.ApacheConfig, a livehost.ApacheVirtualHost, root string) *ApacheRules {
-	r := &ApacheRules{Lines: a.Carried, Modules: c.Modules}
+	r := &ApacheRules{Lines: a.Carried, Modules: c.Modules, MPM: c.MPM, Settings: c.Settings}
 	if root != "" {
 		// Server-level blocks first: Apache merges the vhost's after.
 		for _, blocks := range [][]livehost.ApacheDirectory{c.Directories, a.Directories} {
@@ -57,13 +61,14 @@ func (st *Start) apacheStart(s *Site, note func(string, ...any)) {
 	if modPHP {
 		st.Config[knob.ServerKnob] = knob.ApachePreforkModPHP
 	}
-	note("the lab runs Apache (server=%s) as production does; its MPM's process limits start from Debian's defaults, not production's", st.Config[knob.ServerKnob])
 	out := &apache.Carried{}
 	st.Apache = out
 	r := s.Vhost.Rules
 	if r == nil {
+		note("the lab runs Apache (server=%s) as production does, its MPM sized as Debian ships it (production's settings were not read)", st.Config[knob.ServerKnob])
 		return
 	}
+	st.apacheMPM(r, modPHP, note)
 	for _, l := range r.Lines {
 		out.Lines = append(out.Lines, l.Text)
 	}
@@ -144,4 +149,61 @@ func apachePHPLine(directive, name, value string) (string, bool) {
 	}
 	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value)
 	return directive + " " + name + ` "` + q + `"`, true
+}
+
+// mpmKnobs map Apache's server-wide sizing directives onto the knobs of
+// the lab's MPM: event's for a php-fpm site, prefork's for mod_php, and
+// the ones both have.
+var mpmKnobs = map[bool]map[string]string{
+	false: {"StartServers": "apache.event.start_servers", "MinSpareThreads": "apache.event.min_spare_threads",
+		"MaxSpareThreads": "apache.event.max_spare_threads", "ThreadsPerChild": "apache.event.threads_per_child",
+		"ServerLimit": "apache.event.server_limit"},
+	true: {"StartServers": "apache.prefork.start_servers", "MinSpareServers": "apache.prefork.min_spare_servers",
+		"MaxSpareServers": "apache.prefork.max_spare_servers", "ServerLimit": "apache.prefork.server_limit"},
+}
+
+// mpmCommonKnobs are the sizing knobs of either MPM.
+var mpmCommonKnobs = map[string]string{
+	"MaxRequestWorkers": "apache.max_request_workers", "MaxConnectionsPerChild": "apache.max_connections_per_child",
+	"KeepAlive": "apache.keepalive", "KeepAliveTimeout": "apache.keepalive_timeout", "MaxKeepAliveRequests": "apache.max_keepalive_requests",
+}
+
+// apacheMPM starts the lab's MPM from production's sizing: each setting
+// whose MPM is the lab's (event for php-fpm, prefork for mod_php) becomes
+// its knob, checked by the knob's rules; production on another MPM (worker,
+// or event beside mod_php) keeps Debian's sizing, said in a note.
+func (st *Start) apacheMPM(r *ApacheRules, modPHP bool, note func(string, ...any)) {
+	want := "event"
+	if modPHP {
+		want = "prefork"
+	}
+	if r.MPM != want {
+		note("production's Apache runs the %s MPM, the lab's %s (server=%s): its sizing starts from Debian's defaults", orNone(r.MPM), want, st.Config[knob.ServerKnob])
+		return
+	}
+	before := st.Config.Clone()
+	set := 0
+	for _, name := range keysOf(r.Settings) {
+		line := r.Settings[name]
+		k, ok := mpmKnobs[modPHP][name]
+		if !ok {
+			k, ok = mpmCommonKnobs[name]
+		}
+		if !ok {
+			continue
+		}
+		v := strings.ToLower(strings.TrimSpace(line.Text))
+		if err := st.Config.Set(k, v); err != nil {
+			note("%s %s (%s): %v; the lab starts with %s=%s", name, line.Text, line.At, err, k, st.Config[k])
+			continue
+		}
+		set++
+	}
+	if err := st.Config.Validate(); err != nil {
+		// Set before the pool and PHP: only Apache's knobs changed.
+		note("production's Apache sizing breaks the MPM's rules (%v): the lab's Apache starts as Debian ships it", oneLine(err))
+		st.Config = before
+		return
+	}
+	note("the lab runs Apache (server=%s, %s MPM) as production does, sized from production's %d MPM and keep-alive settings", st.Config[knob.ServerKnob], want, set)
 }
