@@ -175,8 +175,30 @@ func (l *Lab) smoke(ctx context.Context) error {
 		phpLogs = "unit" // PHP runs in Unit's application processes
 	}
 	logs, _ := l.Logs(phpLogs, 20)
+	if line := lastPHPError(logs); line != "" {
+		msg += "\nPHP's log says: " + termsafe.Text(line)
+	}
 	if l.User == StackUser && (strings.Contains(p.Body, "Permission denied") || strings.Contains(logs, "Permission denied")) {
 		msg += fmt.Sprintf("\nthe app could not open its own files as the lab's account %q; if they belong to the app's account (for example www-data), run the lab as it: --user www-data (root only; the app then runs with that account's rights)", l.User)
 	}
 	return errors.New(msg)
+}
+
+// lastPHPError is the last line of logs in which PHP reports an error
+// (fatal, parse, warning, uncaught exception), trimmed to 500 bytes; ""
+// when there is none.
+func lastPHPError(logs string) string {
+	lines := strings.Split(logs, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		for _, mark := range []string{"PHP Fatal error", "PHP Parse error", "PHP Warning", "Uncaught ", "PHP Recoverable fatal error"} {
+			if strings.Contains(l, mark) {
+				if len(l) > 500 {
+					l = l[:500]
+				}
+				return l
+			}
+		}
+	}
+	return ""
 }

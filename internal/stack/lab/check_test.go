@@ -48,3 +48,17 @@ func TestCheckServer(t *testing.T) {
 		t.Errorf("CheckServer created labs: %v", entries)
 	}
 }
+
+func TestLastPHPError(t *testing.T) {
+	for _, c := range []struct{ logs, want string }{
+		{"", ""},
+		{"NOTICE: ready to handle connections\n", ""},
+		{"[29-Nov-2026 08:00:00] WARNING: [pool www] child 12 said into stderr: \"PHP Fatal error:  Uncaught Error: Class \"Redis\" not found in /srv/app/index.php:3\"\nNOTICE: done\n",
+			"[29-Nov-2026 08:00:00] WARNING: [pool www] child 12 said into stderr: \"PHP Fatal error:  Uncaught Error: Class \"Redis\" not found in /srv/app/index.php:3\""},
+		{"PHP Warning:  first in /a.php on line 1\nPHP Parse error:  syntax error in /b.php on line 2\n", "PHP Parse error:  syntax error in /b.php on line 2"},
+	} {
+		if got := lastPHPError(c.logs); got != c.want {
+			t.Errorf("lastPHPError(%q) = %q, want %q", c.logs, got, c.want)
+		}
+	}
+}
