@@ -172,7 +172,7 @@ func benchModPHPLab(t *testing.T) {
 
 // tuneModPHPSite runs tune --site wiki.test into dir, Apache prefork +
 // mod_php as production runs it and the event MPM + php-fpm as a
-// challenger, to a verdict.
+// challenger (measured, not skipped), to a verdict.
 func tuneModPHPSite(t *testing.T, dir string) {
 	t.Helper()
 	out, errs, code := runCLI(t, "tune", "--site", "wiki.test", "--workload", "/wiki/Help", "--expect", "Help: 3 pages", "-c", "2",
@@ -186,5 +186,10 @@ func tuneModPHPSite(t *testing.T, dir string) {
 		if !strings.Contains(out, want) {
 			t.Errorf("tune's output lacks %q", want)
 		}
+	}
+	// The challenger is measured: the event MPM with a php-fpm pool of
+	// the sized children's size, not the incumbent's prefork knobs.
+	if strings.Contains(out, "skipped: invalid") {
+		t.Errorf("tune skipped a challenge as invalid:\n%s", out)
 	}
 }
