@@ -42,13 +42,17 @@ test: setup vet
 # production server (nginx on :80 with a vhost of its own, Debian's Apache
 # on :8080 with another, php-fpm, MariaDB on the default socket) in private
 # namespaces: test/realserver.sh. Of the
-# command line's tests, those of the live-host commands and the site labs.
+# command line's tests, those of the live-host commands and the site labs;
+# then, with the script's Apache as prefork + mod_php instead of the event
+# MPM + proxy_fcgi (Debian's Apache runs one MPM at a time), its mod_php
+# tests.
 REALSERVER_PKGS := ./internal/live/livehost/... ./internal/live/liveapply/... ./internal/sitecopy/site/... ./internal/live/ansible/... ./internal/sitecopy/dbcopy/...
 REALSERVER_CLI := Apply|Advise|Rollback|HostFlags|CheckHost|Site|Golden|Export
 test-realserver: setup
 	$(GO) run ./internal/tools/reaptestlabs
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 $(REALSERVER_PKGS)
 	bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 -run '$(REALSERVER_CLI)' ./internal/cli/
+	PHPTUNE_REALSERVER_APACHE=modphp bash test/realserver.sh $(GO) test -count=1 -timeout 40m -p 1 -run 'ModPHP' ./internal/cli/
 
 # The unit tests alone: no server is started (-short skips every test that
 # would start nginx, php-fpm, MariaDB or a lab). Minutes, not tens of them.

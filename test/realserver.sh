@@ -24,6 +24,16 @@
 # through apache2ctl or a service (apache2ctl hands start to systemctl on
 # a systemd host); the host's own apache2 service is never touched.
 #
+# PHPTUNE_REALSERVER_APACHE=modphp runs that Apache as a mod_php server
+# instead (Debian's Apache runs one MPM at a time): the prefork MPM with
+# Debian's php8.2 module (libapache2-mod-php8.2, its php.ini
+# /etc/php/8.2/apache2/php.ini), setenvif and rewrite, serving the same
+# wiki.test vhost with PHP run in Apache's children (no SetHandler to
+# php-fpm) and two PHP settings of its own, php_admin_value memory_limit
+# 192M and php_value upload_max_filesize 32M. Everything else is as
+# above; the tests read the mode from PHPTUNE_REALSERVER_APACHE (event or
+# modphp), exported to the command.
+#
 # What a hosting panel adds is there too: a second php-fpm master whose
 # pool "panel" runs as www-data (chdir /var/lib/php-panel/www) and listens
 # outside /run, at /var/lib/php-panel/site.sock, and production's MariaDB
@@ -34,6 +44,11 @@
 #
 #   bash test/realserver.sh go test -count=1 -p 1 ./internal/live/livehost/...
 set -euo pipefail
+apache_mode=${PHPTUNE_REALSERVER_APACHE:-event}
+case $apache_mode in
+event | modphp) ;;
+*) echo "test/realserver.sh: PHPTUNE_REALSERVER_APACHE=$apache_mode: want event (the default) or modphp" >&2; exit 2 ;;
+esac
 [ "$(id -u)" = 0 ] || { echo "test/realserver.sh: run as root (it makes namespaces and starts the distro's servers)" >&2; exit 2; }
 if [ "${PHPTUNE_REALSERVER_INNER:-}" != 1 ]; then
 	exec unshare --mount --net --propagation private \
@@ -43,6 +58,9 @@ for b in nginx php-fpm8.2 mariadbd mariadb apache2; do
 	command -v "$b" >/dev/null || { echo "test/realserver.sh: $b is missing: run make setup first" >&2; exit 2; }
 done
 [ -f /etc/apache2/apache2.conf ] && [ -f /etc/apache2/envvars ] || { echo "test/realserver.sh: Debian's apache2 package (its /etc/apache2) is missing: run make setup first" >&2; exit 2; }
+if [ "$apache_mode" = modphp ]; then
+	[ -f /etc/apache2/mods-available/php8.2.load ] && [ -f /usr/lib/apache2/modules/libphp8.2.so ] || { echo "test/realserver.sh: Debian's mod_php (libapache2-mod-php8.2) is missing: run make setup first" >&2; exit 2; }
+fi
 ip link set lo up
 work=$(mktemp -d /tmp/phptune-realserver.XXXXXX)
 stop_servers() {
@@ -125,9 +143,22 @@ mount --bind "$work/www" /var/www
 cp -a /etc/apache2 "$work/apache2"
 a2=$work/apache2
 # a2enmod's work done by hand: a2enmod records its state in the host's
-# /var/lib/apache2. The event MPM, whatever the host's copy has enabled.
-rm -f "$a2"/mods-enabled/mpm_*.load "$a2"/mods-enabled/mpm_*.conf "$a2"/mods-enabled/php*.load "$a2"/mods-enabled/php*.conf
-for m in mpm_event.load mpm_event.conf proxy.load proxy.conf proxy_fcgi.load setenvif.load setenvif.conf rewrite.load; do
+# /var/lib/apache2. The event MPM with proxy_fcgi (or prefork with
+# mod_php), whatever the host's copy has enabled.
+rm -f "$a2"/mods-enabled/mpm_*.load "$a2"/mods-enabled/mpm_*.conf "$a2"/mods-enabled/php*.load "$a2"/mods-enabled/php*.conf \
+	"$a2"/mods-enabled/proxy.load "$a2"/mods-enabled/proxy.conf "$a2"/mods-enabled/proxy_fcgi.load
+mods="mpm_event.load mpm_event.conf proxy.load proxy.conf proxy_fcgi.load"
+# The vhost's PHP: handed to php8.2-fpm's pool, or run by mod_php with
+# settings of the vhost's own.
+php_lines='	<FilesMatch \.php$>
+		SetHandler "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost"
+	</FilesMatch>'
+if [ "$apache_mode" = modphp ]; then
+	mods="mpm_prefork.load mpm_prefork.conf php8.2.load php8.2.conf"
+	php_lines='	php_admin_value memory_limit 192M
+	php_value upload_max_filesize 32M'
+fi
+for m in $mods setenvif.load setenvif.conf rewrite.load; do
 	ln -sfn "../mods-available/$m" "$a2/mods-enabled/$m"
 done
 cat >"$a2/ports.conf" <<'CONF'
@@ -135,7 +166,7 @@ cat >"$a2/ports.conf" <<'CONF'
 Listen 8080
 CONF
 rm -f "$a2/sites-enabled/000-default.conf"
-cat >"$a2/sites-available/wiki.test.conf" <<'CONF'
+cat >"$a2/sites-available/wiki.test.conf" <<CONF
 <VirtualHost *:8080>
 	ServerName wiki.test
 	ServerAlias www.wiki.test
@@ -144,10 +175,8 @@ cat >"$a2/sites-available/wiki.test.conf" <<'CONF'
 		AllowOverride All
 		Require all granted
 	</Directory>
-	<FilesMatch \.php$>
-		SetHandler "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost"
-	</FilesMatch>
-	CustomLog ${APACHE_LOG_DIR}/wiki.access.log combined
+$php_lines
+	CustomLog \${APACHE_LOG_DIR}/wiki.access.log combined
 </VirtualHost>
 CONF
 ln -s ../sites-available/wiki.test.conf "$a2/sites-enabled/wiki.test.conf"
@@ -384,10 +413,11 @@ for _ in $(seq 1 50); do
 done
 front_page 2>/dev/null | grep -q '2 posts, 0 comments' || { echo "test/realserver.sh: the production site does not answer" >&2; exit 1; }
 start_apache
-echo "test/realserver.sh: nginx on :80 (default + site.test), Apache on :8080 (wiki.test), php8.2-fpm (and a panel's pool on /var/lib/php-panel/site.sock), MariaDB on /run/mysqld/mysqld.sock (also /var/lib/mysql-panel/mysqld.sock) and 127.0.0.1:3306" >&2
+echo "test/realserver.sh: nginx on :80 (default + site.test), Apache on :8080 (wiki.test, $apache_mode), php8.2-fpm (and a panel's pool on /var/lib/php-panel/site.sock), MariaDB on /run/mysqld/mysqld.sock (also /var/lib/mysql-panel/mysqld.sock) and 127.0.0.1:3306" >&2
 
-# Tests that need this production server run only here.
-export PHPTUNE_REALSERVER=1
+# Tests that need this production server run only here; those of its
+# Apache read which one it is.
+export PHPTUNE_REALSERVER=1 PHPTUNE_REALSERVER_APACHE=$apache_mode
 # The network namespace reaches nothing: Go must build from its cache.
 export GOPROXY=off GOFLAGS="${GOFLAGS:-} -mod=mod"
 "$@"

@@ -83,6 +83,25 @@ type wikiSite struct {
 	} `json:"db"`
 }
 
+// needRealServerApache skips a test unless it runs on test/realserver.sh's
+// production server with its Apache in mode: "event" (the event MPM with
+// proxy_fcgi to php8.2-fpm, the default) or "modphp" (prefork with
+// mod_php: PHPTUNE_REALSERVER_APACHE=modphp). Debian's Apache runs one
+// MPM at a time, so each mode is a run of the script of its own.
+func needRealServerApache(t *testing.T, mode string) {
+	t.Helper()
+	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
+		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
+	}
+	got := os.Getenv("PHPTUNE_REALSERVER_APACHE")
+	if got == "" {
+		got = "event"
+	}
+	if got != mode {
+		t.Skipf("needs test/realserver.sh's Apache in mode %s (PHPTUNE_REALSERVER_APACHE=%s); this run's is %s", mode, mode, got)
+	}
+}
+
 // TestSiteApacheOnProductionServer: phptune site finds test/realserver.sh's
 // Apache-served wiki by its name, its alias and its document root, in text
 // and JSON: the vhost (apache, port 8080, its file), the DocumentRoot, PHP
@@ -93,9 +112,7 @@ type wikiSite struct {
 // MediaWiki's keys are never printed. lab up --site of it is not tested
 // here.
 func TestSiteApacheOnProductionServer(t *testing.T) {
-	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
-		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
-	}
+	needRealServerApache(t, "event")
 	master := pidFile(t, "/run/php/php8.2-fpm.pid")
 	for _, q := range []string{"wiki.test", "www.wiki.test", wikiDocroot} {
 		out, errs, code := runCLI(t, "site", q)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,9 +17,7 @@ import (
 // verdict with nginx as a challenger, and production's database, its
 // connections after the copy and its docroot stay as they were.
 func TestSiteApacheLabOnProductionServer(t *testing.T) {
-	if os.Getenv("PHPTUNE_REALSERVER") != "1" {
-		t.Skip("runs on test/realserver.sh's production server: make test-realserver")
-	}
+	needRealServerApache(t, "event")
 	home := labtest.Home(t)
 	t.Setenv("PHPTUNE_HOME", home)
 	db := productionDB(t)

@@ -656,12 +656,19 @@ func (d *Domain) finish(arms []*arm, inc knob.Config, cmp stats.CompareOptions) 
 	d.rec.Config = final
 }
 
-// challenged is inc with ch's changes (adjusted by ch.Fit), brought
-// within php-fpm's rules (FitDynamic) and validated.
+// challenged is inc with ch's changes (adjusted by ch.Fit), made a
+// configuration of the server it runs when ch moves inc to another one
+// (switchedServer), brought within php-fpm's rules (FitDynamic) and
+// validated.
 func challenged(inc knob.Config, ch Challenge) (knob.Config, error) {
 	cfg, err := inc.Apply(ch.Set)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Server() != inc.Server() {
+		if cfg, err = switchedServer(inc, cfg, ch.Set); err != nil {
+			return nil, err
+		}
 	}
 	if ch.Fit != nil {
 		cfg = ch.Fit(cfg)
@@ -701,4 +708,38 @@ func (a *arm) basis() string {
 		b.WriteString("; " + a.why)
 	}
 	return b.String()
+}
+
+// switchedServer makes cfg, inc with a challenge's assignments set that
+// moved it to another server, a configuration of that server: the knobs
+// the new server does not use go back to their defaults (the incumbent's
+// sized pool is the old server's: apache.prefork.* with mod_php, pm.* with
+// php-fpm), and so does the old server's workers knob where the new
+// server counts its PHP workers with another (apache.max_request_workers
+// is prefork's PHP workers but event's threads); the new server's pool is
+// then sized static at the incumbent's PHP concurrency (Pool), so the
+// challenge compares the servers, not pool sizes. Knobs set names are
+// kept as the challenge sets them.
+func switchedServer(inc, cfg knob.Config, set []string) (knob.Config, error) {
+	named := map[string]bool{}
+	for _, a := range set {
+		name, _, _ := strings.Cut(a, "=")
+		named[name] = true
+	}
+	from, to := inc.Server(), cfg.Server()
+	workers := knob.WorkersKnob(to)
+	out := cfg.Clone()
+	for name := range cfg {
+		k, err := knob.Lookup(name)
+		if err != nil || named[name] {
+			continue
+		}
+		if !knob.UsedBy(k, to) || name == knob.WorkersKnob(from) && name != workers {
+			out[name] = k.Default
+		}
+	}
+	if knob.WorkersKnob(from) == workers || named[workers] {
+		return out, nil
+	}
+	return Pool(out, "static", int(inc.PHPWorkers()))
 }

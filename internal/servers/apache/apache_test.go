@@ -63,6 +63,11 @@ func goldenCases(t *testing.T, dir string) []struct {
 	siteModPHP.SiteHost = &SiteHost{Names: []string{"blog.test"}, Port: 80}
 	siteModPHP.Carried = &Carried{Lines: []string{`php_admin_value upload_max_filesize "64M"`},
 		Directories: []Directory{{Path: dir + "/www", Lines: []string{"AllowOverride All"}}}}
+	// A mod_php site's lab run with the event MPM (a tune's challenger):
+	// its php_value lines go to php-fpm's pool, not httpd.conf.
+	siteFromModPHP := siteLab
+	siteFromModPHP.Carried = &Carried{Lines: []string{"RewriteEngine On", `php_value upload_max_filesize "32M"`, `php_admin_flag	display_errors "off"`},
+		Directories: siteLab.Carried.Directories}
 	return []struct {
 		name string
 		cfg  knob.Config
@@ -76,6 +81,7 @@ func goldenCases(t *testing.T, dir string) []struct {
 			"apache.prefork.min_spare_servers=1", "apache.prefork.max_spare_servers=8", "apache.prefork.server_limit=8", "apache.max_connections_per_child=1000"), modphp},
 		{"site-event-fpm", config(t, "server=apache-event-fpm"), siteLab},
 		{"site-prefork-modphp", config(t, "server=apache-prefork-modphp"), siteModPHP},
+		{"site-event-fpm-from-modphp", config(t, "server=apache-event-fpm"), siteFromModPHP},
 	}
 }
 
@@ -264,4 +270,26 @@ func TestApacheAcceptsRendered(t *testing.T) {
 			t.Fatalf("apache2 -t should fail naming phptune's refusal: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestModPHPSetting: a carried mod_php line read as php-fpm's pool sets
+// it; any other line is not one.
+func TestModPHPSetting(t *testing.T) {
+	for _, c := range []struct{ line, key, value string }{
+		{`php_value upload_max_filesize "32M"`, "php_value[upload_max_filesize]", "32M"},
+		{"php_admin_flag\tdisplay_errors  off", "php_admin_flag[display_errors]", "off"},
+		{`php_admin_value open_basedir "/var/www:/tmp"`, "php_admin_value[open_basedir]", "/var/www:/tmp"},
+		{`php_value include_path ".:/a \"b\"\\c"`, "php_value[include_path]", `.:/a "b"\c`},
+		{`php_flag engine on`, "php_flag[engine]", "on"},
+	} {
+		key, value, ok := ModPHPSetting(c.line)
+		if !ok || key != c.key || value != c.value {
+			t.Errorf("ModPHPSetting(%q) = %q, %q, %v; want %q, %q", c.line, key, value, ok, c.key, c.value)
+		}
+	}
+	for _, line := range []string{"RewriteEngine On", "php_value", `php_value a[b] "1"`, "PHPIniDir /etc", "php_valuex a 1"} {
+		if key, _, ok := ModPHPSetting(line); ok {
+			t.Errorf("ModPHPSetting(%q) = %q: not a mod_php setting", line, key)
+		}
+	}
 }

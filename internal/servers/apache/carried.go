@@ -131,8 +131,38 @@ func (c *httpdConf) carried(s Site) {
 	}
 	for _, line := range s.Carried.Lines {
 		c.Add(checkCarriedLine(line))
+		if _, _, ok := ModPHPSetting(line); ok && s.ModPHP == "" {
+			// Not a directive without mod_php: php-fpm's pool has it.
+			w("# %s: PHP runs in php-fpm here; the lab's pool sets it", line)
+			continue
+		}
 		w("%s", line)
 	}
+}
+
+// modPHPDirectives are mod_php's directives of a PHP setting.
+var modPHPDirectives = map[string]bool{"php_value": true, "php_flag": true, "php_admin_value": true, "php_admin_flag": true}
+
+// ModPHPSetting reads a carried mod_php setting (php_value NAME "VALUE",
+// as package site carries one, or its value unquoted; php_flag,
+// php_admin_value, php_admin_flag alike) as php-fpm's pool writes it:
+// key "php_value[NAME]" and the value unquoted. ok is false for any
+// other line. A lab whose server runs php-fpm (another than production's
+// mod_php) renders such lines into its pool, not its httpd.conf, where
+// no module would take them.
+func ModPHPSetting(line string) (key, value string, ok bool) {
+	directive, rest := cutSpace(line)
+	if !modPHPDirectives[directive] {
+		return "", "", false
+	}
+	name, value := cutSpace(rest)
+	if name == "" || strings.ContainsAny(name, "[]\"\\\t") {
+		return "", "", false
+	}
+	if len(value) >= 2 && strings.HasPrefix(value, `"`) && strings.HasSuffix(value, `"`) {
+		value = strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(value[1 : len(value)-1])
+	}
+	return directive + "[" + name + "]", value, true
 }
 
 // serverName writes ServerName: localhost for a lab of its own; for a
@@ -159,4 +189,15 @@ func (c *httpdConf) serverName(h *SiteHost) {
 	// a <VirtualHost> takes).
 	c.Line("ServerName %s:%d", h.Names[0], port)
 	c.Line("UseCanonicalName On")
+}
+
+// cutSpace splits s, trimmed, at its first space or tab: the word before
+// and the rest, trimmed.
+func cutSpace(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i:])
 }

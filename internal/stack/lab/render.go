@@ -46,6 +46,7 @@ func (l *Lab) render(acct *account) error {
 		return err
 	}
 	extra = append(extra, siteLines...)
+	extra = append(extra, l.modPHPPoolLines()...)
 	fpmConf := phpfpm.RenderConf(l.Config, phpfpm.Paths{
 		Conf: y.p("php-fpm.conf"), PidFile: y.p(fpmDir, "php-fpm.pid"), Log: y.p(fpmDir, "php-fpm.log"),
 		Listens: listens, StatusPath: fpmStatusPath, PingPath: fpmPingPath, ExtraPool: extra,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/model/knob"
+	"github.com/phptune/phptune/internal/servers/apache"
 	"github.com/phptune/phptune/internal/servers/wordpress"
 	"github.com/phptune/phptune/internal/sitecopy/dbcopy"
 	"github.com/phptune/phptune/internal/sitecopy/site"
@@ -49,6 +50,24 @@ func isPrependLine(line string) bool {
 	key, _, _ := strings.Cut(line, "=")
 	key = strings.TrimSpace(key)
 	return key == "php_admin_value[auto_prepend_file]" || key == "php_value[auto_prepend_file]"
+}
+
+// modPHPPoolLines are the mod_php settings a site lab's Apache carries
+// (php_value NAME "VALUE" of production's vhost), as php-fpm's pool
+// lines: when the lab's server runs php-fpm (a challenger of a mod_php
+// site, or --set server=...), its pool sets them, as production's mod_php
+// does, and the lab's httpd.conf leaves them out (apache.ModPHPSetting).
+func (l *Lab) modPHPPoolLines() []string {
+	if l.SiteApache == nil || !knob.RunsFPM(l.Config.Server()) {
+		return nil
+	}
+	var out []string
+	for _, line := range l.SiteApache.Lines {
+		if key, value, ok := apache.ModPHPSetting(line); ok {
+			out = append(out, key+" = "+value)
+		}
+	}
+	return out
 }
 
 // sitePoolLines are the extra pool lines of a site lab: the live pool's
