@@ -176,3 +176,25 @@ func TestWriteAccessLogs(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAccessLogs: whatever nginx's dump or Apache's configuration says,
+// every access log a vhost is given is an absolute, clean file path
+// with no variable (pipes, syslog and off are left out).
+func FuzzAccessLogs(f *testing.F) {
+	f.Add("http {\naccess_log logs/a.log main if=$x;\nserver { access_log /var/log/$host.log; access_log syslog:server=x; }\nserver { access_log ../x; }\n}\n",
+		"CustomLog \"|/bin/x\" combined\n<VirtualHost *:80>\nCustomLog ${APACHE_LOG_DIR}/../w.log vhost_combined env=!a\n</VirtualHost>\n")
+	f.Fuzz(func(t *testing.T, nginx, apache string) {
+		var vs []Vhost
+		if c, err := livehost.ParseNginxDump([]byte("# configuration file /etc/nginx/nginx.conf:\n" + nginx)); err == nil {
+			vs = NginxVhosts(c, "")
+		}
+		vs = append(vs, ApacheVhosts(livehost.ParseApacheConfig("/a.conf", []byte(apache), map[string]string{"APACHE_LOG_DIR": "/var/log/apache2"}), "/")...)
+		for _, v := range vs {
+			for _, l := range v.AccessLogs {
+				if !filepath.IsAbs(l.Path) || filepath.Clean(l.Path) != l.Path || strings.Contains(l.Path, "$") {
+					t.Fatalf("access log %+v", l)
+				}
+			}
+		}
+	})
+}
