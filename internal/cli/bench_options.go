@@ -160,6 +160,16 @@ func (f *benchFlags) readSources() error {
 	if f.stack.fromLog == "" {
 		return nil
 	}
+	if f.stack.fromLog == vhostLog {
+		// --lab's: a lab of its own's was found by upOwnLab.
+		l, err := lab.Open(f.stack.lab)
+		if err != nil {
+			return usageErr("See the running labs with: phptune lab status", "--lab %s: %v", f.stack.lab, err)
+		}
+		if f.stack.fromLog, err = vhostLogPath(nil, l); err != nil {
+			return err
+		}
+	}
 	f.logOpt = accesslog.Options{AllowPost: f.stack.allowPost}
 	sum, err := accesslog.ReadFile(f.stack.fromLog, f.logOpt)
 	var pe *fs.PathError

@@ -251,7 +251,8 @@ func dumpProgress(w io.Writer) func(done, total int64) {
 }
 
 // printSiteStart says what a site lab started from: the live
-// configuration and what of it was carried, WP-cron, and the database.
+// configuration and what of it was carried, WP-cron, the database, and
+// production's traffic (siteTrafficLine).
 func printSiteStart(w io.Writer, l *lab.Lab, live *site.Start) {
 	if !l.Sealed() {
 		return
@@ -281,6 +282,7 @@ func printSiteStart(w io.Writer, l *lab.Lab, live *site.Start) {
 	case l.MariaDBSocket != "":
 		fmt.Fprintf(w, "database:   the lab's MariaDB is empty (no copy was loaded)\n")
 	}
+	fmt.Fprintln(w, siteTrafficLine(l.Name, l.SiteAccessLogs))
 }
 
 // forwardSite listens on listen and relays each connection into the

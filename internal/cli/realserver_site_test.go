@@ -24,7 +24,8 @@ import (
 // localhost), php-fpm, and MariaDB on /run/mysqld/mysqld.sock with the
 // site's database. Production traffic (GETs and comment POSTs) writes an
 // access log; then lab up --site, a bench of the front page and of the
-// writing page, a tune replaying production's log with its POSTs, lab
+// writing page, a tune replaying production's log with its POSTs (the
+// log lab up offers, named by --workload-from-log vhost), lab
 // reset and lab down. Production's database (every table's checksum and
 // row count), its Connections counter (the copy's own connections only)
 // and every file of the docroot (sha256) must be as before.
@@ -60,6 +61,9 @@ func TestSiteOnProductionServer(t *testing.T) {
 	if !strings.Contains(out+errs, "Production site") || strings.Contains(out+errs, "answered 301") {
 		t.Errorf("lab up's page check is not the site's page:\n%s%s", out, errs)
 	}
+	if want := "traffic:    production's access log /var/log/nginx/site.access.log (combined): phptune tune --lab prod --workload-from-log /var/log/nginx/site.access.log\n"; !strings.Contains(out, want) {
+		t.Errorf("lab up --site does not offer production's access log; want\n%s", want)
+	}
 	_, after := productionState(t, db)
 	copyConns := after - conns
 	if copyConns < 1 || copyConns > 2 {
@@ -76,7 +80,8 @@ func TestSiteOnProductionServer(t *testing.T) {
 		}
 	}
 	tuneOut := filepath.Join(home, "tune")
-	out, errs, code = runCLI(t, "tune", "--lab", "prod", "--workload-from-log", "/var/log/nginx/site.access.log", "--allow-post", "-c", "2",
+	// "vhost": the site lab's recorded access log, the one lab up named.
+	out, errs, code = runCLI(t, "tune", "--lab", "prod", "--workload-from-log", "vhost", "--allow-post", "-c", "2",
 		"--time-budget", "60s", "--trial-duration", "1s", "--trial-warmup", "300ms", "--holdout-rounds", "2", "--curve", "none", "--baselines", "none", "-o", tuneOut)
 	if code != 0 {
 		t.Fatalf("tune --lab (log replay): exit %d\n%s%s", code, out, errs)

@@ -19,6 +19,9 @@ type stackPlan struct {
 	site     *siteLab
 	lab      *lab.Lab
 	workload *workload.Workload
+	// fromLog is the access log --workload-from-log vhost stands for
+	// ("" without it).
+	fromLog string
 }
 
 // stackTarget is the stack a command runs on, as its stack flags name it
@@ -32,17 +35,26 @@ type stackTarget struct {
 	site string
 	user string
 	data siteDataFlags
+	// fromVhost: --workload-from-log vhost, the site's own access log,
+	// found with the site (vhostLogPath); allowPost its --allow-post.
+	fromVhost, allowPost bool
 }
 
 // target is the stack the flags name.
 func (st *stackFlags) target() stackTarget {
-	return stackTarget{lab: st.lab, app: st.app, docroot: st.docroot, workload: st.workloadSpec(), site: st.site, user: st.user, data: st.siteData}
+	return stackTarget{lab: st.lab, app: st.app, docroot: st.docroot, workload: st.workloadSpec(), site: st.site, user: st.user, data: st.siteData,
+		fromVhost: st.fromLog == vhostLog, allowPost: st.allowPost}
 }
 
 // plan finds the stack the flags name and checks the workload can run on
 // it, before anything is created: every refusal is a usage error.
+// --workload-from-log vhost becomes the site's access log from here on.
 func (st *stackFlags) plan(ctx context.Context) (*stackPlan, error) {
-	return planStack(ctx, st.target())
+	p, err := planStack(ctx, st.target())
+	if err == nil && p.fromLog != "" {
+		st.fromLog = p.fromLog
+	}
+	return p, err
 }
 
 // planStack finds the stack t names, before anything is created: the
@@ -57,6 +69,21 @@ func planStack(ctx context.Context, t stackTarget) (*stackPlan, error) {
 			return nil, err
 		}
 		app = lab.SiteApp
+	}
+	if t.fromVhost {
+		var l *lab.Lab
+		if t.lab != "" {
+			if l, _ = lab.Open(t.lab); l == nil {
+				// checkStack refuses the lab, with its fix.
+				_, _, err := checkStack(ctx, t.lab, app, t.docroot, "")
+				return nil, err
+			}
+		}
+		path, err := vhostLogPath(p.site, l)
+		if err != nil {
+			return nil, err
+		}
+		p.fromLog, t.workload = path, workload.LogSpec(path, t.allowPost)
 	}
 	var err error
 	p.lab, p.workload, err = checkStack(ctx, t.lab, app, t.docroot, t.workload)

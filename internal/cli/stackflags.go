@@ -78,7 +78,7 @@ const (
 	knobsFlagHelp     = "start the lab of its own with the knob settings in this file (recommended.knobs; with --site on top of the live configuration)"
 	setFlagHelp       = "start the lab of its own with this knob set, KNOB=VALUE (repeatable; with --site on top of the live configuration)"
 	workloadFlagHelp  = "front (GET /), comment (WordPress comment POSTs; the DB is reset between runs), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file"
-	fromLogFlagHelp   = "replay the top paths of an nginx/Apache access log (combined or common format), weighted by their counts; static files are left to the web server"
+	fromLogFlagHelp   = "replay the top paths of an nginx/Apache access log (combined, vhost_combined or common format), weighted by their counts; static files are left to the web server; 'vhost' with --site or --lab of a site lab: the site's own access log, as phptune site shows it (a file called vhost: ./vhost)"
 	allowPostFlagHelp = "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)"
 	expectFlagHelp    = "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not measured"
 )
@@ -261,6 +261,9 @@ func (s *stackFlags) checkOwnLab() error {
 // --workload-from-log (then the workload is its spec), --allow-post only
 // with the log, and a built-in workload on the app it needs.
 func (s *stackFlags) checkWorkload(noStack bool) error {
+	if s.fromLog == vhostLog && s.site == "" && s.lab == "" {
+		return errVhostLogStack()
+	}
 	if s.fromLog != "" {
 		if s.given(flagWorkload) {
 			return usageErr("Try: --workload-from-log access.log (without --workload)", "give --workload or --workload-from-log, not both")

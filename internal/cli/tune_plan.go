@@ -140,6 +140,11 @@ func planTune(ctx context.Context, f *tuneFlags, command string) (*tunePlan, err
 		return nil, err
 	}
 	p.stackPlan = *sp
+	if sp.fromLog != "" {
+		// --workload-from-log vhost, now the site's access log.
+		f.stack.workload = f.stack.workloadSpec()
+		p.opt.Workload = f.stack.workload
+	}
 	if p.site != nil {
 		// The live configuration, --set and --knobs on top; the run
 		// keeps the site as it was found.

@@ -53,6 +53,11 @@ func runTune(env *Env, f *tuneFlags, command string) error {
 	defer out.CloseRemovingIfEmpty()
 	say := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "tune: "+format+"\n", args...) }
 	say("run %s; %s; files go to %s", plan.opt.ID, plan.budgetMsg, outDir)
+	if logs, ok := siteLogs(plan.site, plan.lab); ok && f.resume == "" && !f.workloadSet {
+		if hint := siteLogHint(logs); hint != "" {
+			say("%s", hint)
+		}
+	}
 	sess, kernelRun, err := openTuneSession(env, f, plan, db.RedactNames(), say)
 	if err != nil {
 		return err

@@ -47,6 +47,10 @@ type ApacheConfig struct {
 	// (apacheServerSettings), by their Apache 2.4 name: the last value
 	// read, and where.
 	Settings map[string]ApacheLine
+	// AccessLogs are the CustomLog directives outside any <VirtualHost>
+	// (Debian's other-vhosts-access-log.conf): a vhost without a
+	// CustomLog of its own logs there.
+	AccessLogs []ApacheAccessLog
 }
 
 // ApacheVirtualHost is one <VirtualHost> block.
@@ -80,6 +84,8 @@ type ApacheVirtualHost struct {
 	// Directories its <Directory> blocks with what a lab carries of them.
 	Carried     []ApacheLine
 	Directories []ApacheDirectory
+	// AccessLogs are its own CustomLog directives.
+	AccessLogs []ApacheAccessLog
 }
 
 // apacheParser is the state of reading one Apache configuration: the
@@ -207,6 +213,14 @@ func (p *apacheParser) directive(file string, line int, words []string) error {
 		return err
 	}
 	if p.phpHandler(file, line, name, args) {
+		return nil
+	}
+	if l, ok := apacheCustomLog(fmt.Sprintf("%s:%d", file, line), name, args); ok {
+		if p.vhost != nil {
+			p.vhost.AccessLogs = append(p.vhost.AccessLogs, l)
+		} else {
+			p.conf.AccessLogs = append(p.conf.AccessLogs, l)
+		}
 		return nil
 	}
 	if p.vhost == nil {

@@ -115,8 +115,14 @@ func FuzzParseApacheConfig(f *testing.F) {
 	f.Add("<IfModule !mod_php8.c>\nSetHandler \"proxy:unix:/a|fcgi://x\"\n</IfModule>\nLoadModule php_module x.so\n")
 	f.Add("<VirtualHost *:80>\nInclude x\nServerName a\\\nb\n</VirtualHost>\n</IfModule>\n")
 	f.Add("Define A ${A}${A}\nDocumentRoot ${A}\n")
+	f.Add("CustomLog ${X}/o.log vhost_combined\n<VirtualHost *:80>\nCustomLog \"|/bin/x\" combined env=!a\n</VirtualHost>\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		c := livehost.ParseApacheConfig("/f.conf", []byte(text), map[string]string{"X": "y"})
+		for _, l := range c.AccessLogs {
+			if l.File == "" || l.Format == "" {
+				t.Fatalf("access log %+v", l)
+			}
+		}
 		for _, v := range c.Vhosts {
 			for _, p := range append(v.Proxies, c.Proxies...) {
 				if !strings.HasPrefix(p.Addr, "unix:") && !strings.HasPrefix(p.Addr, "tcp:") {

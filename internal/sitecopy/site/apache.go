@@ -93,6 +93,7 @@ func ApacheVhosts(c *livehost.ApacheConfig, root string) []Vhost {
 			v.ModPHP = m
 		}
 		v.Rules = apacheRules(c, a, v.Root)
+		v.AccessLogs = apacheAccessLogs(c, a)
 		if len(a.PHPValues) > 0 {
 			v.PHPValues, v.phpValuesAt = map[string]string{}, a.PHPValuesAt
 			for k, val := range a.PHPValues {

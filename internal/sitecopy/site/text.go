@@ -57,6 +57,7 @@ func writeVhost(p linef, s *Site) {
 	for _, a := range s.Also {
 		p("also        %s (%s; %s)", a.At(), strings.Join(a.Names, " "), describeOther(a))
 	}
+	writeAccessLogs(p, v.AccessLogs)
 	switch {
 	case s.DocRoot.Path == "":
 		p("docroot     not read")
@@ -73,6 +74,31 @@ func writeVhost(p linef, s *Site) {
 			more = " (counting stopped)"
 		}
 		p("docroot     %s%s (root at %s): %d files, %s%s, owned by %s", d.Path, real, v.RootAt, d.Files, size(d.Bytes), more, d.Owner)
+	}
+}
+
+// writeAccessLogs writes the vhost's access logs, each with its format
+// and where it is written, or that it names none.
+func writeAccessLogs(p linef, logs []AccessLog) {
+	if len(logs) == 0 {
+		p("access log  none named (none, off, a pipe, syslog or a path with a variable)")
+	}
+	for _, l := range logs {
+		var more []string
+		if l.Shared {
+			more = append(more, "the server level's: other vhosts log there too")
+		}
+		if l.Conditional {
+			more = append(more, "conditional: some requests only")
+		}
+		if !l.KnownFormat() {
+			more = append(more, "--workload-from-log reads combined, vhost_combined and common")
+		}
+		note := ""
+		if len(more) > 0 {
+			note = "; " + strings.Join(more, "; ")
+		}
+		p("access log  %s (%s, at %s%s)", l.Path, l.Format, l.At, note)
 	}
 }
 

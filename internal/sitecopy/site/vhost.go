@@ -50,6 +50,9 @@ type Vhost struct {
 	// Rules are, for an Apache vhost, its directives a lab carries
 	// (ApacheRules).
 	Rules *ApacheRules `json:"apache_rules,omitempty"`
+	// AccessLogs are the access logs it writes: its own, else the
+	// server level's (AccessLog.Shared).
+	AccessLogs []AccessLog `json:"access_logs,omitempty"`
 }
 
 // Listen is one listen directive: its address, port, and whether it
@@ -178,6 +181,7 @@ func NginxVhosts(c *livehost.NginxConf, prefix string) []Vhost {
 				v.Proxy = appendOnce(v.Proxy, x.Args[0])
 			}
 		}
+		v.AccessLogs = nginxAccessLogs(d.Block, c.HTTP, prefix)
 		for _, r := range []*livehost.NginxDirective{serverRoot, slashRoot, phpRoot} {
 			if r == nil {
 				continue

@@ -417,6 +417,7 @@ func (l *Lab) setSite(s *site.Site) {
 		l.Host = "localhost"
 	}
 	l.SiteHTTPS = s.HTTPS
+	l.SiteAccessLogs = s.Vhost.AccessLogs
 	l.SitePort = 80
 	if s.HTTPS {
 		l.SitePort = 443

@@ -13,6 +13,7 @@ import (
 	"github.com/phptune/phptune/internal/base/saferead"
 	"github.com/phptune/phptune/internal/model/knob"
 	"github.com/phptune/phptune/internal/servers/apache"
+	"github.com/phptune/phptune/internal/sitecopy/site"
 	"github.com/phptune/phptune/internal/traffic/pagecheck"
 )
 
@@ -139,6 +140,9 @@ type Lab struct {
 	// own (Caches), or nothing (site.CacheInSeal), so its numbers are
 	// without them.
 	SiteCaches []string `json:"site_caches,omitempty"`
+	// SiteAccessLogs are the access logs production's vhost writes
+	// (site.Vhost.AccessLogs): its traffic, for --workload-from-log.
+	SiteAccessLogs []site.AccessLog `json:"site_access_logs,omitempty"`
 	// Caches are the Redis and Memcached servers the lab runs inside its
 	// seal at the addresses the site names (siteCacheServers).
 	Caches   []CacheServer `json:"caches,omitempty"`
