@@ -95,9 +95,12 @@ func LiveStart(s *Site) Start {
 	if s.Vhost.Server == "apache" {
 		st.apacheStart(s, note)
 	}
-	if s.Pool == nil {
+	switch {
+	case s.Pool == nil && s.Vhost.ModPHP != nil:
+		note("PHP runs inside Apache (mod_php), in no php-fpm pool: a php-fpm server tried as a challenger starts from Debian's default pool")
+	case s.Pool == nil:
 		note("no live php-fpm pool was found (%s): the lab starts from Debian's default pool", orNone(s.PoolError))
-	} else {
+	default:
 		st.pool(s.Pool, note)
 	}
 	st.php(s, note)
