@@ -68,6 +68,7 @@ test-build: build
 	$(BIN) build deps
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestMakeRoot' ./internal/build/phproot/
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestPHPRootLab' ./internal/cli/
+	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestPHPRootCompat' ./internal/cli/
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/build/phpbuild/
 
 # Short fuzzing of every parser, FUZZTIME each (not part of make test;

@@ -273,6 +273,7 @@ func runCompare(ctx context.Context, st interleave.Stack, writes bool, cfgs []re
 		cc.Failed = s.Failed(i)
 		for _, b := range s.Benches(i) {
 			cc.RPS = append(cc.RPS, b.ThroughputRPS)
+			cc.Requests = append(cc.Requests, b.Requests)
 			cc.P99 = append(cc.P99, b.Latency.P99Ms)
 			cc.Errors = append(cc.Errors, errorRate(b))
 			cc.PHPCPUPerRequest = append(cc.PHPCPUPerRequest, phpCPU(b))

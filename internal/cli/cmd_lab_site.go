@@ -27,6 +27,12 @@ func discoverSite(ctx context.Context, query string) (*site.Site, error) {
 	if err := lab.CheckSealing(); err != nil {
 		return nil, usageErr("", "%v", err)
 	}
+	return findSite(ctx, query)
+}
+
+// findSite is the site NAME|DIR as the live host serves it, read only, or
+// a usage error (exit 2) when it is not found.
+func findSite(ctx context.Context, query string) (*site.Site, error) {
 	if strings.HasPrefix(query, ".") && strings.Contains(query, "/") {
 		if abs, err := filepath.Abs(query); err == nil {
 			query = abs

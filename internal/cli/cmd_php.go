@@ -18,7 +18,7 @@ func init() { register(newPHPCmd) }
 func newPHPCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "php",
-		Short: "Newer PHP from its Debian release's own packages (PHP roots): add, list, remove",
+		Short: "Newer PHP from its Debian release's own packages (PHP roots): add, list, remove, lint",
 		Long: `php makes, lists and removes PHP roots: a Debian 13 (trixie) file tree holding
 that release's own php8.4-fpm and the extensions the host's PHP loads, made by
 mmdebstrap from the Debian archive the system's apt sources name, and kept in
@@ -28,7 +28,7 @@ source, when the archive serves it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	cmd.AddCommand(newPHPAddCmd(env), newPHPListCmd(env), newPHPRemoveCmd(env))
+	cmd.AddCommand(newPHPAddCmd(env), newPHPListCmd(env), newPHPRemoveCmd(env), newPHPLintCmd(env))
 	return cmd
 }
 

@@ -385,7 +385,8 @@ func revive(arms []*arm, spent, budget int) []*arm {
 // round measures the incumbent and the active challengers once, in an
 // order rotated by round. It returns the incumbent's run (nil when it could
 // not be used) and each challenger's (nil when none: a challenger that broke
-// a limit while the incumbent did not is rejected).
+// a limit while the incumbent did not is rejected, and so is one whose run
+// Breaks the site).
 func (d *Domain) round(measure func([]Candidate) []Outcome, inc knob.Config, active []*arm, round int, suffix string) (*run, []*run) {
 	o := d.opt
 	batch := []Candidate{{Phase: PhaseCategorical, Label: fmt.Sprintf("incumbent r%d%s", round+1, suffix), Config: inc, Conns: o.Conns}}
@@ -414,6 +415,13 @@ func (d *Domain) round(measure func([]Candidate) []Outcome, inc knob.Config, act
 				// challenger did not: it loses outright.
 				a.dec.Violated = true
 			}
+			a.done, a.dropped = true, why
+			continue
+		}
+		if why := Breaks(byLabel[batch[0].Label].Bench, out.Bench); why != "" {
+			// Measured, but it breaks the site where the incumbent did
+			// not: it loses outright, whatever its speed.
+			a.dec.Violated = true
 			a.done, a.dropped = true, why
 			continue
 		}

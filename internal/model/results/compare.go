@@ -17,6 +17,9 @@ type CompareConfig struct {
 	// SpeedProbeMs is the machine-speed probe's reading of each round
 	// (Derived.SpeedProbeMs; 0 none).
 	SpeedProbeMs []float64 `json:"speed_probe_ms_by_round"`
+	// Requests are the requests each round completed (absent in results
+	// stored before they were kept).
+	Requests []int64 `json:"requests_by_round,omitempty"`
 	// Engines are the load generator of each round: phptune or locust.
 	Engines []string `json:"engine_by_round,omitempty"`
 	Failed  string   `json:"failed,omitempty"`

@@ -113,6 +113,11 @@ type Bench struct {
 	// open outside the lab during the run (all refused by the seal), by
 	// destination; absent when nothing tried or the lab is not sealed.
 	Blocked []Blocked `json:"blocked,omitempty"`
+	// PageDrift says how the page checked before the run differs from
+	// the first check of the lab's runs — another status or another
+	// title (also in Warnings) —: the run measured another page. "" when
+	// it does not, or was not checked.
+	PageDrift string `json:"page_drift,omitempty"`
 }
 
 // Blocked is one destination a sealed lab's processes tried to reach

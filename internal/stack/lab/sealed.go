@@ -158,6 +158,11 @@ func siteAppRoot(s *site.Site, labDir string) (string, []string) {
 	return root, nil
 }
 
+// SiteAppRoot is the directory a site lab of s would show (siteAppRoot
+// with no lab directory yet), with what it leaves out when it falls back
+// to the docroot.
+func SiteAppRoot(s *site.Site) (string, []string) { return siteAppRoot(s, "") }
+
 // commonDir is the deepest directory that holds both a and b (absolute,
 // clean paths).
 func commonDir(a, b string) string {

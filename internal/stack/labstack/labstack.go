@@ -92,6 +92,7 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 		interval = time.Second
 	}
 	var pageWarnings []string
+	var drift string
 	if s.CheckPages {
 		p, perr := s.CheckPage(ctx)
 		switch {
@@ -102,6 +103,9 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			pageWarnings = PageWarnings(pagecheck.Page{}, p)
 		default:
 			pageWarnings = PageWarnings(*s.FirstPage, p)
+			if p.Status != s.FirstPage.Status || p.Title != s.FirstPage.Title {
+				drift = pagecheck.Drift(*s.FirstPage, p)
+			}
 		}
 	}
 	// InnoDB's page requests are counted from here: MariaDB restarts only
@@ -144,6 +148,7 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	b.Runtime = readRuntime(ctx, s.Lab, innoBefore)
 	b.Runtime.Errors = append(runtimeErrs, b.Runtime.Errors...)
 	b.Warnings = append(b.Warnings, pageWarnings...)
+	b.PageDrift = drift
 	return b, nil
 }
 
