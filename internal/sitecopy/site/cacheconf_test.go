@@ -253,3 +253,20 @@ func TestSizeCachesRunningServers(t *testing.T) {
 		t.Errorf("redis: %+v", r)
 	}
 }
+
+func TestCacheSizeLine(t *testing.T) {
+	for _, tc := range []struct {
+		c    Cache
+		want string
+	}{
+		{Cache{MaxMemoryBytes: 256 << 20, Policy: "allkeys-lru", SizeFrom: "maxmemory at /etc/redis/redis.conf:9"}, "production's size 256 MiB, allkeys-lru (maxmemory at /etc/redis/redis.conf:9)"},
+		{Cache{MaxMemoryBytes: 64 << 20, SizeFrom: "-m at pid 3 cmdline"}, "production's size 64 MiB (-m at pid 3 cmdline)"},
+		{Cache{SizeFrom: "Debian's file: /etc/redis/redis.conf sets no maxmemory (no limit)"}, "production's size: Debian's file: /etc/redis/redis.conf sets no maxmemory (no limit)"},
+		{Cache{SizeNote: "not on this machine: its configuration is not read"}, "production's size not read: not on this machine: its configuration is not read"},
+		{Cache{}, ""},
+	} {
+		if got := tc.c.sizeLine(); got != tc.want {
+			t.Errorf("sizeLine(%+v) = %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}
