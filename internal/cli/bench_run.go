@@ -176,9 +176,9 @@ func (f *benchFlags) checkPage(env *Env, l *lab.Lab, opt load.Options) []string 
 
 // measure runs the load on its engine. On a lab the observer watches the
 // lab's processes (and this one, the generator) while it runs, its
-// derived figures covering the measured part; the servers' error logs and
-// what a sealed lab's code tried to reach outside are attached to the
-// result.
+// derived figures covering the measured part; the servers' error logs,
+// what a sealed lab's code tried to reach outside and how a site lab's
+// own caches served the measured part are attached to the result.
 func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*results.Bench, error) {
 	gen, err := f.eng.benchGenerator(env.Ctx, opt, benchLab, f.redact, env.Stderr)
 	if err != nil {
@@ -198,7 +198,9 @@ func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*re
 	l := benchLab
 	// The servers' error logs, from the end of the warm-up.
 	logs := labstack.NewErrorLogs(l)
-	opt.OnMeasure = logs.Mark
+	// A site lab's own caches' counters, from the end of the warm-up.
+	caches := labstack.NewCacheCounters(env.Ctx, l)
+	opt.OnMeasure = func() { logs.Mark(); caches.Mark() }
 	// What a sealed lab's code tries to reach outside.
 	blocked := labstack.NewBlockedCounter(env.Ctx, l)
 	var res *results.Bench
@@ -212,6 +214,7 @@ func (f *benchFlags) measure(env *Env, opt load.Options, benchLab *lab.Lab) (*re
 		return nil, err
 	}
 	logs.Attach(res)
+	caches.Attach(env.Ctx, res)
 	var warn string
 	if res.Blocked, warn = blocked.Since(env.Ctx); warn != "" {
 		res.Warnings = append(res.Warnings, warn)

@@ -88,21 +88,8 @@ func benchText(buf io.Writer, b *results.Bench) {
 		fmt.Fprint(buf, " — SATURATED: the generator, not the server, may be the limit")
 	}
 	fmt.Fprintln(buf)
-	if o := b.Observation; o != nil {
-		d := o.Derived
-		var parts []string
-		for _, name := range cpuGroupOrder(d.CPUSecondsPerRequest) {
-			parts = append(parts, fmt.Sprintf("%s %.3f", name, 1000*d.CPUSecondsPerRequest[name]))
-		}
-		fmt.Fprintf(buf, "  Observer     %d samples every %.1fs; CPU ms per request: %s\n", len(o.Samples), o.IntervalS, strings.Join(parts, ", "))
-		if d.WorkerPSSP50B > 0 {
-			fmt.Fprintf(buf, "  Worker PSS   p50 %.1f MiB, p95 %.1f MiB, max %.1f MiB (memory of one more worker); rest of the stack %.1f MiB; busiest worker %.0f%% of the pool's CPU\n",
-				float64(d.WorkerPSSP50B)/(1<<20), float64(d.WorkerPSSP95B)/(1<<20), float64(d.WorkerPSSMaxB)/(1<<20), float64(d.OtherPSSB)/(1<<20), 100*d.WorkerImbalance)
-		}
-		for _, wmsg := range d.Warnings {
-			fmt.Fprintf(buf, "  WARNING: %s\n", wmsg)
-		}
-	}
+	observerText(buf, b.Observation)
+	CachesText(buf, b.Caches, "  ")
 	if e := b.Environment; e != nil {
 		for i, line := range sysctl.Lines(e.KernelLimits) {
 			label := ""
@@ -113,6 +100,28 @@ func benchText(buf io.Writer, b *results.Bench) {
 		}
 	}
 	for _, wmsg := range b.Warnings {
+		fmt.Fprintf(buf, "  WARNING: %s\n", wmsg)
+	}
+}
+
+// observerText writes the observer's lines of a run: its samples and CPU
+// per request, the workers' memory, its warnings (nothing without an
+// observation).
+func observerText(buf io.Writer, o *results.Observation) {
+	if o == nil {
+		return
+	}
+	d := o.Derived
+	var parts []string
+	for _, name := range cpuGroupOrder(d.CPUSecondsPerRequest) {
+		parts = append(parts, fmt.Sprintf("%s %.3f", name, 1000*d.CPUSecondsPerRequest[name]))
+	}
+	fmt.Fprintf(buf, "  Observer     %d samples every %.1fs; CPU ms per request: %s\n", len(o.Samples), o.IntervalS, strings.Join(parts, ", "))
+	if d.WorkerPSSP50B > 0 {
+		fmt.Fprintf(buf, "  Worker PSS   p50 %.1f MiB, p95 %.1f MiB, max %.1f MiB (memory of one more worker); rest of the stack %.1f MiB; busiest worker %.0f%% of the pool's CPU\n",
+			float64(d.WorkerPSSP50B)/(1<<20), float64(d.WorkerPSSP95B)/(1<<20), float64(d.WorkerPSSMaxB)/(1<<20), float64(d.OtherPSSB)/(1<<20), 100*d.WorkerImbalance)
+	}
+	for _, wmsg := range d.Warnings {
 		fmt.Fprintf(buf, "  WARNING: %s\n", wmsg)
 	}
 }

@@ -118,6 +118,31 @@ type Bench struct {
 	// title (also in Warnings) —: the run measured another page. "" when
 	// it does not, or was not checked.
 	PageDrift string `json:"page_drift,omitempty"`
+	// Caches are a site lab's own cache servers (Redis, Memcached) as
+	// the run used them; absent when the lab runs none.
+	Caches []CacheUse `json:"caches,omitempty"`
+}
+
+// CacheUse is one of a site lab's own cache servers during a run: its
+// hits, misses and evictions counted over the measured part, its memory
+// at the end.
+type CacheUse struct {
+	Kind  string   `json:"kind"`  // "redis" or "memcached"
+	Addrs []string `json:"addrs"` // the site's addresses it answers
+	// Hits and Misses are the lookups of the measured part that found
+	// a key or did not; HitRatio is hits / (hits + misses), 0 without
+	// lookups.
+	Hits     int64   `json:"hits"`
+	Misses   int64   `json:"misses"`
+	HitRatio float64 `json:"hit_ratio"`
+	// Evictions are the keys it dropped for room in the measured part.
+	Evictions int64 `json:"evictions"`
+	// UsedBytes is the memory it held at the end, MaxBytes its cap.
+	UsedBytes int64 `json:"used_bytes"`
+	MaxBytes  int64 `json:"max_bytes,omitempty"`
+	// Error says why the counters were not read (the figures are then
+	// 0).
+	Error string `json:"error,omitempty"`
 }
 
 // Blocked is one destination a sealed lab's processes tried to reach

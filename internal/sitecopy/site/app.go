@@ -62,6 +62,17 @@ type Cache struct {
 	// lab's own Redis asks for it, so the site's code connects as it
 	// does in production. Never printed (Secret), never in JSON.
 	Password Secret `json:"-"`
+	// MaxMemoryBytes is the memory production gives the server, read
+	// from its configuration (sizeCaches): Redis's maxmemory (0: no
+	// limit), Memcached's -m. Policy is Redis's maxmemory-policy as
+	// production sets it ("" when unset: noeviction), or "noeviction"
+	// for a Memcached run with -M. SizeFrom says where they were read
+	// ("maxmemory at /etc/redis/redis.conf:1119", "-m at pid 812
+	// cmdline"); "" when not read, and SizeNote says why.
+	MaxMemoryBytes int64  `json:"max_memory_bytes,omitempty"`
+	Policy         string `json:"policy,omitempty"`
+	SizeFrom       string `json:"size_from,omitempty"`
+	SizeNote       string `json:"size_note,omitempty"`
 }
 
 // Endpoint is where a database connection goes: a unix socket, a TCP

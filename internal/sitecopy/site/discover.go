@@ -103,6 +103,7 @@ func Discover(ctx context.Context, h Host, query string) (*Site, error) {
 		s.readApp()
 	}
 	s.collectCaches(s.dropIn)
+	s.sizeCaches(h)
 	s.findDB(h)
 	s.findRemote()
 	return s, nil

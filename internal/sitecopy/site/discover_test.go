@@ -134,6 +134,14 @@ func TestDiscoverSite(t *testing.T) {
 	// session handler, its password never kept.
 	wantCaches := []Cache{{Kind: "redis", Addr: "unix:/var/run/redis/redis.sock", Setting: "WP_REDIS_PATH"},
 		{Kind: "redis", Addr: "tcp:127.0.0.1:6379", Setting: "session.save_handler=redis (pool www (php_value[session.save_handler])), session.save_path"}}
+	// No Redis runs at them and the host's root has no redis.conf:
+	// production's size is not read, and said so.
+	for i := range s.Caches {
+		if !strings.Contains(s.Caches[i].SizeNote, "redis.conf could not be read") {
+			t.Errorf("cache %d's size note %q", i, s.Caches[i].SizeNote)
+		}
+		s.Caches[i].SizeNote = ""
+	}
 	if !reflect.DeepEqual(s.Caches, wantCaches) {
 		t.Errorf("caches %+v, want %+v", s.Caches, wantCaches)
 	}

@@ -206,3 +206,34 @@ func FuzzParseSymfonyEnv(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseRedisConf(f *testing.F) {
+	f.Add("maxmemory 2gb\nmaxmemory-policy allkeys-lru\nrequirepass secret\ninclude \"/etc/redis/x.conf\"\n")
+	f.Add("# maxmemory <bytes>\nMAXMEMORY '1kb'\r\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, d := range ParseRedisConf([]byte(src)) {
+			if d.Name != "maxmemory" && d.Name != "maxmemory-policy" && d.Name != "include" {
+				t.Fatalf("directive %q kept", d.Name)
+			}
+			if n, err := ParseRedisBytes(d.Value); err == nil && n < 0 {
+				t.Fatalf("ParseRedisBytes(%q) = %d", d.Value, n)
+			}
+		}
+	})
+}
+
+func FuzzParseMemcachedConf(f *testing.F) {
+	f.Add("-d\nlogfile /var/log/memcached.log\n-m 64\n-p 11211\n-M\n")
+	f.Add("-m64 --memory-limit=128 --memory-limit\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		m, err := ParseMemcachedConf([]byte(src))
+		if err == nil && (m.MiB < 0 || m.MiB > memcachedMaxMiB) {
+			t.Fatalf("-m %d MiB", m.MiB)
+		}
+		a, err := ParseMemcachedArgs(strings.Fields(src))
+		if err == nil && (a.MiB < 0 || a.MiB > memcachedMaxMiB || a.Arg >= len(strings.Fields(src))) {
+			t.Fatalf("ParseMemcachedArgs: %+v", a)
+		}
+		redisConfArg(strings.Split(src, "\x00"))
+	})
+}

@@ -193,7 +193,28 @@ func writeApp(p linef, s *Site) {
 			addr = "(default address)"
 		}
 		p("  cache     %s at %s (%s)", c.Kind, addr, c.Setting)
+		if line := c.sizeLine(); line != "" {
+			p("            %s", line)
+		}
 	}
+}
+
+// sizeLine says what production gives cache c, as discovery read it: its
+// memory, its eviction policy and where they were read, or why not.
+func (c Cache) sizeLine() string {
+	switch {
+	case c.SizeFrom != "" && c.MaxMemoryBytes > 0:
+		policy := ""
+		if c.Policy != "" {
+			policy = ", " + c.Policy
+		}
+		return fmt.Sprintf("production's size %d MiB%s (%s)", c.MaxMemoryBytes>>20, policy, c.SizeFrom)
+	case c.SizeFrom != "":
+		return "production's size: " + c.SizeFrom
+	case c.SizeNote != "":
+		return "production's size not read: " + c.SizeNote
+	}
+	return ""
 }
 
 // writeDB writes the database server the app reaches and its size.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +28,9 @@ import (
 // cannot read its memory or its configuration (the password), signal it,
 // or write where it runs. It starts empty — production's cache is never
 // copied — keeps nothing on disk (Redis: save "", appendonly no), is
-// capped in memory (cacheMemory) and asks for the password the site's
-// configuration gives (site.Cache.Password). Its processes are the lab's
+// sized as production's within the lab's memory (cachesize.go) and asks
+// for the password the site's configuration gives (site.Cache.Password).
+// Its processes are the lab's
 // (recorded, stopped by lab down, inside the lab's cgroup and seal).
 
 // CacheServer is a cache server a site lab runs inside its seal.
@@ -48,8 +50,16 @@ type CacheServer struct {
 	// Links are the socket paths (as the seal has them) that lead to
 	// Socket.
 	Links []string `json:"links,omitempty"`
-	// MaxMemoryB is its memory cap.
-	MaxMemoryB int64 `json:"max_memory_bytes"`
+	// MaxMemoryB is its memory cap: production's (sizeFrom), capped
+	// (Capped) at a quarter of the lab's memory limit, else the lab's
+	// default (cacheMemory). Policy is its eviction policy: Redis's
+	// maxmemory-policy, "noeviction" for a Memcached run with -M; ""
+	// for the lab's default (least recently used). SizeText says, in a
+	// phrase, how big it is and where that came from.
+	MaxMemoryB int64  `json:"max_memory_bytes"`
+	Policy     string `json:"policy,omitempty"`
+	Capped     bool   `json:"capped,omitempty"`
+	SizeText   string `json:"size_text,omitempty"`
 	// Password says whether it asks for the site's password (kept in
 	// its configuration file only, which the site's account cannot read).
 	Password bool `json:"password,omitempty"`
@@ -123,6 +133,7 @@ func siteCacheServers(s *site.Site, appRoot, labDir string, names []string, budg
 			pl.servers[j].password, pl.servers[j].Password = c.Password, true
 		}
 	}
+	pl.sizeServers(s.Caches)
 	return pl.servers, pl.sentences(s.Caches, overlay)
 }
 
@@ -311,8 +322,16 @@ func (cs CacheServer) sentence(c site.Cache) string {
 	if cs.Kind == "redis" {
 		disk = `nothing written to disk (save "", appendonly no)`
 	}
-	return fmt.Sprintf("the site names %s at %s (%s): the lab runs its own %s at that address inside the seal (as %s, at most %d MiB, %s%s); it starts empty: production's cache is never copied, so the first requests of a run fill it",
-		kindTitle(c.Kind), c.Addr, c.Setting, kindTitle(cs.Kind), DBUser, cs.MaxMemoryB>>20, disk, auth)
+	return fmt.Sprintf("the site names %s at %s (%s): the lab runs its own %s at that address inside the seal (as %s, %s, %s%s); it starts empty: production's cache is never copied, so the first requests of a run fill it",
+		kindTitle(c.Kind), c.Addr, c.Setting, kindTitle(cs.Kind), DBUser, cs.sizeText(), disk, auth)
+}
+
+// sizeText is how big the server is and where that came from.
+func (cs CacheServer) sizeText() string {
+	if cs.SizeText != "" {
+		return cs.SizeText
+	}
+	return fmt.Sprintf("at most %d MiB", cs.MaxMemoryB>>20)
 }
 
 // cacheOwnAddrs are the seal's loopback listeners of the lab's caches
@@ -385,7 +404,11 @@ func (cs CacheServer) redisConfig(dir string) string {
 	}
 	fmt.Fprintf(&b, "daemonize no\nsupervised no\nlogfile \"\"\ndir %s\n", redisQuote(dir))
 	b.WriteString("save \"\"\nappendonly no\n")
-	fmt.Fprintf(&b, "maxmemory %d\nmaxmemory-policy allkeys-lru\n", cs.MaxMemoryB)
+	policy := "allkeys-lru"
+	if slices.Contains(site.RedisPolicies, cs.Policy) {
+		policy = cs.Policy
+	}
+	fmt.Fprintf(&b, "maxmemory %d\nmaxmemory-policy %s\n", cs.MaxMemoryB, policy)
 	b.WriteString("enable-protected-configs no\nenable-debug-command no\nenable-module-command no\n")
 	// The site's code has the password: the commands that would lift the
 	// cap, stop the server, make it a replica or write files are gone.
@@ -429,7 +452,10 @@ func (cs CacheServer) memcachedArgs(pidFile string) []string {
 	// -P names a pid file, written only with -d (daemonize), which a lab
 	// does not use: it puts the lab's directory in the command line,
 	// which is how Neighbours tells a lab's servers from the machine's.
-	args := []string{"-m", strconv.FormatInt(cs.MaxMemoryB>>20, 10), "-c", "1024", "-P", pidFile}
+	args := []string{"-m", strconv.FormatInt(max(cs.MaxMemoryB>>20, 1), 10), "-c", "1024", "-P", pidFile}
+	if cs.Policy == "noeviction" {
+		args = append(args, "-M")
+	}
 	if cs.Socket != "" {
 		return append(args, "-s", cs.Socket, "-a", "0777")
 	}
@@ -456,10 +482,10 @@ func (l *Lab) startCaches(ctx context.Context, dbAcct *account, say func(string)
 					return err
 				}
 			}
-			say(fmt.Sprintf("starting the lab's own Redis at %s", strings.Join(cs.Addrs, ", ")))
+			say(fmt.Sprintf("starting the lab's own Redis at %s: %s", strings.Join(cs.Addrs, ", "), cs.sizeText()))
 			cmd, err = l.start(dbAcct, "redis", cacheBinaries["redis"], []string{conf}, nil)
 		case "memcached":
-			say(fmt.Sprintf("starting the lab's own Memcached at %s", strings.Join(cs.Addrs, ", ")))
+			say(fmt.Sprintf("starting the lab's own Memcached at %s: %s", strings.Join(cs.Addrs, ", "), cs.sizeText()))
 			cmd, err = l.start(dbAcct, "memcached", cacheBinaries["memcached"], cs.memcachedArgs(y.p(cacheConfDir, fmt.Sprintf("memcached-%d.pid", i))), nil)
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package lab
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/phptune/phptune/internal/sitecopy/site"
 	"github.com/phptune/phptune/internal/stack/seal"
+	"github.com/phptune/phptune/internal/watch/cachestat"
 )
 
 // cachePage is the cache fixture's index.php: it talks to Redis (RESP,
@@ -131,6 +133,13 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Caches = app.Caches
+	// Production's Memcached, as discovery would have read it: the lab's
+	// is sized so.
+	for i := range s.Caches {
+		if s.Caches[i].Kind == "memcached" {
+			s.Caches[i].MaxMemoryBytes, s.Caches[i].SizeFrom = 24<<20, "-m at pid 1 cmdline"
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -161,6 +170,33 @@ func TestSiteLabRunsItsCaches(t *testing.T) {
 		if !strings.Contains(page.Body, want) {
 			t.Errorf("the page lacks %q: %s", want, page.Body)
 		}
+	}
+	// The caches' counters, read from the host the lab's way into its
+	// seal: Redis asks for the site's password, so its are not read;
+	// Memcached (its port inside the seal's network namespace) counted
+	// the page's get and has production's size.
+	for _, cs := range l.Caches {
+		conn, err := l.DialCache(ctx, cs)
+		if err != nil {
+			t.Errorf("dialing the lab's %s: %v", cs.Kind, err)
+			continue
+		}
+		c, err := cachestat.Read(ctx, cs.Kind, conn)
+		conn.Close()
+		switch cs.Kind {
+		case "redis":
+			if !errors.Is(err, cachestat.ErrPassword) {
+				t.Errorf("the lab's Redis: %+v %v, want %v", c, err, cachestat.ErrPassword)
+			}
+		case "memcached":
+			if err != nil || c.Hits < 1 || c.MaxBytes != 24<<20 || cs.MaxMemoryB != 24<<20 {
+				t.Errorf("the lab's Memcached: %+v %v (%+v), want a hit and production's 24 MiB", c, err, cs)
+			}
+		}
+	}
+	if said := strings.Join(said, "\n"); !strings.Contains(said, "starting the lab's own Memcached at tcp:127.0.0.1:11211: at most 24 MiB, production's (-m at pid 1 cmdline)") ||
+		!strings.Contains(said, "the lab's default (production's size: not read)") {
+		t.Errorf("lab up said:\n%s", said)
 	}
 	// lab reset restarts the caches empty, with their password.
 	if err := l.restartCaches(ctx); err != nil {

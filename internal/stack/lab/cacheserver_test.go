@@ -118,3 +118,56 @@ func TestRedisConfig(t *testing.T) {
 		t.Errorf("memcached's arguments: %s", got)
 	}
 }
+
+// TestCacheSizeFrom: a lab's cache takes production's size and policy,
+// capped at a quarter of the lab's memory limit (and says so), or the
+// lab's default when production's was not read or sets no limit.
+func TestCacheSizeFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		kind       string
+		c          site.Cache
+		budget     int64
+		wantB      int64
+		wantPolicy string
+		capped     bool
+		text       []string
+	}{
+		{"redis production's", "redis", site.Cache{MaxMemoryBytes: 256 << 20, Policy: "allkeys-lfu", SizeFrom: "maxmemory at /etc/redis/redis.conf:1119"}, 0,
+			256 << 20, "allkeys-lfu", false, []string{"at most 256 MiB, production's (maxmemory at /etc/redis/redis.conf:1119), maxmemory-policy allkeys-lfu as production's"}},
+		{"redis capped", "redis", site.Cache{MaxMemoryBytes: 2 << 30, Policy: "volatile-lru", SizeFrom: "maxmemory at /etc/redis/redis.conf:9"}, 1 << 30,
+			256 << 20, "volatile-lru", true, []string{"at most 256 MiB: production's 2048 MiB (maxmemory at /etc/redis/redis.conf:9) capped at a quarter of the lab's memory limit (1024 MiB)"}},
+		{"redis default policy", "redis", site.Cache{MaxMemoryBytes: 100 << 20, SizeFrom: "maxmemory at x:1"}, 0,
+			100 << 20, "noeviction", false, []string{"maxmemory-policy noeviction as production's"}},
+		{"redis unknown policy", "redis", site.Cache{MaxMemoryBytes: 100 << 20, Policy: "evict\nall", SizeFrom: "x:1"}, 0,
+			100 << 20, "", false, nil},
+		{"redis no limit", "redis", site.Cache{SizeFrom: "Debian's file: /etc/redis/redis.conf sets no maxmemory (no limit)"}, 0,
+			64 << 20, "", false, []string{"at most 64 MiB, the lab's default: production sets no limit"}},
+		{"not read", "memcached", site.Cache{SizeNote: "not on this machine: its configuration is not read"}, 512 << 20,
+			32 << 20, "", false, []string{"the lab's default (production's size: not on this machine"}},
+		{"memcached -M", "memcached", site.Cache{MaxMemoryBytes: 1024 << 20, Policy: "noeviction", SizeFrom: "-m at pid 7 cmdline"}, 0,
+			1024 << 20, "noeviction", false, []string{"production's (-m at pid 7 cmdline), -M (no evictions) as production's"}},
+		{"memcached capped to whole MiB", "memcached", site.Cache{MaxMemoryBytes: 1024 << 20, SizeFrom: "-m at pid 7 cmdline"}, 100<<20 + 3,
+			25 << 20, "", true, []string{"capped"}},
+	} {
+		cs := CacheServer{Kind: tc.kind}
+		tc.c.Kind = tc.kind
+		cs.sizeFrom(tc.c, tc.budget)
+		if cs.MaxMemoryB != tc.wantB || cs.Policy != tc.wantPolicy || cs.Capped != tc.capped {
+			t.Errorf("%s: %d B, policy %q, capped %v; want %d, %q, %v", tc.name, cs.MaxMemoryB, cs.Policy, cs.Capped, tc.wantB, tc.wantPolicy, tc.capped)
+		}
+		for _, w := range tc.text {
+			if !strings.Contains(cs.SizeText, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, cs.SizeText, w)
+			}
+		}
+	}
+	r := CacheServer{Kind: "redis", Port: 6379, IPs: []string{"127.0.0.1"}, MaxMemoryB: 5 << 20, Policy: "volatile-ttl"}
+	if conf := r.redisConfig("/d"); !strings.Contains(conf, "maxmemory 5242880\nmaxmemory-policy volatile-ttl\n") {
+		t.Errorf("redisConfig:\n%s", conf)
+	}
+	m := CacheServer{Kind: "memcached", Port: 11211, IPs: []string{"127.0.0.1"}, MaxMemoryB: 8 << 20, Policy: "noeviction"}
+	if args := strings.Join(m.memcachedArgs("/p"), " "); !strings.Contains(args, "-m 8 ") || !strings.Contains(args, " -M") {
+		t.Errorf("memcachedArgs: %s", args)
+	}
+}

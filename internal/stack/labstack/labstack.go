@@ -81,7 +81,8 @@ func (s *Stack) Reset(ctx context.Context) error { return s.Lab.Reset(ctx) }
 // over the measured part only) and, read after the load, what the lab's
 // caches hold (Bench.Runtime: opcache, the realpath cache, InnoDB) and
 // what its servers logged as errors in the measured part, classified and
-// explained (Bench.ServerErrors).
+// explained (Bench.ServerErrors), and how a site lab's own caches served
+// the measured part (Bench.Caches).
 func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration) (*results.Bench, error) {
 	target, err := s.target()
 	if err != nil {
@@ -120,6 +121,8 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 	}
 	// The servers' error logs, from the end of the warm-up.
 	logs := NewErrorLogs(s.Lab)
+	// A site lab's own caches' counters, from the end of the warm-up.
+	caches := NewCacheCounters(ctx, s.Lab)
 	// What a sealed lab tries to reach outside, from here to the end.
 	blocked := NewBlockedCounter(ctx, s.Lab)
 	b, err := Observe(ctx, s.Lab, interval, func(ctx context.Context) (*results.Bench, error) {
@@ -132,13 +135,14 @@ func (s *Stack) Measure(ctx context.Context, conns int, d, warmup time.Duration)
 			KeepAlive:   s.KeepAlive,
 			Expect:      s.Workload.Expect,
 			Command:     s.command(conns, d, warmup),
-			OnMeasure:   logs.Mark,
+			OnMeasure:   func() { logs.Mark(); caches.Mark() },
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	logs.Attach(b)
+	caches.Attach(ctx, b)
 	var blockedWarning string
 	if b.Blocked, blockedWarning = blocked.Since(ctx); blockedWarning != "" {
 		b.Warnings = append(b.Warnings, blockedWarning)
