@@ -91,6 +91,9 @@ func makeIn(ctx context.Context, p *Prepared, work string, w io.Writer) (*Manife
 	if err := runLogged(ctx, logf, "mmdebstrap", MmdebstrapArgs(p, fs)...); err != nil {
 		return nil, fmt.Errorf("mmdebstrap: %v", err)
 	}
+	if err := dropPrivileges(fs); err != nil {
+		return nil, err
+	}
 	progress(w, "checking php-fpm%s and its extensions in the root", p.Version)
 	php, err := Verify(ctx, fs, p.Version, p.Plan.Exts)
 	if err != nil {

@@ -265,6 +265,9 @@ func TestMakeRoot(t *testing.T) {
 	if _, err := Verify(context.Background(), r.FS, "8.4", r.Manifest.Extensions); err != nil {
 		t.Error(err)
 	}
+	if p, err := privileged(r.FS); err != nil || len(p) > 0 {
+		t.Errorf("the root keeps setuid/setgid files %v (%v): Debian's su and mount must lose their bits", p, err)
+	}
 	ents, _ := os.ReadDir(Dir(home))
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".work-") {
