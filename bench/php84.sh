@@ -25,7 +25,7 @@
 #
 # Usage: bash bench/php84.sh
 # Settings (environment): CONNS (20), ROUNDS (5), TRIAL (10s), WARM (3s),
-# PAGES ("wordpress:front strings:front"), TUNE (0), TUNE_BUDGET (30m), OUT.
+# PAGES ("wordpress:front strings:front"; "" for none), TUNE (0), TUNE_BUDGET (30m), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -34,7 +34,7 @@ CONNS=${CONNS:-20}
 ROUNDS=${ROUNDS:-5}
 TRIAL=${TRIAL:-10s}
 WARM=${WARM:-3s}
-PAGES=${PAGES:-wordpress:front strings:front}
+PAGES=${PAGES-wordpress:front strings:front}
 TUNE=${TUNE:-0}
 TUNE_BUDGET=${TUNE_BUDGET:-30m}
 bench_start php84

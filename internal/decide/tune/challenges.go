@@ -34,13 +34,11 @@ func SplitChallengeFlag(value string) ([]string, error) {
 		return []string{v}, nil
 	}
 	parts := strings.Split(v, ",")
-	allKnown := true
 	for i, p := range parts {
 		parts[i] = strings.TrimSpace(p)
-		allKnown = allKnown && known(parts[i])
 	}
-	if allKnown {
-		return parts, nil
+	if names, ok := knownList(parts); ok {
+		return names, nil
 	}
 	if !strings.Contains(v, "=") {
 		for _, p := range parts {
@@ -56,6 +54,26 @@ func SplitChallengeFlag(value string) ([]string, error) {
 		return nil, err
 	}
 	return []string{v}, nil
+}
+
+// knownList reads comma-separated parts as known challenge names, a name
+// that holds a comma itself ("jit=tracing,64M") taken whole: the default
+// list as --help prints it reads back. ok is false when a part is no
+// known name.
+func knownList(parts []string) ([]string, bool) {
+	var out []string
+	for i := 0; i < len(parts); i++ {
+		if i+1 < len(parts) && known(parts[i]+","+parts[i+1]) {
+			out = append(out, parts[i]+","+parts[i+1])
+			i++
+			continue
+		}
+		if !known(parts[i]) {
+			return nil, false
+		}
+		out = append(out, parts[i])
+	}
+	return out, true
 }
 
 func known(name string) bool {

@@ -17,6 +17,10 @@ func TestSplitChallengeFlag(t *testing.T) {
 		{"pm=ondemand", []string{"pm=ondemand"}, ""},
 		{"jit=tracing,64M", []string{"jit=tracing,64M"}, ""},
 		{"pm=dynamic,listen=tcp", []string{"pm=dynamic", "listen=tcp"}, ""},
+		// The default list as --help prints it, a name with a comma inside.
+		{"pm=dynamic,pm=ondemand,listen=tcp,opcache.validate_timestamps=off,jit=tracing,64M,pm.max_requests=1000",
+			[]string{"pm=dynamic", "pm=ondemand", "listen=tcp", "opcache.validate_timestamps=off", "jit=tracing,64M", "pm.max_requests=1000"}, ""},
+		{"jit=tracing,64M,pm=static", nil, `a value with commas lists known challenge names`},
 		{" pm=dynamic , pm.max_requests=1000 ", []string{"pm=dynamic", "pm.max_requests=1000"}, ""},
 		{"grid", []string{"pm=dynamic", "pm=ondemand", "opcache.validate_timestamps=off"}, ""},
 		{"opcache.jit=tracing;opcache.jit_buffer_size=64M", []string{"opcache.jit=tracing;opcache.jit_buffer_size=64M"}, ""},
