@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -334,8 +335,28 @@ func errorRate(b *results.Bench) float64 {
 	return float64(b.Errors) / float64(b.Requests)
 }
 
-// compareConfigs reads compare's CONFIG arguments (default, FILE or
-// LABEL=FILE); a bad knob file is a usage error naming the file and line.
+// inlineKnobs reads a CONFIG's FILE part as knob assignments
+// ("php.build=debian-8.4;opcache.jit=tracing") when it holds a '=' and
+// names no file.
+func inlineKnobs(file string) ([]string, bool) {
+	if !strings.Contains(file, "=") {
+		return nil, false
+	}
+	if _, err := os.Stat(file); err == nil {
+		return nil, false
+	}
+	var out []string
+	for _, a := range strings.Split(file, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out, len(out) > 0
+}
+
+// compareConfigs reads compare's CONFIG arguments (default, FILE,
+// LABEL=FILE, or LABEL=KNOB=VALUE[;KNOB=VALUE...] when no file of that
+// name exists); a bad knob file is a usage error naming the file and line.
 //
 // live is a site's live configuration (--site, or --lab of a site lab
 // that recorded it), which the file name "live" stands for; nil
@@ -356,6 +377,17 @@ func compareConfigs(args []string, live knob.Config) ([]results.CompareConfig, e
 				return nil, usageErr("Give --site NAME (or --lab of a site lab) to compare with the site's live configuration, or a knob file", "configuration %s: live is a site's live configuration, and this comparison runs no site lab", label)
 			}
 			cfgs = append(cfgs, results.CompareConfig{Label: label, Config: live.Clone()})
+			continue
+		}
+		if inline, ok := inlineKnobs(file); ok {
+			c, err := cfg.Apply(inline)
+			if err == nil {
+				err = c.Validate()
+			}
+			if err != nil {
+				return nil, usageErr("See every knob, its default and its range: phptune knobs", "configuration %s: %v", label, err)
+			}
+			cfgs = append(cfgs, results.CompareConfig{Label: label, Config: c})
 			continue
 		}
 		if file != "default" {

@@ -93,3 +93,19 @@ func TestCompareConfigsLive(t *testing.T) {
 		t.Errorf("live without a site: %v, want a usage error naming --site", err)
 	}
 }
+
+// TestCompareConfigsInline: LABEL=KNOB=VALUE[;KNOB=VALUE] is a
+// configuration of its own when no file has that name; a bad knob in it
+// is a usage error naming the label.
+func TestCompareConfigsInline(t *testing.T) {
+	cfgs, err := compareConfigs([]string{"default", "jit=opcache.jit=tracing;opcache.jit_buffer_size=64M", "st=pm=static"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 3 || cfgs[1].Label != "jit" || cfgs[1].Config["opcache.jit"] != "tracing" || cfgs[1].Config["opcache.jit_buffer_size"] != "64M" || cfgs[2].Config["pm"] != "static" {
+		t.Errorf("configs %+v", cfgs)
+	}
+	if _, err := compareConfigs([]string{"bad=pm=fast"}, nil); err == nil || !strings.Contains(err.Error(), "configuration bad") {
+		t.Errorf("bad inline knob: %v", err)
+	}
+}

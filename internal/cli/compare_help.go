@@ -22,7 +22,9 @@ as production runs them), also on a running site lab (--lab).
 
 A CONFIG is a knob file (as phptune tune writes: recommended.knobs) or
 "default" for the distro's configuration, or "live" for a site's (--site);
-LABEL=FILE names it.
+LABEL=FILE names it. LABEL=KNOB=VALUE[;KNOB=VALUE...] is the distro's
+configuration with those knobs set, when no file has that name
+(php84=php.build=debian-8.4).
 
 --engine locust measures every run on Locust instead of phptune's generator
 (phptune setup --with-locust; --workers N runs its master with N workers on
