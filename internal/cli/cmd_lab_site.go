@@ -66,7 +66,11 @@ func printSiteFound(w io.Writer, s *site.Site) {
 	if s.DB != nil && s.DB.Endpoint.Network == "" {
 		fmt.Fprintf(w, "lab: %s\n", termsafe.Text(s.DB.Error))
 	} else if s.DB != nil {
-		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB at that address inside its seal, with a copy of the data (--db-from, --db-dump)\n", termsafe.Text(s.DB.Endpoint.String()))
+		at := s.DB.Endpoint.String()
+		if addr, ok := strings.CutPrefix(at, "remote:"); ok {
+			at = "tcp:" + addr + " (another machine)"
+		}
+		fmt.Fprintf(w, "lab: the site's database is at %s in production; the lab runs its own MariaDB at that address inside its seal, with a copy of the data (--db-from, --db-dump)\n", termsafe.Text(at))
 	}
 }
 
