@@ -630,6 +630,7 @@ func (l *Lab) Attempts(ctx context.Context) ([]seal.Attempt, error) {
 // them) and its namespace files.
 func destroySeal(dir string) error {
 	p := filepath.Join(dir, sealDir)
+	forgetSiteNetNS(p)
 	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

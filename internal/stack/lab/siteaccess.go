@@ -41,6 +41,18 @@ var siteNetNS = struct {
 	open map[string]*os.File
 }{open: map[string]*os.File{}}
 
+// forgetSiteNetNS closes and forgets the namespace of the seal at p, as
+// the seal goes (destroySeal): a lab made again under the same name gets
+// a new one.
+func forgetSiteNetNS(p string) {
+	siteNetNS.Lock()
+	defer siteNetNS.Unlock()
+	if f, ok := siteNetNS.open[p]; ok {
+		f.Close()
+		delete(siteNetNS.open, p)
+	}
+}
+
 // SiteNetNS is the sealed lab's network namespace, opened once per
 // process; the caller must not close it.
 func (l *Lab) SiteNetNS() (*os.File, error) {
