@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/base/capwrite"
 )
 
 // Defaults of Options.
@@ -23,6 +25,8 @@ const (
 	// Timeout bounds one php -l (a batch of the newer PHP, one file of
 	// the older).
 	Timeout = 60 * time.Second
+	// maxOutput bounds what one php -l run's output keeps.
+	maxOutput = 4 << 20
 )
 
 // Options say what to lint and with what.
@@ -258,8 +262,11 @@ func (o *Options) run(ctx context.Context, argv, files []string) (string, error)
 	defer cancel()
 	args := append(append(append([]string{}, argv[1:]...), "-l"), files...)
 	cmd := exec.CommandContext(ctx, argv[0], args...)
+	// The files are the site's: a file can make PHP write a lot (one
+	// deprecation per line), so a run's output is bounded.
 	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	out := &capwrite.Writer{W: &buf, N: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/base/capwrite"
 	"github.com/phptune/phptune/internal/watch/profile"
 )
 
@@ -145,7 +146,7 @@ func (b *Binary) Script(ctx context.Context, data, symfs string, each func(profi
 	cmd := exec.CommandContext(ctx, b.Path, "script", "-i", data, "--symfs", symfs, "--kallsyms", "/proc/kallsyms",
 		"-F", "comm,pid,tid,ip,sym,dso")
 	var stderr bytes.Buffer
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	cmd.Stderr = &capwrite.Writer{W: &stderr, N: 64 << 10}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -166,20 +167,6 @@ func (b *Binary) Script(ctx context.Context, data, symfs string, each func(profi
 		return fmt.Errorf("perf script: %s (%v)", strings.TrimSpace(stderr.String()), werr)
 	}
 	return nil
-}
-
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
 }
 
 // PID is perf record's process id.
