@@ -2,7 +2,6 @@ package netnsdial
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -10,37 +9,10 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phptune/phptune/internal/testkit/netnstest"
 	"golang.org/x/sys/unix"
 )
-
-// serve answers every connection to ln with word and closes it.
-func serve(ln net.Listener, word string) {
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(word))
-			c.Close()
-		}
-	}()
-}
-
-// readAll reads c to its end within five seconds and closes it.
-func readAll(t *testing.T, c net.Conn) string {
-	t.Helper()
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	b, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // sameAddrInside listens on a free port of the host's loopback and on the
 // same port in a new namespace, answering "host" and "inside"; it returns
@@ -53,9 +25,9 @@ func sameAddrInside(t *testing.T) (*netnstest.Namespace, netip.AddrPort) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { host.Close() })
-	serve(host, "host")
+	netnstest.AnswerEach(host, "host")
 	addr := host.Addr().(*net.TCPAddr).AddrPort()
-	serve(ns.Listen(t, addr.String()), "inside")
+	netnstest.AnswerEach(ns.Listen(t, addr.String()), "inside")
 	return ns, addr
 }
 
@@ -105,7 +77,7 @@ func TestDialReachesInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, c); got != "host" {
+	if got := netnstest.ReadWord(t, c); got != "host" {
 		t.Fatalf("a plain dial got %q", got)
 	}
 	var wg sync.WaitGroup
@@ -120,7 +92,7 @@ func TestDialReachesInside(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if got := readAll(t, c); got != "inside" {
+				if got := netnstest.ReadWord(t, c); got != "inside" {
 					t.Errorf("Dial got %q", got)
 				}
 			}
@@ -220,7 +192,7 @@ func TestSocketMaker(t *testing.T) {
 				if got, err := socketNetNS(fd); err != nil || got != want {
 					t.Errorf("socket in namespace %v (%v), want %v", got, err, want)
 				}
-				if got := readAll(t, connectBlocking(t, fd, addr)); got != "inside" {
+				if got := netnstest.ReadWord(t, connectBlocking(t, fd, addr)); got != "inside" {
 					t.Errorf("a taken socket got %q", got)
 				}
 			}

@@ -2,42 +2,14 @@ package seal
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/netip"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/phptune/phptune/internal/testkit/netnstest"
 )
-
-// answerEach answers every connection to ln with word and closes it.
-func answerEach(ln net.Listener, word string) {
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(word))
-			c.Close()
-		}
-	}()
-}
-
-// readWord reads what the other end of c sends before it closes.
-func readWord(t *testing.T, c net.Conn) string {
-	t.Helper()
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	b, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // TestDialInsideRefusesNonLoopback: a seal's namespace has only its
 // loopback, so any other address is refused before anything is made.
@@ -69,9 +41,9 @@ func TestForwardInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	answerEach(host, "host")
+	netnstest.AnswerEach(host, "host")
 	inside := host.Addr().(*net.TCPAddr).AddrPort()
-	answerEach(ns.Listen(t, inside.String()), "inside")
+	netnstest.AnswerEach(ns.Listen(t, inside.String()), "inside")
 
 	file, err := os.Open(ns.File.Name())
 	if err != nil {
@@ -89,7 +61,7 @@ func TestForwardInside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := readWord(t, c); got != "inside" {
+		if got := netnstest.ReadWord(t, c); got != "inside" {
 			t.Fatalf("through the forwarder: %q", got)
 		}
 	}
@@ -97,7 +69,7 @@ func TestForwardInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readWord(t, c); got != "inside" {
+	if got := netnstest.ReadWord(t, c); got != "inside" {
 		t.Fatalf("DialInside: %q", got)
 	}
 }

@@ -7,10 +7,12 @@ package netnstest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -111,4 +113,32 @@ func (n *Namespace) Listen(t testing.TB, addr string) net.Listener {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
+}
+
+// AnswerEach answers every connection to ln with word and closes it,
+// until ln is closed.
+func AnswerEach(ln net.Listener, word string) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(word))
+			c.Close()
+		}
+	}()
+}
+
+// ReadWord reads what the other end of c sends before it closes (five
+// seconds at most) and closes c.
+func ReadWord(t *testing.T, c net.Conn) string {
+	t.Helper()
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
