@@ -51,17 +51,6 @@ func FuzzParseDrupalSettings(f *testing.F) {
 	})
 }
 
-func FuzzParseINI(f *testing.F) {
-	f.Add("opcache.enable=1\n; c\n[PHP]\nmemory_limit = \"256M\" ; x\nx=\"unterminated\n")
-	f.Fuzz(func(t *testing.T, src string) {
-		for _, e := range parseINI([]byte(src)) {
-			if e.Key == "" || strings.ContainsAny(e.Key, " \t\"") {
-				t.Fatalf("bad key %q", e.Key)
-			}
-		}
-	})
-}
-
 func FuzzMatchName(f *testing.F) {
 	f.Add("*.example.com", "a.example.com")
 	f.Add("~^(?<sub>.+)\\.example\\.com$", "x.example.com")

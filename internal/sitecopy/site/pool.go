@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/phptune/phptune/internal/live/livehost"
+	"github.com/phptune/phptune/internal/model/phpini"
 	"github.com/phptune/phptune/internal/watch/proc"
 )
 
@@ -225,7 +226,7 @@ func readIni(c *PHPConfig, h Host, etc string, env map[string]string) {
 			c.Errors = append(c.Errors, err.Error())
 			return
 		}
-		for _, e := range parseINI(b) {
+		for _, e := range phpini.Parse(b) {
 			if strings.HasPrefix(e.Key, "opcache.") || interesting[e.Key] {
 				c.Settings[e.Key] = Setting{Value: keptValue(e.Key, e.Value), From: fmt.Sprintf("%s:%d", file, e.Line)}
 			}

@@ -1,0 +1,62 @@
+package phpini
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCarry(t *testing.T) {
+	stock := Parse([]byte("memory_limit = 128M\nerror_reporting = E_ALL & ~E_DEPRECATED & ~E_STRICT\nmax_execution_time = 30\nsession.sid_length = 26\n"))
+	target := Parse([]byte("memory_limit = 128M\nerror_reporting = E_ALL & ~E_DEPRECATED\nmax_execution_time = 30\n"))
+	live := []File{
+		{"/etc/php/8.2/fpm/php.ini", Parse([]byte("memory_limit = 256M\nerror_reporting = E_ALL & ~E_DEPRECATED & ~E_STRICT\nmax_execution_time = 60\nsession.sid_length = 32\nextension_dir = /x\n"))},
+		{"/etc/php/8.2/fpm/conf.d/10-opcache.ini", Parse([]byte("zend_extension=opcache.so\n"))},
+		{"/etc/php/8.2/fpm/conf.d/99-site.ini", Parse([]byte("max_execution_time = 30\nupload_max_filesize = \"64M\"\nopcache.consistency_checks = 1\napcu.shm_size = 64M\n"))},
+	}
+	known := map[string]bool{"memory_limit": true, "error_reporting": true, "max_execution_time": true, "session.sid_length": true, "upload_max_filesize": true}
+	got := Carry(CarryInput{Live: live, LiveStock: stock, Target: target, Known: known, To: "8.4"})
+	// max_execution_time: php.ini's 60, then 99-site.ini's 30 (Debian's
+	// and the target's): not carried. error_reporting: Debian 12's stock
+	// value, not carried (Debian 13's stays).
+	want := []string{"memory_limit = 256M", "session.sid_length = 32", `upload_max_filesize = "64M"`}
+	if !reflect.DeepEqual(got.Lines, want) {
+		t.Errorf("lines = %q, want %q", got.Lines, want)
+	}
+	if len(got.Dropped) != 2 || !strings.HasPrefix(got.Dropped[0], "apcu.shm_size = 64M (/etc/php/8.2/fpm/conf.d/99-site.ini:4): PHP 8.4 here has no such setting") ||
+		!strings.HasPrefix(got.Dropped[1], "opcache.consistency_checks = 1 (/etc/php/8.2/fpm/conf.d/99-site.ini:3)") {
+		t.Errorf("dropped = %q", got.Dropped)
+	}
+	if len(got.Deprecated) != 1 || !strings.Contains(got.Deprecated[0], "session.sid_length = 32 (/etc/php/8.2/fpm/php.ini:4): deprecated since PHP 8.4") {
+		t.Errorf("deprecated = %q", got.Deprecated)
+	}
+	if got.Settings[0] != "memory_limit (/etc/php/8.2/fpm/php.ini:1)" {
+		t.Errorf("settings = %q", got.Settings)
+	}
+
+	// Known unknown (an old root's manifest): everything different is
+	// carried, nothing dropped.
+	all := Carry(CarryInput{Live: live, LiveStock: stock, Target: target, To: "8.4"})
+	if len(all.Dropped) != 0 || len(all.Lines) != 5 {
+		t.Errorf("without Known: lines %q dropped %q", all.Lines, all.Dropped)
+	}
+}
+
+func TestDeprecation(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		deprecated bool
+	}{
+		{"assert.active", "0", true},
+		{"session.sid_bits_per_character", "5", true},
+		{"session.use_only_cookies", "0", true},
+		{"session.use_only_cookies", "1", false},
+		{"session.use_trans_sid", "On", true},
+		{"session.use_trans_sid", "0", false},
+		{"memory_limit", "1G", false},
+	} {
+		if got := Deprecation(tc.key, tc.value) != ""; got != tc.deprecated {
+			t.Errorf("Deprecation(%s, %s) = %v, want %v", tc.key, tc.value, got, tc.deprecated)
+		}
+	}
+}
