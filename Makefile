@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/phptune
 export GOFLAGS := -buildvcs=false
 # The pure core (no I/O) runs again under the race detector.
-CORE_PKGS := $(addprefix ./internal/,$(addsuffix /...,base/unidiff model/knob model/results model/stats decide/search decide/tune live/recommend decide/capacity stack/servercompare live/advise watch/profile watch/flamegraph))
+CORE_PKGS := $(addprefix ./internal/,$(addsuffix /...,base/unidiff model/knob model/phpini model/results model/stats decide/search decide/tune live/recommend decide/capacity stack/servercompare live/advise watch/profile watch/flamegraph))
 
 .PHONY: all build setup demo test test-short test-realserver test-build vet fuzz golden bench bench-tune bench-build clean
 

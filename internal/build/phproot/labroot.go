@@ -78,6 +78,9 @@ func ForLab(id string) (*lab.PHPBuild, error) {
 	if err != nil {
 		return nil, err
 	}
+	carried, carryNotes := carryLive(r)
+	ini = append(ini, carried...)
+	notes = append(notes, carryNotes...)
 	php := strings.TrimSpace(r.Manifest.PHP)
 	if i := strings.Index(php, " ("); i > 0 {
 		php = php[:i]

@@ -107,12 +107,16 @@ func makeIn(ctx context.Context, p *Prepared, work string, w io.Writer) (*Manife
 	if err != nil {
 		return nil, err
 	}
+	directives, err := iniDirectives(ctx, fs, p.Version)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manifest{
 		Version: p.Version, PHP: php, Debian: p.Info.Debian, Suite: p.Info.Suite,
 		Archive: p.Mirrors.Archive, Security: p.Mirrors.Security, Keyring: p.Keyring,
 		MadeAt: time.Now().UTC().Round(time.Second), Seconds: time.Since(start).Seconds(), DiskBytes: size,
 		Requested: p.Plan.Packages, Extensions: p.Plan.Exts, Skipped: p.Plan.Skipped, Packages: pkgs,
-		Mmdebstrap: toolVersion(ctx, "mmdebstrap"),
+		Mmdebstrap: toolVersion(ctx, "mmdebstrap"), Directives: directives,
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -39,6 +39,10 @@ type Manifest struct {
 	Skipped    []string     `json:"skipped"`    // modules left out (--skip-ext)
 	Packages   []PkgVersion `json:"packages"`   // dpkg-query -W inside it
 	Mmdebstrap string       `json:"mmdebstrap"` // mmdebstrap --version
+	// Directives are the php.ini settings its PHP knows (ini_get_all's
+	// keys, its extensions loaded): a lab carries no other setting of
+	// the installed PHP onto it.
+	Directives []string `json:"directives,omitempty"`
 }
 
 // Root is a complete PHP root as a lab runs it. Paths named "inside" are

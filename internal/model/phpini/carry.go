@@ -28,6 +28,8 @@ type CarryInput struct {
 	// keys with its extensions loaded); nil when not known, and then
 	// every setting is carried.
 	Known map[string]bool
+	// Skip are keys the lab sets itself (its knobs): never carried.
+	Skip map[string]bool
 	// To is the other release ("8.4"), for the notes.
 	To string
 }
@@ -67,7 +69,7 @@ func Carry(in CarryInput) Carried {
 	live := map[string]set{}
 	for _, f := range in.Live {
 		for _, e := range f.Entries {
-			if notCarried[e.Key] {
+			if notCarried[e.Key] || in.Skip[e.Key] {
 				continue
 			}
 			live[e.Key] = set{e, fmt.Sprintf("%s:%d", f.Path, e.Line)}
