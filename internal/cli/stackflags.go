@@ -77,7 +77,7 @@ const (
 	memoryMaxFlagHelp = "cap the memory of the lab of its own (e.g. 2G; root; cgroup v2 or v1's memory controller)"
 	knobsFlagHelp     = "start the lab of its own with the knob settings in this file (recommended.knobs; with --site on top of the live configuration)"
 	setFlagHelp       = "start the lab of its own with this knob set, KNOB=VALUE (repeatable; with --site on top of the live configuration)"
-	workloadFlagHelp  = "front (GET /), comment (WordPress comment POSTs; the DB is reset between runs), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file"
+	workloadFlagHelp  = "front (GET /), comment (WordPress comment POSTs; the DB is reset between runs), mix (WordPress pages, search and comments as readers use them), a path like /shop/, or a scenario file (a file at an absolute path is read as one)"
 	fromLogFlagHelp   = "replay the top paths of an nginx/Apache access log (combined, vhost_combined or common format), weighted by their counts; static files are left to the web server; 'vhost' with --site or --lab of a site lab: the site's own access log, as phptune site shows it (a file called vhost: ./vhost)"
 	allowPostFlagHelp = "with --workload-from-log: replay its POSTs too (with empty bodies; logs keep none)"
 	expectFlagHelp    = "a regular expression every 2xx response body must match (its first 64 KiB); others count as errors of class unexpected_body, so an error page answered with 200 is not measured"

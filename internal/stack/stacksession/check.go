@@ -58,7 +58,7 @@ func CheckStack(ctx context.Context, labName, app, docroot, spec string) (*lab.L
 // Refusals are *CheckError.
 func CheckWorkload(spec, app string) error {
 	switch {
-	case spec == "" || spec == workload.Front || strings.HasPrefix(spec, "/"):
+	case spec == "" || spec == workload.Front || workload.IsPath(spec):
 		return nil
 	case strings.HasPrefix(spec, workload.LogPrefix) || strings.HasPrefix(spec, workload.LogPostPrefix):
 		if _, _, err := workload.FromSpec(spec); err != nil {

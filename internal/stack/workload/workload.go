@@ -56,10 +56,21 @@ func Builtin(name string) (app string, ok bool) {
 	return "", false
 }
 
+// IsPath says spec names a page to GET ("/shop/"): it starts with "/"
+// and is not a regular file of this machine, which is read as a scenario
+// file (--workload /root/shop.scenario).
+func IsPath(spec string) bool {
+	if !strings.HasPrefix(spec, "/") {
+		return false
+	}
+	st, err := os.Stat(spec)
+	return err != nil || !st.Mode().IsRegular()
+}
+
 // Parse turns a workload spec into requests for lab l: "front" (GET
 // /), "comment" (WordPress comment form POSTs, which write), "mix"
 // (WordPress pages and comments as readers use them, see MixShares), a
-// path starting with "/" (GET it), or a scenario file (see
+// path starting with "/" (GET it; IsPath), or a scenario file (see
 // load.ParseScenario).
 func Parse(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
 	switch {
@@ -81,7 +92,7 @@ func Parse(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
 			return Workload{}, err
 		}
 		return Workload{Name: Comment, Writes: true, Requests: []load.Request{commentRequest(id, 1)}}, nil
-	case strings.HasPrefix(spec, "/"):
+	case IsPath(spec):
 		return Workload{Name: spec, Requests: []load.Request{{Method: "GET", Path: spec}}}, nil
 	case strings.HasPrefix(spec, LogPrefix) || strings.HasPrefix(spec, LogPostPrefix):
 		w, _, err := FromSpec(spec)

@@ -100,3 +100,23 @@ func TestFromLog(t *testing.T) {
 		t.Fatal("a missing log accepted")
 	}
 }
+
+// TestIsPath: a spec starting with "/" is a page unless it is a regular
+// file here, which is a scenario file given by its absolute path (a tune
+// once loaded "/tmp/compat.scenario" as a page of the site).
+func TestIsPath(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "shop.scenario")
+	if err := os.WriteFile(file, []byte("1 GET /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		spec string
+		want bool
+	}{
+		{"/shop/", true}, {"/", true}, {"/tmp", true}, {file, false}, {"shop.scenario", false}, {"front", false},
+	} {
+		if got := IsPath(tc.spec); got != tc.want {
+			t.Errorf("IsPath(%q) = %v, want %v", tc.spec, got, tc.want)
+		}
+	}
+}
