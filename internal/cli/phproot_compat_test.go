@@ -19,7 +19,8 @@ import (
 // on 8.4 only (a compile-time error, which php -l finds), the deprecation
 // as a warning of the other file, and exits 1. Debian 13's production
 // php.ini leaves E_DEPRECATED out of error_reporting, so the lab's log has
-// no deprecation: php lint is where they show. Build tier: php add 8.4
+// no deprecation: php lint is where they show. tune with 8.4 as its
+// challenge rejects it for the fatal errors. Build tier: php add 8.4
 // fetches from Debian's archive.
 func TestPHPRootCompat(t *testing.T) {
 	if os.Getenv("PHPTUNE_BUILD_TESTS") != "1" {
@@ -75,6 +76,28 @@ func TestPHPRootCompat(t *testing.T) {
 	}
 	if !strings.Contains(lineDefault, "0 fatal errors") {
 		t.Errorf("the distro's PHP logged fatal errors: %s", lineDefault)
+	}
+
+	// tune with 8.4 as its challenge: the errors stay under --max-errors
+	// (a quarter of the requests), so what rejects 8.4 is its fatal
+	// errors the distro's trial of the same round did not log.
+	out, errs, code = runCLI(t, "tune", "--docroot", app, "--workload", "compat.scenario", "-c", "2", "--challenges", "php.build=debian-8.4",
+		"--time-budget", "2m", "--trial-duration", "2s", "--trial-warmup", "1s", "--baselines", "none", "--curve", "none", "--max-errors", "40%", "-o", "tune-out")
+	t.Logf("tune: exit %d\n%s%s", code, out, errs)
+	if code != 0 {
+		t.Fatalf("tune: exit %d", code)
+	}
+	var decided string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "php.build=debian-8.4 ") {
+			decided = l
+		}
+	}
+	if !strings.Contains(decided, "no ratio: rejected: ") || !strings.Contains(decided, "fatal PHP error") || !strings.Contains(decided, "Cannot redeclare function array_find() in poly.php") {
+		t.Errorf("tune's decision on 8.4 does not reject it for its fatal errors: %q", decided)
+	}
+	if knobs, err := os.ReadFile(filepath.Join("tune-out", "recommended.knobs")); err != nil || strings.Contains(string(knobs), "php.build") {
+		t.Errorf("tune recommends a PHP build (%v):\n%s", err, knobs)
 	}
 
 	out, errs, code = runCLI(t, "php", "lint", "8.4", app)

@@ -146,6 +146,10 @@ func tuneText(w io.Writer, res *results.Tune) error {
 			switch {
 			case d.Skipped != "":
 				fmt.Fprintf(w, "  %-34s skipped: %s\n", d.Name, d.Skipped)
+			case d.Rounds == 0 && !d.Adopted:
+				// Dropped at its first trial (over a limit, or it broke the
+				// site): no ratio was measured.
+				fmt.Fprintf(w, "  %-34s no ratio: %s, kept the incumbent\n", d.Name, d.Verdict)
 			default:
 				adopted := "kept the incumbent"
 				if d.Adopted {
