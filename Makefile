@@ -63,12 +63,15 @@ test-short: vet
 # compiles: ~20 min on a quiet 2-core machine, ~40 under load; docs/build.md). Its own CI step: it would
 # push make test past its 40-minute budget. Every compile runs at nice 19.
 # First, a PHP root of Debian 13's php8.4-fpm made from an empty cache
-# (mmdebstrap from the configured Debian archive, ~1-2 min; docs/build.md).
+# (mmdebstrap from the configured Debian archive, ~1-2 min; docs/build.md),
+# in a lab, a compare and a tune; then the production server's site on it
+# (test/php84-site.sh).
 test-build: build
 	$(BIN) build deps
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestMakeRoot' ./internal/build/phproot/
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestPHPRootLab' ./internal/cli/
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 20m -p 1 -v -run 'TestPHPRootCompat' ./internal/cli/
+	GO=$(GO) BIN=$(BIN) bash test/php84-site.sh
 	PHPTUNE_BUILD_TESTS=1 $(GO) test -count=1 -timeout 60m -p 1 -v -run 'TestMinimalBuild|TestPGOMinimalBuild' ./internal/build/phpbuild/
 
 # Short fuzzing of every parser, FUZZTIME each (not part of make test;

@@ -96,6 +96,9 @@ func TestPHPRootCompat(t *testing.T) {
 	if !strings.Contains(decided, "no ratio: rejected: ") || !strings.Contains(decided, "fatal PHP error") || !strings.Contains(decided, "Cannot redeclare function array_find() in poly.php") {
 		t.Errorf("tune's decision on 8.4 does not reject it for its fatal errors: %q", decided)
 	}
+	if !strings.Contains(out, "  debian-8.4 (PHP 8.4.") || !strings.Contains(out, "fatal error most from poly.php") {
+		t.Errorf("tune printed no PHP line for 8.4 naming poly.php's fatal error")
+	}
 	if knobs, err := os.ReadFile(filepath.Join("tune-out", "recommended.knobs")); err != nil || strings.Contains(string(knobs), "php.build") {
 		t.Errorf("tune recommends a PHP build (%v):\n%s", err, knobs)
 	}

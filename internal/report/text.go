@@ -163,6 +163,7 @@ func tuneText(w io.Writer, res *results.Tune) error {
 			}
 		}
 	}
+	TunePHPByBuildText(w, res)
 	if len(res.ProfileFindings) > 0 {
 		fmt.Fprintln(w, "\nprofile of the start (tune --profile), its findings and the challenges they added:")
 		for _, f := range res.ProfileFindings {
