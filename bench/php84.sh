@@ -18,14 +18,16 @@
 # --app wordpress` with php.build=debian-8.4 as one more challenge beside the
 # default ones (JIT, opcache timestamps, pm, listen, max_requests) and the
 # pool's sizing, against the distro default with tune's holdout (its verdict
-# line is printed).
+# line is printed). PGO_BUILD=ID adds php.build=ID (a build of `phptune build
+# --variant pgo-lto`, say, in the same PHPTUNE_HOME) as one more challenge.
 #
 # Not run by any test: the root takes ~1 minute (once; kept in the run's
 # PHPTUNE_HOME), each compare ROUNDS x 4 x (TRIAL+WARM), the tune TUNE_BUDGET.
 #
 # Usage: bash bench/php84.sh
 # Settings (environment): CONNS (20), ROUNDS (5), TRIAL (10s), WARM (3s),
-# PAGES ("wordpress:front strings:front"; "" for none), TUNE (0), TUNE_BUDGET (30m), OUT.
+# PAGES ("wordpress:front strings:front"; "" for none), TUNE (0), TUNE_BUDGET (30m),
+# PGO_BUILD (none), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -37,6 +39,7 @@ WARM=${WARM:-3s}
 PAGES=${PAGES-wordpress:front strings:front}
 TUNE=${TUNE:-0}
 TUNE_BUDGET=${TUNE_BUDGET:-30m}
+PGO_BUILD=${PGO_BUILD:-}
 bench_start php84
 echo "bench/php84.sh: $(date -u +%FT%TZ), $(nproc) cores, -c $CONNS, $ROUNDS rounds of $TRIAL+$WARM, home $PHPTUNE_HOME, out $OUT"
 
@@ -60,10 +63,12 @@ done
 
 if [ "$TUNE" = 1 ]; then
 	echo
-	echo "== tune --app wordpress, everything together (php.build=debian-8.4 as a challenge), budget $TUNE_BUDGET"
+	builds=(--challenges 'php.build=debian-8.4')
+	[ -n "$PGO_BUILD" ] && builds+=(--challenges "php.build=$PGO_BUILD")
+	echo "== tune --app wordpress, everything together (${builds[*]}), budget $TUNE_BUDGET"
 	"$BIN" tune --app wordpress -c "$CONNS" --time-budget "$TUNE_BUDGET" \
 		--challenges 'pm=dynamic,pm=ondemand,listen=tcp,opcache.validate_timestamps=off,jit=tracing,64M,pm.max_requests=1000' \
-		--challenges 'php.build=debian-8.4' -o "$OUT/tune" >"$OUT/tune.txt" 2>"$OUT/tune.log" ||
+		"${builds[@]}" -o "$OUT/tune" >"$OUT/tune.txt" 2>"$OUT/tune.log" ||
 		{ echo "tune failed: see $OUT/tune.log" >&2; exit 1; }
-	grep -E '^verdict|holdout|php.build' "$OUT/tune.txt" | head -20
+	grep -E '^verdict|holdout|php.build|per 1000 requests' "$OUT/tune.txt" | head -24
 fi
