@@ -162,6 +162,9 @@ type view struct {
 	// whose logs explain failed requests.
 	HoldoutErrors []configErrors
 	TrialErrors   []trialErrors
+	// PHPByBuild is TunePHPByBuildText's lines: what PHP logged under
+	// each php.build the trials ran, when they ran more than one.
+	PHPByBuild string
 }
 
 // trialErrors is one trial's failed requests as its servers' logs
@@ -225,6 +228,9 @@ func renderHTML(w io.Writer, r Run) error {
 			v.Files = append(v.Files, file{n, t.Files[n]})
 		}
 		v.TuneVerdict = t.TheVerdict()
+		var php strings.Builder
+		TunePHPByBuildText(&php, t)
+		v.PHPByBuild = strings.TrimSpace(php.String())
 		v.Verdict, v.VerdictGood = v.TuneVerdict.Sentence, v.TuneVerdict.Outcome == results.VerdictFaster
 		v.TrialWarnings, v.TrialFacts = trialWarnings(t)
 		v.HoldoutErrors = holdoutErrors(t)

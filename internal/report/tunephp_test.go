@@ -37,3 +37,23 @@ func TestTunePHPByBuildText(t *testing.T) {
 		t.Errorf("one PHP printed %q", b.String())
 	}
 }
+
+// TestTunePHPByBuildHTML: the report's HTML carries the same lines.
+func TestTunePHPByBuildHTML(t *testing.T) {
+	fatal := &results.PHPErrors{Classes: []results.PHPErrorClass{{Class: "fatal", Count: 3,
+		Files: []results.PHPErrorFile{{File: "poly.php", Count: 3, Example: "Cannot redeclare function array_find()"}}}}}
+	res := &results.Tune{
+		Decisions: []results.Decision{{Name: "php.build=debian-8.4", Verdict: "rejected: 3 fatal PHP errors"}},
+		Trials: []results.Trial{
+			{Config: map[string]string{}, Bench: &results.Bench{Requests: 100, ThroughputRPS: 10}},
+			{Config: map[string]string{"php.build": "debian-8.4"}, Bench: &results.Bench{Requests: 100, ThroughputRPS: 10, ServerErrors: &results.ServerErrors{PHP: fatal}}},
+		},
+	}
+	var b strings.Builder
+	if err := renderHTML(&b, Run{Tune: res}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<pre id="php-by-build">PHP&#39;s messages by php.build`) || !strings.Contains(b.String(), "fatal error most from poly.php") {
+		t.Errorf("the HTML report lacks the PHP lines by build")
+	}
+}
