@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // File is one php.ini file a PHP reads, with its settings.
@@ -87,6 +88,10 @@ func Carry(in CarryInput) Carried {
 			continue
 		}
 		if t, ok := target[k]; ok && t.Value == s.e.Value {
+			continue
+		}
+		if strings.ContainsFunc(s.e.Raw+s.e.Value, func(r rune) bool { return unicode.IsControl(r) && r != '\t' }) {
+			out.Dropped = append(out.Dropped, fmt.Sprintf("%s (%s): its value holds a control character", k, s.from))
 			continue
 		}
 		said := fmt.Sprintf("%s = %s (%s)", k, s.e.Value, s.from)

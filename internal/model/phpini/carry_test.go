@@ -42,6 +42,16 @@ func TestCarry(t *testing.T) {
 	}
 }
 
+// TestCarryControlCharacter: a value with a control character (PHP
+// would read it otherwise, or not at all) is listed, not carried.
+func TestCarryControlCharacter(t *testing.T) {
+	live := []File{{"/etc/php/8.2/fpm/conf.d/99-x.ini", []Entry{{Key: "user_agent", Value: "a\x00b", Raw: "\"a\x00b\"", Line: 1}, {Key: "error_reporting", Value: "E_ALL\t& ~E_NOTICE", Raw: "E_ALL\t& ~E_NOTICE", Line: 2}}}}
+	got := Carry(CarryInput{Live: live, To: "8.4"})
+	if !reflect.DeepEqual(got.Lines, []string{"error_reporting = E_ALL\t& ~E_NOTICE"}) || len(got.Dropped) != 1 || !strings.Contains(got.Dropped[0], "user_agent (/etc/php/8.2/fpm/conf.d/99-x.ini:1): its value holds a control character") {
+		t.Errorf("lines %q dropped %q", got.Lines, got.Dropped)
+	}
+}
+
 func TestDeprecation(t *testing.T) {
 	for _, tc := range []struct {
 		key, value string

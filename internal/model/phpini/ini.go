@@ -24,9 +24,13 @@ type Entry struct {
 // comments, section headers ignored (phptune reads what applies to every
 // request; [PATH=]/[HOST=] sections are not php-fpm's), values
 // double-quoted or bare (a trailing "; comment" cut). Lines it cannot
-// read are skipped, as PHP warns and goes on.
+// read are skipped, as PHP warns and goes on. A line ends at "\n",
+// "\r\n" or "\r", as for PHP.
 func Parse(b []byte) []Entry {
 	var out []Entry
+	// PHP's ini scanner ends a line at "\r" too: so does this reader (a
+	// value never spans one).
+	b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {

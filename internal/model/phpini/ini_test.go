@@ -15,6 +15,7 @@ func TestParse(t *testing.T) {
 		{"quoted with comment", "[PHP]\ndate.timezone = \"Europe/Paris\" ; here\n", []Entry{{"date.timezone", "Europe/Paris", `"Europe/Paris"`, 2}}},
 		{"expression kept bare", "error_reporting = E_ALL & ~E_DEPRECATED ; c\n", []Entry{{"error_reporting", "E_ALL & ~E_DEPRECATED", "E_ALL & ~E_DEPRECATED", 1}}},
 		{"unterminated quote", "x=\"open\n", []Entry{{"x", "open", `"open"`, 1}}},
+		{"carriage return ends a line", "a = 1\rb = \"2\"\r\nc=3", []Entry{{"a", "1", "1", 1}, {"b", "2", `"2"`, 2}, {"c", "3", "3", 3}}},
 		{"comments and junk", "; a\n# b\nno equals\nbad key = 1\n=2\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func FuzzParse(f *testing.F) {
 			if e.Key == "" || strings.ContainsAny(e.Key, " \t\"") {
 				t.Fatalf("bad key %q", e.Key)
 			}
-			if strings.ContainsAny(e.Raw, "\n\r") {
+			if strings.ContainsAny(e.Raw+e.Value, "\n\r") {
 				t.Fatalf("raw value %q spans lines", e.Raw)
 			}
 		}
