@@ -11,6 +11,10 @@ GO=${GO:-go}
 BIN=${BIN:-bin/phptune}
 home=$(mktemp -d /var/lib/phptune-php84-XXXXXX)
 chmod 755 "$home"
-trap 'PHPTUNE_HOME=$home "$BIN" php remove 8.4 >/dev/null 2>&1 || true; rm -rf "$home"' EXIT
+# A go test cut off by its timeout skips its cleanups: its labs are taken
+# down here, before the root and the home go.
+trap 'PHPTUNE_HOME=$home "$BIN" lab down --all >/dev/null 2>&1 || true
+	PHPTUNE_HOME=$home "$BIN" php remove 8.4 >/dev/null 2>&1 || true
+	rm -rf --one-file-system "$home"' EXIT
 PHPTUNE_HOME=$home "$BIN" php add 8.4
 PHPTUNE_PHP_ROOT_HOME=$home bash test/realserver.sh "$GO" test -count=1 -timeout 20m -p 1 -v -run 'TestSitePHP84OnProductionServer' ./internal/cli/

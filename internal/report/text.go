@@ -148,8 +148,8 @@ func tuneText(w io.Writer, res *results.Tune) error {
 				fmt.Fprintf(w, "  %-34s skipped: %s\n", d.Name, d.Skipped)
 			case d.Rounds == 0 && !d.Adopted:
 				// Dropped at its first trial (over a limit, or it broke the
-				// site): no ratio was measured.
-				fmt.Fprintf(w, "  %-34s no ratio: %s, kept the incumbent\n", d.Name, d.Verdict)
+				// site), or never measured: no ratio.
+				fmt.Fprintf(w, "  %-34s no ratio (0 rounds): %s, kept the incumbent\n", d.Name, d.Verdict)
 			default:
 				adopted := "kept the incumbent"
 				if d.Adopted {

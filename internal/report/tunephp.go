@@ -24,6 +24,7 @@ func TunePHPByBuildText(w io.Writer, res *results.Tune) {
 	type agg struct {
 		cc     results.CompareConfig
 		trials int
+		unread int // trials whose servers' logs were not read
 		recs   []*results.PHPErrors
 	}
 	by := map[string]*agg{}
@@ -41,9 +42,13 @@ func TunePHPByBuildText(w io.Writer, res *results.Tune) {
 			by[id] = a
 		}
 		a.trials++
+		if t.Bench.ServerErrors == nil {
+			a.unread++
+			continue
+		}
 		a.cc.Requests = append(a.cc.Requests, t.Bench.Requests)
 		a.cc.RPS = append(a.cc.RPS, t.Bench.ThroughputRPS)
-		if t.Bench.ServerErrors != nil && t.Bench.ServerErrors.PHP != nil {
+		if t.Bench.ServerErrors.PHP != nil {
 			a.recs = append(a.recs, t.Bench.ServerErrors.PHP)
 		}
 	}
@@ -64,11 +69,19 @@ func TunePHPByBuildText(w io.Writer, res *results.Tune) {
 	fmt.Fprintln(w, "\nPHP's messages by php.build (every measured trial of each):")
 	for _, id := range ids {
 		a := by[id]
+		if len(a.cc.Requests) == 0 {
+			fmt.Fprintf(w, "  %s (%s): not known: the servers' logs of its %d trials were not read\n", termsafe.Line(id), buildName(id, builds), a.trials)
+			continue
+		}
 		a.cc.PHPErrors = errlog.MergePHP(a.recs...)
 		noun := "trials"
 		if a.trials == 1 {
 			noun = "trial"
 		}
-		fmt.Fprintf(w, "  %s (%s, %d %s): %s\n", termsafe.Line(id), buildName(id, builds), a.trials, noun, phpRates(a.cc))
+		unread := ""
+		if a.unread > 0 {
+			unread = fmt.Sprintf("; %d not counted: its servers' logs were not read", a.unread)
+		}
+		fmt.Fprintf(w, "  %s (%s, %d %s%s): %s\n", termsafe.Line(id), buildName(id, builds), a.trials, noun, unread, phpRates(a.cc))
 	}
 }

@@ -11,22 +11,21 @@ func TestTunePHPByBuildText(t *testing.T) {
 	fatal := &results.PHPErrors{Classes: []results.PHPErrorClass{{Class: "fatal", Count: 250,
 		Files: []results.PHPErrorFile{{File: "poly.php", Count: 250, Example: "Cannot redeclare function array_find()"}}}}}
 	trial := func(build string, reqs int64, php *results.PHPErrors) results.Trial {
-		b := &results.Bench{Requests: reqs, ThroughputRPS: float64(reqs) / 10}
-		if php != nil {
-			b.ServerErrors = &results.ServerErrors{PHP: php}
-		}
+		b := &results.Bench{Requests: reqs, ThroughputRPS: float64(reqs) / 10, ServerErrors: &results.ServerErrors{PHP: php}}
 		cfg := map[string]string{"pm": "static"}
 		if build != "" {
 			cfg["php.build"] = build
 		}
 		return results.Trial{Config: cfg, Bench: b}
 	}
-	res := &results.Tune{Trials: []results.Trial{trial("", 1000, nil), trial("debian-8.4", 1000, fatal), trial("distro", 1000, nil), {Config: map[string]string{}}}}
+	unread := trial("", 500, nil)
+	unread.Bench.ServerErrors = nil
+	res := &results.Tune{Trials: []results.Trial{trial("", 1000, nil), trial("debian-8.4", 1000, fatal), trial("distro", 1000, nil), {Config: map[string]string{}}, unread}}
 	res.Environment = &results.Environment{PHPBuilds: []results.PHPBuild{{ID: "debian-8.4", PHPVersion: "8.4.28"}}}
 	var b strings.Builder
 	TunePHPByBuildText(&b, res)
 	want := "\nPHP's messages by php.build (every measured trial of each):\n" +
-		"  distro (the distro's PHP, 2 trials): 0 fatal errors, 0 warnings, 0 deprecations per 1000 requests (2000 requests)\n" +
+		"  distro (the distro's PHP, 3 trials; 1 not counted: its servers' logs were not read): 0 fatal errors, 0 warnings, 0 deprecations per 1000 requests (2000 requests)\n" +
 		"  debian-8.4 (PHP 8.4.28, 1 trial): 250 fatal errors, 0 warnings, 0 deprecations per 1000 requests (1000 requests); fatal error most from poly.php (250: Cannot redeclare function array_find())\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

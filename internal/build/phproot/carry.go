@@ -25,6 +25,12 @@ import (
 // (opcache, JIT, realpath cache...) are set after both, as on the
 // installed PHP.
 
+// fpmDirectives are the php.ini settings the FPM SAPI itself registers
+// (php-fpm's fpm_main.c, PHP 8.2 to 8.4): the root's CLI, asked for the
+// settings it knows, does not list them.
+var fpmDirectives = []string{"cgi.rfc2616_headers", "cgi.nph", "cgi.force_redirect", "cgi.redirect_status_env",
+	"cgi.fix_pathinfo", "cgi.discard_path", "fastcgi.logging", "fastcgi.error_header", "fpm.config"}
+
 // directiveName is what ini_get_all's keys look like.
 var directiveName = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 
@@ -101,7 +107,7 @@ func carryFrom(r *Root, from, iniFile, scanDir, stock string) (lines, notes []st
 	}
 	if len(known) > 0 {
 		in.Known = map[string]bool{}
-		for _, k := range known {
+		for _, k := range append(known, fpmDirectives...) {
 			in.Known[k] = true
 		}
 	}
@@ -143,26 +149,44 @@ func phpKnobs() map[string]bool {
 }
 
 // readSystemIni reads a php.ini file of the installed PHP as root does:
-// only root's files in directories only root can write, a conf.d link
-// followed only when root owns it.
+// only root's files in directories only root can write; a link (a
+// conf.d entry into mods-available) is followed one hop at a time, each
+// hop a link of root's in such directories, at most 8.
 func readSystemIni(path string) ([]byte, error) {
-	st, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
+	b, err := readSystemIniFrom(path)
+	if err != nil && !strings.HasPrefix(err.Error(), path) {
+		err = fmt.Errorf("%s, through its links: %w", path, err)
 	}
-	if st.Mode()&os.ModeSymlink != 0 {
-		if !ownedByRoot(st) {
-			return nil, fmt.Errorf("%s is a link not of root's", path)
-		}
+	return b, err
+}
+
+// readSystemIniFrom is readSystemIni; its errors name the hop they met.
+func readSystemIniFrom(path string) ([]byte, error) {
+	for hops := 0; ; hops++ {
 		if u := saferead.RootOnlyParents(path); u != nil {
 			return nil, fmt.Errorf("%s: %v", path, u)
 		}
-		if path, err = filepath.EvalSymlinks(path); err != nil {
+		st, err := os.Lstat(path)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if u := saferead.RootOnlyParents(path); u != nil {
-		return nil, fmt.Errorf("%s: %v", path, u)
+		if st.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		if !ownedByRoot(st) {
+			return nil, fmt.Errorf("%s is a link not of root's", path)
+		}
+		if hops == 8 {
+			return nil, fmt.Errorf("%s: more than 8 links", path)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return nil, err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = filepath.Clean(target)
 	}
 	rule := saferead.AnyOwner
 	if os.Geteuid() == 0 {

@@ -43,14 +43,14 @@ func TestCarryFrom(t *testing.T) {
 	write(r.Host(r.FPMIni), "[PHP]\nmemory_limit = 128M\nmax_execution_time = 30\n")
 
 	lines, notes := carryFrom(r, "8.2", ini, filepath.Join(etc, "fpm/conf.d"), stock)
+	text := strings.Join(notes, "\n")
 	want := []string{"; carried from PHP 8.2's configuration (changed from Debian's defaults):", "post_max_size = 64M", `upload_max_filesize = "64M"`}
 	if !reflect.DeepEqual(lines, want) {
 		t.Errorf("lines %q\nwant  %q", lines, want)
 	}
-	text := strings.Join(notes, "\n")
 	for _, w := range []string{
 		"PHP 8.2's settings carried onto Debian 13's php.ini: post_max_size (" + ini + ":3), upload_max_filesize (",
-		"not carried: imap.enable_insecure_rsh = 1 (" + etc + "/fpm/conf.d/99-site.ini:2): PHP 8.4 here has no such setting",
+		"not carried: imap.enable_insecure_rsh (" + etc + "/fpm/conf.d/99-site.ini:2): PHP 8.4 here has no such setting",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("notes lack %q:\n%s", w, text)
@@ -59,6 +59,34 @@ func TestCarryFrom(t *testing.T) {
 	if strings.Contains(text, "not read") {
 		t.Errorf("a file was not read:\n%s", text)
 	}
+
+	// cgi.fix_pathinfo is php-fpm's own setting: the root's CLI does not
+	// list it, and it is carried all the same.
+	write(filepath.Join(etc, "fpm/conf.d/97-fpm.ini"), "cgi.fix_pathinfo = 0\n")
+	// A root link to a directory the site's account owns, where a link of
+	// that account's leads to a secret file of root's: not followed.
+	site := filepath.Join(dir, "site")
+	write(filepath.Join(dir, "secret.ini"), "db_password = hunter2\n")
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "secret.ini"), filepath.Join(site, "php.ini")); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(filepath.Join(site, "php.ini"), 65534, 65534)
+	os.Chown(site, 65534, 65534)
+	if err := os.Symlink(filepath.Join(site, "php.ini"), filepath.Join(etc, "fpm/conf.d/98-chain.ini")); err != nil {
+		t.Fatal(err)
+	}
+	lines, notes = carryFrom(r, "8.2", ini, filepath.Join(etc, "fpm/conf.d"), stock)
+	text = strings.Join(notes, "\n")
+	if !strings.Contains(strings.Join(lines, "\n"), "cgi.fix_pathinfo = 0") {
+		t.Errorf("cgi.fix_pathinfo was not carried: %q\n%s", lines, text)
+	}
+	if strings.Contains(text+strings.Join(lines, "\n"), "hunter2") || strings.Contains(text, "db_password") || !strings.Contains(text, "98-chain.ini") {
+		t.Errorf("the chain of links was followed, or not named:\n%s", text)
+	}
+	os.Remove(filepath.Join(etc, "fpm/conf.d/98-chain.ini"))
 
 	// A conf.d file another account can write is not read, and said so.
 	os.Chmod(filepath.Join(etc, "fpm/conf.d/99-site.ini"), 0o666)

@@ -70,7 +70,7 @@ func Carry(in CarryInput) Carried {
 	live := map[string]set{}
 	for _, f := range in.Live {
 		for _, e := range f.Entries {
-			if notCarried[e.Key] || in.Skip[e.Key] {
+			if notCarried[strings.ToLower(e.Key)] || in.Skip[e.Key] {
 				continue
 			}
 			live[e.Key] = set{e, fmt.Sprintf("%s:%d", f.Path, e.Line)}
@@ -90,26 +90,48 @@ func Carry(in CarryInput) Carried {
 		if t, ok := target[k]; ok && t.Value == s.e.Value {
 			continue
 		}
-		if strings.ContainsFunc(s.e.Raw+s.e.Value, func(r rune) bool { return unicode.IsControl(r) && r != '\t' }) {
-			out.Dropped = append(out.Dropped, fmt.Sprintf("%s (%s): its value holds a control character", k, s.from))
+		// Values are not said: a setting of an extension the root lacks
+		// can be a licence key or a token.
+		where := fmt.Sprintf("%s (%s)", k, s.from)
+		if why := unwritable(s.e); why != "" {
+			out.Dropped = append(out.Dropped, where+": its value "+why)
 			continue
 		}
-		said := fmt.Sprintf("%s = %s (%s)", k, s.e.Value, s.from)
 		if in.Known != nil && !in.Known[k] {
-			out.Dropped = append(out.Dropped, said+": PHP "+in.To+" here has no such setting (removed, or its extension is not in the root)")
+			out.Dropped = append(out.Dropped, where+": PHP "+in.To+" here has no such setting (removed, or its extension is not in the root)")
 			continue
 		}
 		if why := Deprecation(k, s.e.Value); why != "" {
-			out.Deprecated = append(out.Deprecated, said+": "+why)
+			out.Deprecated = append(out.Deprecated, fmt.Sprintf("%s = %s (%s): %s", k, s.e.Value, s.from, why))
 		}
-		raw := s.e.Raw
-		if raw == "" {
-			raw = `"` + s.e.Value + `"`
-		}
-		out.Lines = append(out.Lines, k+" = "+raw)
+		out.Lines = append(out.Lines, k+" = "+s.e.Raw)
 		out.Settings = append(out.Settings, fmt.Sprintf("%s (%s)", k, s.from))
 	}
 	return out
+}
+
+// unwritable says why e's value is not written again as it was read
+// ("" when it can be: PHP reads the line "key = Raw" back as Value):
+// a control character; a quoted string followed by more (Raw ""); a
+// quote, a backslash or an environment variable, which PHP would read
+// otherwise in another file, or where the lab's environment differs.
+func unwritable(e Entry) string {
+	raw := e.Raw
+	switch {
+	case strings.ContainsFunc(raw+e.Value, func(r rune) bool { return unicode.IsControl(r) && r != '\t' }):
+		return "holds a control character"
+	case raw == "":
+		return "is not one quoted string"
+	case strings.Contains(raw, "${"):
+		return "names an environment variable (the lab's environment is not production's)"
+	case strings.HasPrefix(raw, `"`):
+		if len(raw) < 2 || !strings.HasSuffix(raw, `"`) || strings.ContainsAny(raw[1:len(raw)-1], `"\`) {
+			return "has a quote or backslash inside its quotes"
+		}
+	case strings.ContainsAny(raw, `"'\`):
+		return "has a quote or backslash outside quotes"
+	}
+	return ""
 }
 
 // Deprecation says why PHP 8.3 or 8.4 deprecates setting key to value

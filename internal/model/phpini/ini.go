@@ -14,7 +14,9 @@ import (
 // Entry is one "key = value" line of a php.ini file. Value is what PHP
 // reads (quotes taken off, a trailing comment cut); Raw is the value as
 // written (quotes kept: an unquoted value may be an expression of
-// constants, E_ALL & ~E_DEPRECATED, that a quoted one is not).
+// constants, E_ALL & ~E_DEPRECATED, that a quoted one is not), or ""
+// when the quoted string is followed by more than a comment (PHP joins
+// "a" "b"; an escaped quote): a form Raw does not hold.
 type Entry struct {
 	Key, Value, Raw string
 	Line            int
@@ -47,7 +49,11 @@ func Parse(b []byte) []Entry {
 		raw := v
 		if strings.HasPrefix(v, `"`) {
 			if end := strings.IndexByte(v[1:], '"'); end >= 0 {
+				rest := strings.TrimSpace(v[end+2:])
 				v, raw = v[1:1+end], v[:end+2]
+				if rest != "" && rest[0] != ';' {
+					raw = "" // "a" "b", "x\"y": not this one string
+				}
 			} else {
 				v = v[1:]
 				raw = `"` + v + `"`

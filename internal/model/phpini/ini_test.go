@@ -36,6 +36,13 @@ func FuzzParse(f *testing.F) {
 			if strings.ContainsAny(e.Raw+e.Value, "\n\r") {
 				t.Fatalf("raw value %q spans lines", e.Raw)
 			}
+			// What Carry writes again reads back as the same value.
+			if unwritable(e) == "" {
+				back := Parse([]byte(e.Key + " = " + e.Raw + "\n"))
+				if len(back) != 1 || back[0].Value != e.Value {
+					t.Fatalf("%s = %s read back as %#v, not %q", e.Key, e.Raw, back, e.Value)
+				}
+			}
 		}
 	})
 }

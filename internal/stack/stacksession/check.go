@@ -3,7 +3,6 @@ package stacksession
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/phptune/phptune/internal/servers/apps"
@@ -72,7 +71,7 @@ func CheckWorkload(spec, app string) error {
 		}
 		return nil
 	}
-	fh, err := os.Open(spec)
+	fh, err := workload.OpenScenario(spec)
 	if err != nil {
 		return refuse("Try: --workload front, --workload /path, or a scenario file", "--workload %q is not front, comment, a path starting with / or a readable scenario file: %v", spec, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/phptune/phptune/internal/base/saferead"
 	"github.com/phptune/phptune/internal/servers/mariadb"
 	"github.com/phptune/phptune/internal/stack/lab"
 	"github.com/phptune/phptune/internal/traffic/accesslog"
@@ -58,13 +59,25 @@ func Builtin(name string) (app string, ok bool) {
 
 // IsPath says spec names a page to GET ("/shop/"): it starts with "/"
 // and is not a regular file of this machine, which is read as a scenario
-// file (--workload /root/shop.scenario).
+// file (--workload /root/shop.scenario), nor named like one (a name
+// ending in .scenario).
 func IsPath(spec string) bool {
-	if !strings.HasPrefix(spec, "/") {
+	if !strings.HasPrefix(spec, "/") || strings.HasSuffix(spec, ScenarioSuffix) {
 		return false
 	}
 	st, err := os.Stat(spec)
 	return err != nil || !st.Mode().IsRegular()
+}
+
+// ScenarioSuffix ends a scenario file's name by convention: a spec
+// ending so is a file, never a page, so a mistyped or deleted
+// /root/shop.scenario is refused instead of measured as a page.
+const ScenarioSuffix = ".scenario"
+
+// OpenScenario opens a scenario file: a regular file (a FIFO swapped in
+// would block), not through a link at its last component.
+func OpenScenario(spec string) (*os.File, error) {
+	return saferead.Open(spec, saferead.AnyOwner)
 }
 
 // Parse turns a workload spec into requests for lab l: "front" (GET
@@ -98,7 +111,7 @@ func Parse(ctx context.Context, l *lab.Lab, spec string) (Workload, error) {
 		w, _, err := FromSpec(spec)
 		return w, err
 	}
-	f, err := os.Open(spec)
+	f, err := OpenScenario(spec)
 	if err != nil {
 		return Workload{}, fmt.Errorf("workload %q is not front, comment, a path starting with / or a readable scenario file: %w", spec, err)
 	}

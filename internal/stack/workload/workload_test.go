@@ -114,6 +114,7 @@ func TestIsPath(t *testing.T) {
 		want bool
 	}{
 		{"/shop/", true}, {"/", true}, {"/tmp", true}, {file, false}, {"shop.scenario", false}, {"front", false},
+		{"/root/mistyped.scenario", false},
 	} {
 		if got := IsPath(tc.spec); got != tc.want {
 			t.Errorf("IsPath(%q) = %v, want %v", tc.spec, got, tc.want)
