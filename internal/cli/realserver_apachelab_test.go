@@ -20,6 +20,7 @@ func TestSiteApacheLabOnProductionServer(t *testing.T) {
 	needRealServerApache(t, "event")
 	home := labtest.Home(t)
 	t.Setenv("PHPTUNE_HOME", home)
+	t.Chdir(t.TempDir()) // bench writes its report in the working directory
 	db := productionDB(t)
 	before, conns := productionStateOf(t, db, "wiki")
 	files := docrootSums(t, "/var/www/wiki")

@@ -34,6 +34,7 @@ func TestSiteApacheModPHPLabOnProductionServer(t *testing.T) {
 	needRealServerApache(t, "modphp")
 	home := labtest.Home(t)
 	t.Setenv("PHPTUNE_HOME", home)
+	t.Chdir(t.TempDir()) // bench writes its report in the working directory
 	db := productionDB(t)
 	before, conns := productionStateOf(t, db, "wiki")
 	sums := map[string]string{}
