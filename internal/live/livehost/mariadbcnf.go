@@ -30,6 +30,10 @@ type cnfLine struct {
 	line  int
 }
 
+// cnfSpace is the space MariaDB trims around names and values: ASCII
+// bytes only (my_print_defaults keeps a leading U+0085).
+const cnfSpace = " \t\r\v\f"
+
 // parseCnf reads an option file's text as MariaDB's my_load_defaults
 // does: leading space skipped; '#' or ';' first is a comment; [group];
 // !include FILE and !includedir DIR; otherwise name[=value], a '#'
@@ -46,7 +50,7 @@ func parseCnf(text string) ([]cnfLine, error) {
 			continue
 		case line[0] == '!':
 			word, arg, _ := strings.Cut(line, " ")
-			arg = strings.Trim(arg, " \t\r\v\f")
+			arg = strings.Trim(arg, cnfSpace)
 			switch word {
 			case "!include":
 				out = append(out, cnfLine{kind: 'i', value: arg, line: n + 1})
@@ -73,12 +77,12 @@ func parseCnf(text string) ([]cnfLine, error) {
 		}
 		line = cutCnfComment(line)
 		name, value, hasValue := strings.Cut(line, "=")
-		name = strings.ReplaceAll(strings.Trim(name, " \t\r\v\f"), "-", "_")
+		name = strings.ReplaceAll(strings.Trim(name, cnfSpace), "-", "_")
 		if name == "" {
 			continue
 		}
 		if hasValue {
-			value = unescapeCnf(strings.Trim(value, " \t\r\v\f"))
+			value = unescapeCnf(strings.Trim(value, cnfSpace))
 		}
 		out = append(out, cnfLine{kind: 'o', group: group, name: name, value: value, line: n + 1})
 	}
