@@ -3,7 +3,6 @@ package phproot
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -73,7 +72,7 @@ func carryFrom(r *Root, from, iniFile, scanDir, stock string) (lines, notes []st
 	in.To, in.Skip = r.Version, phpKnobs()
 	var unread []string
 	read := func(path string) []phpini.Entry {
-		b, err := readSystemIni(path)
+		b, err := saferead.RootConfig(path, 4<<20)
 		if err != nil {
 			unread = append(unread, err.Error())
 			return nil
@@ -146,51 +145,4 @@ func phpKnobs() map[string]bool {
 		}
 	}
 	return m
-}
-
-// readSystemIni reads a php.ini file of the installed PHP as root does:
-// only root's files in directories only root can write; a link (a
-// conf.d entry into mods-available) is followed one hop at a time, each
-// hop a link of root's in such directories, at most 8.
-func readSystemIni(path string) ([]byte, error) {
-	b, err := readSystemIniFrom(path)
-	if err != nil && !strings.HasPrefix(err.Error(), path) {
-		err = fmt.Errorf("%s, through its links: %w", path, err)
-	}
-	return b, err
-}
-
-// readSystemIniFrom is readSystemIni; its errors name the hop they met.
-func readSystemIniFrom(path string) ([]byte, error) {
-	for hops := 0; ; hops++ {
-		if u := saferead.RootOnlyParents(path); u != nil {
-			return nil, fmt.Errorf("%s: %v", path, u)
-		}
-		st, err := os.Lstat(path)
-		if err != nil {
-			return nil, err
-		}
-		if st.Mode()&os.ModeSymlink == 0 {
-			break
-		}
-		if !ownedByRoot(st) {
-			return nil, fmt.Errorf("%s is a link not of root's", path)
-		}
-		if hops == 8 {
-			return nil, fmt.Errorf("%s: more than 8 links", path)
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return nil, err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = filepath.Clean(target)
-	}
-	rule := saferead.AnyOwner
-	if os.Geteuid() == 0 {
-		rule = saferead.MineAlone
-	}
-	return saferead.Whole(path, 4<<20, rule)
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/phptune/phptune/internal/live/livehost/hosttest"
@@ -222,5 +223,44 @@ func TestDocRootLinkOfAnotherAccount(t *testing.T) {
 	}
 	if d := readDocRoot(filepath.Join(open, "site")); !strings.Contains(d.Error, "another account can write: not followed") {
 		t.Errorf("a link in a world-writable directory was followed: %+v", d)
+	}
+	// A chain: root's link leads into a directory of the site's account
+	// (a deployment's "releases"), where that account's own link points
+	// at a directory of root's secrets. Each hop is checked, not only the
+	// first.
+	secrets := filepath.Join(base, "secrets")
+	os.Mkdir(secrets, 0o700)
+	os.WriteFile(filepath.Join(secrets, "key.php"), []byte("<?php // secret"), 0o600)
+	deploy := filepath.Join(base, "deploy")
+	os.Mkdir(deploy, 0o755)
+	if err := os.Symlink(secrets, filepath.Join(deploy, "current")); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(filepath.Join(deploy, "current"), 65534, 65534)
+	os.Chown(deploy, 65534, 65534)
+	if err := os.Symlink(filepath.Join(deploy, "current"), filepath.Join(base, "www")); err != nil {
+		t.Fatal(err)
+	}
+	d := readDocRoot(filepath.Join(base, "www"))
+	if !strings.Contains(d.Error, deploy+"/current is a link in "+deploy) || d.Files != 0 {
+		t.Errorf("a chain through another account's link was followed: %+v", d)
+	}
+	if fd, err := openDir(filepath.Join(base, "www")); err == nil {
+		syscall.Close(fd)
+		t.Errorf("openDir followed a chain through another account's link")
+	}
+	// A relative link of root's, to a directory reached through more of
+	// root's links, resolves to the real directory.
+	if err := os.Symlink("current", filepath.Join(base, "live")); err != nil {
+		t.Fatal(err)
+	}
+	if d := readDocRoot(filepath.Join(base, "live")); d.Error != "" || d.Real != real {
+		t.Errorf("root's relative chain: %+v", d)
+	}
+	// A loop ends.
+	os.Symlink("loop-b", filepath.Join(base, "loop-a"))
+	os.Symlink("loop-a", filepath.Join(base, "loop-b"))
+	if d := readDocRoot(filepath.Join(base, "loop-a")); !strings.Contains(d.Error, "more than") {
+		t.Errorf("a loop of links: %+v", d)
 	}
 }

@@ -16,11 +16,7 @@ const maxWalk = 2_000_000
 // their bytes (links are counted, never followed).
 func readDocRoot(path string) DocRoot {
 	d := DocRoot{Path: path}
-	if err := trustedLinks(path); err != nil {
-		d.Error = err.Error()
-		return d
-	}
-	real, err := filepath.EvalSymlinks(path)
+	real, err := trustedLinks(path)
 	if err != nil {
 		d.Error = err.Error()
 		return d
@@ -61,40 +57,57 @@ func readDocRoot(path string) DocRoot {
 	return d
 }
 
-// trustedLinks refuses a path that leads through a link another account
-// could have made or changed: a link is followed only when the directory
-// holding it is root's and no one else can write it (a deployment's
-// "current" link in root's /var/www is; a link the site's account
-// planted in its own docroot is not).
-func trustedLinks(path string) error {
+// trustedLinks resolves path's links, one hop at a time, refusing a
+// link another account could have made or changed: a link is followed
+// only when the directory holding it is root's and no one else can
+// write it (a deployment's "current" link in root's /var/www is; a link
+// the site's account planted in its own docroot is not, nor one its
+// target holds). It returns the path reached, with no link left: the
+// caller opens that, links refused, so a directory swapped for a link
+// after the check fails rather than leading elsewhere.
+func trustedLinks(path string) (string, error) {
+	return trustedLinksFrom(filepath.Clean(path), 0)
+}
+
+// maxLinkHops bounds the links trustedLinks follows (a loop ends).
+const maxLinkHops = 40
+
+func trustedLinksFrom(path string, hops int) (string, error) {
 	cur := "/"
-	for _, part := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i, part := range parts {
 		if part == "" {
 			continue
 		}
 		next := filepath.Join(cur, part)
 		st, err := os.Lstat(next)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if st.Mode()&os.ModeSymlink != 0 {
-			dir, err := os.Stat(cur)
+			dir, err := os.Lstat(cur)
 			if err != nil {
-				return err
+				return "", err
 			}
 			sys, ok := dir.Sys().(*syscall.Stat_t)
-			if !ok || sys.Uid != 0 || dir.Mode().Perm()&0o022 != 0 {
-				return fmt.Errorf("%s is a link in %s, which another account can write: not followed (give the real directory)", next, cur)
+			if !ok || !dir.IsDir() || sys.Uid != 0 || dir.Mode().Perm()&0o022 != 0 {
+				return "", fmt.Errorf("%s is a link in %s, which another account can write: not followed (give the real directory)", next, cur)
 			}
-			target, err := filepath.EvalSymlinks(next)
+			if hops == maxLinkHops {
+				return "", fmt.Errorf("%s: more than %d links", path, maxLinkHops)
+			}
+			target, err := os.Readlink(next)
 			if err != nil {
-				return err
+				return "", err
 			}
-			return trustedLinks(filepath.Join(target, strings.TrimPrefix(path, next)))
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(cur, target)
+			}
+			return trustedLinksFrom(filepath.Join(append([]string{target}, parts[i+1:]...)...), hops+1)
 		}
 		cur = next
 	}
-	return nil
+	return cur, nil
 }
 
 // dir is the document root to read files beneath.

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/phptune/phptune/internal/base/saferead"
 	"github.com/phptune/phptune/internal/live/livehost"
 	"github.com/phptune/phptune/internal/model/phpini"
 	"github.com/phptune/phptune/internal/watch/proc"
@@ -221,7 +221,7 @@ func readIni(c *PHPConfig, h Host, etc string, env map[string]string) {
 		c.ScanDirs = []string{h.ScanDir}
 	}
 	apply := func(file string) {
-		b, err := readTrusted(file)
+		b, err := saferead.RootConfig(file, maxIni)
 		if err != nil {
 			c.Errors = append(c.Errors, err.Error())
 			return
@@ -269,25 +269,9 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// readTrusted reads a configuration file of root's: a link is followed
-// only when the file it leads to is root's and no one else can write it.
-func readTrusted(path string) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, err
-	}
-	if real != path {
-		st, err := os.Lstat(real)
-		if err != nil {
-			return nil, err
-		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		if !ok || sys.Uid != 0 || st.Mode().Perm()&0o022 != 0 {
-			return nil, fmt.Errorf("%s leads to %s, which is not root's alone: not read", path, real)
-		}
-	}
-	return livehost.ReadConfFile(real)
-}
+// maxIni bounds a php.ini file read (livehost reads configurations to
+// 1 MiB; a php.ini with its comments is about 75 KiB).
+const maxIni = 1 << 20
 
 // masterEnv reads the environment a root-owned master (verified by
 // livehost.Masters) was started with: only PHPRC and PHP_INI_SCAN_DIR

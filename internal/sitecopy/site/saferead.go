@@ -26,10 +26,7 @@ func openDir(dir string) (int, error) {
 	}
 	fd, err := unix.Openat2(unix.AT_FDCWD, dir, how)
 	if errors.Is(err, unix.ELOOP) {
-		if terr := trustedLinks(dir); terr != nil {
-			return -1, terr
-		}
-		real, rerr := filepath.EvalSymlinks(dir)
+		real, rerr := trustedLinks(dir)
 		if rerr != nil {
 			return -1, rerr
 		}
