@@ -52,7 +52,10 @@ lab). A file that account cannot read is listed as not checked.
 Errors PHP raises only when code runs (a class name the newer PHP declares,
 a function an extension no longer has) are not found by php -l: measure the
 site on php.build=debian-VERSION (compare, tune), whose results count PHP's
-fatal errors, warnings and deprecations per configuration.`,
+fatal errors, warnings and deprecations per configuration, as PHP logs them:
+only what error_reporting lets through (Debian's php.ini leaves out
+deprecations, WordPress without WP_DEBUG deprecations and notices), where
+lint shows every message PHP raises compiling a file.`,
 		Example: `  phptune php lint 8.4 /srv/www/site
   phptune php lint 8.4 --site site.test --json`,
 		Args: cobra.RangeArgs(1, 2),

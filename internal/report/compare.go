@@ -104,7 +104,13 @@ func PHPByConfigText(w io.Writer, res *results.Compare) {
 		}
 		fmt.Fprintf(w, "  %s (%s): %s%s\n", termsafe.Line(cc.Label), buildName(cc.Config[knob.BuildKnob], res.Builds), ratio, phpRates(cc))
 	}
+	fmt.Fprintln(w, "  "+PHPLogCaveat)
 }
+
+// PHPLogCaveat says what the counts of PHP's messages leave out: PHP logs
+// only what error_reporting lets through, and the lab keeps the site's
+// (a lab that logged more would not measure production's work).
+const PHPLogCaveat = "(as PHP logged them: only what error_reporting lets through; Debian's php.ini leaves out deprecations, WordPress without WP_DEBUG notices too; phptune php lint lists those raised compiling each file)"
 
 // buildsDiffer says whether configs ran more than one php.build ("" is
 // the distro's).

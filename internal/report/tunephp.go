@@ -84,4 +84,5 @@ func TunePHPByBuildText(w io.Writer, res *results.Tune) {
 		}
 		fmt.Fprintf(w, "  %s (%s, %d %s%s): %s\n", termsafe.Line(id), buildName(id, builds), a.trials, noun, unread, phpRates(a.cc))
 	}
+	fmt.Fprintln(w, "  "+PHPLogCaveat)
 }

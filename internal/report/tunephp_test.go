@@ -26,7 +26,8 @@ func TestTunePHPByBuildText(t *testing.T) {
 	TunePHPByBuildText(&b, res)
 	want := "\nPHP's messages by php.build (every measured trial of each):\n" +
 		"  distro (the distro's PHP, 3 trials; 1 not counted: its servers' logs were not read): 0 fatal errors, 0 warnings, 0 deprecations per 1000 requests (2000 requests)\n" +
-		"  debian-8.4 (PHP 8.4.28, 1 trial): 250 fatal errors, 0 warnings, 0 deprecations per 1000 requests (1000 requests); fatal error most from poly.php (250: Cannot redeclare function array_find())\n"
+		"  debian-8.4 (PHP 8.4.28, 1 trial): 250 fatal errors, 0 warnings, 0 deprecations per 1000 requests (1000 requests); fatal error most from poly.php (250: Cannot redeclare function array_find())\n" +
+		"  " + PHPLogCaveat + "\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -54,5 +55,30 @@ func TestTunePHPByBuildHTML(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `<pre id="php-by-build">PHP&#39;s messages by php.build`) || !strings.Contains(b.String(), "fatal error most from poly.php") {
 		t.Errorf("the HTML report lacks the PHP lines by build")
+	}
+}
+
+// TestPHPByConfigText: when compare's configurations ran different PHPs,
+// each measured one gets its line, and the counts' limit is said.
+func TestPHPByConfigText(t *testing.T) {
+	dep := &results.PHPErrors{Classes: []results.PHPErrorClass{{Class: "deprecation", Count: 30,
+		Files: []results.PHPErrorFile{{File: "wp-includes/x.php", Count: 30, Example: "Implicitly marking parameter $a as nullable is deprecated"}}}}}
+	res := &results.Compare{
+		Configs: []results.CompareConfig{
+			{Label: "default", Config: map[string]string{}, RPS: []float64{100}, Requests: []int64{1000}},
+			{Label: "php84", Config: map[string]string{"php.build": "debian-8.4"}, RPS: []float64{110}, Requests: []int64{1000}, PHPErrors: dep},
+			{Label: "broken", Config: map[string]string{"php.build": "debian-8.4"}, Failed: "did not start"},
+		},
+		Summary: []results.CompareRow{{}, {RatioRPS: 1.1}},
+		Builds:  []results.PHPBuild{{ID: "debian-8.4", PHPVersion: "8.4.28"}},
+	}
+	var b strings.Builder
+	PHPByConfigText(&b, res)
+	want := "PHP's messages by configuration (each runs its own php.build):\n" +
+		"  default (the distro's PHP): 0 fatal errors, 0 warnings, 0 deprecations per 1000 requests (1000 requests)\n" +
+		"  php84 (PHP 8.4.28): 1.10× throughput; 0 fatal errors, 0 warnings, 30 deprecations per 1000 requests (1000 requests); deprecation most from wp-includes/x.php (30: Implicitly marking parameter $a as nullable is deprecated)\n" +
+		"  " + PHPLogCaveat + "\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
