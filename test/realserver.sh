@@ -91,9 +91,13 @@ server {
 	location / {
 		try_files $uri $uri/ /index.php?$args;
 	}
+	location ~ /\.ht {
+		deny all;
+	}
 	location ~ \.php$ {
 		include snippets/fastcgi-php.conf;
 		fastcgi_pass unix:/run/php/php8.2-fpm.sock;
+		fastcgi_param APP_ENV prod-Zq9;
 	}
 }
 CONF

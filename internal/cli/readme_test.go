@@ -213,6 +213,8 @@ func (r *readmeRun) check(c readmecmd.Command, args []string, stdout, stderr str
 		want("the plan (the drop-in's diff and its steps)", strings.Contains(stdout, "+++ ") && strings.Contains(stdout, "Plan: "))
 	case "site":
 		want("the site's vhost and docroot", strings.Contains(stdout, "site.test") && strings.Contains(stdout, "/var/www/site"))
+		want("the vhost's rules a lab leaves out, a parameter's value not shown", strings.Contains(stdout, "vhost rule  location ~ /\\.ht at /etc/nginx/sites-enabled/site.test:") &&
+			strings.Contains(stdout, "vhost rule  fastcgi_param APP_ENV (") && !strings.Contains(stdout, "Zq9"))
 	case "lab up":
 		want("the front page: line", strings.Contains(stdout+stderr, "front page: "))
 	case "bench":

@@ -62,6 +62,11 @@ func TestSiteOnProductionServer(t *testing.T) {
 	if !strings.Contains(out+errs, "Production site") || strings.Contains(out+errs, "answered 301") {
 		t.Errorf("lab up's page check is not the site's page:\n%s%s", out, errs)
 	}
+	// test/realserver.sh's vhost holds a location and a FastCGI parameter
+	// the lab's server block does not carry: named, the value not shown.
+	if !strings.Contains(out+errs, "nginx vhost: location ~ /\\.ht at ") || !strings.Contains(out+errs, "nginx vhost: fastcgi_param APP_ENV (") || strings.Contains(out+errs, "Zq9") {
+		t.Errorf("lab up --site does not name the vhost's rules it leaves out (or shows a parameter's value)")
+	}
 	if want := "traffic:    production's access log /var/log/nginx/site.access.log (combined): phptune tune --lab prod --workload-from-log /var/log/nginx/site.access.log\n"; !strings.Contains(out, want) {
 		t.Errorf("lab up --site does not offer production's access log; want\n%s", want)
 	}

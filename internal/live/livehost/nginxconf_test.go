@@ -222,3 +222,30 @@ func TestTokenizeNginxEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeNginxQuoteParen: nginx lets ")" follow a quoted word (an
+// if's condition: Debian 12's nginx -t accepts `if ($a = "b") {` and
+// `'b'){`), where it starts a word of its own; any other character
+// right after a quote is refused, as nginx refuses it.
+func TestTokenizeNginxQuoteParen(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{`if ($http_x = "s3cret") { return 403; }`, `if|($http_x|=|s3cret|)|{|return|403|;|}`, ""},
+		{`if ($arg_a = 'b'){ return 404; }`, `if|($arg_a|=|b|)|{|return|404|;|}`, ""},
+		{`x "a"b;`, "", `unexpected 'b' after a quoted string`},
+	} {
+		toks, err := tokenizeNginx("t.conf", []byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		var got []string
+		for _, k := range toks {
+			got = append(got, k.text)
+		}
+		if err != nil || strings.Join(got, "|") != tc.want {
+			t.Errorf("%s read as %q (%v), want %s", tc.in, got, err, tc.want)
+		}
+	}
+}

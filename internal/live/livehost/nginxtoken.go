@@ -70,7 +70,9 @@ func tokenizeNginx(file string, b []byte) ([]nginxToken, error) {
 			if !closed {
 				return nil, fmt.Errorf("%s:%d: unterminated quoted string", file, startLine)
 			}
-			if i < len(b) && !isNginxSep(b[i]) {
+			// nginx lets ")" follow a quote, as an if's condition ends
+			// ("if ($a = "b")"): it starts a word of its own.
+			if i < len(b) && !isNginxSep(b[i]) && b[i] != ')' {
 				return nil, fmt.Errorf("%s:%d: unexpected %q after a quoted string", file, line, b[i])
 			}
 			toks = append(toks, nginxToken{text: string(word), quoted: true, line: startLine, start: start, end: i})

@@ -95,6 +95,9 @@ func LiveStart(s *Site) Start {
 	if s.Vhost.Server == "apache" {
 		st.apacheStart(s, note)
 	}
+	for _, u := range s.Vhost.Uncarried {
+		note("nginx vhost: %s", u)
+	}
 	switch {
 	case s.Pool == nil && s.Vhost.ModPHP != nil:
 		note("PHP runs inside Apache (mod_php), in no php-fpm pool: a php-fpm server tried as a challenger starts from Debian's default pool")

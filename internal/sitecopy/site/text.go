@@ -58,6 +58,9 @@ func writeVhost(p linef, s *Site) {
 		p("also        %s (%s; %s)", a.At(), strings.Join(a.Names, " "), describeOther(a))
 	}
 	writeAccessLogs(p, v.AccessLogs)
+	for _, u := range v.Uncarried {
+		p("vhost rule  %s", u)
+	}
 	switch {
 	case s.DocRoot.Path == "":
 		p("docroot     not read")

@@ -53,6 +53,9 @@ type Vhost struct {
 	// AccessLogs are the access logs it writes: its own, else the
 	// server level's (AccessLog.Shared).
 	AccessLogs []AccessLog `json:"access_logs,omitempty"`
+	// Uncarried are, for an nginx server block, what of it a lab's nginx
+	// does not do (nginxUncarried), one line each.
+	Uncarried []string `json:"uncarried,omitempty"`
 }
 
 // Listen is one listen directive: its address, port, and whether it
@@ -182,6 +185,7 @@ func NginxVhosts(c *livehost.NginxConf, prefix string) []Vhost {
 			}
 		}
 		v.AccessLogs = nginxAccessLogs(d.Block, c.HTTP, prefix)
+		v.Uncarried = nginxUncarried(d.Block, c.HTTP)
 		for _, r := range []*livehost.NginxDirective{serverRoot, slashRoot, phpRoot} {
 			if r == nil {
 				continue
