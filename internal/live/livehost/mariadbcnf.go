@@ -268,13 +268,21 @@ func inRoot(root, path string) error {
 }
 
 // resolveTrusted follows path's links at its last component (at most 8),
-// each one owned by root or this process's user, and returns the regular
+// each one owned by root or this process's user in directories only
+// they can write (trustedDir: no link on the way, whoever could write
+// one could swap the file between this check and the read), and
+// returns the regular
 // file they lead to, which must belong to root or this user and be
 // writable by no one else. On a copy an absolute target is taken inside
 // root.
 func resolveTrusted(root, path string) (string, error) {
 	me := uint32(os.Geteuid())
 	for hops := 0; ; hops++ {
+		// Each hop's directories, not resolved: a directory on the way
+		// that is another account's link would pick the file read.
+		if err := trustedDir(filepath.Dir(path)); err != nil {
+			return "", fmt.Errorf("%s: %v", path, err)
+		}
 		st, err := os.Lstat(path)
 		if err != nil {
 			return "", err
@@ -289,15 +297,6 @@ func resolveTrusted(root, path string) (string, error) {
 			}
 			if st.Mode().Perm()&0o022 != 0 {
 				return "", fmt.Errorf("%s is writable by others (mode %v): chmod go-w %s", path, st.Mode().Perm(), path)
-			}
-			// Its directories too: whoever could write one could swap
-			// the file between this check and the read.
-			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-			if err != nil {
-				return "", err
-			}
-			if err := trustedDir(dir); err != nil {
-				return "", fmt.Errorf("%s: %v", path, err)
 			}
 			return path, nil
 		}

@@ -234,4 +234,22 @@ func TestReadCnfRefuses(t *testing.T) {
 	if c, err := ReadCnf(root, filepath.Join(etc, "missing.cnf")); err != nil || len(c.Files) != 0 {
 		t.Errorf("a missing top file: %v %+v", err, c)
 	}
+	// An include into a directory of another account's, where that
+	// account made "conf" a link to a directory of root's holding a
+	// file of that name: a directory on the way is a link, refused.
+	if os.Geteuid() == 0 {
+		private := filepath.Join(root, "private")
+		os.Mkdir(private, 0o700)
+		os.WriteFile(filepath.Join(private, "x.cnf"), []byte("[client]\npassword = hunter2\n"), 0o600)
+		site := filepath.Join(root, "srv", "site")
+		os.MkdirAll(site, 0o755)
+		os.Chown(site, 65534, 65534)
+		os.Symlink(private, filepath.Join(site, "conf"))
+		os.Lchown(filepath.Join(site, "conf"), 65534, 65534)
+		inc := write("inc.cnf", "[mysqld]\n!include "+filepath.Join(site, "conf", "x.cnf")+"\n", 0o644)
+		c, err := ReadCnf(root, inc)
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("an include through another account's link: %v %+v", err, c)
+		}
+	}
 }

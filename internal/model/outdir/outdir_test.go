@@ -264,4 +264,32 @@ func TestReadTrusted(t *testing.T) {
 	if _, err := ReadTrusted(p); err != nil {
 		t.Errorf("root's file in a sticky directory: %v", err)
 	}
+	// A directory above, of another account's: it swapped its "backups"
+	// for a link to a directory of root's holding a file of that name.
+	site := t.TempDir()
+	os.Chmod(site, 0o755)
+	private := filepath.Join(site, "private")
+	os.Mkdir(private, 0o700)
+	os.WriteFile(filepath.Join(private, "site.sql"), []byte("root's secret"), 0o600)
+	deploy := filepath.Join(site, "deploy")
+	os.Mkdir(deploy, 0o755)
+	os.Symlink(private, filepath.Join(deploy, "backups"))
+	os.Lchown(filepath.Join(deploy, "backups"), nobody, nobody)
+	os.Chown(deploy, nobody, nobody)
+	if b, err := ReadTrusted(filepath.Join(deploy, "backups", "site.sql")); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("a file reached through another account's directory: %q %v", b, err)
+	}
+	// A directory above that others can write, though root's own is below.
+	open := filepath.Join(site, "open")
+	os.MkdirAll(filepath.Join(open, "mine"), 0o755)
+	os.Chmod(open, 0o777)
+	os.WriteFile(filepath.Join(open, "mine", "k"), []byte("x"), 0o644)
+	if _, err := ReadTrusted(filepath.Join(open, "mine", "k")); err == nil || !strings.Contains(err.Error(), "is in "+open+", which is writable by group or others") {
+		t.Errorf("a file below a world-writable directory: %v", err)
+	}
+	// Root's link to root's directory is followed.
+	os.Symlink(filepath.Join(sticky), filepath.Join(site, "tmp-link"))
+	if _, err := ReadTrusted(filepath.Join(site, "tmp-link", "k")); err != nil {
+		t.Errorf("root's link: %v", err)
+	}
 }

@@ -42,7 +42,33 @@ func ReadTrusted(path string) ([]byte, error) {
 func OpenTrusted(path string) (*os.File, error) {
 	root := os.Geteuid() == 0
 	dirPath := filepath.Dir(filepath.Clean(path))
-	dfd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	openDir := func(p string) (int, error) {
+		return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	if root {
+		// The directories above too, as written and as resolved: one
+		// another account can write could have its entry swapped for a
+		// link to a directory of root's holding a file of that name. What
+		// is opened is the resolved directory with no link followed, the
+		// one checked.
+		real, err := filepath.EvalSymlinks(dirPath)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		for _, p := range []string{dirPath, real} {
+			if err := trustedAncestors(path, filepath.Dir(p)); err != nil {
+				return nil, err
+			}
+		}
+		dirPath = real
+		openDir = func(p string) (int, error) {
+			return unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+				Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+				Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+			})
+		}
+	}
+	dfd, err := openDir(dirPath)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -88,6 +114,31 @@ func OpenTrusted(path string) (*os.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// trustedAncestors checks dir and each directory above it, up to /:
+// owned by a trusted account and writable by no other (root's sticky
+// directories, as /tmp, pass). A link on the way must be a trusted
+// account's (its directory, checked in turn, keeps others from
+// replacing it).
+func trustedAncestors(path, dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil {
+			return &os.PathError{Op: "lstat", Path: d, Err: err}
+		}
+		if !trusted(int(st.Uid)) {
+			return untrusted(path, d, fmt.Sprintf("is owned by %s", account(int(st.Uid))))
+		}
+		link := st.Mode&unix.S_IFMT == unix.S_IFLNK
+		sticky := st.Mode&unix.S_ISVTX != 0 && st.Uid == 0
+		if !link && st.Mode&0o022 != 0 && !sticky {
+			return untrusted(path, d, fmt.Sprintf("is writable by group or others (mode %04o)", st.Mode&0o7777))
+		}
+		if d == "/" || d == "." {
+			return nil
+		}
+	}
 }
 
 // untrusted is the refusal of a file root will not read: what is wrong

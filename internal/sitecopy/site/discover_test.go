@@ -257,6 +257,16 @@ func TestDocRootLinkOfAnotherAccount(t *testing.T) {
 	if d := readDocRoot(filepath.Join(base, "live")); d.Error != "" || d.Real != real {
 		t.Errorf("root's relative chain: %+v", d)
 	}
+	// A link of root's in a directory of root's that lies in a directory
+	// another account can write: that account can swap the directory.
+	inner := filepath.Join(open, "inner")
+	os.Mkdir(inner, 0o755)
+	if err := os.Symlink(real, filepath.Join(inner, "current")); err != nil {
+		t.Fatal(err)
+	}
+	if d := readDocRoot(filepath.Join(inner, "current")); !strings.Contains(d.Error, "another account can write: not followed") {
+		t.Errorf("a link below a world-writable directory was followed: %+v", d)
+	}
 	// A loop ends.
 	os.Symlink("loop-b", filepath.Join(base, "loop-a"))
 	os.Symlink("loop-a", filepath.Join(base, "loop-b"))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/phptune/phptune/internal/base/saferead"
 )
 
 // maxWalk bounds the entries counted under a document root.
@@ -62,7 +64,7 @@ func readDocRoot(path string) DocRoot {
 // only when the directory holding it is root's and no one else can
 // write it (a deployment's "current" link in root's /var/www is; a link
 // the site's account planted in its own docroot is not, nor one its
-// target holds). It returns the path reached, with no link left: the
+// target holds, nor one below a directory another account can write). It returns the path reached, with no link left: the
 // caller opens that, links refused, so a directory swapped for a link
 // after the check fails rather than leading elsewhere.
 func trustedLinks(path string) (string, error) {
@@ -85,13 +87,11 @@ func trustedLinksFrom(path string, hops int) (string, error) {
 			return "", err
 		}
 		if st.Mode()&os.ModeSymlink != 0 {
-			dir, err := os.Lstat(cur)
-			if err != nil {
-				return "", err
-			}
-			sys, ok := dir.Sys().(*syscall.Stat_t)
-			if !ok || !dir.IsDir() || sys.Uid != 0 || dir.Mode().Perm()&0o022 != 0 {
-				return "", fmt.Errorf("%s is a link in %s, which another account can write: not followed (give the real directory)", next, cur)
+			// The link's directory and every one above it root's alone:
+			// no other account can swap the link, or a directory on its
+			// way, between this check and the Readlink.
+			if u := saferead.RootOnlyParents(next); u != nil {
+				return "", fmt.Errorf("%s is a link in %s, which another account can write: not followed (give the real directory; %v)", next, cur, u)
 			}
 			if hops == maxLinkHops {
 				return "", fmt.Errorf("%s: more than %d links", path, maxLinkHops)

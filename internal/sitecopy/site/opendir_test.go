@@ -52,3 +52,41 @@ func TestOpenDirFollowsOnlyRootsLinks(t *testing.T) {
 		t.Errorf("openDir followed a link in a directory of another account")
 	}
 }
+
+// TestReadBeneathHardLinks: a configuration with a second name whose
+// owner is not the directory's owner — another site's file the site's
+// account linked into its own docroot, where the kernel lets it — is
+// refused; a file linked between a deployment's releases, of the same
+// owner, is read.
+func TestReadBeneathHardLinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (files of other accounts)")
+	}
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	other := filepath.Join(base, "other-site")
+	os.Mkdir(other, 0o750)
+	os.WriteFile(filepath.Join(other, "wp-config.php"), []byte("<?php // the other site's password"), 0o640)
+	os.Chown(filepath.Join(other, "wp-config.php"), 1234, 1234)
+	site := filepath.Join(base, "site")
+	os.Mkdir(site, 0o755)
+	os.Chown(site, 65534, 65534)
+	if err := os.Link(filepath.Join(other, "wp-config.php"), filepath.Join(site, "wp-config.php")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := readBeneath(site, "wp-config.php", maxAppConf)
+	if err == nil || !strings.Contains(err.Error(), "a hard link") || strings.Contains(string(b), "password") {
+		t.Errorf("another account's file linked in: %q, %v", b, err)
+	}
+	release := filepath.Join(base, "r2")
+	os.Mkdir(release, 0o755)
+	os.Chown(release, 65534, 65534)
+	os.WriteFile(filepath.Join(release, "config.php"), []byte("<?php // this site's"), 0o644)
+	os.Chown(filepath.Join(release, "config.php"), 65534, 65534)
+	if err := os.Link(filepath.Join(release, "config.php"), filepath.Join(site, "config.php")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readBeneath(site, "config.php", maxAppConf); err != nil || !strings.Contains(string(b), "this site's") {
+		t.Errorf("a release's own hard link: %q, %v", b, err)
+	}
+}

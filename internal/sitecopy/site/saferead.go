@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,6 +66,9 @@ func readBeneath(dir, rel string, limit int) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
+	if err := notLinkedIn(dfd, dir, st, path); err != nil {
+		return nil, err
+	}
 	if st.Size() > int64(limit) {
 		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file phptune reads", path, limit)
 	}
@@ -81,6 +85,27 @@ func readBeneath(dir, rel string, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file phptune reads", path, limit)
 	}
 	return b[:n], nil
+}
+
+// notLinkedIn refuses a file with more than one name whose owner is not
+// the owner of the directory dfd: a hard link the site's account made to
+// another account's file (another site's configuration, where the
+// kernel allows links to files one cannot write: fs.protected_hardlinks
+// off). A deployment's releases hard-linked to each other keep their
+// owner and pass.
+func notLinkedIn(dfd int, dir string, st os.FileInfo, path string) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || sys.Nlink <= 1 {
+		return nil
+	}
+	var dst unix.Stat_t
+	if err := unix.Fstat(dfd, &dst); err != nil {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	if sys.Uid != dst.Uid {
+		return fmt.Errorf("%s has %d names (a hard link) and is uid %d's, not the owner's of %s (uid %d): not read, it can be another account's file linked here; copy it instead of linking it", path, sys.Nlink, sys.Uid, dir, dst.Uid)
+	}
+	return nil
 }
 
 // existsBeneath reports whether rel exists below dir (as a regular file

@@ -263,12 +263,33 @@ func killCgroup(dir string) []int {
 		if len(pids) == 0 {
 			return nil
 		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+		killListed(dir, pids)
 		time.Sleep(50 * time.Millisecond)
 	}
 	return cgroupProcs(dir)
+}
+
+// killListed sends SIGKILL to each of pids still in the cgroup dir, by
+// pidfd: each is opened first, then the cgroup's list read again, so a
+// number the kernel gave to another process since the first read is
+// never signalled (the pidfd of a process gone fails instead).
+func killListed(dir string, pids []int) {
+	fds := map[int]int{}
+	for _, pid := range pids {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			fds[pid] = fd
+		}
+	}
+	still := map[int]bool{}
+	for _, pid := range cgroupProcs(dir) {
+		still[pid] = true
+	}
+	for pid, fd := range fds {
+		if still[pid] {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+		unix.Close(fd)
+	}
 }
 
 func containsAny(pids []int, set map[int]bool) bool {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -146,5 +147,29 @@ func TestCgroupNameIsPerDirectory(t *testing.T) {
 	a, b := cgroupName("demo", "/var/lib/phptune/labs/demo"), cgroupName("demo", "/tmp/phptune-test-1/labs/demo")
 	if a == b || !strings.HasPrefix(a, "demo-") || cgroupName("demo", "/var/lib/phptune/labs/demo") != a {
 		t.Errorf("cgroupName: %q and %q", a, b)
+	}
+}
+
+// TestKillListedSignalsOnlyWhatTheCgroupStillLists: a pid the first read
+// of cgroup.procs listed but the second does not (the process left, its
+// number perhaps given to another) is not signalled; one still listed is
+// killed. The cgroup is a directory holding a cgroup.procs file, as
+// cgroupProcs reads it.
+func TestKillListedSignalsOnlyWhatTheCgroupStillLists(t *testing.T) {
+	dir := t.TempDir()
+	in, out := exec.Command("sleep", "30"), exec.Command("sleep", "30")
+	for _, c := range []*exec.Cmd{in, out} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Process.Kill()
+	}
+	os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(itoa(in.Process.Pid)+"\n"), 0o644)
+	killListed(dir, []int{in.Process.Pid, out.Process.Pid})
+	if err := in.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the listed process: %v, want killed", err)
+	}
+	if err := out.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the process no longer listed was signalled: %v", err)
 	}
 }
