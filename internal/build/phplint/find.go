@@ -11,7 +11,7 @@ import (
 
 // Find lists the *.php files under dir (absolute, clean), in lexical order,
 // at most limit of them; symbolic links, to files or directories, are
-// counted and never followed. A path PHP's output could not name on one
+// counted and never followed, and the walk never leaves dir. A path PHP's output could not name on one
 // line (a control character in it) is skipped. Directories that cannot
 // be read are skipped.
 func Find(dir string, limit int) (files []string, links int, err error) {
@@ -26,10 +26,18 @@ func Find(dir string, limit int) (files []string, links int, err error) {
 	if !st.IsDir() {
 		return nil, 0, fmt.Errorf("%s is not a directory (a link is not followed: give the directory it points to)", dir)
 	}
+	// Walked inside an os.Root: a directory the site's account swaps for
+	// a link while the walk runs cannot lead it (root) out of dir.
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
 	errStop := fmt.Errorf("limit")
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, werr error) error {
+	err = fs.WalkDir(r.FS(), ".", func(rel string, d fs.DirEntry, werr error) error {
+		p := filepath.Join(dir, rel)
 		if werr != nil {
-			if d != nil && d.IsDir() && p != dir {
+			if d != nil && d.IsDir() && rel != "." {
 				return fs.SkipDir
 			}
 			return werr

@@ -15,7 +15,8 @@ import (
 const maxWalk = 2_000_000
 
 // readDocRoot describes a document root: its owner, and its files and
-// their bytes (links are counted, never followed).
+// their bytes (links are counted, never followed, and the walk never
+// leaves the docroot).
 func readDocRoot(path string) DocRoot {
 	d := DocRoot{Path: path}
 	real, err := trustedLinks(path)
@@ -39,8 +40,16 @@ func readDocRoot(path string) DocRoot {
 		d.UID = int(sys.Uid)
 		d.Owner = accountName(d.UID)
 	}
+	// Walked inside an os.Root: a directory the site's account swaps for
+	// a link while the walk runs cannot lead it out of the docroot.
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		d.Error = err.Error()
+		return d
+	}
+	defer r.Close()
 	n := 0
-	filepath.WalkDir(real, func(p string, e fs.DirEntry, err error) error {
+	fs.WalkDir(r.FS(), ".", func(p string, e fs.DirEntry, err error) error {
 		if n++; n > maxWalk {
 			d.Partial = true
 			return filepath.SkipAll
