@@ -33,6 +33,9 @@ func Find(dir string, limit int) (files []string, links int, err error) {
 		return nil, 0, err
 	}
 	defer r.Close()
+	if rst, err := r.Stat("."); err != nil || !os.SameFile(st, rst) {
+		return nil, 0, fmt.Errorf("%s changed while it was read (swapped for a link?): give the directory again", dir)
+	}
 	errStop := fmt.Errorf("limit")
 	err = fs.WalkDir(r.FS(), ".", func(rel string, d fs.DirEntry, werr error) error {
 		p := filepath.Join(dir, rel)

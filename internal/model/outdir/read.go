@@ -42,6 +42,9 @@ func ReadTrusted(path string) ([]byte, error) {
 func OpenTrusted(path string) (*os.File, error) {
 	root := os.Geteuid() == 0
 	dirPath := filepath.Dir(filepath.Clean(path))
+	if abs, err := filepath.Abs(dirPath); err == nil && root {
+		dirPath = abs // its directories above are checked too
+	}
 	openDir := func(p string) (int, error) {
 		return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}

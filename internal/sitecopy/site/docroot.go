@@ -48,6 +48,12 @@ func readDocRoot(path string) DocRoot {
 		return d
 	}
 	defer r.Close()
+	// OpenRoot follows a link: the directory opened must be the one
+	// looked at (not swapped for a link since).
+	if rst, err := r.Stat("."); err != nil || !os.SameFile(st, rst) {
+		d.Error = real + " changed while it was read (swapped for a link?): not counted"
+		return d
+	}
 	n := 0
 	fs.WalkDir(r.FS(), ".", func(p string, e fs.DirEntry, err error) error {
 		if n++; n > maxWalk {
@@ -71,11 +77,12 @@ func readDocRoot(path string) DocRoot {
 // trustedLinks resolves path's links, one hop at a time, refusing a
 // link another account could have made or changed: a link is followed
 // only when the directory holding it is root's and no one else can
-// write it (a deployment's "current" link in root's /var/www is; a link
-// the site's account planted in its own docroot is not, nor one its
-// target holds, nor one below a directory another account can write). It returns the path reached, with no link left: the
-// caller opens that, links refused, so a directory swapped for a link
-// after the check fails rather than leading elsewhere.
+// write it, nor any directory above (a deployment's "current" link in
+// root's /var/www is; a link the site's account planted in its own
+// docroot is not, nor one its target holds). It returns the path
+// reached, with no link left: the caller opens that, links refused, so
+// a directory swapped for a link after the check fails rather than
+// leading elsewhere.
 func trustedLinks(path string) (string, error) {
 	return trustedLinksFrom(filepath.Clean(path), 0)
 }

@@ -38,7 +38,8 @@ var nginxPHPKept = map[string]bool{
 
 // nginxStandardParams are the FastCGI parameters Debian's fastcgi.conf,
 // fastcgi_params and fastcgi-php.conf set (checked on nginx 1.22), and
-// HTTP_PROXY, which sites blank against httpoxy: the lab sets them too.
+// HTTP_PROXY, which sites blank against httpoxy (the lab passes the
+// others too; phptune's load sends no Proxy header, so PHP sees none).
 var nginxStandardParams = map[string]bool{
 	"CONTENT_LENGTH": true, "CONTENT_TYPE": true, "DOCUMENT_ROOT": true, "DOCUMENT_URI": true,
 	"GATEWAY_INTERFACE": true, "HTTPS": true, "HTTP_HOST": true, "PATH_INFO": true,
